@@ -1,0 +1,63 @@
+"""Command-line interface: ``o2ksim COMMAND ...``.
+
+Each sub-command lives in its own module of this package and exposes two
+names::
+
+    HELP: str                                   # one line for ``o2ksim --help``
+    def register(parser: argparse.ArgumentParser) -> None: ...
+        # adds the command's arguments and sets ``parser.set_defaults(func=...)``
+        # where ``func(args) -> int`` returns the exit code
+
+Modules are discovered automatically, so a new command never edits this file.
+User mistakes raise :class:`o2ksim.errors.O2KSimError`; they are printed as one
+line and give exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from collections.abc import Sequence
+
+from o2ksim import __version__
+from o2ksim.errors import O2KSimError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser with every discovered sub-command."""
+    parser = argparse.ArgumentParser(
+        prog="o2ksim",
+        description="Simulate parallel-job scheduling policies (Chiang's O2K study and beyond).",
+    )
+    parser.add_argument("--version", action="version", version=f"o2ksim {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        name = getattr(module, "COMMAND", info.name.replace("_", "-"))
+        help_text = getattr(module, "HELP", None)
+        cmd_parser = sub.add_parser(name, help=help_text, description=help_text)
+        module.register(cmd_parser)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``o2ksim`` console script; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 0
+    try:
+        return int(args.func(args) or 0)
+    except O2KSimError as exc:
+        print(f"o2ksim: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("o2ksim: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,49 @@
+"""``o2ksim policies``: list the registered policy kinds and the shipped presets."""
+
+from __future__ import annotations
+
+import argparse
+
+HELP = "list policy presets and kinds with their parameters"
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name", nargs="?", help="show one preset or kind in full")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from o2ksim.errors import O2KSimError
+    from o2ksim.policies import POLICIES, presets
+
+    kinds = POLICIES.kinds()
+    found = presets()
+    if args.name:
+        if args.name in found:
+            p = found[args.name]
+            cls = POLICIES.get(p.kind)
+            print(
+                f"{p.name}  (preset of kind {p.kind}, {p.path})\n  {p.description}\n  source: {p.source}"
+            )
+            params = cls.validate(p.params)
+        elif args.name in kinds:
+            cls = kinds[args.name]
+            print(f"{cls.kind}  (kind)\n  {cls.description}\n  source: {cls.source}")
+            params = cls.validate({})
+        else:
+            raise O2KSimError(
+                f"unknown policy '{args.name}' (known: {', '.join(sorted(set(found) | set(kinds)))})"
+            )
+        for key, spec in cls.PARAMS.items():
+            print(f"  {key} = {params[key]!r}    # {spec.help}")
+        return 0
+    print("presets (policies/*.toml):")
+    for name, p in sorted(found.items()):
+        shown = ", ".join(f"{k}={v}" for k, v in p.params.items())
+        print(f"  {name:<22} {p.description}" + (f"  [{shown}]" if shown else ""))
+    print("kinds (Python classes; parameters):")
+    for name, cls in sorted(kinds.items()):
+        print(f"  {name:<22} {cls.description}")
+        for key, spec in cls.PARAMS.items():
+            print(f"  {'':<24}{key} (default {spec.default!r}): {spec.help}")
+    return 0

@@ -1,0 +1,524 @@
+"""The simulation core: SimPy environment, hosts, job processes, the scheduler process.
+
+Shape (the design card):
+
+* each host holds a :class:`simpy.Container` of processors and one of memory
+  (:class:`Host`);
+* each job is a SimPy process (:meth:`Simulation._job_process`): it holds the
+  processors and memory the scheduler dispatched it with and gives them back
+  when it ends; preemption, resizing and kills reach it as
+  :class:`simpy.Interrupt` with a small cause object;
+* one scheduler process (:meth:`Simulation._scheduler`) wakes on arrivals,
+  departures, policy timers or a fixed interval, hands the policy a
+  :class:`~o2ksim.engine.snapshot.Snapshot` and applies the decisions it returns;
+* observers (:mod:`o2ksim.engine.monitor`) record what happens.
+
+Ties (SPEC §3.1): at one instant every departure and every arrival is handled
+before the single scheduling pass, which runs at a priority below SimPy's
+normal events.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import simpy
+from simpy.events import NORMAL
+
+from o2ksim.engine.decisions import (
+    Kill,
+    PolicyError,
+    Preempt,
+    Reject,
+    Reserve,
+    Resize,
+    Resume,
+    Start,
+    WakeAt,
+)
+from o2ksim.engine.monitor import Monitor, Observer
+from o2ksim.engine.snapshot import HostView, Snapshot, Timer
+from o2ksim.jobs import Job, JobSpec, JobState
+from o2ksim.machine import HostSpec, MachineSpec
+
+LATE = NORMAL + 1  # SimPy priority of scheduling passes: after all same-time events
+
+
+class PassSignal(simpy.Event):
+    """An event that, once fired, is processed after every same-time normal event."""
+
+    def fire(self) -> None:
+        self._ok = True
+        self._value = None
+        self.env.schedule(self, LATE)
+
+
+@dataclass(frozen=True, slots=True)
+class Preempted:
+    """Interrupt cause: the job lost its processors."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reallocated:
+    """Interrupt cause: the job's processor count changed (resize or resume)."""
+
+    procs: int
+
+
+@dataclass(frozen=True, slots=True)
+class Stopped:
+    """Interrupt cause: the job was killed."""
+
+    reason: str
+
+
+class Host:
+    """A host: a processor container and a memory container, and the jobs on it."""
+
+    def __init__(self, env: simpy.Environment, spec: HostSpec) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.procs = simpy.Container(env, capacity=spec.procs, init=spec.procs)
+        self.memory = simpy.Container(env, capacity=spec.memory, init=spec.memory)
+        self.running: dict[int, Job] = {}
+        self.preempted: dict[int, Job] = {}
+
+    @property
+    def free_procs(self) -> int:
+        return self.procs.level
+
+    @property
+    def free_mem(self) -> float:
+        return self.memory.level
+
+    def take(self, procs: int, mem: int) -> None:
+        """Take resources for a job; the caller has checked they are free."""
+        if procs > 0 and not self.procs.get(procs).triggered:
+            raise PolicyError(f"host {self.name}: processors over-committed")
+        if mem > 0 and not self.memory.get(mem).triggered:
+            raise PolicyError(f"host {self.name}: memory over-committed")
+
+    def give(self, procs: int, mem: int) -> None:
+        if procs > 0:
+            self.procs.put(procs)
+        if mem > 0:
+            self.memory.put(mem)
+
+    def view(self) -> HostView:
+        return HostView(
+            self.spec,
+            self.procs.level,
+            self.memory.level,
+            self.running.values(),
+            self.preempted.values(),
+        )
+
+
+@dataclass
+class RunStats:
+    """Counters and timings of one run."""
+
+    passes: int = 0
+    decisions: int = 0
+    wall_seconds: float = 0.0
+    sim_end: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Simulation:
+    """One run of one policy over one workload on one machine.
+
+    ``jobs`` are the submitted jobs (any order; they are released in submit
+    order, ties in the given order).  ``interval`` (seconds) replaces
+    event-driven passes by a pass every ``interval`` seconds (T§3.7's 5-minute
+    NCSA-MS* cycle).  ``kill_overrun`` kills a job ``overrun_grace`` seconds
+    after its requested runtime (SPEC §2; off by default).  ``watch`` is the set
+    of job ids the run must finish (the analysis window); ``None`` = all.
+    ``rng`` is the run's only source of randomness, handed to the policy.
+    """
+
+    def __init__(
+        self,
+        machine: MachineSpec,
+        jobs: Sequence[JobSpec],
+        policy: Any,
+        *,
+        interval: float | None = None,
+        kill_overrun: bool = False,
+        overrun_grace: float = 0.0,
+        watch: Iterable[int] | None = None,
+        observers: Sequence[Observer] = (),
+        explain: bool = False,
+        rng: np.random.Generator | None = None,
+    ) -> None:
+        if interval is not None and interval <= 0:
+            raise ValueError("interval must be positive")
+        self.env = simpy.Environment()
+        self.machine = machine
+        self.policy = policy
+        self.interval = interval
+        self.kill_overrun = kill_overrun
+        self.overrun_grace = float(overrun_grace)
+        self.explain = explain
+        self.rng = rng if rng is not None else np.random.default_rng(0)
+        self.hosts = {h.name: Host(self.env, h) for h in machine.hosts}
+        self._host_list = list(self.hosts.values())
+        self._max_procs = max(h.procs for h in machine.hosts)
+        self.monitor = Monitor()
+        self.observers: list[Observer] = [self.monitor, *observers]
+        order = sorted(range(len(jobs)), key=lambda i: jobs[i].submit)
+        self.jobs: dict[int, Job] = {}
+        self._arrival_order: list[Job] = []
+        for i in order:
+            job = Job(jobs[i])
+            if job.id in self.jobs:
+                raise ValueError(f"duplicate job id {job.id}")
+            self.jobs[job.id] = job
+            self._arrival_order.append(job)
+        self.queue: dict[int, Job] = {}
+        self._processes: dict[int, simpy.Process] = {}
+        watched = set(self.jobs) if watch is None else set(watch) & set(self.jobs)
+        self._watched = watched
+        self._outstanding = len(watched)
+        self._done = self.env.event()
+        self._signal = PassSignal(self.env)
+        self._pass_pending = False
+        self._due: list[Timer] = []
+        self._arrived: list[Job] = []
+        self._departed: list[Job] = []
+        self.stats = RunStats()
+        self._policy_admit = getattr(policy, "admit", None)
+
+    # ----------------------------------------------------------------------------- running
+    def run(self) -> RunStats:
+        """Simulate until every watched job has finished (or been rejected)."""
+        bind = getattr(self.policy, "bind", None)
+        if bind is not None:
+            bind(self.machine, self.rng)
+        t0 = time.perf_counter()
+        self.env.process(self._arrivals())
+        self.env.process(self._scheduler())
+        if self.interval is not None:
+            self.env.process(self._ticker())
+        if self._outstanding == 0:
+            self._done.succeed()
+        self.env.run(until=self._done)
+        self.monitor.close_all(self.env.now, self.jobs)
+        self.stats.passes = self.monitor.passes
+        self.stats.decisions = self.monitor.decisions
+        self.stats.wall_seconds = time.perf_counter() - t0
+        self.stats.sim_end = self.env.now
+        return self.stats
+
+    def request_pass(self) -> None:
+        """Ask for one scheduling pass at the current instant (coalesced)."""
+        if not self._pass_pending:
+            self._pass_pending = True
+            self._signal.fire()
+
+    # ----------------------------------------------------------------------------- processes
+    def _arrivals(self):
+        env = self.env
+        for job in self._arrival_order:
+            if job.spec.submit > env.now:
+                yield env.timeout(job.spec.submit - env.now)
+            self._arrive(job)
+
+    def _arrive(self, job: Job) -> None:
+        now = self.env.now
+        job.move(JobState.QUEUED, now)
+        for obs in self.observers:
+            obs.on_arrival(job, now)
+        reason = self._never_fits(job)
+        if reason:
+            self._reject(job, reason)
+            return
+        self.queue[job.id] = job
+        self._arrived.append(job)
+        if self.interval is None:
+            self.request_pass()
+
+    def _never_fits(self, job: Job) -> str:
+        spec = job.spec
+        if spec.procs <= 0:
+            return "requested processors unknown or not positive"
+        if not (spec.run_time >= 0):
+            return "actual runtime unknown"
+        if spec.procs > self._max_procs:
+            return f"requests {spec.procs} processors; the largest host has {self._max_procs}"
+        if not any(spec.procs <= h.procs and spec.mem <= h.memory for h in self.machine.hosts):
+            return f"requests {spec.mem / 1024:.0f} MB; no host with {spec.procs} processors has that much memory"
+        if self._policy_admit is not None:
+            return self._policy_admit(job) or ""
+        return ""
+
+    def _scheduler(self):
+        while True:
+            yield self._signal
+            self._signal = PassSignal(self.env)
+            self._pass_pending = False
+            self._run_pass()
+
+    def _ticker(self):
+        env = self.env
+        while not self._done.triggered:
+            self.request_pass()
+            yield env.timeout(self.interval)
+
+    def _job_process(self, job: Job):
+        env = self.env
+        while True:
+            if job.state is JobState.RUNNING:
+                finish = job.segment_start + job.remaining_work / job.alloc_procs
+                until = min(finish, job.time_limit)
+                try:
+                    yield env.timeout(max(0.0, until - env.now))
+                except simpy.Interrupt:
+                    continue
+                self._segment_over(job)
+            elif job.state is JobState.PREEMPTED:
+                try:
+                    yield env.event()  # only an interrupt (resume or kill) wakes it
+                except simpy.Interrupt:
+                    continue
+            else:
+                return
+
+    # ----------------------------------------------------------------------------- a pass
+    def _run_pass(self) -> None:
+        now = self.env.now
+        timers, self._due = tuple(self._due), []
+        arrived, self._arrived = tuple(self._arrived), []
+        departed, self._departed = tuple(self._departed), []
+        views = tuple(h.view() for h in self._host_list)
+        snap = Snapshot(
+            now=now,
+            queue=self.queue.values(),
+            hosts=views,
+            host_by_name={v.spec.name: v for v in views},
+            machine=self.machine,
+            timers=timers,
+            arrived=arrived,
+            departed=departed,
+            explain=self.explain,
+        )
+        decisions = self.policy.schedule(snap) or ()
+        n = 0
+        for decision in decisions:
+            self._apply(decision, now)
+            n += 1
+        for obs in self.observers:
+            obs.on_pass(now, n)
+
+    def _apply(self, d: Any, now: float) -> None:
+        for obs in self.observers[1:]:
+            obs.on_decision(now, d)
+        if isinstance(d, Start):
+            self._start(d, now)
+        elif isinstance(d, Preempt):
+            self._preempt(d.job, now)
+        elif isinstance(d, Resume):
+            self._resume(d.job, d.procs, now)
+        elif isinstance(d, Resize):
+            self._resize(d.job, d.procs, now)
+        elif isinstance(d, Kill):
+            self._kill(d.job, d.reason or "killed by the policy", now)
+        elif isinstance(d, Reject):
+            if d.job.state is not JobState.QUEUED:
+                raise PolicyError(f"job {d.job.id}: only a queued job can be rejected")
+            del self.queue[d.job.id]
+            self._reject(d.job, d.reason or "rejected by the policy")
+        elif isinstance(d, WakeAt):
+            self._wake_at(d)
+        elif isinstance(d, Reserve):
+            pass
+        else:
+            raise PolicyError(f"unknown decision {d!r}")
+
+    # ----------------------------------------------------------------------------- actions
+    def _start(self, d: Start, now: float) -> None:
+        job = d.job
+        if job.state is not JobState.QUEUED:
+            raise PolicyError(f"job {job.id}: cannot start a job that is {job.state.value}")
+        host = self.hosts.get(d.host)
+        if host is None:
+            raise PolicyError(f"job {job.id}: unknown host {d.host!r}")
+        procs = job.spec.procs if d.procs is None else d.procs
+        mem = job.spec.mem if d.mem is None else d.mem
+        if procs <= 0 or procs > host.free_procs or mem > host.free_mem:
+            raise PolicyError(
+                f"job {job.id} at t={now:g}: needs {procs} procs / {mem} KB on {host.name}, "
+                f"free {host.free_procs} procs / {host.free_mem} KB"
+            )
+        host.take(procs, mem)
+        del self.queue[job.id]
+        job.host = host.name
+        job.alloc_procs = procs
+        job.alloc_mem = mem
+        if math.isnan(job.first_start):
+            job.first_start = now
+        job.last_start = now
+        job.segment_start = now
+        if d.time_limit is not None:
+            job.time_limit = now + d.time_limit
+            job.limit_action = d.on_limit
+        elif self.kill_overrun:
+            job.time_limit = now + job.spec.req_time + self.overrun_grace
+            job.limit_action = "kill"
+        else:
+            job.time_limit = math.inf
+        job.move(JobState.RUNNING, now)
+        host.running[job.id] = job
+        for obs in self.observers:
+            obs.on_allocation(job, now)
+        self._processes[job.id] = self.env.process(self._job_process(job))
+
+    def _settle(self, job: Job, now: float) -> None:
+        """Book the work done in the current segment."""
+        job.remaining_work -= (now - job.segment_start) * job.alloc_procs
+        if job.remaining_work < 1e-9 * max(1.0, job.spec.work):
+            job.remaining_work = 0.0
+        job.segment_start = now
+
+    def _preempt(self, job: Job, now: float) -> None:
+        if job.state is not JobState.RUNNING:
+            raise PolicyError(f"job {job.id}: cannot preempt a job that is {job.state.value}")
+        host = self.hosts[job.host]
+        self._settle(job, now)
+        host.give(job.alloc_procs, 0)
+        job.alloc_procs = 0
+        job.preemptions += 1
+        job.move(JobState.PREEMPTED, now)
+        del host.running[job.id]
+        host.preempted[job.id] = job
+        for obs in self.observers:
+            obs.on_allocation(job, now)
+        self._processes[job.id].interrupt(Preempted())
+
+    def _resume(self, job: Job, procs: int | None, now: float) -> None:
+        if job.state is not JobState.PREEMPTED:
+            raise PolicyError(f"job {job.id}: cannot resume a job that is {job.state.value}")
+        host = self.hosts[job.host]
+        procs = procs or job.spec.procs
+        if procs > host.free_procs:
+            raise PolicyError(f"job {job.id}: resume needs {procs} procs, {host.free_procs} free")
+        host.take(procs, 0)
+        job.alloc_procs = procs
+        job.segment_start = now
+        job.last_start = now
+        job.move(JobState.RUNNING, now)
+        del host.preempted[job.id]
+        host.running[job.id] = job
+        for obs in self.observers:
+            obs.on_allocation(job, now)
+        self._processes[job.id].interrupt(Reallocated(procs))
+
+    def _resize(self, job: Job, procs: int, now: float) -> None:
+        if job.state is not JobState.RUNNING:
+            raise PolicyError(f"job {job.id}: cannot resize a job that is {job.state.value}")
+        if procs <= 0:
+            raise PolicyError(f"job {job.id}: resize to {procs} processors")
+        if procs == job.alloc_procs:
+            return
+        host = self.hosts[job.host]
+        delta = procs - job.alloc_procs
+        if delta > host.free_procs:
+            raise PolicyError(
+                f"job {job.id}: resize needs {delta} more procs, {host.free_procs} free"
+            )
+        self._settle(job, now)
+        if delta > 0:
+            host.take(delta, 0)
+        else:
+            host.give(-delta, 0)
+        job.alloc_procs = procs
+        job.resizes += 1
+        for obs in self.observers:
+            obs.on_allocation(job, now)
+        self._processes[job.id].interrupt(Reallocated(procs))
+
+    def _kill(self, job: Job, reason: str, now: float) -> None:
+        if job.state is JobState.QUEUED:
+            del self.queue[job.id]
+        elif job.state in (JobState.RUNNING, JobState.PREEMPTED):
+            if job.state is JobState.RUNNING:
+                self._settle(job, now)
+            self._release(job, now)
+            self._processes[job.id].interrupt(Stopped(reason))
+        else:
+            raise PolicyError(f"job {job.id}: cannot kill a job that is {job.state.value}")
+        job.reason = reason
+        self._finish(job, JobState.KILLED, now)
+
+    def _reject(self, job: Job, reason: str) -> None:
+        job.reason = reason
+        self._finish(job, JobState.REJECTED, self.env.now)
+
+    def _wake_at(self, d: WakeAt) -> None:
+        now = self.env.now
+        timer = Timer(max(d.time, now), d.host, d.tag)
+
+        def due(_event: simpy.Event) -> None:
+            self._due.append(timer)
+            self.request_pass()
+
+        self.env.timeout(timer.time - now).callbacks.append(due)
+
+    # ----------------------------------------------------------------------------- endings
+    def _segment_over(self, job: Job) -> None:
+        now = self.env.now
+        self._settle(job, now)
+        if job.remaining_work <= 0.0:
+            self._release(job, now)
+            self._finish(job, JobState.COMPLETED, now)
+        elif now >= job.time_limit:
+            self._release(job, now)
+            if job.limit_action == "requeue":
+                job.restarts += 1
+                job.remaining_work = job.spec.work
+                job.time_limit = math.inf
+                job.alloc_procs = 0
+                job.host = None
+                job.move(JobState.QUEUED, now, "trial run over")
+                self._requeue(job)
+            else:
+                job.reason = "ran past its requested time (+ grace)"
+                self._finish(job, JobState.KILLED, now)
+        # else: the segment ended early because the rate changed; the process loops
+
+    def _release(self, job: Job, now: float) -> None:
+        host = self.hosts[job.host]
+        host.give(job.alloc_procs, job.alloc_mem)
+        host.running.pop(job.id, None)
+        host.preempted.pop(job.id, None)
+        job.alloc_mem = 0
+        for obs in self.observers:
+            obs.on_release(job, now)
+        self._departed.append(job)
+        if self.interval is None:
+            self.request_pass()
+
+    def _requeue(self, job: Job) -> None:
+        """Put a job back in the queue at its submission-order place."""
+        self.queue[job.id] = job
+        if len(self.queue) > 1:
+            ordered = sorted(self.queue.values(), key=lambda j: (j.spec.submit, j.id))
+            self.queue = {j.id: j for j in ordered}
+
+    def _finish(self, job: Job, state: JobState, now: float) -> None:
+        if job.state is JobState.RUNNING or job.state is JobState.PREEMPTED:
+            job.alloc_procs = 0
+        job.move(state, now, job.reason)
+        if state is not JobState.REJECTED:
+            job.end = now
+        for obs in self.observers:
+            obs.on_end(job, now)
+        if job.id in self._watched:
+            self._outstanding -= 1
+            if self._outstanding == 0 and not self._done.triggered:
+                self._done.succeed()

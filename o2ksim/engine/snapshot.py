@@ -1,0 +1,59 @@
+"""The read-only view of the system a policy decides from."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+
+from o2ksim.jobs import Job
+from o2ksim.machine import HostSpec, MachineSpec
+
+
+@dataclass(frozen=True, slots=True)
+class HostView:
+    """One host at the moment of the pass."""
+
+    spec: HostSpec
+    free_procs: int
+    free_mem: float
+    running: Collection[Job]  # RUNNING jobs on the host (in start order)
+    preempted: Collection[Job]  # PREEMPTED jobs holding memory on the host
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+
+@dataclass(frozen=True, slots=True)
+class Timer:
+    """A ``WakeAt`` that has come due."""
+
+    time: float
+    host: str | None
+    tag: str
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Everything a policy may look at in one scheduling pass.
+
+    ``queue`` holds the QUEUED jobs in submission order (a live, read-only view:
+    iterate it during ``schedule`` and do not keep it).  ``hosts`` is in machine
+    order and ``host_by_name`` indexes it.  ``timers`` are the policy's own
+    wake-ups that came due at this instant; ``arrived`` and ``departed`` are the
+    jobs that arrived / left since the previous pass.
+    """
+
+    now: float
+    queue: Collection[Job]
+    hosts: tuple[HostView, ...]
+    host_by_name: Mapping[str, HostView]
+    machine: MachineSpec
+    timers: tuple[Timer, ...] = ()
+    arrived: tuple[Job, ...] = ()
+    departed: tuple[Job, ...] = ()
+    explain: bool = False
+
+    def running(self) -> list[Job]:
+        """All running jobs, host by host."""
+        return [j for h in self.hosts for j in h.running]

@@ -1,0 +1,47 @@
+"""User-facing errors.
+
+Every mistake a user can make (a malformed trace line, an unknown policy name,
+a bad TOML field) is raised as an :class:`O2KSimError`.  The CLI turns it into
+one line on stderr and exit code 2; it never shows a traceback for these.
+Anything else escaping the CLI is a bug in o2ksim.
+"""
+
+from __future__ import annotations
+
+from os import PathLike
+
+
+class O2KSimError(Exception):
+    """Base class of errors caused by user input; the CLI exits with code 2."""
+
+    exit_code = 2
+
+
+class InputError(O2KSimError):
+    """A problem at a known place in an input file.
+
+    The message names the file, the line (1-based) and the field, e.g.
+    ``trace.swf:23: field 4 (run_time): 'abc' is not an integer``.
+    """
+
+    def __init__(
+        self,
+        path: str | PathLike[str] | None,
+        message: str,
+        *,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.path = str(path) if path is not None else None
+        self.line = line
+        self.field = field
+        self.reason = message
+        where = self.path or "<input>"
+        if line is not None:
+            where += f":{line}"
+        what = f"field {field}: " if field else ""
+        super().__init__(f"{where}: {what}{message}")
+
+
+class ConfigError(InputError):
+    """A machine, policy or scenario file (TOML) that does not describe a valid object."""

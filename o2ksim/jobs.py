@@ -1,0 +1,177 @@
+"""Jobs: the immutable request read from a workload, and the live job the engine runs.
+
+A :class:`JobSpec` is what the user submitted (SPEC §2): submit time, requested
+processors ``P``, memory ``M``, requested runtime ``R`` and the actual runtime
+``T`` the trace says it ran.  A :class:`Job` wraps a spec with the state the
+simulation gives it: where it runs, on how many processors, how much work is
+left.  Its lifecycle is an explicit state machine (:class:`JobState`); an
+illegal move raises :class:`IllegalTransition`, which is always an engine or
+policy bug, never a user error.
+
+Work is measured in processor-seconds at the requested size: a job has work
+``T * P`` and on ``p`` processors progresses at rate ``p`` (so at ``p / P`` of
+its full speed, the linear slowdown of thesis §3.2.3).
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+
+
+class JobState(enum.Enum):
+    """Where a job is in its life.  See ``_TRANSITIONS`` for the legal moves."""
+
+    PENDING = "pending"  # not yet submitted (simulated time < submit)
+    QUEUED = "queued"  # submitted, waiting for the scheduler
+    RUNNING = "running"  # holds processors and memory and makes progress
+    PREEMPTED = "preempted"  # gave its processors back, keeps its memory, no progress
+    COMPLETED = "completed"  # ran all its work
+    KILLED = "killed"  # stopped by the scheduler before finishing (e.g. past R + grace)
+    REJECTED = "rejected"  # can never run on this machine; never started
+
+    @property
+    def terminal(self) -> bool:
+        return self in _TERMINAL
+
+
+_TERMINAL = frozenset({JobState.COMPLETED, JobState.KILLED, JobState.REJECTED})
+
+_TRANSITIONS: dict[JobState, frozenset[JobState]] = {
+    JobState.PENDING: frozenset({JobState.QUEUED, JobState.REJECTED}),
+    JobState.QUEUED: frozenset({JobState.RUNNING, JobState.REJECTED, JobState.KILLED}),
+    JobState.RUNNING: frozenset(
+        {JobState.PREEMPTED, JobState.COMPLETED, JobState.KILLED, JobState.QUEUED}
+    ),
+    JobState.PREEMPTED: frozenset({JobState.RUNNING, JobState.KILLED}),
+    JobState.COMPLETED: frozenset(),
+    JobState.KILLED: frozenset(),
+    JobState.REJECTED: frozenset(),
+}
+
+
+class IllegalTransition(RuntimeError):
+    """A job was asked to move between states its lifecycle does not allow."""
+
+
+@dataclass(frozen=True, slots=True)
+class JobSpec:
+    """One submitted job, as the workload describes it.
+
+    Times are seconds, memory is kilobytes for the whole job (``0`` = not
+    constrained).  ``req_time`` is what the scheduler is told (the user's
+    requested runtime, or a transformed estimate); ``run_time`` is what the job
+    really needs at its requested size.
+    """
+
+    job_id: int
+    submit: float
+    procs: int
+    mem: int
+    req_time: float
+    run_time: float
+    used_mem: int = 0
+    user: int = -1
+    queue: int = -1
+    completed_flag: bool = True
+
+    @property
+    def work(self) -> float:
+        """Processor-seconds the job needs: ``run_time * procs``."""
+        return self.run_time * self.procs
+
+
+@dataclass(slots=True, eq=False)
+class Job:
+    """A job inside one simulation run.  Only the engine mutates it.
+
+    Policies read it through a snapshot: ``spec`` fields, ``state``, ``host``,
+    ``alloc_procs`` (current processors), ``first_start``, ``last_start``,
+    ``attained`` (processor-seconds of work done) and the derived measures.
+    """
+
+    spec: JobSpec
+    state: JobState = JobState.PENDING
+    host: str | None = None
+    alloc_procs: int = 0
+    alloc_mem: int = 0
+    first_start: float = math.nan
+    last_start: float = math.nan  # start of the current uninterrupted running segment
+    end: float = math.nan
+    remaining_work: float = 0.0
+    segment_start: float = math.nan  # when the current rate began (start/resume/resize)
+    preemptions: int = 0
+    resizes: int = 0
+    restarts: int = 0
+    time_limit: float = math.inf  # absolute time at which the engine stops the current run
+    limit_action: str = "kill"  # "kill" or "requeue" when time_limit is reached
+    reason: str = ""  # why the job was rejected or killed
+
+    def __post_init__(self) -> None:
+        self.remaining_work = self.spec.work
+
+    # -- identity and read-only conveniences -------------------------------------------------
+    @property
+    def id(self) -> int:
+        return self.spec.job_id
+
+    @property
+    def submit(self) -> float:
+        return self.spec.submit
+
+    @property
+    def procs(self) -> int:
+        """Requested processors ``P``."""
+        return self.spec.procs
+
+    @property
+    def mem(self) -> int:
+        """Requested memory (KB for the whole job)."""
+        return self.spec.mem
+
+    @property
+    def req_time(self) -> float:
+        """The runtime the scheduler is told (requested runtime or an estimate)."""
+        return self.spec.req_time
+
+    def predicted_end(self, now: float) -> float:
+        """When the scheduler expects this running job to release its processors.
+
+        ``last_start + req_time`` for a job on its full request; a job that has
+        overrun its request is predicted to end *now* (SPEC §2), never in the past.
+        A resized job is predicted from the requested runtime still owed at the
+        current rate.
+        """
+        if self.resizes == 0 and self.preemptions == 0:
+            predicted = self.last_start + self.spec.req_time
+        elif self.alloc_procs:
+            owed = self.spec.procs * self.spec.req_time - self.work_done(now)
+            predicted = now + owed / self.alloc_procs
+        else:
+            predicted = math.inf
+        return predicted if predicted > now else now
+
+    def progress_since_segment(self, now: float) -> float:
+        """Processor-seconds done since the current rate began."""
+        if self.state is not JobState.RUNNING:
+            return 0.0
+        return (now - self.segment_start) * self.alloc_procs
+
+    def work_done(self, now: float) -> float:
+        """Processor-seconds of work completed by ``now``."""
+        return self.spec.work - self.remaining_work + self.progress_since_segment(now)
+
+    def wait(self, now: float) -> float:
+        """Current wait: time since submission for a queued job."""
+        return now - self.spec.submit
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def move(self, new: JobState, now: float, note: str = "") -> None:
+        """Change state, checking the lifecycle."""
+        if new not in _TRANSITIONS[self.state]:
+            raise IllegalTransition(
+                f"job {self.id} at t={now:g}: illegal move {self.state.value} -> {new.value}"
+                + (f" ({note})" if note else "")
+            )
+        self.state = new

@@ -1,0 +1,181 @@
+"""Machines: a set of space-shared hosts, each with processors and memory.
+
+Machines are TOML files in ``hosts/`` (see ``docs/reference/machines.md``)::
+
+    name = "o2k"
+    description = "..."
+    [[host]]
+    name = "eir"
+    procs = 128
+    memory_gb = 64            # or memory_mb / memory_per_proc_mb; omit = not constrained
+    [host.lsf]                # free-form parameters for policies that need them
+    limits = { lj = 3, mj = 4 }
+
+A machine can also be derived from a trace header (``MaxProcs``/``MaxNodes``):
+one host of that many processors with unconstrained memory (SPEC §1).
+Memory is held in kilobytes, the SWF unit, as integers so that a host's free
+memory is exact.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from o2ksim import paths
+from o2ksim.errors import ConfigError
+
+KB_PER_MB = 1024
+KB_PER_GB = 1024 * 1024
+UNLIMITED = math.inf
+
+
+@dataclass(frozen=True)
+class HostSpec:
+    """One host: ``procs`` processors and ``memory`` KB (``inf`` = not constrained)."""
+
+    name: str
+    procs: int
+    memory: float = UNLIMITED
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def memory_gb(self) -> float:
+        return self.memory / KB_PER_GB
+
+
+@dataclass(frozen=True)
+class MachineSpec:
+    """A machine: its hosts (in file order) plus machine-wide parameters.
+
+    ``params`` carries data for policies (e.g. NCSA-LSF*'s system-wide class
+    limits); ``options`` carries run options such as ``kill_overrun`` and
+    ``overrun_grace`` (seconds).
+    """
+
+    name: str
+    hosts: tuple[HostSpec, ...]
+    description: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+    source: str | None = None
+
+    @property
+    def total_procs(self) -> int:
+        return sum(h.procs for h in self.hosts)
+
+    @property
+    def total_memory(self) -> float:
+        return sum(h.memory for h in self.hosts)
+
+    @property
+    def max_procs(self) -> int:
+        return max(h.procs for h in self.hosts)
+
+    def host(self, name: str) -> HostSpec:
+        for h in self.hosts:
+            if h.name == name:
+                return h
+        raise KeyError(name)
+
+    def describe(self) -> str:
+        mem = (
+            "memory not constrained"
+            if math.isinf(self.total_memory)
+            else f"{self.total_memory / KB_PER_GB:g} GB"
+        )
+        return f"{self.name}: {len(self.hosts)} host(s), {self.total_procs} processors, {mem}"
+
+
+def single_host(procs: int, name: str = "machine", memory_kb: float = UNLIMITED) -> MachineSpec:
+    """A one-host machine of ``procs`` processors (the usual model of a PWA trace's machine)."""
+    if procs <= 0:
+        raise ConfigError(None, f"a machine needs at least one processor, got {procs}")
+    return MachineSpec(name=name, hosts=(HostSpec(name=name, procs=procs, memory=memory_kb),))
+
+
+def machine_from_header(header: Any, source: str | None = None) -> MachineSpec:
+    """One host sized from an SWF header's ``MaxProcs`` (else ``MaxNodes``)."""
+    procs = getattr(header, "max_procs", None) or getattr(header, "max_nodes", None)
+    if not procs or procs <= 0:
+        raise ConfigError(
+            source,
+            "the trace header has no MaxProcs or MaxNodes; give the machine with --machine",
+        )
+    computer = getattr(header, "computer", None) or "trace"
+    return single_host(int(procs), name=computer.replace(" ", "-"))
+
+
+def _memory_kb(table: dict[str, Any], procs: int, where: str, path: str) -> float:
+    keys = [k for k in ("memory_gb", "memory_mb", "memory_per_proc_mb") if k in table]
+    if len(keys) > 1:
+        raise ConfigError(path, f"give only one of {', '.join(keys)}", field=where)
+    if not keys:
+        return UNLIMITED
+    key = keys[0]
+    value = table[key]
+    if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+        raise ConfigError(path, f"must be a positive number, got {value!r}", field=f"{where}.{key}")
+    if key == "memory_gb":
+        return round(value * KB_PER_GB)
+    if key == "memory_mb":
+        return round(value * KB_PER_MB)
+    return round(value * KB_PER_MB * procs)
+
+
+def parse_machine(data: dict[str, Any], path: str = "<machine>") -> MachineSpec:
+    """Build and validate a machine from parsed TOML ``data``."""
+    hosts_data = data.get("host")
+    if not isinstance(hosts_data, list) or not hosts_data:
+        raise ConfigError(path, "a machine needs at least one [[host]] table", field="host")
+    hosts: list[HostSpec] = []
+    names: set[str] = set()
+    known = {"name", "procs", "memory_gb", "memory_mb", "memory_per_proc_mb"}
+    for i, h in enumerate(hosts_data):
+        where = f"host[{i}]"
+        name = h.get("name")
+        if not isinstance(name, str) or not name:
+            raise ConfigError(path, "every host needs a name (a string)", field=f"{where}.name")
+        if name in names:
+            raise ConfigError(path, f"duplicate host name '{name}'", field=f"{where}.name")
+        names.add(name)
+        procs = h.get("procs")
+        if not isinstance(procs, int) or isinstance(procs, bool) or procs <= 0:
+            raise ConfigError(
+                path, f"must be a positive integer, got {procs!r}", field=f"{where}.procs"
+            )
+        params = {k: v for k, v in h.items() if k not in known}
+        hosts.append(HostSpec(name, procs, _memory_kb(h, procs, where, path), params))
+    options = dict(data.get("options", {}))
+    for key in ("overrun_grace",):
+        if key in options and (not isinstance(options[key], int | float) or options[key] < 0):
+            raise ConfigError(
+                path, "must be a non-negative number of seconds", field=f"options.{key}"
+            )
+    params = {k: v for k, v in data.items() if k not in {"name", "description", "host", "options"}}
+    name = data.get("name") or Path(path).stem
+    return MachineSpec(
+        name=str(name),
+        hosts=tuple(hosts),
+        description=str(data.get("description", "")),
+        params=params,
+        options=options,
+        source=path,
+    )
+
+
+def load_machine(name_or_path: str | os.PathLike[str]) -> MachineSpec:
+    """Load a machine by name (``o2k``, looked up in ``hosts/``) or from a TOML path."""
+    path = paths.resolve("hosts", name_or_path)
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(path, f"not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(path, f"cannot read: {exc.strerror}") from None
+    return parse_machine(data, str(path))

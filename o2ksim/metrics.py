@@ -1,0 +1,128 @@
+"""Performance measures (T§3.5, G§4, SPEC §5).
+
+Per job (built by the monitor): wait, response, slowdown = response / actual
+runtime, bounded slowdown = response / max(actual runtime, 1 min).
+
+Overall, over the analysed jobs that ran: mean, 95th percentile and maximum
+wait; mean slowdown; mean and maximum bounded slowdown; total excessive wait
+over a fixed threshold; utilisation of the machine over the window.
+
+Versus actual runtime (T§3.5, Fig. 4): eleven groups with upper bounds
+``10**i`` minutes, ``i = -1, -0.5, ..., 4``; the last group also holds every
+job above ``10**4`` minutes; each group is plotted at the geometric mean of its
+runtimes.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+EXCESSIVE_WAIT_THRESHOLD = 50 * 3600.0  # seconds; the fixed threshold ω of G§3.1 (50 hours)
+
+RUNTIME_GROUP_BOUNDS_MIN = tuple(10.0**e for e in np.arange(-1.0, 4.01, 0.5))
+"""Upper bounds (minutes) of the thesis's eleven actual-runtime groups."""
+
+
+def _ran(jobs: pd.DataFrame) -> pd.DataFrame:
+    """Analysed jobs that started (completed or killed)."""
+    mask = jobs["status"].isin(("completed", "killed"))
+    if "analysed" in jobs:
+        mask &= jobs["analysed"]
+    return jobs.loc[mask]
+
+
+def summary(
+    jobs: pd.DataFrame,
+    segments: pd.DataFrame | None = None,
+    total_procs: int | None = None,
+    span: tuple[float, float] | None = None,
+) -> dict[str, Any]:
+    """The overall measures of SPEC §5 as a flat dict (seconds; slowdowns unitless).
+
+    ``jobs`` is the per-job table (with an optional boolean ``analysed`` column
+    selecting the window's jobs).  Utilisation needs the allocation
+    ``segments``, the machine's ``total_procs`` and the ``span`` to measure
+    over (default: first analysed submit to last analysed end).
+    """
+    analysed = jobs.loc[jobs["analysed"]] if "analysed" in jobs else jobs
+    ran = _ran(jobs)
+    wait = ran["wait"].to_numpy(float)
+    done = ran.loc[ran["status"] == "completed"]
+    out: dict[str, Any] = {
+        "jobs": len(analysed),
+        "completed": int((analysed["status"] == "completed").sum()),
+        "killed": int((analysed["status"] == "killed").sum()),
+        "rejected": int((analysed["status"] == "rejected").sum()),
+        "unfinished": int(analysed["status"].isin(("unfinished", "not_started")).sum()),
+        "mean_wait": _f(wait.mean()) if len(wait) else math.nan,
+        "p95_wait": _f(np.percentile(wait, 95)) if len(wait) else math.nan,
+        "max_wait": _f(wait.max()) if len(wait) else math.nan,
+        "mean_slowdown": _f(done["slowdown"].mean()),
+        "mean_bounded_slowdown": _f(done["bounded_slowdown"].mean()),
+        "max_bounded_slowdown": _f(done["bounded_slowdown"].max()),
+        "total_excessive_wait_50h": _f(np.maximum(wait - EXCESSIVE_WAIT_THRESHOLD, 0).sum()),
+    }
+    if segments is not None and total_procs:
+        if span is None and len(ran):
+            span = (float(ran["submit"].min()), float(ran["end"].max()))
+        out["utilisation"] = utilisation(segments, total_procs, span) if span else math.nan
+    return out
+
+
+def _f(x: Any) -> float:
+    return float(x) if x is not None and not pd.isna(x) else math.nan
+
+
+def utilisation(segments: pd.DataFrame, total_procs: int, span: tuple[float, float]) -> float:
+    """Fraction of processor-time in ``span`` held by jobs."""
+    t0, t1 = span
+    if t1 <= t0 or len(segments) == 0:
+        return math.nan
+    start = np.clip(segments["start"].to_numpy(float), t0, t1)
+    end = np.clip(segments["end"].to_numpy(float), t0, t1)
+    busy = (segments["procs"].to_numpy(float) * (end - start)).sum()
+    return float(busy / (total_procs * (t1 - t0)))
+
+
+def runtime_group(run_time_seconds: pd.Series | np.ndarray) -> np.ndarray:
+    """Index 0..10 of each job's thesis runtime group (last group is open-ended)."""
+    minutes = np.asarray(run_time_seconds, dtype=float) / 60.0
+    bounds = np.asarray(RUNTIME_GROUP_BOUNDS_MIN[:-1])
+    return np.searchsorted(bounds, minutes, side="left")
+
+
+def by_runtime_group(jobs: pd.DataFrame) -> pd.DataFrame:
+    """Average, 95th percentile and maximum wait per actual-runtime group (T§3.5, Fig. 4).
+
+    Columns: group, upper_min (bound in minutes), jobs, runtime_gmean (seconds,
+    where the group is plotted), mean_wait, p95_wait, max_wait,
+    runtime_at_max (the runtime where the maximum wait occurs), mean_slowdown.
+    """
+    ran = _ran(jobs)
+    ran = ran.loc[ran["run_time"] >= 0]
+    groups = runtime_group(ran["run_time"])
+    rows = []
+    for g in range(len(RUNTIME_GROUP_BOUNDS_MIN)):
+        part = ran.loc[groups == g]
+        if part.empty:
+            continue
+        rt = np.maximum(part["run_time"].to_numpy(float), 1.0)
+        i_max = int(np.argmax(part["wait"].to_numpy(float)))
+        rows.append(
+            {
+                "group": g,
+                "upper_min": RUNTIME_GROUP_BOUNDS_MIN[g],
+                "jobs": len(part),
+                "runtime_gmean": float(np.exp(np.log(rt).mean())),
+                "mean_wait": float(part["wait"].mean()),
+                "p95_wait": float(np.percentile(part["wait"], 95)),
+                "max_wait": float(part["wait"].iloc[i_max]),
+                "runtime_at_max": float(part["run_time"].iloc[i_max]),
+                "mean_slowdown": float(part["slowdown"].mean()),
+            }
+        )
+    return pd.DataFrame(rows)

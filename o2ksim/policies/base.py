@@ -1,0 +1,232 @@
+"""Policies: decision objects registered by name, configured by parameters or TOML presets.
+
+A policy is a small object with one decision method::
+
+    class MyPolicy(Policy):
+        kind = "my-policy"
+        PARAMS = {"depth": Param(int, 3, "how far to look")}
+
+        def schedule(self, snap: Snapshot) -> list[Decision]: ...
+
+It looks only at the :class:`~o2ksim.engine.snapshot.Snapshot` and returns
+decisions; it never touches the engine.  It may keep its own state between
+passes (fixed reservations, drained hosts) because one instance serves exactly
+one run: :func:`make_policy` builds a fresh one each time.  Randomness comes
+from the generator the run passes to :meth:`Policy.bind`.
+
+A *preset* is a TOML file in ``policies/`` naming a registered kind and its
+parameters::
+
+    name = "fcfs-backfill"
+    kind = "backfill"
+    description = "FCFS priority, one dynamic reservation (EASY)"
+    source = "T§3.2.1"
+    [params]
+    priority = "fcfs"
+    reservations = 1
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from o2ksim import paths
+from o2ksim.engine.snapshot import Snapshot
+from o2ksim.errors import ConfigError, O2KSimError
+from o2ksim.jobs import Job
+from o2ksim.machine import MachineSpec
+
+
+@dataclass(frozen=True)
+class Param:
+    """One policy parameter: its type, default and a one-line help."""
+
+    type: type | tuple[type, ...]
+    default: Any
+    help: str
+    choices: tuple[Any, ...] | None = None
+    check: Callable[[Any], bool] | None = None
+    check_help: str = ""
+
+
+class Policy:
+    """Base class of scheduling policies.  Subclasses set ``kind``, ``PARAMS``, ``schedule``."""
+
+    kind: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    source: ClassVar[str] = ""
+    PARAMS: ClassVar[dict[str, Param]] = {}
+
+    def __init__(self, name: str | None = None, **params: Any) -> None:
+        self.name = name or self.kind
+        self.params = self.validate(params, where=self.name)
+        self.machine: MachineSpec | None = None
+        self.rng: np.random.Generator = np.random.default_rng(0)
+
+    @classmethod
+    def validate(
+        cls, params: Mapping[str, Any], where: str = "", path: str | None = None
+    ) -> dict[str, Any]:
+        """Check ``params`` against ``PARAMS``; return them with defaults filled in."""
+        unknown = set(params) - set(cls.PARAMS)
+        if unknown:
+            known = ", ".join(sorted(cls.PARAMS)) or "none"
+            raise ConfigError(
+                path or where,
+                f"unknown parameter(s) {', '.join(sorted(unknown))} for policy kind '{cls.kind}' (known: {known})",
+            )
+        out = {}
+        for key, spec in cls.PARAMS.items():
+            value = params.get(key, spec.default)
+            if value is not None:
+                if spec.type is float and isinstance(value, int) and not isinstance(value, bool):
+                    value = float(value)
+                ok_type = isinstance(value, spec.type) and not (
+                    isinstance(value, bool) and spec.type in (int, float)
+                )
+                if not ok_type:
+                    raise ConfigError(
+                        path or where, f"expected {_type_name(spec.type)}, got {value!r}", field=key
+                    )
+                if spec.choices is not None and value not in spec.choices:
+                    raise ConfigError(
+                        path or where,
+                        f"must be one of {', '.join(map(str, spec.choices))}, got {value!r}",
+                        field=key,
+                    )
+                if spec.check is not None and not spec.check(value):
+                    raise ConfigError(path or where, f"{spec.check_help}, got {value!r}", field=key)
+            out[key] = value
+        return out
+
+    def bind(self, machine: MachineSpec, rng: np.random.Generator | None = None) -> None:
+        """Called once before the run: the machine and this run's random generator."""
+        self.machine = machine
+        if rng is not None:
+            self.rng = rng
+
+    def admit(self, job: Job) -> str | None:
+        """Reason this policy can never run ``job`` (it is then rejected), or ``None``."""
+        return None
+
+    def schedule(self, snap: Snapshot) -> list[Any]:
+        """Decide what to do at this instant."""
+        raise NotImplementedError
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, **self.params}
+
+
+def _type_name(t: type | tuple[type, ...]) -> str:
+    if isinstance(t, tuple):
+        return " or ".join(x.__name__ for x in t)
+    return t.__name__
+
+
+class Registry:
+    """Named policy kinds.  ``POLICIES`` is the default one, holding the built-ins."""
+
+    def __init__(self) -> None:
+        self._kinds: dict[str, type[Policy]] = {}
+
+    def register(self, cls: type[Policy]) -> type[Policy]:
+        """Register a policy class under its ``kind`` (usable as a decorator)."""
+        if not cls.kind:
+            raise ValueError(f"{cls.__name__} has no kind")
+        self._kinds[cls.kind] = cls
+        return cls
+
+    def kinds(self) -> dict[str, type[Policy]]:
+        return dict(self._kinds)
+
+    def get(self, kind: str) -> type[Policy]:
+        try:
+            return self._kinds[kind]
+        except KeyError:
+            raise O2KSimError(
+                f"unknown policy kind '{kind}' (known: {', '.join(sorted(self._kinds))})"
+            ) from None
+
+
+POLICIES = Registry()
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A named policy configuration read from a TOML file."""
+
+    name: str
+    kind: str
+    params: dict[str, Any]
+    description: str = ""
+    source: str = ""
+    path: str | None = None
+
+
+def load_preset(path: str | os.PathLike[str]) -> Preset:
+    """Read and validate a policy preset file."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(path, f"not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(path, f"cannot read: {exc.strerror}") from None
+    kind = data.get("kind")
+    if not isinstance(kind, str):
+        raise ConfigError(
+            path, 'a policy preset needs kind = "<registered policy kind>"', field="kind"
+        )
+    cls = POLICIES.get(kind)
+    params = data.get("params", {})
+    if not isinstance(params, dict):
+        raise ConfigError(path, "must be a table", field="params")
+    unknown = set(data) - {"name", "kind", "description", "source", "params"}
+    if unknown:
+        raise ConfigError(path, f"unknown key(s) {', '.join(sorted(unknown))}")
+    cls.validate(params, path=str(path))
+    return Preset(
+        name=str(data.get("name", path.stem)),
+        kind=kind,
+        params=params,
+        description=str(data.get("description", cls.description)),
+        source=str(data.get("source", cls.source)),
+        path=str(path),
+    )
+
+
+def presets() -> dict[str, Preset]:
+    """Every preset shipped in (or added to) the ``policies/`` directories, by name."""
+    return {name: load_preset(p) for name, p in paths.available("policies").items()}
+
+
+def make_policy(name: str, **overrides: Any) -> Policy:
+    """Build a fresh policy from a preset name, a preset path or a registered kind.
+
+    ``overrides`` replace preset parameters (``None`` values are ignored), e.g.
+    ``make_policy("lxfw-backfill", reservations=2)``.
+    """
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    text = os.fspath(name)
+    preset: Preset | None = None
+    if text.endswith(".toml") or os.sep in text:
+        preset = load_preset(paths.resolve("policies", text))
+    else:
+        found = paths.available("policies")
+        if text in found:
+            preset = load_preset(found[text])
+    if preset is not None:
+        cls = POLICIES.get(preset.kind)
+        return cls(name=preset.name, **{**preset.params, **overrides})
+    if text in POLICIES.kinds():
+        return POLICIES.get(text)(name=text, **overrides)
+    names = sorted(set(paths.available("policies")) | set(POLICIES.kinds()))
+    raise O2KSimError(f"unknown policy '{text}' (known: {', '.join(names)})")

@@ -1,0 +1,247 @@
+"""The Python API: ``simulate(...)`` runs one policy over one workload and returns DataFrames.
+
+>>> from o2ksim import simulate
+>>> result = simulate("traces/tiny.swf", machine=None, policy="fcfs-backfill")  # doctest: +SKIP
+>>> result.summary["mean_wait"]  # doctest: +SKIP
+
+It does what ``o2ksim run`` does: load the workload, apply the runtime-estimate
+scenario and the window, build the machine and the policy, run the engine,
+and collect the per-job table (``result.jobs``), the allocation segments and
+the overall measures.  ``result.save(dir)`` writes ``jobs.csv``,
+``summary.json`` and ``run.json`` (the configuration and versions).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from o2ksim import __version__, metrics
+from o2ksim.engine.core import RunStats, Simulation
+from o2ksim.engine.monitor import Observer, jobs_table
+from o2ksim.errors import O2KSimError
+from o2ksim.jobs import JobSpec
+from o2ksim.machine import MachineSpec, load_machine, machine_from_header
+from o2ksim.policies import Policy, make_policy
+from o2ksim.workloads.convert import specs_from_frame
+from o2ksim.workloads.transforms import Window, apply_estimates, select_window
+
+DEFAULT_SAMPLE_TRACE = "kth-sp2-sample.swf"
+
+
+@dataclass
+class Result:
+    """What one run produced, with the configuration that produced it."""
+
+    jobs: pd.DataFrame
+    summary: dict[str, Any]
+    segments: pd.DataFrame
+    stats: RunStats
+    machine: MachineSpec
+    policy: dict[str, Any]
+    config: dict[str, Any] = field(default_factory=dict)
+
+    def save(self, out_dir: str | os.PathLike[str], *, parquet: bool = False) -> Path:
+        """Write ``jobs.csv`` (or ``.parquet``), ``summary.json`` and ``run.json`` into ``out_dir``."""
+        out = Path(out_dir)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise O2KSimError(
+                f"{out}: cannot create the output directory ({exc.strerror})"
+            ) from None
+        if parquet:
+            self.jobs.to_parquet(out / "jobs.parquet", index=False)
+        else:
+            self.jobs.to_csv(out / "jobs.csv", index=False)
+        _write_json(out / "summary.json", self.summary)
+        _write_json(
+            out / "run.json",
+            {
+                "config": self.config,
+                "policy": self.policy,
+                "machine": self.machine.describe(),
+                "stats": {
+                    "passes": self.stats.passes,
+                    "decisions": self.stats.decisions,
+                    "wall_seconds": round(self.stats.wall_seconds, 3),
+                    "simulated_until": self.stats.sim_end,
+                },
+                "versions": versions(),
+            },
+        )
+        return out
+
+
+def versions() -> dict[str, str]:
+    """Versions of o2ksim and the libraries a result depends on."""
+    import simpy
+
+    return {
+        "o2ksim": __version__,
+        "python": platform.python_version(),
+        "simpy": simpy.__version__ if hasattr(simpy, "__version__") else "?",
+        "numpy": np.__version__,
+        "pandas": pd.__version__,
+    }
+
+
+def _write_json(path: Path, data: Any) -> None:
+    def clean(v: Any) -> Any:
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
+        if isinstance(v, list | tuple):
+            return [clean(x) for x in v]
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        if isinstance(v, np.generic):
+            return clean(v.item())
+        return v
+
+    path.write_text(json.dumps(clean(data), indent=2) + "\n")
+
+
+def load_workload(source: Any, *, lenient: bool = False, strict_order: bool = False) -> Any:
+    """A :class:`~o2ksim.workloads.swf.Trace` from a path (SWF, plain or gzip) or a Trace."""
+    from o2ksim.workloads.swf import Trace, read_swf
+
+    if isinstance(source, Trace):
+        return source
+    if isinstance(source, str | os.PathLike):
+        return read_swf(source, lenient=lenient, strict_order=strict_order)
+    raise O2KSimError(f"cannot use {type(source).__name__} as a workload")
+
+
+def default_trace_path() -> Path:
+    """The sample trace shipped in ``traces/`` (the built-in workload until a model is chosen)."""
+    from o2ksim import paths
+
+    for d in paths.data_dirs("traces"):
+        p = d / DEFAULT_SAMPLE_TRACE
+        if p.exists():
+            return p
+    raise O2KSimError(f"the sample trace {DEFAULT_SAMPLE_TRACE} is not installed; give --trace")
+
+
+def simulate(
+    workload: Any,
+    machine: MachineSpec | str | os.PathLike[str] | None = None,
+    policy: Policy | str = "fcfs-backfill",
+    *,
+    policy_params: dict[str, Any] | None = None,
+    window: Window | None = None,
+    estimates: str | None = None,
+    interval: float | None = None,
+    kill_overrun: bool | None = None,
+    overrun_grace: float | None = None,
+    seed: int = 0,
+    progress: bool = False,
+    explain: bool = False,
+    observers: Sequence[Observer] = (),
+) -> Result:
+    """Run ``policy`` over ``workload`` on ``machine`` and measure it.
+
+    ``workload``: an SWF path, a :class:`~o2ksim.workloads.swf.Trace`, a frame
+    with the SWF columns, or a list of :class:`~o2ksim.jobs.JobSpec`.
+    ``machine``: a :class:`MachineSpec`, a name in ``hosts/`` or a TOML path;
+    ``None`` derives one host from the trace header (``MaxProcs``).
+    ``policy``: a preset or kind name, or a :class:`Policy` (used as is).
+    ``window``: analyse only jobs submitted in the window (with warm-up); the
+    run continues until each of them has finished.
+    ``estimates``: runtime-estimate scenario (see
+    :func:`~o2ksim.workloads.transforms.apply_estimates`).
+    ``kill_overrun``/``overrun_grace``: default to the machine file's options.
+    """
+    header = None
+    source = None
+    if isinstance(workload, Sequence) and workload and isinstance(workload[0], JobSpec):
+        frame = None
+        specs = list(workload)
+    else:
+        if isinstance(workload, pd.DataFrame):
+            frame = workload
+        else:
+            trace = load_workload(workload)
+            frame, header, source = trace.jobs, trace.header, trace.source
+        specs = None
+    if frame is not None and len(frame) == 0:
+        raise O2KSimError(f"{source or 'the workload'}: no jobs to simulate")
+
+    if isinstance(machine, MachineSpec):
+        mach = machine
+    elif machine is not None:
+        mach = load_machine(machine)
+    elif header is not None:
+        mach = machine_from_header(header, source)
+    else:
+        raise O2KSimError("no machine given and the workload has no SWF header to derive one from")
+
+    analysed: np.ndarray | None = None
+    if frame is not None:
+        frame = apply_estimates(frame, estimates)
+        if window is not None:
+            frame, analysed = select_window(frame, window)
+        specs = specs_from_frame(frame)
+    elif estimates or window is not None:
+        raise O2KSimError("estimates and window need a trace or frame workload, not JobSpecs")
+
+    pol = policy if isinstance(policy, Policy) else make_policy(policy, **(policy_params or {}))
+    if interval is None:
+        interval = getattr(pol, "interval", None)
+    opts = mach.options
+    kill = bool(opts.get("kill_overrun", False)) if kill_overrun is None else kill_overrun
+    grace = float(opts.get("overrun_grace", 0.0)) if overrun_grace is None else overrun_grace
+
+    obs = list(observers)
+    if progress:
+        from o2ksim.progress import ProgressBar
+
+        obs.append(ProgressBar(len(analysed) if analysed is not None else len(specs)))
+    sim = Simulation(
+        mach,
+        specs,
+        pol,
+        interval=interval,
+        kill_overrun=kill,
+        overrun_grace=grace,
+        watch=None if analysed is None else analysed.tolist(),
+        observers=obs,
+        explain=explain,
+        rng=np.random.default_rng(seed),
+    )
+    stats = sim.run()
+    for o in obs:
+        close = getattr(o, "close", None)
+        if close:
+            close()
+    jobs = jobs_table(list(sim.jobs.values()))
+    jobs.sort_values(["submit", "job_id"], kind="stable", inplace=True, ignore_index=True)
+    if analysed is not None:
+        jobs["analysed"] = jobs["job_id"].isin(analysed)
+    segments = sim.monitor.segments()
+    span = None
+    if window is not None:
+        span = (window.start, window.end)
+    summ = metrics.summary(jobs, segments, mach.total_procs, span)
+    summ["sim_seconds"] = round(stats.wall_seconds, 3)
+    config = {
+        "workload": str(source) if source else ("frame" if frame is not None else "jobs"),
+        "machine": mach.source or mach.name,
+        "policy": pol.name,
+        "estimates": estimates or "requested",
+        "window": None if window is None else [window.start, window.end, window.warmup],
+        "interval": interval,
+        "kill_overrun": kill,
+        "overrun_grace": grace,
+        "seed": seed,
+    }
+    return Result(jobs, summ, segments, stats, mach, pol.describe(), config)

@@ -1,0 +1,128 @@
+"""Workload transformations the protocol and the policy studies need.
+
+* :func:`select_window` — the month-with-warm-up protocol (T§3.4, SPEC §5): keep the
+  jobs submitted from ``start - warmup`` on, and name the jobs submitted in
+  ``[start, end)`` as the ones to analyse.
+* :func:`apply_estimates` — runtime-estimate scenarios (T§6.2.1, Table 15):
+  requested = actual; Scenario A ``min((1+k)T, R)``; Scenario B.
+
+Both work on the SWF columns and return new frames (inputs are not changed).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import numpy as np
+import pandas as pd
+
+from o2ksim.errors import O2KSimError
+
+_UNITS = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_duration(text: str | float | int) -> float:
+    """Seconds from ``3600``, ``90s``, ``5m``, ``12h``, ``7d``, ``2w`` (also ``1.5d``)."""
+    if isinstance(text, int | float):
+        return float(text)
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-z]*)\s*", str(text).lower())
+    if not m or m.group(2) not in ("", *_UNITS):
+        raise O2KSimError(f"'{text}' is not a duration (examples: 3600, 90s, 5m, 12h, 7d, 2w)")
+    return float(m.group(1)) * _UNITS.get(m.group(2) or "s", 1)
+
+
+def parse_time(text: str | float | int, unix_start: int | None = None) -> float:
+    """A trace time (seconds since the trace start) from a duration or an ISO date.
+
+    A date such as ``2000-01-01`` or ``2000-01-01T12:00`` needs the trace's
+    ``UnixStartTime`` and is read as UTC.
+    """
+    if isinstance(text, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}([T ].*)?", text.strip()):
+        if unix_start is None:
+            raise O2KSimError(
+                f"'{text}' is a date but the trace has no UnixStartTime; give seconds or a duration"
+            )
+        try:
+            when = datetime.fromisoformat(text.strip())
+        except ValueError:
+            raise O2KSimError(f"'{text}' is not a valid date") from None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        return when.timestamp() - unix_start
+    return parse_duration(text)
+
+
+@dataclass(frozen=True)
+class Window:
+    """The analysis window ``[start, end)`` and the warm-up before it (seconds)."""
+
+    start: float
+    end: float
+    warmup: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.end <= self.start:
+            raise O2KSimError(f"window end ({self.end:g}) must be after its start ({self.start:g})")
+        if self.warmup < 0:
+            raise O2KSimError("warm-up must not be negative")
+
+
+def select_window(jobs: pd.DataFrame, win: Window) -> tuple[pd.DataFrame, np.ndarray]:
+    """Jobs to simulate (submitted from ``start - warmup``) and the ids to analyse."""
+    submit = jobs["submit"].to_numpy()
+    keep = jobs.loc[submit >= win.start - win.warmup]
+    sub = keep["submit"].to_numpy()
+    analysed = keep.loc[(sub >= win.start) & (sub < win.end), "job_id"].to_numpy()
+    if len(analysed) == 0:
+        raise O2KSimError(
+            f"no job is submitted in the window [{win.start:g}, {win.end:g}) s "
+            f"(the trace spans {submit.min() if len(submit) else 0:g} .. {submit.max() if len(submit) else 0:g} s)"
+        )
+    return keep, analysed
+
+
+ESTIMATES_HELP = "requested | actual | scenario-a[:K] (K percent, default 20) | scenario-b"
+
+
+def apply_estimates(jobs: pd.DataFrame, scenario: str | None) -> pd.DataFrame:
+    """Replace requested runtimes (field 9) by a runtime-estimate scenario (T Table 15).
+
+    * ``requested`` (or None): keep the trace's requested runtimes;
+    * ``actual``: requested = actual runtime (perfect estimates);
+    * ``scenario-a:K``: ``min((1 + K/100) * T, R)`` (R unknown: ``(1 + K/100) * T``);
+    * ``scenario-b``: as ``scenario-a:20``, except that a job with
+      ``T <= 10 min`` and ``T <= 10% of R`` keeps ``R``.
+    Estimates are rounded up to whole seconds.
+    """
+    if scenario in (None, "", "requested"):
+        return jobs
+    name, _, arg = scenario.partition(":")
+    run = jobs["run_time"].to_numpy(np.float64)
+    req = jobs["req_time"].to_numpy(np.float64)
+    known = req > 0
+    if name == "actual":
+        if arg:
+            raise O2KSimError("'actual' takes no argument")
+        new = run
+    elif name in ("scenario-a", "scenario-b"):
+        if name == "scenario-b" and arg:
+            raise O2KSimError("'scenario-b' takes no argument (it uses k = 20%)")
+        try:
+            k = float(arg) / 100.0 if arg else 0.2
+        except ValueError:
+            raise O2KSimError(f"'{arg}' is not a percentage in '{scenario}'") from None
+        if k < 0:
+            raise O2KSimError("the Scenario A percentage must not be negative")
+        scaled = np.ceil((1.0 + k) * run)
+        new = np.where(known, np.minimum(scaled, req), scaled)
+        if name == "scenario-b":
+            keep_r = known & (run <= 600) & (run <= 0.1 * req)
+            new = np.where(keep_r, req, new)
+    else:
+        raise O2KSimError(f"unknown runtime-estimate scenario '{scenario}' ({ESTIMATES_HELP})")
+    out = jobs.copy()
+    valid = run >= 0
+    out["req_time"] = np.where(valid, new, req).astype(np.int64)
+    return out
