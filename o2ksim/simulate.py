@@ -224,7 +224,7 @@ def simulate(
         if close:
             close()
     jobs = jobs_table(list(sim.jobs.values()))
-    jobs.sort_values(["submit", "job_id"], kind="stable", inplace=True, ignore_index=True)
+    jobs = jobs.sort_values(["submit", "job_id"], kind="stable", ignore_index=True)
     if analysed is not None:
         jobs["analysed"] = jobs["job_id"].isin(analysed)
     segments = sim.monitor.segments()

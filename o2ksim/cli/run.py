@@ -66,6 +66,17 @@ def register(parser: argparse.ArgumentParser) -> None:
         "--reservations", type=int, metavar="N", help="override the policy's number of reservations"
     )
     parser.add_argument(
+        "--reservation-kind",
+        choices=("dynamic", "fixed"),
+        help="dynamic-job (current top N) or fixed-job (kept until started) reservations",
+    )
+    parser.add_argument(
+        "--sliding",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="reservations move earlier when jobs end early (default) or not (--no-sliding)",
+    )
+    parser.add_argument(
         "--set",
         action="append",
         default=[],
@@ -139,6 +150,10 @@ def run(args: argparse.Namespace) -> int:
     params = parse_overrides(args.set)
     if args.reservations is not None:
         params["reservations"] = args.reservations
+    if args.reservation_kind is not None:
+        params["reservation_kind"] = args.reservation_kind
+    if args.sliding is not None:
+        params["sliding"] = args.sliding
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     result = simulate(
         trace,

@@ -127,6 +127,7 @@ class RunStats:
     decisions: int = 0
     wall_seconds: float = 0.0
     sim_end: float = 0.0
+    stalled: int = 0  # analysed jobs left unfinished because nothing more could happen
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -207,7 +208,12 @@ class Simulation:
             self.env.process(self._ticker())
         if self._outstanding == 0:
             self._done.succeed()
-        self.env.run(until=self._done)
+        try:
+            self.env.run(until=self._done)
+        except RuntimeError as exc:  # SimPy: no events left before ``until`` triggered
+            if self._done.triggered or "No scheduled events" not in str(exc):
+                raise
+            self.stats.stalled = self._outstanding
         self.monitor.close_all(self.env.now, self.jobs)
         self.stats.passes = self.monitor.passes
         self.stats.decisions = self.monitor.decisions

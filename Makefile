@@ -1,0 +1,34 @@
+# Two commands do all set-up on a fresh machine (see README):
+#   make demo   - create .venv, install o2ksim, run the default scenario
+#   make test   - create .venv, install o2ksim with test tools, run lint and the test suite
+PYTHON ?= python3
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+OUT    ?= reports/demo
+
+.PHONY: demo test install install-test lint bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+install: $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+
+install-test: $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+
+demo: install
+	$(BIN)/o2ksim run --machine o2k --policy fcfs-backfill --out $(OUT)
+
+lint: install-test
+	$(BIN)/ruff check o2ksim tests benchmarks
+
+test: install-test lint
+	$(BIN)/python -m pytest -q
+
+bench: install-test
+	$(BIN)/python -m pytest -q -m slow
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
