@@ -18,9 +18,9 @@ from o2ksim.jobs import Job, JobState
 from o2ksim.machine import KB_PER_MB
 
 JOB_COLUMNS = (
-    "job_id", "submit", "start", "end", "wait", "response", "run_time", "req_time",
-    "procs", "mem", "host", "status", "preemptions", "restarts", "resizes",
-    "slowdown", "bounded_slowdown", "user", "queue", "reason",
+    "job_id", "submit", "start", "end", "wait", "run_time", "req_time", "procs", "mem", "host",
+    "status", "response", "slowdown", "bounded_slowdown", "preemptions", "restarts", "resizes",
+    "user", "queue", "reason",
 )  # fmt: skip
 
 BOUNDED_SLOWDOWN_FLOOR = 60.0  # seconds: runtime floor of bounded slowdown (G§4, SPEC §5)

@@ -1,0 +1,72 @@
+"""Checks every correct run must pass, used by the tests and available to users.
+
+:func:`violations` returns human-readable descriptions of what is wrong with a
+result (empty when nothing is):
+
+* a host never holds more processors or memory than it has;
+* no job starts before it is submitted;
+* every input job appears in the output exactly once;
+* work is conserved: a completed job that was never restarted received exactly
+  ``run_time * procs`` processor-seconds (across preemptions and resizes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+
+from o2ksim.machine import KB_PER_MB, MachineSpec
+
+
+def violations(
+    jobs: pd.DataFrame,
+    segments: pd.DataFrame,
+    machine: MachineSpec,
+    input_ids: Iterable[int] | None = None,
+    *,
+    tolerance: float = 1e-6,
+) -> list[str]:
+    """Everything that is wrong with one run's ``jobs`` table and allocation ``segments``."""
+    problems: list[str] = []
+    if input_ids is not None:
+        expected = sorted(int(i) for i in input_ids)
+        got = sorted(int(i) for i in jobs["job_id"])
+        if got != expected:
+            missing = set(expected) - set(got)
+            dup = len(got) - len(set(got))
+            problems.append(
+                f"jobs in {len(expected)}, out {len(got)}: {len(missing)} missing, {dup} duplicated"
+            )
+    early = jobs.loc[jobs["start"] < jobs["submit"]]
+    problems.extend(f"job {j} starts before it is submitted" for j in early["job_id"].head(5))
+
+    for host in machine.hosts:
+        seg = segments.loc[segments["host"] == host.name]
+        if seg.empty:
+            continue
+        times = np.concatenate([seg["start"].to_numpy(float), seg["end"].to_numpy(float)])
+        procs = np.concatenate([seg["procs"].to_numpy(float), -seg["procs"].to_numpy(float)])
+        mem = np.concatenate([seg["mem"].to_numpy(float), -seg["mem"].to_numpy(float)])
+        # at equal times releases (negative) come first
+        order = np.lexsort((procs + mem * 1e-12, times))
+        used_p = np.cumsum(procs[order])
+        used_m = np.cumsum(mem[order])
+        if used_p.max() > host.procs + tolerance:
+            at = times[order][int(np.argmax(used_p))]
+            problems.append(f"host {host.name}: {used_p.max():g} processors in use at t={at:g} (has {host.procs})")
+        cap_mb = host.memory / KB_PER_MB
+        if np.isfinite(cap_mb) and used_m.max() > cap_mb * (1 + tolerance):
+            at = times[order][int(np.argmax(used_m))]
+            problems.append(f"host {host.name}: {used_m.max():g} MB in use at t={at:g} (has {cap_mb:g})")
+
+    done = jobs.loc[(jobs["status"] == "completed") & (jobs["restarts"] == 0)]
+    if not done.empty and not segments.empty:
+        received = (segments["procs"] * (segments["end"] - segments["start"])).groupby(segments["job_id"]).sum()
+        need = (done["run_time"] * done["procs"]).to_numpy(float)
+        got = received.reindex(done["job_id"]).fillna(0.0).to_numpy(float)
+        bad = np.abs(got - need) > tolerance * np.maximum(need, 1.0) + 1e-6
+        for jid, g, n in zip(done["job_id"][bad].head(5), got[bad][:5], need[bad][:5], strict=False):
+            problems.append(f"job {jid} received {g:g} processor-seconds of work, needs {n:g}")
+    return problems
