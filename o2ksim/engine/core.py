@@ -251,6 +251,8 @@ class Simulation:
 
     def _never_fits(self, job: Job) -> str:
         spec = job.spec
+        if spec.submit < 0:
+            return "submit time unknown"
         if spec.procs <= 0:
             return "requested processors unknown or not positive"
         if not (spec.run_time >= 0):
