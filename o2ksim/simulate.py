@@ -35,8 +35,6 @@ from o2ksim.policies import Policy, make_policy
 from o2ksim.workloads.convert import specs_from_frame
 from o2ksim.workloads.transforms import Window, apply_estimates, select_window
 
-DEFAULT_SAMPLE_TRACE = "kth-sp2-sample.swf"
-
 
 @dataclass
 class Result:
@@ -75,6 +73,8 @@ class Result:
                     "decisions": self.stats.decisions,
                     "wall_seconds": round(self.stats.wall_seconds, 3),
                     "simulated_until": self.stats.sim_end,
+                    "stalled": self.stats.stalled,
+                    **self.stats.extra,
                 },
                 "versions": versions(),
             },
@@ -119,17 +119,6 @@ def load_workload(source: Any, *, lenient: bool = False, strict_order: bool = Fa
     if isinstance(source, str | os.PathLike):
         return read_swf(source, lenient=lenient, strict_order=strict_order)
     raise O2KSimError(f"cannot use {type(source).__name__} as a workload")
-
-
-def default_trace_path() -> Path:
-    """The sample trace shipped in ``traces/`` (the built-in workload until a model is chosen)."""
-    from o2ksim import paths
-
-    for d in paths.data_dirs("traces"):
-        p = d / DEFAULT_SAMPLE_TRACE
-        if p.exists():
-            return p
-    raise O2KSimError(f"the sample trace {DEFAULT_SAMPLE_TRACE} is not installed; give --trace")
 
 
 def simulate(
@@ -219,6 +208,7 @@ def simulate(
         rng=np.random.default_rng(seed),
     )
     stats = sim.run()
+    stats.extra.update(getattr(pol, "counters", {}) or {})
     for o in obs:
         close = getattr(o, "close", None)
         if close:
