@@ -1,6 +1,7 @@
-"""Strict FCFS and priority backfill with hosts and memory (T§3.2.1, SPEC §3.1).
+"""Strict FCFS and the priority-backfill family with hosts and memory (T§3.2.1, T§5.1, SPEC §3.1).
 
-One pass, in priority order:
+One pass of :class:`Backfill`, in priority order (the priority is recomputed at
+every pass, :mod:`o2ksim.policies.priority`):
 
 1. while no job has been refused, start each job that fits now (processors AND
    memory) on the host with the fewest free processors;
@@ -14,23 +15,53 @@ One pass, in priority order:
 
 With one reservation the profile test is exactly EASY's "ends before the
 shadow time or fits in the extra processors" test; with more it is the
-conservative test of T§3.2.1 (Fig. 1c).  Reservations are recomputed at every
-pass, so they slide earlier when a job ends early.  Strict FCFS stops at the
-first job that cannot start.
+conservative test of T§3.2.1 (Fig. 1c).
+
+Reservation options (T§3.2.1, T§5.1, T§5.3.3):
+
+* ``reservation_kind = "dynamic"`` (default, Maui CURRHIGHEST): the current top
+  ``N`` jobs that cannot start hold the reservations, recomputed every pass.
+* ``"fixed"`` (Maui HIGHEST): a job that got a reservation keeps it until it
+  starts.  Held reservations are placed first, in the order they were granted,
+  so every other job — even one that now outranks the holder — may start only
+  if it delays none of them; new reservations go to the best-ranked jobs that
+  cannot start while fewer than ``N`` are held.
+* ``sliding = true`` (default): a reservation is recomputed at every pass, so
+  it moves earlier when a job ends early (Fig. 2).  ``false`` reproduces the
+  NCSA-MS* error of T§5.3.3 (Fig. 56): a job keeps the reservation time (and
+  host) it was given; it still starts as soon as it really fits, but the time
+  used to protect it from backfilled jobs never moves earlier, so the gap a
+  departure opens is backfilled.  The time is recomputed (never earlier) only
+  when it has passed or become impossible (a running job overran its
+  request).  The policy asks for a pass at each kept time (``WakeAt``) unless
+  it runs on a fixed ``interval``.
+
+Per-run state (held reservations) lives on the policy object: one instance
+serves one run.  Strict FCFS stops at the first job that cannot start.
 """
 
 from __future__ import annotations
 
 import bisect
 import math
+import types
 from collections.abc import Iterable
+from itertools import chain
 from typing import Any, ClassVar
 
-from o2ksim.engine.decisions import Reserve, Start
+from o2ksim.engine.decisions import Reserve, Start, WakeAt
 from o2ksim.engine.snapshot import HostView, Snapshot
-from o2ksim.jobs import Job
+from o2ksim.errors import O2KSimError
+from o2ksim.jobs import Job, JobState
 from o2ksim.policies.base import POLICIES, Param, Policy
-from o2ksim.policies.priority import Priority, make_priority
+from o2ksim.policies.priority import (
+    PRIORITIES,
+    WEIGHT_NAMES,
+    Priority,
+    check_priority,
+    make_priority,
+)
+from o2ksim.workloads.transforms import parse_duration
 
 
 class Profile:
@@ -96,16 +127,22 @@ class Profile:
             if i >= n or times[i] >= end:
                 return True
 
-    def earliest(self, procs: int, mem: float, duration: float) -> float:
-        """Earliest step start at which ``procs``/``mem`` stay free for ``duration``."""
+    def earliest(
+        self, procs: int, mem: float, duration: float, not_before: float | None = None
+    ) -> float:
+        """Earliest start (a step start, or ``not_before``) at which ``procs``/``mem``
+        stay free for ``duration``; ``inf`` when never."""
         times = self.times
         n = len(times)
-        i = 0
+        if not_before is None or not_before <= times[0]:
+            i, floor = 0, times[0]
+        else:
+            i, floor = bisect.bisect_right(times, not_before) - 1, not_before
         while i < n:
             if self.procs[i] < procs or self.mem[i] < mem:
                 i += 1
                 continue
-            start = times[i]
+            start = times[i] if times[i] > floor else floor
             end = start + duration
             k = i + 1
             while k < n and times[k] < end:
@@ -179,33 +216,139 @@ class FCFS(Policy):
         return decisions
 
 
+RESERVATION_KINDS = ("dynamic", "fixed")
+ALL_RESERVATIONS = ("all", "inf")
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _check_reservations(v: Any) -> bool:
+    if isinstance(v, str):
+        return v.lower() in ALL_RESERVATIONS
+    return _is_number(v) and v >= 0 and v == int(v)
+
+
+def _check_duration(v: Any, positive: bool) -> bool:
+    if isinstance(v, bool):
+        return False
+    try:
+        seconds = parse_duration(v)
+    except O2KSimError:
+        return False
+    return seconds > 0 if positive else seconds >= 0
+
+
 class Backfill(Policy):
-    """Priority backfill with ``reservations`` reservations (EASY when 1 and FCFS)."""
+    """Priority backfill: ``N`` dynamic or fixed, sliding or non-sliding reservations.
+
+    With the defaults (FCFS priority, one dynamic sliding reservation) it is
+    EASY backfill.  See the module docstring for the reservation options.
+    """
 
     kind = "backfill"
     description = "Priority backfill with hosts and memory: reservations for the top waiting jobs"
     source = "T§3.2.1, T§5.1"
     PARAMS: ClassVar[dict[str, Param]] = {
         "priority": Param(
-            (str, dict), "fcfs", "priority: fcfs | sjf | lxf, or a table of weights w, x, p, m, pe"
+            (str, dict, Priority, types.FunctionType),
+            "fcfs",
+            f"job priority, recomputed every pass: {' | '.join(sorted(PRIORITIES))} "
+            f"| a registered name | 'module:function' | a table of weights "
+            f"{', '.join(WEIGHT_NAMES)} (T Tables 12-13)",
+            check=check_priority,
+            check_help="must be a known priority name, 'module:function', or a table of "
+            f"numeric weights among {', '.join(WEIGHT_NAMES)}",
         ),
         "reservations": Param(
-            int,
+            (int, str),
             1,
-            "number of waiting jobs given a reservation (N); 0 = none",
-            check=lambda v: v >= 0,
-            check_help="must be >= 0",
+            "N: how many waiting jobs hold a reservation (0 = none, 'all' = every waiting job)",
+            check=_check_reservations,
+            check_help="must be an integer >= 0 or 'all'",
+        ),
+        "reservation_kind": Param(
+            str,
+            "dynamic",
+            "dynamic-job: the current top N hold the reservations; fixed-job: a job keeps its "
+            "reservation until it starts (Maui CURRHIGHEST / HIGHEST, T§3.2.1)",
+            choices=RESERVATION_KINDS,
+        ),
+        "sliding": Param(
+            bool,
+            True,
+            "reservations move earlier when a job ends early (T§3.2.1 Fig. 2); "
+            "false = the non-sliding NCSA-MS* error of T§5.3.3",
+        ),
+        "interval": Param(
+            (int, float, str),
+            None,
+            "scheduling pass every INTERVAL (seconds or e.g. '5m') instead of at every arrival "
+            "and departure (NCSA-MS* ran every 5 minutes, T§3.7); unset = event-driven",
+            check=lambda v: _check_duration(v, positive=True),
+            check_help="must be a positive duration (seconds, or e.g. '5m')",
+        ),
+        "kill_overrun": Param(
+            bool,
+            False,
+            "start each job with a time limit of its requested runtime + overrun_grace; "
+            "the engine kills it there (off: jobs run their trace runtime)",
+        ),
+        "overrun_grace": Param(
+            (int, float, str),
+            0,
+            "grace after the requested runtime before the kill (seconds or e.g. '1h'; "
+            "NCSA-MS* allowed one hour, T§4.5.1)",
+            check=lambda v: _check_duration(v, positive=False),
+            check_help="must be a duration >= 0 (seconds, or e.g. '1h')",
         ),
     }
 
     def __init__(self, name: str | None = None, **params: Any) -> None:
         super().__init__(name, **params)
-        self.priority: Priority = make_priority(self.params["priority"])
-        self.n_reservations: int = self.params["reservations"]
+        p = self.params
+        self.priority: Priority = make_priority(p["priority"])
+        n = p["reservations"]
+        self.n_reservations: float = math.inf if isinstance(n, str) else int(n)
+        self.fixed: bool = p["reservation_kind"] == "fixed"
+        self.sliding: bool = p["sliding"]
+        self.interval: float | None = (
+            None if p["interval"] is None else parse_duration(p["interval"])
+        )
+        self.time_limit_extra: float | None = (
+            parse_duration(p["overrun_grace"]) if p["kill_overrun"] else None
+        )
+        # reservations carried from one pass to the next (fixed-job or non-sliding):
+        # job -> (host, reserved start), in the order they were granted
+        self._stateful = self.fixed or not self.sliding
+        self._held: dict[Job, tuple[str, float]] = {}
+        self._wakes: set[float] = set()
+
+    def describe(self) -> dict[str, Any]:
+        d = super().describe()
+        if not isinstance(d["priority"], str | dict):
+            d["priority"] = self.priority.describe()
+        return d
+
+    def held_reservations(self) -> dict[int, tuple[str, float]]:
+        """Reservations carried into the next pass, by job id (fixed-job or non-sliding)."""
+        return {job.id: where for job, where in self._held.items()}
 
     def schedule(self, snap: Snapshot) -> list[Any]:
         now = snap.now
         hosts = snap.hosts
+        stateful = self._stateful
+        explain = snap.explain
+        # Nothing can start when no processor is free.  Sliding reservations are
+        # recomputed at the next pass anyway, so the pass is skipped unless it must
+        # grant (fixed-job) or keep (non-sliding) a reservation now.
+        if (
+            not explain
+            and not any(h.free_procs > 0 for h in hosts)
+            and (not stateful or (self.sliding and len(self._held) >= self.n_reservations))
+        ):
+            return []
         free = {h.name: [h.free_procs, h.free_mem] for h in hosts}
         decisions: list[Any] = []
         started: list[tuple[str, float, int, float]] = []
@@ -213,13 +356,28 @@ class Backfill(Policy):
         reserved_hosts: set[str] = set()
         n_res = 0
         limit = self.n_reservations
-        explain = snap.explain
-        for job in self.priority.order(snap.queue, now):
+        extra = self.time_limit_extra
+        order: Iterable[Job] = self.priority.order(snap.queue, now)
+
+        prev = self._held
+        placed: dict[Job, tuple[str, float]] = {}
+        keep_times = not self.sliding
+        wake: list[tuple[str, float]] = []  # kept (non-slid) reservation times
+        if self.fixed and prev:
+            # held reservations come first, in the order they were granted (T§3.2.1):
+            # each starts if it fits now and delays no earlier one, else is reserved
+            # again, and every other job is then checked against all of them
+            held = [j for j in prev if j.state is JobState.QUEUED]
+            if held:
+                held_set = set(held)
+                order = chain(held, (j for j in order if j not in held_set))
+
+        for job in order:
             spec = job.spec
             if profiles is None:
                 host = _best_host(job, hosts, free)
                 if host is not None:
-                    decisions.append(Start(job, host, note="highest priority and fits now"))
+                    decisions.append(self._start(job, host, extra, "highest priority and fits now"))
                     started.append((host, now + spec.req_time, spec.procs, spec.mem))
                     continue
                 if limit == 0:
@@ -229,20 +387,58 @@ class Backfill(Policy):
                 break
             host = self._backfill_host(job, hosts, free, profiles, reserved_hosts, now)
             if host is not None:
-                decisions.append(Start(job, host, note="backfilled: delays no reservation"))
+                note = (
+                    "reserved job fits now" if job in prev else "backfilled: delays no reservation"
+                )
+                decisions.append(self._start(job, host, extra, note))
                 profiles[host].take(now, spec.procs, spec.mem, spec.req_time)
                 continue
             if n_res < limit:
-                at, where = _reserve(job, hosts, free, profiles)
+                old = prev.get(job) if keep_times else None
+                at, where, kept = _reserve(job, hosts, free, profiles, now, old)
                 if where is not None:
                     profiles[where].reserve(at, spec.procs, spec.mem, spec.req_time)
                     reserved_hosts.add(where)
+                    if stateful:
+                        placed[job] = (where, at)
+                    if kept and self.interval is None:
+                        wake.append((where, at))
                     if explain:
-                        decisions.append(
-                            Reserve(job, where, at, note=f"reservation {n_res + 1} of {limit}")
-                        )
+                        note = f"reservation {n_res + 1} of {limit}"
+                        if kept:
+                            note += " (kept: non-sliding)"
+                        decisions.append(Reserve(job, where, at, note=note))
                 n_res += 1
+
+        if stateful:
+            self._held = placed
+            if wake:
+                decisions.extend(self._wake_ups(wake, now))
         return decisions
+
+    @staticmethod
+    def _start(job: Job, host: str, extra: float | None, note: str) -> Start:
+        if extra is None:
+            return Start(job, host, note=note)
+        return Start(job, host, time_limit=job.spec.req_time + extra, on_limit="kill", note=note)
+
+    def _wake_ups(self, reservations: Iterable[tuple[str, float]], now: float) -> list[WakeAt]:
+        """A pass at every kept (non-slid) reservation time not yet asked for.
+
+        A reservation computed afresh sits at a predicted end of a running job
+        (or just after one, by the tie rule): its event comes anyway, or the job
+        ends early and the next pass handles it.  A *kept* time has lost that
+        event — the job it waited for left early — so without a wake-up nothing
+        would look at the reservation again until some unrelated event.
+        Only kept times get one, so the wake-ups cannot feed themselves.
+        """
+        self._wakes = {t for t in self._wakes if t > now}
+        out = []
+        for host, at in reservations:
+            if now < at < math.inf and at not in self._wakes:
+                self._wakes.add(at)
+                out.append(WakeAt(at, host, "non-sliding reservation"))
+        return out
 
     @staticmethod
     def _backfill_host(
@@ -289,6 +485,7 @@ def _best_host(job: Job, hosts: tuple[HostView, ...], free: dict[str, list[float
 
 
 def _profiles(snap: Snapshot, started: list[tuple[str, float, int, float]]) -> dict[str, Profile]:
+    """Availability profiles of every host: running jobs plus jobs started earlier in this pass."""
     now = snap.now
     extra: dict[str, list[tuple[float, int, float]]] = {}
     for host, end, p, m in started:
@@ -311,18 +508,35 @@ def _reserve(
     hosts: tuple[HostView, ...],
     free: dict[str, list[float]],
     profiles: dict[str, Profile],
-) -> tuple[float, str | None]:
-    """Earliest start over the hosts that could ever hold the job (ties: fewest free processors)."""
+    now: float,
+    old: tuple[str, float] | None = None,
+) -> tuple[float, str | None, bool]:
+    """Where and when ``job`` is reserved, and whether that is its ``old`` reservation kept.
+
+    Normally the earliest start over the hosts that could ever hold the job
+    (ties: fewest free processors).  ``old`` is the job's reservation from the
+    previous pass when reservations do not slide: it is kept while it is still
+    in the future and possible; otherwise the new time is the earliest one not
+    before it.
+    """
     spec = job.spec
+    not_before = now
+    if old is not None:
+        host, at = old
+        if at > now:
+            prof = profiles.get(host)
+            if prof is not None and prof.fits(at, spec.procs, spec.mem, spec.req_time):
+                return at, host, True
+            not_before = at
     best_at, best_host, best_free = math.inf, None, math.inf
     for h in hosts:
         if h.spec.procs < spec.procs or h.spec.memory < spec.mem:
             continue
-        at = profiles[h.name].earliest(spec.procs, spec.mem, spec.req_time)
+        at = profiles[h.name].earliest(spec.procs, spec.mem, spec.req_time, not_before)
         f = free[h.name][0]
         if at < best_at or (at == best_at and f < best_free):
             best_at, best_host, best_free = at, h.name, f
-    return best_at, best_host
+    return best_at, best_host, False
 
 
 POLICIES.register(FCFS)

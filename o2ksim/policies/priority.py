@@ -1,10 +1,11 @@
-"""Job priority functions for backfill policies (T§3.2.1, T§5.1, Tables 12-13).
+"""Job priority functions for backfill policies (T§3.2.1, T§5.1, T Tables 12-13).
 
 A priority function orders the waiting queue at every scheduling pass:
 ``order(queue, now)`` returns the jobs highest priority first.  Ties are broken
 by submission order, so FCFS is the tie-breaker of every function.
 
-The thesis's priorities are weighted sums of job measures (Table 13):
+The thesis's priorities are weighted sums of job measures (Table 13), computed
+afresh at every pass from the current time:
 
 ====== ===================================================
 ``w``  Jw = current wait, hours
@@ -14,127 +15,281 @@ The thesis's priorities are weighted sums of job measures (Table 13):
 ``pe`` Jpe = max(Jp, Jm)
 ====== ===================================================
 
-and ``sjf`` (shortest requested runtime first) has no weights.
+Built-in names: ``fcfs`` (arrival order), ``sjf`` (shortest requested runtime
+first) and ``lxf`` (largest Jx first, G§2.2).  A preset may instead give a
+table of weights (``priority = { w = 0.02, x = 1 }``), the name of a function
+registered with :func:`register_priority`, or ``"package.module:function"``.
+A priority *function* takes a :class:`QueueView` (numpy arrays over the
+waiting jobs) and returns one score per job, higher first::
+
+    from o2ksim.policies.priority import register_priority
+
+    @register_priority("widest-first")
+    def widest_first(q):
+        return q.jp + 0.01 * q.jw      # wide jobs first, waiting breaks ties
+
+The scores are vectorised: one numpy expression per pass, not a Python loop
+over the queue.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass, field
+import importlib
+import math
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from functools import cached_property
+from typing import Any
 
 import numpy as np
 
-from o2ksim.errors import ConfigError
+from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.jobs import Job
 
 MB_PER_MEMORY_UNIT = 358.4  # Jm = requested MB / 358.4 (T Table 13)
+KB_PER_MEMORY_UNIT = MB_PER_MEMORY_UNIT * 1024.0  # JobSpec.mem is KB
 WEIGHT_NAMES = ("w", "x", "p", "m", "pe")
+MIN_REQUESTED_SECONDS = 1.0  # Jx floor: a zero requested runtime counts as one second
+
+
+class QueueView:
+    """The waiting jobs of one pass as numpy arrays (one entry per job, queue order).
+
+    ``submit``, ``req_time`` (seconds), ``procs`` and ``mem`` (KB, 0 = not
+    constrained) come from the job requests; the Table 13 measures ``jw``,
+    ``jx``, ``jp``, ``jm`` and ``jpe`` are derived on first use.
+    """
+
+    def __init__(self, jobs: Sequence[Job], now: float, columns: np.ndarray) -> None:
+        self.jobs = jobs
+        self.now = now
+        self.submit, self.req_time, self.procs, self.mem = columns
+
+    def __len__(self) -> int:
+        return len(self.jobs)
+
+    @cached_property
+    def wait(self) -> np.ndarray:
+        """Current wait, seconds."""
+        return self.now - self.submit
+
+    @cached_property
+    def jw(self) -> np.ndarray:
+        """Current wait, hours (Table 13 Jw)."""
+        return self.wait / 3600.0
+
+    @cached_property
+    def jx(self) -> np.ndarray:
+        """Estimated current expansion factor (wait + R) / R (Table 13 Jx)."""
+        req = np.maximum(self.req_time, MIN_REQUESTED_SECONDS)
+        return (self.wait + req) / req
+
+    @property
+    def jp(self) -> np.ndarray:
+        """Requested processors (Table 13 Jp)."""
+        return self.procs
+
+    @cached_property
+    def jm(self) -> np.ndarray:
+        """Requested memory in units of 358.4 MB (Table 13 Jm)."""
+        return self.mem / KB_PER_MEMORY_UNIT
+
+    @cached_property
+    def jpe(self) -> np.ndarray:
+        """max(Jp, Jm): the larger of processors and normalised memory (Table 12 Wpe)."""
+        return np.maximum(self.procs, self.jm)
+
+
+class _Columns:
+    """Per-run cache of static per-job columns, so a pass gathers them by index.
+
+    ``row(spec)`` gives a job's values the first time the job is seen; a pass
+    looks the queue's rows up in one ``map`` and gathers each column with one
+    fancy index — no Python loop over the jobs per column.
+    """
+
+    __slots__ = ("cols", "n", "row", "row_of")
+
+    def __init__(self, row: Callable[[Any], tuple[float, ...]], width: int) -> None:
+        self.row = row
+        self.row_of: dict[Job, int] = {}
+        self.cols = [np.empty(1024) for _ in range(width)]
+        self.n = 0
+
+    def _add(self, jobs: Iterable[Job]) -> None:
+        row_of = self.row_of
+        for job in jobs:
+            if job in row_of:
+                continue
+            if self.n == len(self.cols[0]):
+                self.cols = [np.concatenate([c, np.empty_like(c)]) for c in self.cols]
+            for col, value in zip(self.cols, self.row(job.spec), strict=True):
+                col[self.n] = value
+            row_of[job] = self.n
+            self.n += 1
+
+    def gather(self, jobs: list[Job]) -> list[np.ndarray]:
+        """The columns of ``jobs``, in their order."""
+        get = self.row_of.__getitem__
+        try:
+            idx = np.fromiter(map(get, jobs), dtype=np.intp, count=len(jobs))
+        except KeyError:
+            self._add(jobs)
+            idx = np.fromiter(map(get, jobs), dtype=np.intp, count=len(jobs))
+        return [c[idx] for c in self.cols]
+
+
+def _request_row(spec: Any) -> tuple[float, float, float, float]:
+    return (spec.submit, spec.req_time, spec.procs, spec.mem)
+
+
+def _by_score(jobs: list[Job], score: np.ndarray) -> list[Job]:
+    # jobs are in submission order; a stable sort on -score keeps FCFS among ties
+    return [jobs[i] for i in np.argsort(-score, kind="stable").tolist()]
 
 
 class Priority:
-    """Orders the queue; ``dynamic`` is False when the order never changes (FCFS)."""
+    """Orders the queue, highest priority first; ties in submission order.
+
+    Subclasses implement :meth:`scores` (higher = sooner).  ``dynamic`` is
+    False when the order of two waiting jobs never changes with time; only
+    FCFS sets it, to skip sorting.
+    """
 
     name = ""
     dynamic = True
 
-    def order(self, queue: Collection[Job], now: float) -> Iterable[Job]:
+    def __init__(self) -> None:
+        self._columns = _Columns(_request_row, 4)
+
+    def scores(self, q: QueueView) -> np.ndarray:
+        """One score per waiting job; higher runs sooner."""
         raise NotImplementedError
+
+    def view(self, queue: Collection[Job], now: float) -> QueueView:
+        """The queue as arrays (for scores, tests and explanations)."""
+        jobs = list(queue)
+        return QueueView(jobs, now, self._columns.gather(jobs))
+
+    def order(self, queue: Collection[Job], now: float) -> Sequence[Job] | Collection[Job]:
+        """The queue highest priority first (a stable sort, so FCFS among ties)."""
+        if len(queue) <= 1:
+            return queue
+        q = self.view(queue, now)
+        score = np.asarray(self.scores(q), dtype=float)
+        if score.shape != (len(q),):
+            # a plain O2KSimError: SimPy re-raises errors from inside the run by
+            # calling type(exc)(*exc.args), which a ConfigError does not survive
+            raise O2KSimError(
+                f"priority '{self.name}' returned scores of shape {score.shape} "
+                f"for {len(q)} waiting jobs (expected one score per job)"
+            )
+        return _by_score(q.jobs, score)
 
     def describe(self) -> str:
         return self.name
 
 
 class FCFSPriority(Priority):
-    """First come, first served: the queue's own (submission) order."""
+    """First come, first served: the queue's own (submission) order (Table 12, Ww = 1)."""
 
     name = "fcfs"
     dynamic = False
 
-    def order(self, queue: Collection[Job], now: float) -> Iterable[Job]:
+    def scores(self, q: QueueView) -> np.ndarray:
+        return -q.submit
+
+    def order(self, queue: Collection[Job], now: float) -> Collection[Job]:
         return queue
 
 
-def _arrays(
-    queue: Collection[Job],
-) -> tuple[list[Job], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    jobs = list(queue)
-    n = len(jobs)
-    submit = np.fromiter((j.spec.submit for j in jobs), dtype=float, count=n)
-    req = np.fromiter((j.spec.req_time for j in jobs), dtype=float, count=n)
-    procs = np.fromiter((j.spec.procs for j in jobs), dtype=float, count=n)
-    mem = np.fromiter((j.spec.mem for j in jobs), dtype=float, count=n)
-    return jobs, submit, req, procs, mem
-
-
-def _by_score(jobs: list[Job], score: np.ndarray) -> list[Job]:
-    # jobs are in submission order; a stable sort on -score keeps FCFS among ties
-    idx = np.argsort(-score, kind="stable")
-    return [jobs[i] for i in idx]
-
-
-@dataclass
 class WeightedPriority(Priority):
-    """Weighted sum of the Table 13 measures, recomputed at every pass."""
+    """Weighted sum of the Table 13 measures, recomputed at every pass (Table 12)."""
 
-    weights: Mapping[str, float] = field(default_factory=dict)
-    name: str = "weighted"
-
-    def __post_init__(self) -> None:
-        bad = set(self.weights) - set(WEIGHT_NAMES)
+    def __init__(self, weights: Mapping[str, float], name: str = "weighted") -> None:
+        super().__init__()
+        bad = set(weights) - set(WEIGHT_NAMES)
         if bad:
             raise ConfigError(
                 None,
                 f"unknown priority weight(s) {', '.join(sorted(bad))} (known: {', '.join(WEIGHT_NAMES)})",
                 field="priority",
             )
-        self.w = {k: float(self.weights.get(k, 0.0)) for k in WEIGHT_NAMES}
-        self.dynamic = any(self.w[k] for k in ("w", "x"))
+        for k, v in weights.items():
+            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+                raise ConfigError(
+                    None, f"weight {k} must be a finite number, got {v!r}", field="priority"
+                )
+        self.name = name
+        self.weights = {k: float(weights.get(k, 0.0)) for k in WEIGHT_NAMES}
+        self.dynamic = any(self.weights[k] for k in ("w", "x"))
+        self._fast = _Columns(self._static_row, 3)
 
-    def scores(self, queue: Collection[Job], now: float) -> tuple[list[Job], np.ndarray]:
-        jobs, submit, req, procs, mem = _arrays(queue)
-        wait_h = (now - submit) / 3600.0
-        score = self.w["w"] * wait_h
-        if self.w["x"]:
-            req_h = np.maximum(req, 1.0) / 3600.0
-            score = score + self.w["x"] * (wait_h + req_h) / req_h
-        if self.w["p"]:
-            score = score + self.w["p"] * procs
-        jm = mem / 1024.0 / MB_PER_MEMORY_UNIT
-        if self.w["m"]:
-            score = score + self.w["m"] * jm
-        if self.w["pe"]:
-            score = score + self.w["pe"] * np.maximum(procs, jm)
-        return jobs, score
+    def scores(self, q: QueueView) -> np.ndarray:
+        w = self.weights
+        score = np.zeros(len(q))
+        if w["w"]:
+            score += w["w"] * q.jw
+        if w["x"]:
+            score += w["x"] * q.jx
+        if w["p"]:
+            score += w["p"] * q.jp
+        if w["m"]:
+            score += w["m"] * q.jm
+        if w["pe"]:
+            score += w["pe"] * q.jpe
+        return score
 
-    def order(self, queue: Collection[Job], now: float) -> Iterable[Job]:
+    def _static_row(self, spec: Any) -> tuple[float, float, float]:
+        # score = base + slope * wait: the resource terms and Wx are fixed per job,
+        # and Jw and Jx both grow linearly with the wait
+        w = self.weights
+        req = max(spec.req_time, MIN_REQUESTED_SECONDS)
+        jm = spec.mem / KB_PER_MEMORY_UNIT
+        base = w["x"] + w["p"] * spec.procs + w["m"] * jm + w["pe"] * max(spec.procs, jm)
+        return (spec.submit, base, w["w"] / 3600.0 + w["x"] / req)
+
+    def order(self, queue: Collection[Job], now: float) -> Sequence[Job] | Collection[Job]:
+        """As :meth:`Priority.order`, from two cached per-job constants (fast path)."""
         if len(queue) <= 1:
             return queue
-        jobs, score = self.scores(queue, now)
-        return _by_score(jobs, score)
+        jobs = list(queue)
+        submit, base, slope = self._fast.gather(jobs)
+        return _by_score(jobs, base + slope * (now - submit))
 
     def describe(self) -> str:
-        terms = [f"{v:g}*J{k}" for k, v in self.w.items() if v]
+        terms = [f"{v:g}*J{k}" for k, v in self.weights.items() if v]
         return " + ".join(terms) or "0"
 
 
 class SJFPriority(Priority):
-    """Shortest requested runtime first (ties FCFS)."""
+    """Shortest requested runtime first (ties FCFS); starves long jobs (T§5.4.1)."""
 
     name = "sjf"
-    dynamic = False
 
-    def order(self, queue: Collection[Job], now: float) -> Iterable[Job]:
-        if len(queue) <= 1:
-            return queue
-        jobs, _submit, req, _p, _m = _arrays(queue)
-        return _by_score(jobs, -req)
+    def scores(self, q: QueueView) -> np.ndarray:
+        return -q.req_time
 
 
 class LXFPriority(WeightedPriority):
-    """Largest current expansion factor Jx first (G§2.2)."""
+    """Largest current expansion factor Jx first (G§2.2): Wx = 1, nothing else."""
 
     def __init__(self) -> None:
-        super().__init__(weights={"x": 1.0}, name="lxf")
+        super().__init__({"x": 1.0}, name="lxf")
+
+
+PriorityFunction = Callable[[QueueView], np.ndarray]
+
+
+class FunctionPriority(Priority):
+    """A priority given as a Python function ``fn(QueueView) -> scores``."""
+
+    def __init__(self, fn: PriorityFunction, name: str) -> None:
+        super().__init__()
+        self.fn = fn
+        self.name = name
+
+    def scores(self, q: QueueView) -> np.ndarray:
+        return self.fn(q)
 
 
 PRIORITIES: dict[str, Callable[[], Priority]] = {
@@ -144,19 +299,71 @@ PRIORITIES: dict[str, Callable[[], Priority]] = {
 }
 
 
-def make_priority(spec: str | Mapping[str, float] | Priority) -> Priority:
-    """A priority from a name (``fcfs``, ``sjf``, ``lxf``), a weight table or an object."""
+def register_priority(
+    name: str, fn: PriorityFunction | None = None, *, replace: bool = False
+) -> Any:
+    """Register ``fn(QueueView) -> scores`` (higher first) as priority ``name``.
+
+    Usable directly (``register_priority("mine", fn)``) or as a decorator
+    (``@register_priority("mine")``).  A preset then says ``priority = "mine"``;
+    the engine is not touched.  Built-in names cannot be replaced unless
+    ``replace`` is true.
+    """
+
+    def add(f: PriorityFunction) -> PriorityFunction:
+        if not callable(f):
+            raise TypeError(f"priority '{name}' must be callable, got {f!r}")
+        if name in PRIORITIES and not replace:
+            raise ValueError(f"priority '{name}' is already registered")
+        PRIORITIES[name] = lambda: FunctionPriority(f, name)
+        return f
+
+    return add if fn is None else add(fn)
+
+
+def _import_function(path: str) -> PriorityFunction:
+    module, _, attr = path.partition(":")
+    try:
+        fn = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(
+            None, f"cannot import priority function '{path}': {exc}", field="priority"
+        ) from None
+    if not callable(fn):
+        raise ConfigError(None, f"'{path}' is not callable", field="priority")
+    return fn
+
+
+def make_priority(spec: str | Mapping[str, float] | Priority | PriorityFunction) -> Priority:
+    """A fresh priority from a name, ``"module:function"``, a weight table, a function or an object.
+
+    A :class:`Priority` object is used as is (it then keeps its per-run cache:
+    give each run its own).
+    """
     if isinstance(spec, Priority):
         return spec
     if isinstance(spec, str):
-        try:
+        if spec in PRIORITIES:
             return PRIORITIES[spec]()
-        except KeyError:
-            raise ConfigError(
-                None,
-                f"unknown priority '{spec}' (known: {', '.join(sorted(PRIORITIES))}, or a table of weights {', '.join(WEIGHT_NAMES)})",
-                field="priority",
-            ) from None
+        if ":" in spec:
+            return FunctionPriority(_import_function(spec), spec)
+        raise ConfigError(
+            None,
+            f"unknown priority '{spec}' (known: {', '.join(sorted(PRIORITIES))}, "
+            f"'module:function', or a table of weights {', '.join(WEIGHT_NAMES)})",
+            field="priority",
+        )
     if isinstance(spec, Mapping):
-        return WeightedPriority(weights=dict(spec))
+        return WeightedPriority(dict(spec))
+    if callable(spec):
+        return FunctionPriority(spec, getattr(spec, "__name__", "function"))
     raise ConfigError(None, f"cannot make a priority from {spec!r}", field="priority")
+
+
+def check_priority(spec: Any) -> bool:
+    """Whether ``spec`` names a priority (used to validate presets before a run)."""
+    try:
+        make_priority(spec)
+    except ConfigError:
+        return False
+    return True

@@ -85,41 +85,67 @@ def select_window(jobs: pd.DataFrame, win: Window) -> tuple[pd.DataFrame, np.nda
 
 ESTIMATES_HELP = "requested | actual | scenario-a[:K] (K percent, default 20) | scenario-b"
 
+SCENARIO_B_SHORT = 600.0  # Scenario B: T <= 10 minutes ...
+SCENARIO_B_FRACTION = 0.1  # ... and T <= 10% of R keep R (T§6.2.1)
+
+
+def _scaled_runtimes(run: np.ndarray, percent: float) -> np.ndarray:
+    """``(1 + K/100) * T`` rounded up to whole seconds.
+
+    Computed as ``(100 + K) * T / 100`` and rounded to micro-seconds before the
+    ceiling, so that an exact product such as 110% of 10 s gives 11 s, not 12 s
+    (``1.1 * 10 == 11.000000000000002`` in binary floating point).
+    """
+    return np.ceil(np.round((100.0 + percent) * run / 100.0, 6))
+
+
+def _parse_percent(arg: str, scenario: str) -> float:
+    text = arg.strip().rstrip("%").strip()
+    try:
+        k = float(text)
+    except ValueError:
+        raise O2KSimError(f"'{arg}' is not a percentage in '{scenario}'") from None
+    if not np.isfinite(k) or k < 0:
+        raise O2KSimError(f"the Scenario A percentage must be a number >= 0, got '{arg}'")
+    return k
+
 
 def apply_estimates(jobs: pd.DataFrame, scenario: str | None) -> pd.DataFrame:
-    """Replace requested runtimes (field 9) by a runtime-estimate scenario (T Table 15).
+    """Replace requested runtimes (field 9) by a runtime-estimate scenario (T§6.2.1, Table 15).
+
+    With ``T`` the actual and ``R`` the requested runtime:
 
     * ``requested`` (or None): keep the trace's requested runtimes;
     * ``actual``: requested = actual runtime (perfect estimates);
-    * ``scenario-a:K``: ``min((1 + K/100) * T, R)`` (R unknown: ``(1 + K/100) * T``);
+    * ``scenario-a:K`` (K percent, default 20; ``scenario-a:20%`` also reads):
+      ``min((1 + K/100) * T, R)`` for every job (R unknown: ``(1 + K/100) * T``);
     * ``scenario-b``: as ``scenario-a:20``, except that a job with
-      ``T <= 10 min`` and ``T <= 10% of R`` keeps ``R``.
-    Estimates are rounded up to whole seconds.
+      ``T <= 10 min`` and ``T <= 10% of R`` — one that probably aborted early —
+      keeps ``R``.
+
+    Estimates are whole seconds, rounded up.  Jobs with unknown actual runtime
+    keep their request.  Only ``req_time`` changes; the scheduler sees it, the
+    job still runs ``T``.
     """
     if scenario in (None, "", "requested"):
         return jobs
-    name, _, arg = scenario.partition(":")
+    name, _, arg = scenario.strip().lower().partition(":")
     run = jobs["run_time"].to_numpy(np.float64)
     req = jobs["req_time"].to_numpy(np.float64)
     known = req > 0
     if name == "actual":
         if arg:
             raise O2KSimError("'actual' takes no argument")
-        new = run
+        new = np.ceil(run)
     elif name in ("scenario-a", "scenario-b"):
         if name == "scenario-b" and arg:
             raise O2KSimError("'scenario-b' takes no argument (it uses k = 20%)")
-        try:
-            k = float(arg) / 100.0 if arg else 0.2
-        except ValueError:
-            raise O2KSimError(f"'{arg}' is not a percentage in '{scenario}'") from None
-        if k < 0:
-            raise O2KSimError("the Scenario A percentage must not be negative")
-        scaled = np.ceil((1.0 + k) * run)
+        k = _parse_percent(arg, scenario) if arg else 20.0
+        scaled = _scaled_runtimes(run, k)
         new = np.where(known, np.minimum(scaled, req), scaled)
         if name == "scenario-b":
-            keep_r = known & (run <= 600) & (run <= 0.1 * req)
-            new = np.where(keep_r, req, new)
+            aborted = known & (run <= SCENARIO_B_SHORT) & (run <= SCENARIO_B_FRACTION * req)
+            new = np.where(aborted, req, new)
     else:
         raise O2KSimError(f"unknown runtime-estimate scenario '{scenario}' ({ESTIMATES_HELP})")
     out = jobs.copy()
