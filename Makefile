@@ -19,7 +19,7 @@ install-test: $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 
 demo: install
-	$(BIN)/o2ksim run --machine o2k --policy fcfs-backfill --out $(OUT)
+	$(BIN)/o2ksim run --out $(OUT)   # a synthetic O2K month (+1 week warm-up) on the 8 O2K hosts, FCFS-backfill
 
 lint: install-test
 	$(BIN)/ruff check o2ksim tests benchmarks

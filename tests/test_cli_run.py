@@ -96,3 +96,19 @@ def test_policies_and_machines_commands():
     assert r.returncode == 0 and "fcfs-backfill" in r.stdout and "reservations" in r.stdout
     r = cli("machines", "o2k")
     assert r.returncode == 0 and "960 processors" in r.stdout and "modi2" in r.stdout
+
+
+def test_default_run_is_a_generated_o2k_month_on_the_o2k_hosts(tmp_path):
+    assert main(["run", "--span", "3d", "--warmup", "1", "--out", str(tmp_path), "-q"]) == 0
+    jobs = pd.read_csv(tmp_path / "jobs.csv")
+    run = json.loads((tmp_path / "run.json").read_text())
+    assert run["config"]["workload"].startswith("model o2k")
+    assert set(jobs["host"].dropna()) <= {"eir", "nerthus", "hod1", "jord1", "saga1", "huldra", "mimir", "modi2"}
+    analysed = jobs[jobs["analysed"]]
+    assert analysed["submit"].min() >= 86400 and analysed["submit"].max() < 4 * 86400
+    assert json.loads((tmp_path / "summary.json").read_text())["jobs"] == len(analysed) > 100
+
+
+def test_trace_and_model_are_exclusive():
+    r = cli("run", "--trace", TINY, "--model", "o2k")
+    assert r.returncode == 2 and "either --trace or --model" in r.stderr

@@ -1,0 +1,616 @@
+"""Characterise a trace the way thesis ch. 4 characterises the O2K workload.
+
+:func:`characterize` returns a :class:`Characterization`: tables (pandas
+DataFrames) and a summary of what T§4.1-§4.5 report --
+
+* jobs per day of the week and per hour of the day (T§4.3, Figs. 14-19);
+* the arrival periods (weekday peak / intermediate / low, weekend
+  intermediate / low) with jobs per hour and the interarrival-time mean and CV
+  of each, and the thesis's four candidate fits: two-stage hyperexponential,
+  Weibull, gamma and exponential (T§4.3, Fig. 20);
+* requested processors: share of serial jobs and of powers of two (T§4.4.1);
+* requested memory, overall and conditioned on processors (T§4.4.2, Fig. 29 table);
+* requested runtime, with the share of the O2K default requests (T§4.4.3);
+* actual runtime and the actual/requested ratio (T§4.5.1, Table 10);
+* processor demand (load) and the LSF job-class mix next to Table 6 (T§4.1).
+
+Times of day are local: the header's ``TimeZoneString`` when Python knows the
+zone, else its ``TimeZone`` offset, else UTC.  Figures are drawn by
+:mod:`o2ksim.report.workload_figures` (the only module of this feature that
+imports matplotlib/seaborn).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from o2ksim.errors import O2KSimError
+from o2ksim.workloads.reshape import offered_load
+
+__all__ = [
+    "DEFAULT_PERIODS",
+    "TABLE6_JOB_SHARE",
+    "TABLE6_JOB_SHARE_RANGE",
+    "TABLE6_PXT",
+    "Characterization",
+    "characterize",
+    "class_shares",
+    "local_clock",
+    "local_clock_unix",
+]
+
+DEFAULT_PERIODS: tuple[dict[str, Any], ...] = (
+    {"name": "weekday-low", "days": "weekday", "start_hour": 0, "end_hour": 8},
+    {"name": "weekday-peak", "days": "weekday", "start_hour": 8, "end_hour": 18},
+    {"name": "weekday-intermediate", "days": "weekday", "start_hour": 18, "end_hour": 24},
+    {"name": "weekend-low", "days": "weekend", "start_hour": 0, "end_hour": 8},
+    {"name": "weekend-intermediate", "days": "weekend", "start_hour": 8, "end_hour": 24},
+)
+"""The arrival-rate periods of T§4.3 (weekday peak 8am-6pm, intermediate 6pm-midnight, low midnight-8am)."""
+
+_CLASSES = (
+    "vst_sj",
+    "st_sj",
+    "mt_sj",
+    "lt_sj",
+    "vst_mj",
+    "st_mj",
+    "mt_mj",
+    "lt_mj",
+    "vst_lj",
+    "st_lj",
+    "mt_lj",
+    "lt_lj",
+)
+TABLE6_JOB_SHARE: dict[str, float] = dict(
+    zip(
+        _CLASSES,
+        (
+            0.3686,
+            0.2325,
+            0.0657,
+            0.0121,
+            0.1039,
+            0.0573,
+            0.0199,
+            0.0043,
+            0.0880,
+            0.0328,
+            0.0117,
+            0.0031,
+        ),
+        strict=True,
+    )
+)
+"""Share of jobs per LSF class, mean of the nine months of thesis Table 6 (Oct 1999 - Dec 2000)."""
+TABLE6_JOB_SHARE_RANGE: dict[str, tuple[float, float]] = dict(
+    zip(
+        _CLASSES,
+        (
+            (0.3084, 0.4691),
+            (0.1615, 0.2808),
+            (0.0390, 0.1641),
+            (0.0047, 0.0285),
+            (0.0816, 0.1494),
+            (0.0323, 0.0661),
+            (0.0107, 0.0276),
+            (0.0018, 0.0076),
+            (0.0608, 0.1286),
+            (0.0180, 0.0589),
+            (0.0055, 0.0214),
+            (0.0018, 0.0080),
+        ),
+        strict=True,
+    )
+)
+"""Smallest and largest share of jobs per LSF class over the nine months of thesis Table 6."""
+TABLE6_PXT: dict[str, float] = dict(
+    zip(
+        _CLASSES,
+        (0.018, 0.097, 0.099, 0.041, 0.024, 0.099, 0.130, 0.033, 0.057, 0.138, 0.131, 0.059),
+        strict=True,
+    )
+)
+"""Processor demand per LSF class as a fraction of the eight hosts' capacity, nine-month mean of Table 6."""
+
+_DAYNAMES = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_P_BINS = [
+    (1, 1),
+    (2, 2),
+    (3, 4),
+    (5, 8),
+    (9, 16),
+    (17, 32),
+    (33, 64),
+    (65, 128),
+    (129, 256),
+    (257, 10**12),
+]
+_M_BINS_MB = [
+    (0, 32),
+    (33, 128),
+    (129, 256),
+    (257, 512),
+    (513, 1024),
+    (1025, 2048),
+    (2049, 4096),
+    (4097, 8192),
+    (8193, 16384),
+    (16385, 10**15),
+]
+_T_BINS_S = [
+    (0, 59),
+    (60, 599),
+    (600, 3599),
+    (3600, 5 * 3600),
+    (5 * 3600 + 1, 20 * 3600),
+    (20 * 3600 + 1, 50 * 3600),
+    (50 * 3600 + 1, 200 * 3600),
+    (200 * 3600 + 1, 10**12),
+]
+_T_LABELS = ["<1m", "1-10m", "10m-1h", "1-5h", "5-20h", "20-50h", "50-200h", ">200h"]
+_O2K_DEFAULTS_S = (18000, 180000, 720000, 1440000)
+
+
+# ============================================================================
+# clocks
+# ============================================================================
+
+
+def local_clock_unix(
+    unix: np.ndarray, tz: str | int | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(day, minute, weekday)`` of Unix times on a local clock.
+
+    ``day`` counts local calendar days since 1970-01-01, ``minute`` is the
+    minute of the day (0-1439), ``weekday`` 0 = Monday.  *tz* is an IANA zone
+    name (daylight saving applied), a fixed offset in seconds added to UTC, or
+    ``None`` for UTC.  An unknown zone name falls back to UTC.
+    """
+    unix = np.asarray(unix, dtype=np.int64)
+    if isinstance(tz, str) and tz and tz.upper() not in ("UTC", "GMT", "Z"):
+        try:
+            idx = pd.to_datetime(unix, unit="s", utc=True).tz_convert(tz)
+            offset = np.asarray(idx.tz_localize(None).as_unit("s").asi8, dtype=np.int64) - unix
+        except Exception:  # unknown zone: UTC
+            offset = np.zeros(len(unix), dtype=np.int64)
+    elif isinstance(tz, int | np.integer) and not isinstance(tz, bool):
+        offset = np.full(len(unix), int(tz), dtype=np.int64)
+    else:
+        offset = np.zeros(len(unix), dtype=np.int64)
+    local = unix + offset
+    day = np.floor_divide(local, 86400)
+    minute = (local - day * 86400) // 60
+    weekday = (day + 3) % 7
+    return day, minute, weekday
+
+
+def _trace_tz(header: Any) -> str | int | None:
+    tzs = getattr(header, "time_zone_string", None)
+    if tzs:
+        return str(tzs).strip()
+    tz = getattr(header, "time_zone", None)
+    return int(tz) if tz is not None else None
+
+
+def local_clock(trace: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`local_clock_unix` of a trace's submit times (``UnixStartTime`` + submit; 0 when unknown)."""
+    start = int(getattr(trace.header, "unix_start_time", None) or 0)
+    return local_clock_unix(trace.jobs["submit"].to_numpy() + start, _trace_tz(trace.header))
+
+
+# ============================================================================
+# derived job quantities
+# ============================================================================
+
+
+def _procs(jobs: pd.DataFrame) -> np.ndarray:
+    req = jobs["req_procs"].to_numpy()
+    return np.where(req > 0, req, jobs["alloc_procs"].to_numpy())
+
+
+def _memory_mb(jobs: pd.DataFrame, procs: np.ndarray) -> np.ndarray:
+    """Requested memory per job in MB (field 10 x processors); NaN when unknown."""
+    per = jobs["req_mem"].to_numpy().astype(float)
+    return np.where(per >= 0, per * procs / 1024.0, np.nan)
+
+
+def class_shares(
+    jobs: pd.DataFrame,
+    *,
+    capacity: float | None = None,
+    lsf: Mapping[str, Sequence[float]] | None = None,
+) -> pd.DataFrame:
+    """Jobs and processor demand per LSF class (T Table 3) next to Table 6 (nine-month mean and range).
+
+    Memory unknown (-1) counts as 0 MB.  *capacity* (processor-seconds) turns
+    demand into a fraction of the machine.  Jobs that fit no class are counted
+    in ``none``.
+    """
+    from o2ksim.workloads.o2k import lsf_class
+
+    lsf = lsf or {
+        "time_limits_h": [5, 50, 200, 400],
+        "size_procs": [8, 16, 64],
+        "size_mem_mb": [2048, 4096, 16384],
+    }
+    p = _procs(jobs)
+    mem = np.nan_to_num(_memory_mb(jobs, p), nan=0.0)
+    req = jobs["req_time"].to_numpy().astype(float)
+    req = np.where(req > 0, req, np.inf)
+    cls = lsf_class(p, mem, req, lsf)
+    pxt = np.maximum(p, 0) * np.maximum(jobs["run_time"].to_numpy(), 0).astype(float)
+    rows = []
+    n = max(len(jobs), 1)
+    for k, name in enumerate((*_CLASSES, "none")):
+        sel = cls == (k if k < 12 else -1)
+        share = sel.sum() / n
+        t6 = TABLE6_JOB_SHARE.get(name, float("nan"))
+        lo, hi = TABLE6_JOB_SHARE_RANGE.get(name, (float("nan"), float("nan")))
+        rows.append(
+            {
+                "class": name,
+                "jobs": int(sel.sum()),
+                "share": share,
+                "table6_share": t6,
+                "table6_min": lo,
+                "table6_max": hi,
+                "distance": share - t6 if name in TABLE6_JOB_SHARE else float("nan"),
+                "pxt_share_of_capacity": pxt[sel].sum() / capacity if capacity else float("nan"),
+                "table6_pxt": TABLE6_PXT.get(name, float("nan")),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+# ============================================================================
+# characterisation
+# ============================================================================
+
+
+@dataclass
+class Characterization:
+    """The result of :func:`characterize`: tables, a summary, and raw arrays for figures."""
+
+    summary: dict[str, float]
+    tables: dict[str, pd.DataFrame]
+    data: dict[str, Any] = field(default_factory=dict, repr=False)
+    source: str | None = None
+
+    def to_text(
+        self,
+        tables: Sequence[str] = (
+            "summary",
+            "jobs_per_day_of_week",
+            "periods",
+            "processors",
+            "memory_by_procs",
+            "runtime",
+            "ratio",
+            "lsf_classes",
+        ),
+    ) -> str:
+        """The main tables as plain text (what ``o2ksim characterize`` prints)."""
+        out = []
+        for name in tables:
+            if name == "summary":
+                out.append("== summary ==")
+                out.extend(f"  {k:28s} {_fmt(v)}" for k, v in self.summary.items())
+                continue
+            t = self.tables.get(name)
+            if t is None or t.empty:
+                continue
+            out.append(f"\n== {name.replace('_', ' ')} ==")
+            out.append(t.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+        return "\n".join(out)
+
+    def save(self, out_dir: str | Path) -> list[Path]:
+        """Write every table as CSV (and the summary as ``summary.csv``) into *out_dir*."""
+        d = Path(out_dir)
+        d.mkdir(parents=True, exist_ok=True)
+        written = []
+        s = pd.DataFrame({"measure": list(self.summary), "value": list(self.summary.values())})
+        s.to_csv(d / "summary.csv", index=False)
+        written.append(d / "summary.csv")
+        for name, t in self.tables.items():
+            path = d / f"{name}.csv"
+            t.to_csv(path, index=False)
+            written.append(path)
+        return written
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return "nan" if math.isnan(v) else f"{v:.4g}"
+    return str(v)
+
+
+def _period_index(
+    weekday: np.ndarray, minute: np.ndarray, periods: Sequence[Mapping[str, Any]]
+) -> np.ndarray:
+    hour = minute / 60.0
+    weekend = weekday >= 5
+    idx = np.full(len(minute), -1)
+    for k, per in enumerate(periods):
+        days = per["days"]
+        dmask = (
+            np.ones(len(minute), bool)
+            if days == "all"
+            else (weekend if days == "weekend" else ~weekend)
+        )
+        idx = np.where(
+            (idx < 0) & dmask & (hour >= per["start_hour"]) & (hour < per["end_hour"]), k, idx
+        )
+    return idx
+
+
+def characterize(
+    trace: Any,
+    *,
+    procs: int | None = None,
+    periods: Sequence[Mapping[str, Any]] = DEFAULT_PERIODS,
+    fits: bool = True,
+    max_fit_samples: int = 20000,
+) -> Characterization:
+    """Characterise *trace* (a :class:`~o2ksim.workloads.swf.Trace`) as thesis ch. 4 does.
+
+    *procs* is the machine size for the load (default: the header's
+    ``MaxProcs``, else the largest request).  *periods* are the arrival
+    periods (default: T§4.3's).  With *fits*, the interarrival times of each
+    period get the hyperexponential, Weibull, gamma and exponential fits
+    (maximum likelihood on at most *max_fit_samples* values, evenly thinned).
+    """
+    jobs = trace.jobs
+    if len(jobs) == 0:
+        raise O2KSimError("the trace has no jobs to characterise")
+    header = trace.header
+    p = _procs(jobs)
+    procs = int(
+        procs
+        or getattr(header, "max_procs", None)
+        or getattr(header, "max_nodes", None)
+        or max(int(p.max()), 1)
+    )
+    day, minute, weekday = local_clock(trace)
+    submit = jobs["submit"].to_numpy().astype(float)
+    run = jobs["run_time"].to_numpy().astype(float)
+    req = jobs["req_time"].to_numpy().astype(float)
+    mem = _memory_mb(jobs, p)
+    extra = getattr(header, "extra", {}) or {}
+    span = float(extra["O2KSimSpan"]) if "O2KSimSpan" in extra else None
+    n = len(jobs)
+    tables: dict[str, pd.DataFrame] = {}
+
+    # ---- days of the week, hours (T§4.3)
+    days = np.arange(day.min(), day.max() + 1)
+    per_day = pd.Series(np.bincount(day - day.min(), minlength=len(days)), index=days)
+    # only complete days count (the first and last may be partial)
+    if len(days) > 2:
+        per_day = per_day.iloc[1:-1] if span is None else per_day
+    dow = (per_day.index.to_numpy() + 3) % 7
+    rows = []
+    for k, name in enumerate(_DAYNAMES):
+        v = per_day.to_numpy()[dow == k]
+        rows.append(
+            {
+                "day": name,
+                "days": len(v),
+                "mean_jobs": v.mean() if len(v) else float("nan"),
+                "min_jobs": v.min() if len(v) else float("nan"),
+                "max_jobs": v.max() if len(v) else float("nan"),
+            }
+        )
+    tables["jobs_per_day_of_week"] = pd.DataFrame(rows)
+    wk_days = per_day.to_numpy()[dow < 5]
+    we_days = per_day.to_numpy()[dow >= 5]
+    hour = minute // 60
+    is_we = weekday >= 5
+    n_wk, n_we = max((dow < 5).sum(), 1), max((dow >= 5).sum(), 1)
+    in_days = np.isin(day, per_day.index.to_numpy())
+    tables["jobs_per_hour"] = pd.DataFrame(
+        {
+            "hour": np.arange(24),
+            "weekday_mean": np.bincount(hour[in_days & ~is_we], minlength=24) / n_wk,
+            "weekend_mean": np.bincount(hour[in_days & is_we], minlength=24) / n_we,
+        }
+    )
+
+    # ---- periods and interarrival times (T§4.3)
+    pidx = _period_index(weekday, minute, periods)
+    order = np.argsort(submit, kind="stable")
+    s_sorted, p_sorted, d_sorted = submit[order], pidx[order], day[order]
+    gaps = np.diff(s_sorted)
+    same = (p_sorted[1:] == p_sorted[:-1]) & (d_sorted[1:] == d_sorted[:-1]) & (p_sorted[1:] >= 0)
+    prow = []
+    inter_by_period: dict[str, np.ndarray] = {}
+    for k, per in enumerate(periods):
+        hours = (per["end_hour"] - per["start_hour"]) * (n_we if per["days"] == "weekend" else n_wk)
+        njobs = int((in_days & (pidx == k)).sum())
+        ia = gaps[same & (p_sorted[1:] == k)]
+        ia = ia[ia > 0]
+        inter_by_period[per["name"]] = ia
+        row: dict[str, Any] = {
+            "period": per["name"],
+            "jobs": njobs,
+            "jobs_per_hour": njobs / hours if hours else float("nan"),
+            "interarrivals": len(ia),
+            "mean_s": ia.mean() if len(ia) else float("nan"),
+            "cv": ia.std() / ia.mean() if len(ia) > 1 else float("nan"),
+        }
+        if fits and len(ia) >= 20:
+            from o2ksim.workloads import fitting
+
+            x = (
+                ia
+                if len(ia) <= max_fit_samples
+                else np.sort(ia)[:: math.ceil(len(ia) / max_fit_samples)]
+            )
+            h = fitting.hyperexp_fit(x)
+            hg = fitting.hyperexp_goodness(x, h)
+            w = fitting.weibull_fit(x)
+            g = fitting.gamma_fit(x)
+            e = fitting.exponential_fit(x)
+            row.update(
+                {
+                    "hyperexp_p1": h["p1"],
+                    "hyperexp_mean1": h["mean1"],
+                    "hyperexp_mean2": h["mean2"],
+                    "hyperexp_ks": hg["ks"],
+                    "weibull_shape": w["shape"],
+                    "weibull_scale": w["scale"],
+                    "weibull_ks": w["ks"],
+                    "gamma_shape": g["shape"],
+                    "gamma_scale": g["scale"],
+                    "gamma_ks": g["ks"],
+                    "exponential_ks": e["ks"],
+                }
+            )
+            row["best_fit"] = min(
+                ("hyperexp", hg["ks"]),
+                ("weibull", w["ks"]),
+                ("gamma", g["ks"]),
+                ("exponential", e["ks"]),
+                key=lambda t: t[1],
+            )[0]
+        prow.append(row)
+    tables["periods"] = pd.DataFrame(prow)
+
+    # ---- processors (T§4.4.1)
+    pos = p[p > 0]
+    rows = [
+        {
+            "procs": f"{lo}" if lo == hi else f"{lo}-{hi}",
+            "jobs": int(((pos >= lo) & (pos <= hi)).sum()),
+            "share": ((pos >= lo) & (pos <= hi)).mean() if len(pos) else float("nan"),
+        }
+        for lo, hi in _P_BINS
+    ]
+    tables["processors"] = pd.DataFrame(
+        [r for r in rows if r["jobs"] > 0 or r["procs"] in ("1", "2")]
+    )
+    pow2 = (pos & (pos - 1)) == 0
+
+    # ---- memory (T§4.4.2, Fig. 29)
+    known = np.isfinite(mem)
+    if known.any():
+        m = mem[known]
+        tables["memory"] = pd.DataFrame(
+            [
+                {
+                    "mem_mb": f"{lo}-{hi}" if hi < 10**14 else f">{lo - 1}",
+                    "share": ((m >= lo) & (m <= hi)).mean(),
+                }
+                for lo, hi in _M_BINS_MB
+            ]
+        )
+        rows = []
+        for lo, hi in [(1, 2), (3, 8), (9, 32), (33, 64), (65, 10**12)]:
+            sel = known & (p >= lo) & (p <= hi)
+            if sel.sum():
+                v = mem[sel] / 1024.0
+                rows.append(
+                    {
+                        "procs": f"{lo}-{hi}" if hi < 10**11 else f">{lo - 1}",
+                        "jobs": int(sel.sum()),
+                        "mean_gb": v.mean(),
+                        "cv": v.std() / v.mean() if v.mean() > 0 else float("nan"),
+                    }
+                )
+        tables["memory_by_procs"] = pd.DataFrame(rows)
+
+    # ---- runtimes (T§4.4.3, T§4.5.1)
+    has_req = req > 0
+    rows = []
+    for label, (lo, hi) in zip(_T_LABELS, _T_BINS_S, strict=True):
+        rows.append(
+            {
+                "range": label,
+                "requested_share": ((req >= lo) & (req <= hi))[has_req].mean()
+                if has_req.any()
+                else float("nan"),
+                "actual_share": ((run >= lo) & (run <= hi))[run >= 0].mean(),
+            }
+        )
+    tables["runtime"] = pd.DataFrame(rows)
+    both = has_req & (run >= 0)
+    ratio = run[both] / req[both]
+    if len(ratio):
+        under, over = ratio[ratio <= 1], ratio[ratio > 1]
+        q = np.percentile(ratio, [10, 20, 50, 80, 90])
+        tables["ratio"] = pd.DataFrame(
+            [
+                {
+                    "jobs": len(ratio),
+                    "p10": q[0],
+                    "p20": q[1],
+                    "median": q[2],
+                    "p80": q[3],
+                    "p90": q[4],
+                    "share_le_0.1": (ratio <= 0.1).mean(),
+                    "share_over_1": (ratio > 1).mean(),
+                    "mean_le_1": under.mean() if len(under) else float("nan"),
+                    "cv_le_1": under.std() / under.mean()
+                    if len(under) > 1 and under.mean() > 0
+                    else float("nan"),
+                    "mean_gt_1": over.mean() if len(over) else float("nan"),
+                    "cv_gt_1": over.std() / over.mean() if len(over) > 1 else float("nan"),
+                }
+            ]
+        )
+
+    # ---- load and LSF classes (T§4.1, Table 6)
+    if span is None:
+        span = float(submit.max() - submit.min()) * n / (n - 1) if n > 1 else 0.0
+    load = offered_load(trace, procs, span) if span > 0 else float("nan")
+    tables["lsf_classes"] = class_shares(jobs, capacity=procs * span if span > 0 else None)
+
+    tz = _trace_tz(header)
+    clock = (
+        "no UnixStartTime: days of the week are arbitrary"
+        if getattr(header, "unix_start_time", None) is None
+        else (f"UTC{tz / 3600:+g}h" if isinstance(tz, int) and tz else str(tz or "UTC"))
+    )
+    summary: dict[str, Any] = {
+        "jobs": n,
+        "local_clock": clock,
+        "span_days": span / 86400.0,
+        "machine_procs": procs,
+        "load": load,
+        "jobs_per_weekday": float(wk_days.mean()) if len(wk_days) else float("nan"),
+        "jobs_per_weekend_day": float(we_days.mean()) if len(we_days) else float("nan"),
+        "serial_share": float((pos == 1).mean()) if len(pos) else float("nan"),
+        "power_of_two_share": float(pow2.mean()) if len(pos) else float("nan"),
+        "mean_procs": float(pos.mean()) if len(pos) else float("nan"),
+        "share_runtime_lt_1min": float((run[run >= 0] < 60).mean()),
+        "share_runtime_lt_10min": float((run[run >= 0] < 600).mean()),
+        "share_runtime_gt_20h": float((run > 72000).mean()),
+        "runtime_cv": float(run[run >= 0].std() / run[run >= 0].mean())
+        if (run > 0).any()
+        else float("nan"),
+        "requested_runtime_known": float(has_req.mean()),
+        "share_default_requests": float(np.isin(req[has_req], _O2K_DEFAULTS_S).mean())
+        if has_req.any()
+        else float("nan"),
+        "requested_memory_known": float(known.mean()),
+        "ratio_median": float(np.median(ratio)) if len(ratio) else float("nan"),
+    }
+    data = {
+        "submit": submit,
+        "procs": p,
+        "mem_mb": mem,
+        "req": req,
+        "run": run,
+        "ratio": ratio,
+        "interarrivals": inter_by_period,
+        "periods": tables["periods"],
+    }
+    return Characterization(
+        summary=summary, tables=tables, data=data, source=getattr(trace, "source", None)
+    )
