@@ -280,3 +280,19 @@ def test_a_policy_that_never_starts_a_job_stalls_cleanly():
 def test_duplicate_job_ids_are_refused():
     with pytest.raises(ValueError, match="duplicate"):
         Simulation(single_host(2), [spec(1, 0, 1, 1), spec(1, 1, 1, 1)], Script(greedy))
+
+
+def test_policy_errors_surface_unchanged():
+    from o2ksim.errors import ConfigError
+
+    def script(snap):
+        raise ConfigError("policy.toml", "bad weight", field="priority.w")
+
+    with pytest.raises(ConfigError, match="bad weight"):
+        run([spec(1, 0, 1, 1)], script)
+
+
+def test_snapshot_knows_the_interval():
+    seen = []
+    run([spec(1, 0, 1, 1)], lambda s: seen.append(s.interval) or greedy(s), interval=60.0)
+    assert seen and set(seen) == {60.0}

@@ -83,7 +83,10 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="grace after the requested runtime before a kill (default: machine file)",
     )
     parser.add_argument(
-        "--reservations", type=int, metavar="N", help="override the policy's number of reservations"
+        "--reservations",
+        type=reservations_arg,
+        metavar="N|all",
+        help="override the policy's number of reservations (an integer >= 0, or all)",
     )
     parser.add_argument(
         "--reservation-kind",
@@ -124,6 +127,19 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     parser.set_defaults(func=run)
+
+
+def reservations_arg(text: str) -> int | str:
+    """``--reservations``: a non-negative integer or ``all``."""
+    if text == "all":
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0 or 'all', got '{text}'") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0 or 'all', got '{text}'")
+    return value
 
 
 def parse_overrides(items: list[str]) -> dict[str, object]:

@@ -193,6 +193,7 @@ class Simulation:
         self._arrived: list[Job] = []
         self._departed: list[Job] = []
         self.stats = RunStats()
+        self._error: BaseException | None = None
         self._policy_admit = getattr(policy, "admit", None)
 
     # ----------------------------------------------------------------------------- running
@@ -214,6 +215,8 @@ class Simulation:
             if self._done.triggered or "No scheduled events" not in str(exc):
                 raise
             self.stats.stalled = self._outstanding
+        if self._error is not None:
+            raise self._error
         self.monitor.close_all(self.env.now, self.jobs)
         self.stats.passes = self.monitor.passes
         self.stats.decisions = self.monitor.decisions
@@ -270,7 +273,13 @@ class Simulation:
             yield self._signal
             self._signal = PassSignal(self.env)
             self._pass_pending = False
-            self._run_pass()
+            try:
+                self._run_pass()
+            except Exception as exc:  # re-raised unchanged by run(), not rebuilt by SimPy
+                self._error = exc
+                if not self._done.triggered:
+                    self._done.succeed()
+                return
 
     def _ticker(self):
         env = self.env
@@ -314,6 +323,7 @@ class Simulation:
             arrived=arrived,
             departed=departed,
             explain=self.explain,
+            interval=self.interval,
         )
         decisions = self.policy.schedule(snap) or ()
         n = 0

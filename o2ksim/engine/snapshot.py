@@ -41,7 +41,8 @@ class Snapshot:
     iterate it during ``schedule`` and do not keep it).  ``hosts`` is in machine
     order and ``host_by_name`` indexes it.  ``timers`` are the policy's own
     wake-ups that came due at this instant; ``arrived`` and ``departed`` are the
-    jobs that arrived / left since the previous pass.
+    jobs that arrived / left since the previous pass.  ``interval`` is the
+    run's fixed scheduling cycle (``None``: a pass at every event).
     """
 
     now: float
@@ -53,6 +54,7 @@ class Snapshot:
     arrived: tuple[Job, ...] = ()
     departed: tuple[Job, ...] = ()
     explain: bool = False
+    interval: float | None = None  # the run's fixed scheduling interval, if any
 
     def running(self) -> list[Job]:
         """All running jobs, host by host."""

@@ -401,7 +401,7 @@ class Backfill(Policy):
                     reserved_hosts.add(where)
                     if stateful:
                         placed[job] = (where, at)
-                    if kept and self.interval is None:
+                    if kept and self.interval is None and snap.interval is None:
                         wake.append((where, at))
                     if explain:
                         note = f"reservation {n_res + 1} of {limit}"
