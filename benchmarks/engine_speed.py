@@ -27,7 +27,7 @@ def main() -> None:
     ap.add_argument("--policies", nargs="+", default=["fcfs", "fcfs-backfill"])
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    print("| trace | jobs | policy | load s | simulate s (best of %d) | jobs/s |" % args.repeat)
+    print(f"| trace | jobs | policy | load s | simulate s (best of {args.repeat}) | jobs/s |")
     print("|---|---|---|---|---|---|")
     for label, name, limit, machine in CASES:
         path = TRACES / name

@@ -90,7 +90,7 @@ def test_zero_length_jobs_end_in_a_second_pass_at_the_same_instant():
 def test_kill_frees_resources_and_records_reason():
     def script(snap):
         if snap.now == 0:
-            return greedy(snap) + [WakeAt(3.0)]
+            return [*greedy(snap), WakeAt(3.0)]
         if snap.now == 3 and snap.hosts[0].running:
             return [Kill(j, "test kill") for h in snap.hosts for j in h.running]
         return greedy(snap)
