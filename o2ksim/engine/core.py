@@ -87,6 +87,7 @@ class Host:
         self.memory = simpy.Container(env, capacity=spec.memory, init=spec.memory)
         self.running: dict[int, Job] = {}
         self.preempted: dict[int, Job] = {}
+        self.version = 0  # bumped whenever an allocation on the host changes
 
     @property
     def free_procs(self) -> int:
@@ -98,12 +99,14 @@ class Host:
 
     def take(self, procs: int, mem: int) -> None:
         """Take resources for a job; the caller has checked they are free."""
+        self.version += 1
         if procs > 0 and not self.procs.get(procs).triggered:
             raise PolicyError(f"host {self.name}: processors over-committed")
         if mem > 0 and not self.memory.get(mem).triggered:
             raise PolicyError(f"host {self.name}: memory over-committed")
 
     def give(self, procs: int, mem: int) -> None:
+        self.version += 1
         if procs > 0:
             self.procs.put(procs)
         if mem > 0:
@@ -116,6 +119,7 @@ class Host:
             self.memory.level,
             self.running.values(),
             self.preempted.values(),
+            self.version,
         )
 
 

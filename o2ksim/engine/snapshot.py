@@ -18,6 +18,7 @@ class HostView:
     free_mem: float
     running: Collection[Job]  # RUNNING jobs on the host (in start order)
     preempted: Collection[Job]  # PREEMPTED jobs holding memory on the host
+    version: int = 0  # changes whenever an allocation on the host changes (for caches)
 
     @property
     def name(self) -> str:

@@ -104,6 +104,38 @@ class Profile:
         self.mem = mem
         self.releases = at
 
+    @classmethod
+    def _of(
+        cls,
+        times: list[float],
+        procs: list[int],
+        mem: list[float],
+        releases: dict[float, list[tuple[int, float]]],
+    ) -> Profile:
+        profile = cls.__new__(cls)
+        profile.times, profile.procs, profile.mem, profile.releases = times, procs, mem, releases
+        return profile
+
+    def seen_at(self, now: float) -> Profile:
+        """A fresh, modifiable copy of this unmodified profile as seen from ``now`` (>= its start).
+
+        Valid while the host's allocations are unchanged: steps up to ``now``
+        merge into the first one, and their releases count as releases at ``now``.
+        """
+        times = self.times
+        k = bisect.bisect_right(times, now) - 1
+        if k <= 0 and times[0] == now:
+            return Profile._of(list(times), list(self.procs), list(self.mem), self.releases)
+        k = max(k, 0)
+        merged: list[tuple[int, float]] = []
+        for t in times[: k + 1]:
+            merged.extend(self.releases.get(t, ()))
+        releases = dict(self.releases)
+        if merged:
+            merged.sort()
+            releases[now] = merged
+        return Profile._of([now, *times[k + 1 :]], self.procs[k:], self.mem[k:], releases)
+
     def _split(self, t: float) -> int:
         """Index of the step starting exactly at ``t`` (creating it if needed)."""
         i = bisect.bisect_right(self.times, t) - 1
@@ -324,6 +356,7 @@ class Backfill(Policy):
         self._stateful = self.fixed or not self.sliding
         self._held: dict[Job, tuple[str, float]] = {}
         self._wakes: set[float] = set()
+        self._profile_cache: dict[str, tuple[int, Profile]] = {}
 
     def describe(self) -> dict[str, Any]:
         d = super().describe()
@@ -372,26 +405,60 @@ class Backfill(Policy):
                 held_set = set(held)
                 order = chain(held, (j for j in order if j not in held_set))
 
+        # Profiles are expensive (one per host, from every running job).  With
+        # dynamic sliding reservations and no decision log, the reservations of
+        # blocked jobs only matter once a lower-priority job fits now somewhere, so
+        # they are placed lazily at that moment — in order, on the same profile
+        # state, hence with exactly the same result.
+        lazy = not stateful and not explain
+        pending: list[Job] = []
+        free_lists = list(free.values())
+        max_free = max(f[0] for f in free_lists)  # most free processors on any host
         for job in order:
             spec = job.spec
-            if profiles is None:
+            if profiles is None and not pending:
                 host = _best_host(job, hosts, free)
                 if host is not None:
                     decisions.append(self._start(job, host, extra, "highest priority and fits now"))
                     started.append((host, now + spec.req_time, spec.procs, spec.mem))
+                    max_free = max(f[0] for f in free_lists)
                     continue
                 if limit == 0:
                     continue
-                profiles = _profiles(snap, started)
-            elif n_res >= limit and not any(f[0] > 0 for f in free.values()):
+                if lazy:
+                    pending.append(job)
+                    n_res += 1
+                    continue
+                profiles = _profiles(snap, started, self._profile_cache)
+            elif n_res >= limit and max_free <= 0:
                 break
-            host = self._backfill_host(job, hosts, free, profiles, reserved_hosts, now)
+            if profiles is None:
+                if spec.procs > max_free or not any(
+                    f[0] >= spec.procs and f[1] >= spec.mem for f in free_lists
+                ):
+                    if n_res < limit:
+                        pending.append(job)
+                        n_res += 1
+                    continue
+                profiles = _profiles(snap, started, self._profile_cache)
+                for blocked in pending:
+                    at, where, _kept = _reserve(blocked, hosts, free, profiles, now)
+                    if where is not None:
+                        b = blocked.spec
+                        profiles[where].reserve(at, b.procs, b.mem, b.req_time)
+                        reserved_hosts.add(where)
+            host = (
+                None
+                if spec.procs > max_free
+                else self._backfill_host(job, hosts, free, profiles, reserved_hosts, now)
+            )
             if host is not None:
                 note = (
                     "reserved job fits now" if job in prev else "backfilled: delays no reservation"
                 )
                 decisions.append(self._start(job, host, extra, note))
                 profiles[host].take(now, spec.procs, spec.mem, spec.req_time)
+                max_free = max(f[0] for f in free_lists)
                 continue
             if n_res < limit:
                 old = prev.get(job) if keep_times else None
@@ -484,23 +551,47 @@ def _best_host(job: Job, hosts: tuple[HostView, ...], free: dict[str, list[float
     return best
 
 
-def _profiles(snap: Snapshot, started: list[tuple[str, float, int, float]]) -> dict[str, Profile]:
-    """Availability profiles of every host: running jobs plus jobs started earlier in this pass."""
+def _profiles(
+    snap: Snapshot,
+    started: list[tuple[str, float, int, float]],
+    cache: dict[str, tuple[int, Profile]] | None = None,
+) -> dict[str, Profile]:
+    """Availability profiles of every host: running jobs plus jobs started earlier in this pass.
+
+    ``cache`` keeps each host's profile between passes; it is reused (as a
+    copy seen from now) while the host's allocations are unchanged, which
+    saves rebuilding it from every running job at every pass.
+    """
     now = snap.now
     extra: dict[str, list[tuple[float, int, float]]] = {}
     for host, end, p, m in started:
         extra.setdefault(host, []).append((max(end, now), p, m))
     profiles = {}
     for h in snap.hosts:
-        releases = [(j.predicted_end(now), j.alloc_procs, j.alloc_mem) for j in h.running]
-        releases.extend(extra.get(h.name, ()))
-        profiles[h.name] = Profile(
-            now,
-            h.free_procs - sum(p for _, p, _m in extra.get(h.name, ())),
-            h.free_mem - sum(m for _, _p, m in extra.get(h.name, ())),
-            releases,
-        )
+        added = extra.get(h.name)
+        if added is None and cache is not None:
+            entry = cache.get(h.name)
+            if entry is None or entry[0] != h.version:
+                base = _build_profile(h, now, ())
+                cache[h.name] = (h.version, base)
+            else:
+                base = entry[1]
+            profiles[h.name] = base.seen_at(now)
+        else:
+            profiles[h.name] = _build_profile(h, now, added or ())
     return profiles
+
+
+def _build_profile(h: HostView, now: float, added: Iterable[tuple[float, int, float]]) -> Profile:
+    added = list(added)
+    releases = [(j.predicted_end(now), j.alloc_procs, j.alloc_mem) for j in h.running]
+    releases.extend(added)
+    return Profile(
+        now,
+        h.free_procs - sum(p for _, p, _m in added),
+        h.free_mem - sum(m for _, _p, m in added),
+        releases,
+    )
 
 
 def _reserve(
