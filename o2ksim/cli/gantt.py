@@ -1,0 +1,102 @@
+"""``o2ksim gantt``: processor allocation per host over a time range, as PNG."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from o2ksim.errors import O2KSimError
+
+HELP = "draw a Gantt chart (processors per host over time) of a run, as PNG"
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "source", metavar="SOURCE",
+        help="a results directory (with --run), one run's directory (RESULTS/runs/ID), "
+        "or a scenario file or name (its first run is simulated)",
+    )  # fmt: skip
+    parser.add_argument("--run", metavar="ID", help="run id (prefix) inside a results directory")
+    parser.add_argument(
+        "-o", "--out", metavar="PNG", default="gantt.png", help="output file (default gantt.png)"
+    )
+    parser.add_argument(
+        "--start", metavar="TIME", help="start of the time range (seconds, 90m, 2d)"
+    )
+    parser.add_argument("--end", metavar="TIME", help="end of the time range")
+    parser.add_argument("--hosts", metavar="H1,H2", help="hosts to draw, in order (default all)")
+    parser.add_argument("--title", help="figure title")
+    parser.set_defaults(func=run)
+
+
+def _from_results(root: Path, run_id: str | None) -> tuple[Path, str]:
+    from o2ksim.sweep import load_results
+
+    res = load_results(root)
+    ok = res.ok
+    if run_id:
+        ids = ok["run_id"].tolist()
+        match = [run_id] if run_id in ids else [r for r in ids if r.startswith(run_id)]
+        if len(match) != 1:
+            raise O2KSimError(
+                f"--run {run_id}: {'no' if not match else len(match)} finished run(s) match "
+                f"(finished: {', '.join(ok['run_id'].head(8))}{' ...' if len(ok) > 8 else ''})"
+            )
+        rid = match[0]
+    elif len(ok) == 1:
+        rid = ok["run_id"].iloc[0]
+    else:
+        raise O2KSimError(
+            f"{root} holds {len(ok)} finished runs; choose one with --run ID "
+            f"(e.g. {', '.join(ok['run_id'].head(3))})"
+        )
+    return root / "runs" / rid, rid
+
+
+def run(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from o2ksim.report.gantt import write_gantt
+    from o2ksim.workloads.transforms import parse_duration
+
+    src = Path(args.source)
+    if src.is_dir() and (src / "plan.json").exists():
+        src, _ = _from_results(src, args.run)
+    elif args.run:
+        raise O2KSimError("--run needs a results directory")
+    if src.is_dir():
+        seg_path = src / "segments.parquet"
+        if not seg_path.exists():
+            raise O2KSimError(f"{src}: no segments.parquet (was the run stored with segments?)")
+        segments = pd.read_parquet(seg_path)
+        info = json.loads((src / "summary.json").read_text()).get("info", {})
+        hosts = info.get("hosts")
+        if not hosts:
+            raise O2KSimError(f"{src}: summary.json does not record the hosts")
+        title = (
+            args.title or f"{info.get('policy', {}).get('name', '')}: {info.get('workload', '')}"
+        )
+    else:
+        from o2ksim.scenario import load_scenario, simulate_run
+
+        sc = load_scenario(args.source)
+        result = simulate_run(sc.plan()[0].config)
+        segments = result.segments
+        hosts = {h.name: h.procs for h in result.machine.hosts}
+        title = args.title or f"{result.policy['name']}: {result.config['workload']}"
+    names = [h.strip() for h in args.hosts.split(",")] if args.hosts else None
+    try:
+        write_gantt(
+            segments,
+            hosts,
+            args.out,
+            start=parse_duration(args.start) if args.start else None,
+            end=parse_duration(args.end) if args.end else None,
+            host_names=names,
+            title=title,
+        )
+    except ValueError as exc:
+        raise O2KSimError(str(exc)) from None
+    print(f"Gantt chart: {args.out}")
+    return 0

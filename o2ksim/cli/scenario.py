@@ -1,0 +1,277 @@
+"""``o2ksim scenario``: run, inspect and check scenario files (experiments and sweeps)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from o2ksim.errors import O2KSimError
+
+HELP = "run a scenario file (an experiment or a sweep), list, show or check scenarios"
+
+HOUR = 3600.0
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="action", metavar="ACTION")
+
+    p = sub.add_parser(
+        "run",
+        help="run every run of a scenario (skipping finished ones) and write the results",
+        description="Run a scenario: every policy x factor levels x seed.  Each finished run "
+        "is stored at once under OUT/runs/, so an interrupted sweep resumes where it stopped.",
+    )
+    p.add_argument(
+        "scenario", metavar="FILE|NAME", help="scenario TOML file or shipped scenario name"
+    )
+    p.add_argument(
+        "--out", metavar="DIR", help="results directory (default: [outputs] dir or results/NAME)"
+    )
+    p.add_argument(
+        "--reduced", action="store_true", help="apply the scenario's [reduced] overrides (CI size)"
+    )
+    p.add_argument(
+        "-j",
+        "--workers",
+        type=int,
+        metavar="N",
+        help="local worker processes (default: number of CPUs; 1 = in this process)",
+    )
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run on a Dask distributed cluster (e.g. tcp://10.0.0.5:8786) instead of locally",
+    )
+    p.add_argument(
+        "--report",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="write the HTML report when done (default: [outputs] report, true)",
+    )
+    p.add_argument(
+        "--retry-failed",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="run again the runs that failed last time (default) or keep their errors",
+    )
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bar (default: when stderr is a terminal)",
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser(
+        "show", help="print what a scenario runs (machine, workload, policies, runs)"
+    )
+    p.add_argument("scenario", metavar="FILE|NAME")
+    p.add_argument("--reduced", action="store_true", help="with the [reduced] overrides")
+    p.add_argument("--runs", action="store_true", help="list every run with its id")
+    p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("list", help="list the shipped scenarios")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser(
+        "check",
+        help="run scenarios at reduced size and compare with their committed expected summaries",
+        description="Run each scenario with its [reduced] overrides and compare the summary with "
+        "expected/NAME.csv next to it (what CI does).  --update rewrites the expected files.",
+    )
+    p.add_argument(
+        "scenarios",
+        nargs="*",
+        metavar="FILE|NAME",
+        help="scenarios to check (default: every shipped scenario with a [reduced] table)",
+    )
+    p.add_argument(
+        "--update", action="store_true", help="write the expected summaries instead of comparing"
+    )
+    p.add_argument("-j", "--workers", type=int, metavar="N", help="local worker processes")
+    p.set_defaults(func=cmd_check)
+    parser.set_defaults(func=lambda args: _no_action(parser))
+
+
+def _no_action(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from o2ksim.scenario import load_scenario
+    from o2ksim.sweep import run_sweep
+
+    if args.workers is not None and args.workers < 1:
+        raise O2KSimError("--workers must be at least 1")
+    if args.scheduler and args.workers is not None:
+        raise O2KSimError("give --workers or --scheduler, not both")
+    sc = load_scenario(args.scenario, reduced=args.reduced)
+    out = Path(args.out) if args.out else sc.default_out_dir()
+    say = (lambda _m: None) if args.quiet else (lambda m: print(m, flush=True))
+    progress = (sys.stderr.isatty() and not args.quiet) if args.progress is None else args.progress
+    res = run_sweep(
+        sc,
+        out,
+        workers=args.workers,
+        scheduler=args.scheduler,
+        progress=progress,
+        retry_failed=args.retry_failed,
+        log=say,
+    )
+    if not args.quiet:
+        print(format_table(res.table, ["policy", *sc.factors, "seed"]))
+        print(
+            f"{len(res.ran)} run(s) in {res.wall_seconds:.1f} s"
+            + (f" ({len(res.failed)} failed)" if res.failed else "")
+            + (f", {len(res.skipped)} skipped (finished before)" if res.skipped else "")
+            + f"; results in {out}/",
+            flush=True,
+        )
+    for run_id in res.failed:
+        err = res.table.loc[res.table["run_id"] == run_id, "error"].iloc[0]
+        print(
+            f"o2ksim: run {run_id} failed: {err} (see {out}/runs/{run_id}/error.txt)",
+            file=sys.stderr,
+        )
+    want_report = sc.outputs.get("report", True) if args.report is None else args.report
+    if want_report and (res.table["status"] == "ok").any():
+        from o2ksim.report.html import write_report
+
+        page = write_report(out)
+        if not args.quiet:
+            print(f"report: {page}")
+    return 1 if res.failed else 0
+
+
+MAX_ROWS = 40
+
+
+def format_table(table: pd.DataFrame, factors: list[str]) -> str:
+    """The summary as aligned text: factor levels, then waits in hours and slowdown.
+
+    Beyond ``MAX_ROWS`` runs, one line per policy with the means over its
+    finished runs (the full table is in ``summary.csv``).
+    """
+    if len(table) > MAX_ROWS:
+        ok = table.loc[table["status"] == "ok"]
+        agg = ok.groupby("policy", sort=False)[
+            ["jobs", "mean_wait", "p95_wait", "max_wait", "mean_slowdown", "utilisation"]
+        ].mean()
+        agg.insert(0, "status", [f"{(table['policy'] == p).sum()} runs" for p in agg.index])
+        agg = agg.reset_index()
+        return format_table(agg, ["policy"]) + "\n(means over each policy's finished runs)"
+    cols = [f for f in factors if (f in table and table[f].nunique() > 1) or f == "policy"]
+    rows = [
+        [
+            *(c.rsplit(".", 1)[-1] for c in cols),
+            "status",
+            "jobs",
+            "mean_w(h)",
+            "p95_w(h)",
+            "max_w(h)",
+            "mean_sd",
+            "util",
+        ]
+    ]
+    for _, r in table.iterrows():
+        rows.append(
+            [
+                *(_fmt_level(r[c]) for c in cols),
+                str(r["status"]),
+                _num(r["jobs"], "{:.0f}"),
+                _num(r["mean_wait"] / HOUR, "{:.2f}"),
+                _num(r["p95_wait"] / HOUR, "{:.2f}"),
+                _num(r["max_wait"] / HOUR, "{:.2f}"),
+                _num(r["mean_slowdown"], "{:.2f}"),
+                _num(r["utilisation"], "{:.3f}"),
+            ]
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = [
+            c.ljust(w) if i < len(cols) + 1 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def _fmt_level(v: object) -> str:
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def _num(v: object, fmt: str) -> str:
+    try:
+        x = float(v)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return "-"
+    return "-" if math.isnan(x) else fmt.format(x)
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from o2ksim.scenario import load_scenario
+
+    sc = load_scenario(args.scenario, reduced=args.reduced)
+    print(sc.describe())
+    if args.runs:
+        for run in sc.plan():
+            levels = ", ".join(f"{k}={_fmt_level(v)}" for k, v in run.factors.items())
+            print(f"  {run.run_id}  {levels}")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from o2ksim.scenario import available_scenarios, load_scenario
+
+    found = available_scenarios()
+    if not found:
+        print("no shipped scenarios found")
+        return 0
+    for name, path in sorted(found.items()):
+        sc = load_scenario(path)
+        print(f"  {name:<28} {len(sc.plan()):>3} runs  {sc.description}")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from o2ksim.scenario import available_scenarios, load_scenario
+    from o2ksim.sweep import compare_expected, expected_path, run_sweep, write_expected
+
+    names = args.scenarios or [
+        str(p) for _, p in sorted(available_scenarios().items()) if load_scenario(p).has_reduced
+    ]
+    if not names:
+        raise O2KSimError("no scenarios to check")
+    bad = 0
+    for name in names:
+        sc = load_scenario(name, reduced=True)
+        factors = ["policy", *sc.factors, "seed"]
+        t0 = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix="o2ksim-check-") as tmp:
+            res = run_sweep(sc, tmp, workers=args.workers, progress=False)
+        took = time.perf_counter() - t0
+        path = expected_path(sc)
+        if args.update:
+            write_expected(path, res.table, factors)
+            print(f"wrote {path} ({len(res.runs)} runs, {took:.1f} s)")
+            continue
+        problems = compare_expected(res.table, factors, path)
+        if problems:
+            bad += 1
+            print(f"DIFFERENT {sc.name} ({len(res.runs)} runs, {took:.1f} s):")
+            for p in problems:
+                print(f"  {p}")
+        else:
+            print(f"ok {sc.name} ({len(res.runs)} runs, {took:.1f} s)")
+    return 1 if bad else 0

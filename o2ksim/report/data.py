@@ -1,0 +1,174 @@
+"""The numbers behind the report's plots, computed with pandas only (T§3.5, SPEC §5).
+
+* :func:`runtime_groups` -- average and maximum wait and average slowdown per
+  actual-runtime group (the eleven groups of T§3.5, Fig. 4(a), (c), (d));
+* :func:`p95_points` -- the 95th-percentile plot of T§3.5, Fig. 4(b): drop the
+  top 5% of the wait times, then plot the top three remaining waits in each of
+  six runtime ranges at the runtimes where they occur;
+* :func:`size_groups` -- average and maximum wait versus requested processors
+  or requested memory (T§3.5 "auxiliary data", T§5.3.3 Fig. 59(e)-(h));
+* :func:`utilisation_series` -- the fraction of processors held, per time bin.
+
+Every function takes the per-job table of :func:`o2ksim.simulate.simulate`
+(``Result.jobs``) and uses only analysed jobs that ran, like
+:func:`o2ksim.metrics.summary`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from o2ksim import metrics
+
+P95_RANGE_BOUNDS_MIN = (1.0, 10.0, 100.0, 1000.0, 10**3.5, 10**4)
+"""Upper bounds (minutes) of the six runtime ranges of the 95th-percentile plot (T§3.5)."""
+
+PROC_BINS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+"""Upper bounds of the requested-processor groups: 1, 2, 3-4, 5-8, ..."""
+
+MEM_BINS_GB = (0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 128)
+"""Upper bounds (GB) of the requested-memory groups."""
+
+
+def analysed_ran(jobs: pd.DataFrame) -> pd.DataFrame:
+    """The analysed jobs that started (completed or killed), as in :func:`o2ksim.metrics.summary`."""
+    mask = jobs["status"].isin(("completed", "killed"))
+    if "analysed" in jobs:
+        mask &= jobs["analysed"].astype(bool)
+    return jobs.loc[mask]
+
+
+def runtime_groups(jobs: pd.DataFrame) -> pd.DataFrame:
+    """Per actual-runtime group: jobs, runtime_gmean, mean/p95/max wait, runtime_at_max, mean_slowdown.
+
+    See :func:`o2ksim.metrics.by_runtime_group` (the same eleven groups).
+    """
+    return metrics.by_runtime_group(jobs)
+
+
+def p95_points(jobs: pd.DataFrame, top: int = 3) -> pd.DataFrame:
+    """The points of the thesis's 95th-percentile wait plot (T§3.5, Fig. 4(b)).
+
+    The top 5% of the wait times (over all analysed jobs that ran) are removed;
+    the remaining jobs are split into six actual-runtime ranges with upper
+    bounds 1, 10, 100, 1000, 10^3.5 and 10^4 minutes (the last also holding
+    longer jobs); the ``top`` largest remaining waits of each range are
+    returned with the runtimes where they occur.  Columns: range (0-5),
+    upper_min, rank (1 = largest), run_time, wait.
+    """
+    ran = analysed_ran(jobs)
+    ran = ran.loc[ran["run_time"] >= 0, ["run_time", "wait"]]
+    if ran.empty:
+        return pd.DataFrame(columns=["range", "upper_min", "rank", "run_time", "wait"])
+    n_keep = len(ran) - math.floor(0.05 * len(ran))
+    kept = ran.sort_values("wait", kind="stable").iloc[:n_keep]
+    minutes = kept["run_time"].to_numpy(float) / 60.0
+    rng = np.searchsorted(np.asarray(P95_RANGE_BOUNDS_MIN[:-1]), minutes, side="left")
+    rows = []
+    for r in range(len(P95_RANGE_BOUNDS_MIN)):
+        part = kept.loc[rng == r].sort_values("wait", ascending=False, kind="stable").head(top)
+        for rank, (rt, w) in enumerate(zip(part["run_time"], part["wait"], strict=True), 1):
+            rows.append(
+                {"range": r, "upper_min": P95_RANGE_BOUNDS_MIN[r], "rank": rank,
+                 "run_time": float(rt), "wait": float(w)}
+            )  # fmt: skip
+    return pd.DataFrame(rows, columns=["range", "upper_min", "rank", "run_time", "wait"])
+
+
+def _bin_labels(bounds: tuple[float, ...], unit: str, integer: bool) -> list[str]:
+    labels = []
+    lower = 0.0
+    for b in bounds:
+        if integer:
+            lo = int(lower) + 1
+            labels.append(f"{int(b)}" if lo == int(b) else f"{lo}-{int(b)}")
+        else:
+            labels.append(f"≤{b:g}{unit}" if lower == 0 else f"{lower:g}-{b:g}{unit}")
+        lower = b
+    labels.append(f">{bounds[-1]:g}{unit}")
+    return labels
+
+
+def size_groups(jobs: pd.DataFrame, by: str = "procs") -> pd.DataFrame:
+    """Average and maximum wait per requested-processor (``by="procs"``) or memory (``"mem"``) group.
+
+    Processor groups: 1, 2, 3-4, 5-8, ... (powers of two).  Memory groups (GB):
+    ≤0.25, 0.25-0.5, ... 64-128, >128; jobs without a memory request (0) are
+    left out.  Columns: group (order), label, jobs, mean_wait, max_wait.
+    Groups without jobs are omitted.
+    """
+    ran = analysed_ran(jobs)
+    if by == "procs":
+        values = ran["procs"].to_numpy(float)
+        bounds: tuple[float, ...] = PROC_BINS
+        labels = _bin_labels(bounds, "", integer=True)
+        keep = values > 0
+    elif by == "mem":
+        values = ran["mem"].to_numpy(float) / 1024.0  # MB -> GB
+        bounds = MEM_BINS_GB
+        labels = _bin_labels(bounds, " GB", integer=False)
+        keep = values > 0
+    else:
+        raise ValueError(f"size_groups: by must be 'procs' or 'mem', not {by!r}")
+    ran = ran.loc[keep]
+    values = values[keep]
+    idx = np.searchsorted(np.asarray(bounds, dtype=float), values, side="left")
+    rows = []
+    for g in range(len(bounds) + 1):
+        part = ran.loc[idx == g]
+        if part.empty:
+            continue
+        rows.append(
+            {"group": g, "label": labels[g], "jobs": len(part),
+             "mean_wait": float(part["wait"].mean()), "max_wait": float(part["wait"].max())}
+        )  # fmt: skip
+    return pd.DataFrame(rows, columns=["group", "label", "jobs", "mean_wait", "max_wait"])
+
+
+def utilisation_series(
+    segments: pd.DataFrame,
+    total_procs: int,
+    start: float,
+    end: float,
+    bins: int = 100,
+) -> pd.DataFrame:
+    """Fraction of the machine's processors held by jobs in each of ``bins`` equal bins.
+
+    Exact (not sampled): the processors held form a step function whose
+    integral is piecewise linear, evaluated at the bin edges.  Columns: start,
+    end, mid (seconds) and utilisation.
+    """
+    if end <= start or bins < 1 or total_procs <= 0:
+        raise ValueError("utilisation_series: needs end > start, bins >= 1, total_procs > 0")
+    edges = np.linspace(start, end, bins + 1)
+    if len(segments):
+        s = segments["start"].to_numpy(float)
+        e = segments["end"].to_numpy(float)
+        p = segments["procs"].to_numpy(float)
+        times = np.concatenate([s, e])
+        deltas = np.concatenate([p, -p])
+        order = np.argsort(times, kind="stable")
+        times, deltas = times[order], deltas[order]
+        level = np.cumsum(deltas)  # processors held from times[i] on
+        area = np.concatenate([[0.0], np.cumsum(level[:-1] * np.diff(times))])
+        # integral from times[0] to x: area at the last breakpoint <= x plus level * (x - t)
+        i = np.searchsorted(times, edges, side="right") - 1
+        before = i < 0
+        i = np.clip(i, 0, len(times) - 1)
+        integral = area[i] + level[i] * (edges - times[i])
+        integral[before] = 0.0
+        busy = np.diff(integral)
+    else:
+        busy = np.zeros(bins)
+    width = np.diff(edges)
+    return pd.DataFrame(
+        {
+            "start": edges[:-1],
+            "end": edges[1:],
+            "mid": (edges[:-1] + edges[1:]) / 2,
+            "utilisation": busy / (total_procs * width),
+        }
+    )

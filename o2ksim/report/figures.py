@@ -1,0 +1,339 @@
+"""Seaborn figures in the thesis's conventions (T§3.5 Fig. 4; T§5.2 Figs. 49-50; T§5.4 Fig. 60).
+
+Every figure compares policies (one colour and marker per policy, the same in
+every figure) and draws one panel per *panel* value -- a month, a load, an
+estimate scenario: whatever the sweep varies besides the policy.  Runtime
+axes are logarithmic with ticks at 1 minute, 10 minutes, 1 hour, 10 hours,
+100 hours; waits are in hours.
+
+The functions take tidy frames (see :mod:`o2ksim.report.html` for how they
+are gathered) and return :class:`matplotlib.figure.Figure` objects; nothing
+here reads files.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")  # figures are written to files; never open a window
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
+from matplotlib.figure import Figure
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+HOUR = 3600.0
+RUNTIME_TICKS = (10.0, 60.0, 600.0, 3600.0, 36000.0, 360000.0, 3600000.0)
+RUNTIME_TICK_LABELS = ("10s", "1m", "10m", "1h", "10h", "100h", "1000h")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
+
+
+def setup_style() -> None:
+    """The report's look: white grid, paper context, colour-blind palette."""
+    sns.set_theme(style="whitegrid", context="paper", palette="colorblind", font_scale=1.1)
+
+
+def policy_styles(policies: Sequence[str]) -> tuple[dict[str, tuple], dict[str, str]]:
+    """A fixed colour and marker per policy, in the scenario's order.
+
+    The colour-blind palette, reordered so that its two oranges are not
+    neighbours.
+    """
+    base = sns.color_palette("colorblind", 10)
+    colours = [base[i] for i in (0, 1, 2, 4, 3, 9, 5, 6, 7, 8)]
+    return (
+        {p: colours[i % len(colours)] for i, p in enumerate(policies)},
+        {p: MARKERS[i % len(MARKERS)] for i, p in enumerate(policies)},
+    )
+
+
+def _runtime_axis(ax: plt.Axes, label: bool = True) -> None:
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(FixedLocator(RUNTIME_TICKS))
+    ax.xaxis.set_major_formatter(
+        FuncFormatter(
+            lambda x, _pos: dict(zip(RUNTIME_TICKS, RUNTIME_TICK_LABELS, strict=True)).get(x, "")
+        )
+    )
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xlim(3.0, 2e6)
+    if label:
+        ax.set_xlabel("actual runtime")
+
+
+def _grid(
+    n: int, width: float = 4.6, height: float = 3.4, max_cols: int = 3
+) -> tuple[Figure, list]:
+    cols = min(n, max_cols)
+    rows = math.ceil(n / cols)
+    if n == 1:
+        width, height = max(width, 7.5), max(height, 4.4)
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(width * cols, height * rows + 0.8), squeeze=False, layout="constrained"
+    )
+    flat = list(axes.flat)
+    for ax in flat[n:]:
+        ax.set_visible(False)
+    return fig, flat[:n]
+
+
+def _legend(fig: Figure, axes: list, policies: Sequence[str], title: str) -> Figure:
+    """The figure's title, then one legend for all panels under it (policies in order)."""
+    height = fig.get_figheight()
+    fig.get_layout_engine().set(rect=(0, 0, 1, 1 - 0.75 / height))
+    fig.text(0.5, 1 - 0.08 / height, title, ha="center", va="top", fontsize=13, fontweight="bold")
+    handles, labels = [], []
+    for ax in axes:
+        h, lab = ax.get_legend_handles_labels()
+        for hh, ll in zip(h, lab, strict=True):
+            if ll not in labels:
+                handles.append(hh)
+                labels.append(ll)
+        if ax.get_legend() is not None:
+            ax.get_legend().remove()
+    order = [labels.index(p) for p in policies if p in labels]
+    if not order:
+        return fig
+    fig.legend(
+        [handles[i] for i in order],
+        [labels[i] for i in order],
+        loc="upper center",
+        bbox_to_anchor=(0.5, 1 - 0.33 / height),
+        ncol=min(len(order), 6),
+        frameon=False,
+    )
+    return fig
+
+
+def overall_figure(
+    table: pd.DataFrame, policies: Sequence[str], x: str | None, xlabel: str = ""
+) -> Figure:
+    """Overall mean, 95th-percentile and maximum wait and mean slowdown (T§5.4 Fig. 60 style).
+
+    ``table``: one row per run with ``policy``, the panel column ``x`` (or
+    ``None``: one group) and the measures in seconds.  Bars are means over the
+    runs of a group; with several runs (seeds) per bar, the black lines are
+    95% bootstrap confidence intervals.
+    """
+    colours, _ = policy_styles(policies)
+    data = table.copy()
+    for k in ("mean_wait", "p95_wait", "max_wait"):
+        data[k] = data[k] / HOUR
+    xcol = x if x is not None else "policy"
+    measures = [
+        ("mean_wait", "mean wait (h)"),
+        ("p95_wait", "95th-percentile wait (h)"),
+        ("max_wait", "maximum wait (h)"),
+        ("mean_slowdown", "mean slowdown"),
+    ]
+    n_bars = data[xcol].nunique() * (len(policies) if x is not None else 1)
+    fig, axes = _grid(4, width=min(7.5, max(4.2, 0.32 * n_bars)), max_cols=2)
+    multi = data.groupby([xcol, "policy"]).size().max() > 1
+    for ax, (col, label) in zip(axes, measures, strict=True):
+        sns.barplot(
+            data=data, x=xcol, y=col, hue="policy", hue_order=list(policies),
+            order=list(dict.fromkeys(data[xcol])), palette=colours, ax=ax,
+            errorbar=("ci", 95) if multi else None, err_kws={"linewidth": 1.2}, seed=0,
+        )  # fmt: skip
+        ax.set_ylabel(label)
+        ax.set_xlabel("" if x is None else (xlabel or x))
+        if x is None:
+            ax.tick_params(axis="x", labelrotation=20)
+    return _legend(fig, axes, policies, "Overall performance")
+
+
+def runtime_figure(
+    groups: pd.DataFrame,
+    policies: Sequence[str],
+    panels: Sequence[str],
+    measure: str,
+) -> Figure:
+    """Average wait, maximum wait or average slowdown versus actual runtime (T§3.5 Fig. 4).
+
+    ``groups``: :func:`o2ksim.report.data.runtime_groups` rows with ``panel``
+    and ``policy`` columns.  ``measure``: ``mean_wait`` (Fig. 4(a), Fig. 49),
+    ``max_wait`` (Fig. 4(c), Fig. 50(e)-(h); plotted at the runtime where the
+    maximum occurs) or ``mean_slowdown`` (Fig. 4(d), Fig. 50(c)-(d); log scale).
+    """
+    colours, markers = policy_styles(policies)
+    titles = {
+        "mean_wait": ("Average wait versus actual runtime", "average wait (h)"),
+        "max_wait": ("Maximum wait versus actual runtime", "maximum wait (h)"),
+        "mean_slowdown": ("Average slowdown versus actual runtime", "average slowdown"),
+    }
+    title, ylabel = titles[measure]
+    xcol = "runtime_at_max" if measure == "max_wait" else "runtime_gmean"
+    fig, axes = _grid(len(panels))
+    for ax, panel in zip(axes, panels, strict=True):
+        part = groups.loc[groups["panel"] == panel]
+        for pol in policies:
+            g = part.loc[part["policy"] == pol].sort_values(xcol)
+            if g.empty:
+                continue
+            y = g[measure] / (HOUR if measure != "mean_slowdown" else 1.0)
+            ax.plot(
+                g[xcol].clip(lower=3.0),
+                y,
+                marker=markers[pol],
+                color=colours[pol],
+                label=pol,
+                linewidth=1.6,
+                markersize=5,
+            )
+        _runtime_axis(ax)
+        if measure == "mean_slowdown":
+            ax.set_yscale("log")
+        else:
+            ax.set_ylim(bottom=0)
+        ax.set_ylabel(ylabel)
+        if len(panels) > 1 or panel:
+            ax.set_title(panel or "all runs")
+    return _legend(fig, axes, policies, title)
+
+
+def p95_figure(points: pd.DataFrame, policies: Sequence[str], panels: Sequence[str]) -> Figure:
+    """The 95th-percentile wait plot of T§3.5 Fig. 4(b) (Fig. 50(a)-(b)).
+
+    ``points``: :func:`o2ksim.report.data.p95_points` rows with ``panel`` and
+    ``policy``: after the top 5% of the waits are removed, the three largest
+    waits in each of six runtime ranges, at the runtimes where they occur.
+    """
+    colours, markers = policy_styles(policies)
+    fig, axes = _grid(len(panels))
+    for ax, panel in zip(axes, panels, strict=True):
+        part = points.loc[points["panel"] == panel]
+        for pol in policies:
+            g = part.loc[part["policy"] == pol].sort_values("run_time")
+            if g.empty:
+                continue
+            ax.plot(
+                g["run_time"].clip(lower=3.0),
+                g["wait"] / HOUR,
+                marker=markers[pol],
+                color=colours[pol],
+                label=pol,
+                linewidth=0.8,
+                markersize=5.5,
+            )
+        for b in (60.0, 600.0, 6000.0, 60000.0, 60 * 10**3.5):
+            ax.axvline(b, color="0.85", linewidth=0.8, zorder=0)
+        _runtime_axis(ax)
+        ax.set_ylim(bottom=0)
+        ax.set_ylabel("95th-percentile wait (h)")
+        if len(panels) > 1 or panel:
+            ax.set_title(panel or "all runs")
+    return _legend(
+        fig, axes, policies, "95th-percentile wait versus actual runtime (top 3 per range)"
+    )
+
+
+def size_figure(
+    groups: pd.DataFrame, policies: Sequence[str], panels: Sequence[str], by: str
+) -> Figure:
+    """Average and maximum wait versus requested processors or memory (one row per panel).
+
+    ``groups``: :func:`o2ksim.report.data.size_groups` rows with ``panel``
+    and ``policy``.
+    """
+    colours, markers = policy_styles(policies)
+    what = "requested processors" if by == "procs" else "requested memory"
+    fig, axes = plt.subplots(
+        len(panels), 2, figsize=(10.5, 3.3 * len(panels) + 0.8), squeeze=False, layout="constrained"
+    )
+    order = groups.sort_values("group").drop_duplicates("group")
+    labels = list(order["label"])
+    pos = {g: i for i, g in enumerate(order["group"])}
+    for row, panel in zip(axes, panels, strict=True):
+        part = groups.loc[groups["panel"] == panel]
+        for ax, col, ylabel in zip(
+            row, ("mean_wait", "max_wait"), ("average wait (h)", "maximum wait (h)"), strict=True
+        ):
+            for pol in policies:
+                g = part.loc[part["policy"] == pol].sort_values("group")
+                if g.empty:
+                    continue
+                ax.plot(
+                    [pos[x] for x in g["group"]],
+                    g[col] / HOUR,
+                    marker=markers[pol],
+                    color=colours[pol],
+                    label=pol,
+                    linewidth=1.6,
+                    markersize=5,
+                )
+            ax.set_xticks(
+                range(len(labels)),
+                labels,
+                rotation=30 if by == "mem" else 0,
+                ha="right" if by == "mem" else "center",
+            )
+            ax.set_xlabel(what)
+            ax.set_ylabel(ylabel)
+            ax.set_ylim(bottom=0)
+            if len(panels) > 1 or panel:
+                ax.set_title(panel or "all runs")
+    flat = list(axes.flat)
+    return _legend(fig, flat, policies, f"Wait versus {what}")
+
+
+def utilisation_figure(
+    series: pd.DataFrame,
+    policies: Sequence[str],
+    panels: Sequence[str],
+    window: tuple[float, float] | None,
+) -> Figure:
+    """Fraction of processors in use over time, one line per policy, one row per panel.
+
+    ``series``: :func:`o2ksim.report.data.utilisation_series` rows with
+    ``panel`` and ``policy``; times in seconds, drawn in days.  The analysis
+    window is shaded.
+    """
+    colours, _ = policy_styles(policies)
+    fig, axes = plt.subplots(
+        len(panels), 1, figsize=(10.5, 2.9 * len(panels) + 0.8), squeeze=False, layout="constrained"
+    )
+    for ax, panel in zip(axes[:, 0], panels, strict=True):
+        part = series.loc[series["panel"] == panel]
+        for pol in policies:
+            g = part.loc[part["policy"] == pol]
+            if g.empty:
+                continue
+            x = [*(g["start"] / 86400.0), g["end"].iloc[-1] / 86400.0]
+            y = [*g["utilisation"], g["utilisation"].iloc[-1]]
+            ax.step(x, y, where="post", color=colours[pol], label=pol, linewidth=1.3)
+        if window is not None:
+            ax.axvspan(
+                window[0] / 86400.0,
+                window[1] / 86400.0,
+                color="0.93",
+                zorder=0,
+                label="analysis window",
+            )
+        ax.set_ylim(0, 1.05)
+        ax.set_xlabel("time (days since the trace start)")
+        ax.set_ylabel("processors in use")
+        if len(panels) > 1 or panel:
+            ax.set_title(panel or "all runs")
+    return _legend(fig, list(axes[:, 0]), [*policies, "analysis window"], "Utilisation over time")
+
+
+def save(fig: Figure, path: str, dpi: int = 110) -> None:
+    """Write ``fig`` as PNG and free it."""
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+
+
+__all__ = [
+    "overall_figure",
+    "p95_figure",
+    "policy_styles",
+    "runtime_figure",
+    "save",
+    "setup_style",
+    "size_figure",
+    "utilisation_figure",
+]

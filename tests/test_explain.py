@@ -1,0 +1,124 @@
+"""The teaching view: the decision log of the thesis's Figure 1 example, hand-checked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from o2ksim.cli import main
+from o2ksim.errors import O2KSimError
+from o2ksim.explain import DecisionLog, clock, explain
+from o2ksim.scenario import parse_scenario
+
+REPO = Path(__file__).resolve().parents[1]
+MIN = 60.0
+
+
+def starts(result) -> dict[int, float]:
+    return {
+        int(j): s / MIN for j, s in zip(result.jobs["job_id"], result.jobs["start"], strict=True)
+    }
+
+
+def events(log: DecisionLog, event: str) -> list[tuple[float, int | None, str]]:
+    return [(e.time / MIN, e.job, e.text) for e in log.entries if e.event == event]
+
+
+def test_clock():
+    assert clock(0) == "0:00:00"
+    assert clock(3 * 3600 + 5 * 60 + 7) == "3:05:07"
+    assert clock(30 * 3600) == "30:00:00"
+    assert clock(2 * 86400 + 61) == "2d 00:01:01"
+    assert clock(float("inf")) == "never"
+
+
+def test_figure_1_one_reservation():
+    """T§3.2.1 Fig. 1(a)-(b) and Fig. 2: J3 is reserved at 60 min; J10 is backfilled because
+    it ends before that; J11 is backfilled on processors J3 does not need; J1 ends early and
+    J3's reservation slides from 60 to 50 min."""
+    result, log = explain("explain-backfill")
+    assert starts(result) == {1: 0, 2: 0, 3: 50, 4: 110, 10: 3, 11: 18}
+    assert events(log, "reserved") == [
+        (1, 3, "h from 1:00:00 for 6 procs (2 free now): reservation 1 of 1"),
+        (50, 4, "h from 1:50:00 for 4 procs (0 free now): reservation 1 of 1"),
+    ]
+    backfilled = events(log, "backfilled")
+    assert [(t, j) for t, j, _ in backfilled] == [(3, 10), (18, 11)]
+    assert backfilled[0][2].endswith(
+        "delays no reservation; it ends by 0:23:00 (its requested time), before J3's reservation at 1:00:00"
+    )
+    assert (
+        "may run past J3's reserved start at 1:00:00, but only on processors J3 does not need"
+        in backfilled[1][2]
+    )
+    j3 = next(text for t, j, text in events(log, "starts") if j == 3)
+    assert "after waiting 0:49:00" in j3 and "earlier than its reservation (1:00:00)" in j3
+    ends = {j: t for t, j, _ in events(log, "ends")}
+    assert ends == {10: 18, 2: 30, 1: 50, 11: 58, 3: 110, 4: 140}
+    waiting = events(log, "waiting")
+    assert waiting[0] == (1, None, "J3  (free procs: h=2)")
+
+
+def test_figure_1_two_reservations_stop_j11():
+    """Fig. 1(c): with N = 2, J4 is reserved too and J11 can no longer be backfilled at 18 min."""
+    result, log = explain("explain-backfill", params={"reservations": 2})
+    s = starts(result)
+    assert s[11] > 18 and s[4] == 30 and s[10] == 3
+    reserved = [(t, j) for t, j, _ in events(log, "reserved")]
+    assert (2, 4) in reserved
+    j10 = events(log, "backfilled")[0][2]
+    assert "before the reservations of J3 (1:00:00) and J4 (0:30:00)" in j10
+
+
+def test_strict_fcfs_has_no_reservations_or_backfilling():
+    result, log = explain("explain-backfill", policy="fcfs")
+    assert not events(log, "reserved") and not events(log, "backfilled")
+    assert all("next in FCFS order and fits" in text for _, _, text in events(log, "starts"))
+    s = starts(result)
+    assert s[10] >= s[4] >= s[3]  # nobody overtakes
+
+
+def test_every_job_arrives_and_ends_once_and_log_is_in_time_order():
+    _result, log = explain("explain-backfill", queue=False)
+    assert not events(log, "waiting")
+    times = [e.time for e in log.entries]
+    assert times == sorted(times)
+    arrivals = [j for _, j, _ in events(log, "arrives")]
+    assert sorted(arrivals) == [1, 2, 3, 4, 10, 11]
+    assert sorted(j for _, j, _ in events(log, "ends")) == [1, 2, 3, 4, 10, 11]
+
+
+def test_all_reservations_shows_every_recomputation():
+    _r, quiet = explain("explain-backfill")
+    _r, loud = explain("explain-backfill", all_reservations=True)
+    assert len(events(loud, "reserved")) > len(events(quiet, "reserved"))
+
+
+def test_rejections_and_the_job_limit():
+    sc = parse_scenario(
+        """
+name = "rej"
+policies = ["fcfs-backfill"]
+[machine]
+[[machine.host]]
+name = "a"
+procs = 4
+[workload]
+job = [{ submit = 0, procs = 8, runtime = "1m" }, { submit = 0, procs = 2, runtime = "1m" }]
+"""
+    )
+    _r, log = explain(sc)
+    assert events(log, "rejected")[0][1:] == (1, "requests 8 processors; the largest host has 4")
+    with pytest.raises(O2KSimError, match="limit 1"):
+        explain(sc, max_jobs=1)
+
+
+def test_cli_explain_prints_the_log_and_draws_the_gantt_chart(tmp_path, capsys):
+    png = tmp_path / "fig1.png"
+    assert main(["explain", "--set", "reservations=2", "--gantt", str(png)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# fcfs-backfill on fig1: 1 host(s), 8 processors")
+    assert "J4    reserved    h from 0:30:00" in out
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    assert main(["explain", "--set", "reservations"]) == 2

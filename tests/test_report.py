@@ -1,0 +1,241 @@
+"""Reports: the numbers behind the thesis's plots (hand-computed), the HTML page and the
+Gantt chart."""
+
+from __future__ import annotations
+
+import base64
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from o2ksim import __version__
+from o2ksim.cli import main
+from o2ksim.report import data
+from o2ksim.scenario import parse_scenario
+from o2ksim.sweep import load_results, run_sweep
+
+REPO = Path(__file__).resolve().parents[1]
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def jobs(waits, runtimes, procs=None, mem=None, status="completed"):
+    n = len(waits)
+    return pd.DataFrame(
+        {
+            "job_id": np.arange(1, n + 1),
+            "wait": np.asarray(waits, float),
+            "run_time": np.asarray(runtimes, float),
+            "procs": np.asarray(procs if procs is not None else [1] * n),
+            "mem": np.asarray(mem if mem is not None else [0.0] * n, float),
+            "status": [status] * n,
+            "slowdown": 1.0,
+        }
+    )
+
+
+# ------------------------------------------------------------------------------------ data
+def test_p95_points_drop_the_top_5_percent_then_take_the_top_three_per_range():
+    # 40 jobs: runtimes cycle over the six ranges' representatives; wait = job number
+    reps = [30.0, 300.0, 3000.0, 30000.0, 120000.0, 2e6]  # 0.5, 5, 50, 500, 2000 min, > 10^4 min
+    runtimes = [reps[i % 6] for i in range(40)]
+    waits = list(range(1, 41))
+    pts = data.p95_points(jobs(waits, runtimes))
+    # the top 5% (2 of 40: waits 40 and 39) are gone
+    assert pts["wait"].max() == 38
+    by_range = {r: sorted(g["wait"].tolist(), reverse=True) for r, g in pts.groupby("range")}
+    # range r holds waits r+1, r+7, r+13, ... up to 38
+    for r in range(6):
+        own = [w for w in range(1, 39) if (w - 1) % 6 == r]
+        assert by_range[r] == sorted(own, reverse=True)[:3]
+    assert pts.loc[pts["range"] == 5, "run_time"].eq(2e6).all()  # longer than 10^4 min: last range
+    assert list(pts.columns) == ["range", "upper_min", "rank", "run_time", "wait"]
+
+
+def test_p95_points_use_only_analysed_jobs_that_ran():
+    j = jobs([5, 500, 7], [30, 30, 30])
+    j["analysed"] = [True, False, True]
+    j.loc[2, "status"] = "rejected"
+    pts = data.p95_points(j)
+    assert pts["wait"].tolist() == [5.0]
+
+
+def test_size_groups_processors_and_memory():
+    j = jobs(
+        waits=[10, 20, 30, 40, 50, 60],
+        runtimes=[60] * 6,
+        procs=[1, 2, 3, 4, 64, 65],
+        mem=[0, 256, 512, 1024, 4096, 200 * 1024],  # MB
+    )
+    p = data.size_groups(j, "procs")
+    assert p["label"].tolist() == ["1", "2", "3-4", "33-64", "65-128"]
+    assert p["mean_wait"].tolist() == [10, 20, 35, 50, 60]
+    assert p["max_wait"].tolist() == [10, 20, 40, 50, 60]
+    m = data.size_groups(j, "mem")  # the job without a memory request is left out
+    assert m["label"].tolist() == ["≤0.25 GB", "0.25-0.5 GB", "0.5-1 GB", "2-4 GB", ">128 GB"]
+    assert m["jobs"].sum() == 5
+    with pytest.raises(ValueError):
+        data.size_groups(j, "colour")
+
+
+def test_utilisation_series_is_exact_per_bin():
+    segs = pd.DataFrame(
+        {"job_id": [1, 2, 3], "host": "h", "start": [0.0, 50.0, 150.0], "end": [100.0, 150.0, 175.0],
+         "procs": [4, 2, 8], "mem": 0.0}
+    )  # fmt: skip
+    u = data.utilisation_series(segs, total_procs=8, start=0.0, end=200.0, bins=4)
+    # bin [0,50): 4 procs; [50,100): 6; [100,150): 2; [150,200): 8 procs for 25 of 50 s
+    assert u["utilisation"].tolist() == pytest.approx([0.5, 0.75, 0.25, 0.5])
+    assert u["mid"].tolist() == [25.0, 75.0, 125.0, 175.0]
+    # a range starting before and ending inside the segments
+    u2 = data.utilisation_series(segs, 8, -50.0, 50.0, bins=2)
+    assert u2["utilisation"].tolist() == pytest.approx([0.0, 0.5])
+    assert data.utilisation_series(segs.iloc[:0], 8, 0, 10, 2)["utilisation"].tolist() == [0, 0]
+
+
+# ------------------------------------------------------------------------------------ page
+@pytest.fixture(scope="module")
+def results_dir(tmp_path_factory):
+    """Two policies x two seeds on the KTH sample, plus one run that fails."""
+    tmp = tmp_path_factory.mktemp("report")
+    bad = tmp / "bad.swf"
+    bad.write_text("1 0 0 60 4 -1 -1 4 60 -1 1 1 1 -1 -1 -1 -1 -1\n2 x\n")
+    sample = REPO / "traces" / "kth-sp2-sample.swf"
+    text = f"""
+name = "report-test"
+description = "a report fixture"
+source = "tests"
+policies = ["fcfs", "fcfs-backfill"]
+[workload]
+trace = "{sample}"
+[protocol]
+window = ["9d", "14d"]
+warmup = "1d"
+seeds = [0, 1]
+[factors]
+workload.trace = ["{sample}", "{bad}"]
+"""
+    sc = parse_scenario(text, path=str(tmp / "s.toml"))
+    run_sweep(sc, tmp / "out", workers=2)
+    # the report is written through the CLI, into RESULTS/report as the default would
+    assert main(["report", str(tmp / "out"), "--out", str(tmp / "out" / "report"), "-q"]) == 0
+    return tmp / "out"
+
+
+def test_report_page_is_self_contained_with_figures_tables_scenario_and_versions(results_dir):
+    page = (results_dir / "report" / "report.html").read_text()
+    figs = sorted(p.stem for p in (results_dir / "report" / "figures").glob("*.png"))
+    assert figs == sorted(
+        ["overall", "wait_vs_runtime", "p95_vs_runtime", "max_vs_runtime",
+         "slowdown_vs_runtime", "wait_vs_procs", "utilisation"]
+    )  # fmt: skip
+    embedded = re.findall(r"src='data:image/png;base64,([A-Za-z0-9+/=]+)'", page)
+    assert len(embedded) == len(figs)
+    for b64 in embedded:
+        assert base64.b64decode(b64).startswith(PNG_MAGIC)
+    assert "src='http" not in page and "<script" not in page  # nothing fetched
+    # KTH has no memory requests: that figure is listed as not drawn
+    assert "Not drawn (no data): wait_vs_mem" in page
+    # the ranking, the scenario text, the versions, the failed runs
+    assert "Which policy?" in page and "<td class=''>fcfs-backfill</td>" in page
+    assert 'name = "report-test"' in page and "a report fixture" in page
+    assert f"<td class=''>{__version__}</td>" in page
+    assert page.count("Failed runs") == 1 and "bad.swf" in page
+    assert "8 planned runs: 4 finished" in page and "4 failed" in page
+    assert "One panel per seed." in page
+
+
+def test_report_tables_hold_the_numbers_the_figures_draw(results_dir):
+    res = load_results(results_dir)
+    tables = results_dir / "report" / "tables"
+    rt = pd.read_csv(tables / "runtime_groups.csv")
+    rid = res.ok.loc[(res.ok["policy"] == "fcfs-backfill") & (res.ok["seed"] == 1), "run_id"].iloc[
+        0
+    ]
+    want = data.runtime_groups(res.jobs(rid))
+    got = rt.loc[(rt["policy"] == "fcfs-backfill") & (rt["panel"] == "seed 1")].reset_index(
+        drop=True
+    )
+    pd.testing.assert_frame_equal(got[want.columns], want, check_dtype=False)
+    rank = pd.read_csv(tables / "ranking.csv")
+    assert rank["policy"].tolist() == ["fcfs", "fcfs-backfill"]
+    fcfs = res.ok.loc[res.ok["policy"] == "fcfs"]
+    assert rank.loc[0, "mean wait (h)"] == pytest.approx(fcfs["mean_wait"].mean() / 3600)
+    runs = pd.read_csv(tables / "runs.csv")
+    assert len(runs) == 8 and (runs["status"] == "failed").sum() == 4
+
+
+def test_gather_pools_seeds_when_there_are_too_many_panels(results_dir):
+    from o2ksim.report.html import gather
+
+    g = gather(load_results(results_dir), max_panels=1)
+    assert g.pooled_seeds and g.panels == [""]
+    # pooled: each policy's runtime groups count the jobs of both seeds
+    n = g.runtime.loc[g.runtime["policy"] == "fcfs", "jobs"].sum()
+    assert n == 2 * int(load_results(results_dir).ok["jobs"].iloc[0])
+    assert any("pooled" in note for note in g.notes)
+
+
+def test_verdict_names_the_best_policy_and_ties():
+    from o2ksim.report.html import verdict
+
+    rank = pd.DataFrame(
+        {"policy": ["a", "b", "c"], "mean wait (h)": [2.0, 1.0, 1.0], "95th wait (h)": [4.0, 5.0, 8.0],
+         "max wait (h)": [9.0, 9.0, 9.0], "mean slowdown": [3.0, 6.0, 4.0]}
+    )  # fmt: skip
+    lines = verdict(rank)
+    assert (
+        lines[0]
+        == "Lowest mean wait: <b>b</b> and <b>c</b> (1.00 h, tied, 50% below the next best)."
+    )
+    assert lines[1] == "Lowest 95th wait: <b>a</b> (4.00 h, 20% below the next best)."
+    assert lines[2].endswith("(9.00 h, all tied).")
+    assert lines[3] == "Lowest mean slowdown: <b>a</b> (3.00, 25% below the next best)."
+
+
+def test_cli_report_error_is_one_line(tmp_path, capsys):
+    assert main(["report", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "not a results directory" in err and err.count("\n") == 1
+
+
+# ------------------------------------------------------------------------------------ Gantt
+def test_gantt_rows_never_overlap_and_match_each_allocation(results_dir):
+    from o2ksim.report.gantt import assign_rows
+
+    res = load_results(results_dir)
+    rid = res.ok["run_id"].iloc[1]
+    segs = res.segments(rid)
+    bars = assign_rows(segs, {"IBM-SP2": 100})
+    assert (bars["row"] >= 0).all() and (bars["row"] + bars["rows"] <= 100).all()
+    # every allocation gets exactly its processors
+    drawn = bars.groupby(["job_id", "start"])["rows"].sum()
+    want = segs.loc[segs["procs"] > 0].set_index(["job_id", "start"])["procs"]
+    pd.testing.assert_series_equal(drawn.sort_index(), want.sort_index(), check_names=False)
+    # at every bar start, the rows in use are disjoint
+    for t in bars["start"].unique()[:300]:
+        live = bars.loc[(bars["start"] <= t) & (bars["end"] > t)]
+        used = np.zeros(100, dtype=int)
+        for b in live.itertuples():
+            used[b.row : b.row + b.rows] += 1
+        assert used.max() <= 1
+
+
+def test_cli_gantt_from_results_run_and_scenario(results_dir, tmp_path, capsys):
+    res = load_results(results_dir)
+    rid = res.ok["run_id"].iloc[0]
+    png = tmp_path / "g.png"
+    assert main(["gantt", str(results_dir), "--run", rid[:-3], "--start", "10d", "--end", "11d",
+                 "-o", str(png)]) == 0  # fmt: skip
+    assert png.read_bytes().startswith(PNG_MAGIC)
+    assert main(["gantt", str(results_dir), "-o", str(png)]) == 2
+    assert "choose one with --run" in capsys.readouterr().err
+    assert main(["gantt", str(results_dir), "--run", "fcfs", "-o", str(png)]) == 2
+    assert "4 finished run(s) match" in capsys.readouterr().err  # fcfs-... and fcfs-backfill-...
+    assert main(["gantt", str(results_dir / "runs" / rid), "--hosts", "nope", "-o", str(png)]) == 2
+    assert "unknown host" in capsys.readouterr().err
+    png2 = tmp_path / "fig1.png"
+    assert main(["gantt", "explain-backfill", "-o", str(png2)]) == 0
+    assert png2.stat().st_size > 5000
