@@ -42,25 +42,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(func=run)
 
 
-def parse_overrides(items: list[str]) -> dict[str, object]:
-    """``KEY=VALUE`` pairs; values are TOML literals, bare words strings."""
-    import tomllib
-
-    from o2ksim.errors import O2KSimError
-
-    out: dict[str, object] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise O2KSimError(f"--set expects KEY=VALUE, got '{item}'")
-        try:
-            out[key.strip()] = tomllib.loads(f"v = {value}")["v"]
-        except tomllib.TOMLDecodeError:
-            out[key.strip()] = value
-    return out
-
-
 def run(args: argparse.Namespace) -> int:
+    from o2ksim.cli.run import parse_overrides
     from o2ksim.explain import explain
 
     result, log = explain(
