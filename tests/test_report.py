@@ -239,3 +239,23 @@ def test_cli_gantt_from_results_run_and_scenario(results_dir, tmp_path, capsys):
     png2 = tmp_path / "fig1.png"
     assert main(["gantt", "explain-backfill", "-o", str(png2)]) == 0
     assert png2.stat().st_size > 5000
+
+
+def test_report_has_wait_per_lsf_class_for_runs_on_the_o2k(tmp_path):
+    from o2ksim.report.html import _lsf_classes
+    from o2ksim.simulate import simulate
+    from o2ksim.workloads.models import generate
+
+    trace = generate("o2k", span=2 * 86400, seed=3)
+    by_policy = {
+        p: [simulate(trace, machine="o2k", policy=p).jobs] for p in ("fcfs-backfill", "ncsa-lsf")
+    }
+    table = _lsf_classes(by_policy)
+    assert list(table["class"][:3]) == ["vst_sj", "st_sj", "mt_sj"]
+    assert table["fcfs-backfill jobs"].sum() == table["ncsa-lsf jobs"].sum() > 0
+    ran = by_policy["ncsa-lsf"][0]
+    vst_sj = ran[(ran.req_time <= 5 * 3600) & (ran.procs <= 8) & (ran.mem <= 2048)]
+    row = table.set_index("class").loc["vst_sj"]
+    assert row["ncsa-lsf max wait (h)"] * 3600 == pytest.approx(vst_sj["wait"].max())
+    # not on the O2K hosts: no table
+    assert _lsf_classes({"fcfs": [pd.DataFrame({"host": ["kth"], "status": ["completed"]})]}).empty

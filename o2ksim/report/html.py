@@ -56,6 +56,7 @@ class Gathered:
     util: pd.DataFrame
     window: tuple[float, float] | None
     notes: list[str] = field(default_factory=list)
+    lsf_classes: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def _level(v: Any) -> str:
@@ -92,10 +93,12 @@ def gather(results: Results, max_panels: int = MAX_PANELS) -> Gathered:
         panels = panels[:max_panels]
 
     rt, p95, procs, mem = [], [], [], []
+    by_policy: dict[str, list[pd.DataFrame]] = {}
     for (panel, pol), grp in ok.loc[ok["panel"].isin(panels)].groupby(
         ["panel", "policy"], sort=False
     ):
         jobs = pd.concat([results.jobs(rid) for rid in grp["run_id"]], ignore_index=True)
+        by_policy.setdefault(pol, []).append(jobs)
         for out, frame in (
             (rt, data.runtime_groups(jobs)),
             (p95, data.p95_points(jobs)),
@@ -105,6 +108,7 @@ def gather(results: Results, max_panels: int = MAX_PANELS) -> Gathered:
             if len(frame):
                 out.append(frame.assign(panel=panel, policy=pol))
 
+    lsf_classes = _lsf_classes(by_policy)
     util, window = _utilisation(results, ok, panels[:MAX_UTIL_PANELS], pooled)
     if pooled and len(util):
         notes.append("Utilisation over time shows the lowest seed of each panel.")
@@ -122,7 +126,34 @@ def gather(results: Results, max_panels: int = MAX_PANELS) -> Gathered:
         util=util,
         window=window,
         notes=notes,
+        lsf_classes=lsf_classes,
     )
+
+
+def _lsf_classes(by_policy: dict[str, list[pd.DataFrame]]) -> pd.DataFrame:
+    """Mean and maximum wait (hours) per NCSA-LSF* job class and policy (thesis Figs. 5-6).
+
+    Drawn only for runs on the O2K hosts, where the LSF classes are defined
+    (``hosts/o2k.toml``); empty otherwise.
+    """
+    from o2ksim.machine import load_machine
+    from o2ksim.policies.lsf import lsf_class_table
+
+    o2k = load_machine("o2k")
+    names = {h.name for h in o2k.hosts}
+    columns = {}
+    for pol, frames in by_policy.items():
+        jobs = pd.concat(frames, ignore_index=True)
+        hosts = set(jobs["host"].dropna())
+        if not hosts or not hosts <= names:
+            return pd.DataFrame()
+        t = lsf_class_table(jobs, o2k).set_index("class")
+        columns[f"{pol} jobs"] = t["jobs"]
+        columns[f"{pol} mean wait (h)"] = t["mean_wait"] / HOUR
+        columns[f"{pol} max wait (h)"] = t["max_wait"] / HOUR
+    if not columns:
+        return pd.DataFrame()
+    return pd.DataFrame(columns).reset_index()
 
 
 def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
@@ -456,6 +487,15 @@ def build_page(results: Results, g: Gathered, figs: dict[str, Path]) -> str:
     missing = [n for n, _ in FIGURES if n not in figs]
     if missing and len(g.table):
         parts.append(f"<p class='meta'>Not drawn (no data): {esc(', '.join(missing))}.</p>")
+
+    if len(g.lsf_classes):
+        parts.append("<h2 id='lsf-classes'>Wait per LSF class</h2>")
+        parts.append(
+            "<p>Mean and maximum wait of each NCSA-LSF* job class (time class by requested "
+            "runtime, size class by processors and memory; thesis Table 3, Figures 5-6), "
+            "for every policy, seeds pooled.</p>"
+        )
+        parts.append(_html_table(g.lsf_classes, cls="lsf"))
 
     parts.append("<h2 id='runs'>Runs</h2>")
     parts.append(_html_table(runs_table(results), cls="runs"))
