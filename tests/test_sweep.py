@@ -40,9 +40,15 @@ def _scenario(tmp_path: Path, text: str, name: str = "s.toml"):
 
 
 def _run_files(out: Path) -> dict[str, tuple[int, int]]:
-    """(inode, mtime_ns) of every stored summary.json, by run id."""
+    """(inode, mtime_ns) of every stored summary.json, by run id.
+
+    ``.tmp-*`` workspaces are runs still being written (renamed into place when
+    complete), so they are not stored runs.
+    """
     found = {}
     for p in (out / "runs").glob("*/summary.json"):
+        if p.parent.name.startswith(".tmp-"):
+            continue
         st = p.stat()
         found[p.parent.name] = (st.st_ino, st.st_mtime_ns)
     return found
