@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from o2ksim.errors import O2KSimError
+from o2ksim.workloads.o2k import LSF_CLASSES
 from o2ksim.workloads.reshape import offered_load
 
 __all__ = [
@@ -55,20 +56,7 @@ DEFAULT_PERIODS: tuple[dict[str, Any], ...] = (
 )
 """The arrival-rate periods of T§4.3 (weekday peak 8am-6pm, intermediate 6pm-midnight, low midnight-8am)."""
 
-_CLASSES = (
-    "vst_sj",
-    "st_sj",
-    "mt_sj",
-    "lt_sj",
-    "vst_mj",
-    "st_mj",
-    "mt_mj",
-    "lt_mj",
-    "vst_lj",
-    "st_lj",
-    "mt_lj",
-    "lt_lj",
-)
+_CLASSES = LSF_CLASSES
 TABLE6_JOB_SHARE: dict[str, float] = dict(
     zip(
         _CLASSES,
