@@ -810,3 +810,15 @@ def test_cli_convert(tmp_path: Path, capsys) -> None:
     code, _, _ = cli(capsys, "convert", out_path, back)
     assert code == 0
     assert_same_trace(read_swf(back), trace)
+
+
+def test_jobs_from_columns_sets_fields_by_name():
+    from o2ksim.workloads.swf import SWF_FIELDS, jobs_from_columns
+
+    df = jobs_from_columns(3, submit=[0, 5, 9], run_time=[1, 2, 3], status=1)
+    assert list(df.columns) == list(SWF_FIELDS)
+    assert list(df["job_id"]) == [1, 2, 3] and list(df["submit"]) == [0, 5, 9]
+    assert (df["status"] == 1).all() and (df["req_mem"] == -1).all()
+    assert str(df["run_time"].dtype) == "int64"
+    with pytest.raises(ValueError, match="unknown field"):
+        jobs_from_columns(1, runtime=[1])

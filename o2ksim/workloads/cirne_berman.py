@@ -242,7 +242,7 @@ def generate_jobs(
 
 def generate(params: Mapping[str, Any], *, span: float, seed: int, start_time: int) -> Any:
     """A :class:`~o2ksim.workloads.swf.Trace` of the Cirne-Berman model (see the module docstring)."""
-    from o2ksim.workloads.swf import SWFHeader, Trace, jobs_frame
+    from o2ksim.workloads.swf import SWFHeader, Trace, jobs_from_columns
 
     if params["machine"]["procs"] < 1:
         raise ConfigError(
@@ -250,15 +250,16 @@ def generate(params: Mapping[str, Any], *, span: float, seed: int, start_time: i
         )
     j = generate_jobs(params, span=span, seed=seed, start_time=start_time)
     n = len(j["submit"])
-    rows = np.full((n, 18), -1, dtype=np.int64)
-    rows[:, 0] = np.arange(1, n + 1)
-    rows[:, 1] = j["submit"].astype(np.int64)
-    rows[:, 2] = j["lag"].astype(np.int64)
-    rows[:, 3] = j["run_s"].astype(np.int64)
-    rows[:, 4] = j["procs"]
-    rows[:, 7] = j["procs"]
-    rows[:, 8] = j["req_s"].astype(np.int64)
-    rows[:, 10] = j["status"]
+    jobs = jobs_from_columns(
+        n,
+        submit=j["submit"],
+        wait=j["lag"],
+        run_time=j["run_s"],
+        alloc_procs=j["procs"],
+        req_procs=j["procs"],
+        req_time=j["req_s"],
+        status=j["status"],
+    )
     procs = params["machine"]["procs"]
     header = SWFHeader(
         version="2.2",
@@ -277,4 +278,4 @@ def generate(params: Mapping[str, Any], *, span: float, seed: int, start_time: i
             "run_time the time the job would have run",
         ],
     )
-    return Trace(jobs=jobs_frame(rows), header=header, source=None)
+    return Trace(jobs=jobs, header=header, source=None)

@@ -134,19 +134,20 @@ def generate_jobs(
 
 def generate(params: Mapping[str, Any], *, span: float, seed: int, start_time: int) -> Any:
     """A :class:`~o2ksim.workloads.swf.Trace` of Downey's model (see the module docstring)."""
-    from o2ksim.workloads.swf import SWFHeader, Trace, jobs_frame
+    from o2ksim.workloads.swf import SWFHeader, Trace, jobs_from_columns
 
     j = generate_jobs(params, span=span, seed=seed, start_time=start_time)
     n = len(j["submit"])
-    rows = np.full((n, 18), -1, dtype=np.int64)
-    rows[:, 0] = np.arange(1, n + 1)
-    rows[:, 1] = j["submit"].astype(np.int64)
-    rows[:, 3] = j["run_s"].astype(np.int64)
-    rows[:, 4] = j["procs"]
-    rows[:, 7] = j["procs"]
-    rows[:, 8] = j["req_s"].astype(np.int64)
-    rows[:, 10] = 1
-    rows[:, 14] = j["cls"] + 1
+    jobs = jobs_from_columns(
+        n,
+        submit=j["submit"],
+        run_time=j["run_s"],
+        alloc_procs=j["procs"],
+        req_procs=j["procs"],
+        req_time=j["req_s"],
+        status=1,
+        queue=j["cls"] + 1,
+    )
     procs = params["machine"]["procs"]
     header = SWFHeader(
         version="2.2",
@@ -162,4 +163,4 @@ def generate(params: Mapping[str, Any], *, span: float, seed: int, start_time: i
         + ", ".join(f"{i + 1} {c['name']}" for i, c in enumerate(params["class"])),
         notes=["req_time = the class's longest lifetime (its queue limit), wall-clock seconds"],
     )
-    return Trace(jobs=jobs_frame(rows), header=header, source=None)
+    return Trace(jobs=jobs, header=header, source=None)

@@ -559,21 +559,22 @@ def generate_jobs(
 
 def generate(params: Mapping[str, Any], *, span: float, seed: int, start_time: int) -> Any:
     """A :class:`~o2ksim.workloads.swf.Trace` of the O2K model (see the module docstring)."""
-    from o2ksim.workloads.swf import SWFHeader, Trace, jobs_frame
+    from o2ksim.workloads.swf import SWFHeader, Trace, jobs_from_columns
 
     j = generate_jobs(params, span=span, seed=seed, start_time=start_time)
     n = len(j["submit"])
-    rows = np.full((n, 18), -1, dtype=np.int64)
-    rows[:, 0] = np.arange(1, n + 1)
-    rows[:, 1] = j["submit"].astype(np.int64)
-    rows[:, 3] = j["run_s"].astype(np.int64)
-    rows[:, 4] = j["procs"]
-    rows[:, 6] = np.maximum(np.rint(j["peak_mb"] * MB_KB / j["procs"]), 1).astype(np.int64)
-    rows[:, 7] = j["procs"]
-    rows[:, 8] = j["req_s"].astype(np.int64)
-    rows[:, 9] = j["req_mem_kb"]
-    rows[:, 10] = 1
-    rows[:, 14] = j["cls"] + 1
+    jobs = jobs_from_columns(
+        n,
+        submit=j["submit"],
+        run_time=j["run_s"],
+        alloc_procs=j["procs"],
+        used_mem=np.maximum(np.rint(j["peak_mb"] * MB_KB / j["procs"]), 1),
+        req_procs=j["procs"],
+        req_time=j["req_s"],
+        req_mem=j["req_mem_kb"],
+        status=1,
+        queue=j["cls"] + 1,
+    )
     mach = params["machine"]
     header = SWFHeader(
         version="2.2",
@@ -585,7 +586,7 @@ def generate(params: Mapping[str, Any], *, span: float, seed: int, start_time: i
         max_procs=mach["procs"],
         max_nodes=mach["procs"],
         max_runtime=int(j["run_s"].max()) if n else None,
-        max_memory=int(rows[:, 9].max()) if n else None,
+        max_memory=int(jobs["req_mem"].max()) if n else None,
         allow_overuse=False,
         queues="queue = LSF job class (thesis Table 3): "
         + ", ".join(f"{i + 1} {c}" for i, c in enumerate(LSF_CLASSES)),
@@ -594,4 +595,4 @@ def generate(params: Mapping[str, Any], *, span: float, seed: int, start_time: i
             "used_mem is the peak memory of the job (thesis Table 11) divided by its processors",
         ],
     )
-    return Trace(jobs=jobs_frame(rows), header=header, source=None)
+    return Trace(jobs=jobs, header=header, source=None)

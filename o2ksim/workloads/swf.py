@@ -42,7 +42,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -355,6 +355,22 @@ def jobs_frame(rows: Iterable[Sequence[int]] | None = None) -> pd.DataFrame:
             if data.dtype.kind == "f" and not np.all(np.isfinite(data) & (data == np.round(data))):
                 raise ValueError("jobs_frame: values must be integers")
             data = data.astype(np.int64)
+    return pd.DataFrame(data, columns=list(SWF_FIELDS))
+
+
+def jobs_from_columns(n: int, **columns: Any) -> pd.DataFrame:
+    """A job table of ``n`` jobs from named SWF columns; ``job_id`` defaults to 1..n, the rest to -1.
+
+    Generators use it so that fields are set by name (``run_time=...``), not by
+    position; a scalar fills the whole column.
+    """
+    unknown = set(columns) - set(SWF_FIELDS)
+    if unknown:
+        raise ValueError(f"jobs_from_columns: unknown field(s) {', '.join(sorted(unknown))}")
+    data = np.full((n, _NF), -1, dtype=np.int64)
+    data[:, 0] = np.arange(1, n + 1)
+    for name, values in columns.items():
+        data[:, SWF_FIELDS.index(name)] = np.asarray(values).astype(np.int64)
     return pd.DataFrame(data, columns=list(SWF_FIELDS))
 
 
