@@ -222,6 +222,9 @@ def simulate(
     if window is not None:
         span = (window.start, window.end)
     summ = metrics.summary(jobs, segments, mach.total_procs, span)
+    counts = getattr(pol, "summary_counts", None)
+    if counts is not None:
+        summ.update(counts(None if analysed is None else set(analysed.tolist())))
     summ["sim_seconds"] = round(stats.wall_seconds, 3)
     config = {
         "workload": str(source) if source else ("frame" if frame is not None else "jobs"),
