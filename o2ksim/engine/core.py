@@ -524,17 +524,18 @@ class Simulation:
             self._release(job, now)
             self._finish(job, JobState.COMPLETED, now)
         elif now >= job.time_limit:
-            self._release(job, now)
             if job.limit_action == "requeue":
+                job.move(JobState.QUEUED, now, "trial run over")  # observers see it requeued
+                self._release(job, now)
                 job.restarts += 1
                 job.remaining_work = job.spec.work
                 job.time_limit = math.inf
                 job.can_finish = True
                 job.alloc_procs = 0
                 job.host = None
-                job.move(JobState.QUEUED, now, "trial run over")
                 self._requeue(job)
             else:
+                self._release(job, now)
                 job.reason = "ran past its requested time (+ grace)"
                 self._finish(job, JobState.KILLED, now)
         # else: the segment ended early because the rate changed; the process loops

@@ -514,13 +514,21 @@ class ImmediateService:
             f[1] -= plan.mem
             book.start(plan)
             protected.add(job_id)
+            protected.update(v.id for v in plan.victims)  # still "running" in this snapshot
             decisions.extend(trial_decisions(plan, self.settings, now))
         if self._awaiting and self.settings.preemptive:
-            decisions.extend(self._next_eligibility(snap, protected))
+            fresh = [d.job for d in inner_decisions if isinstance(d, Start)]
+            decisions.extend(self._next_eligibility(snap, protected, fresh))
         return decisions
 
-    def _next_eligibility(self, snap: Snapshot, protected: set[int]) -> list[WakeAt]:
-        """A pass when the next running job becomes eligible for preemption (T§3.4)."""
+    def _next_eligibility(
+        self, snap: Snapshot, protected: set[int], fresh: Sequence[Job]
+    ) -> list[WakeAt]:
+        """A pass when the next running job becomes eligible for preemption (T§3.4).
+
+        ``fresh`` are the jobs started as full jobs in this pass (not yet running
+        in the snapshot): they become eligible ``t`` from now.
+        """
         now = snap.now
         t = self.settings.eligible_after
         soonest = math.inf
@@ -529,8 +537,10 @@ class ImmediateService:
                 at = v.last_start + t
                 if now < at < soonest and v.id not in protected and v.predicted_end(now) - at > t:
                     soonest = at
+        if any(j.spec.req_time > 2 * t for j in fresh) and now + t < soonest:
+            soonest = now + t
         self._wakes = {w for w in self._wakes if w > now}
-        if soonest == math.inf or soonest in self._wakes:
+        if not now < soonest < math.inf or soonest in self._wakes:
             return []
         self._wakes.add(soonest)
         return [WakeAt(soonest, tag="immediate service: a running job becomes eligible for preemption")]
