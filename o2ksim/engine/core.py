@@ -30,7 +30,9 @@ import numpy as np
 import simpy
 from simpy.events import NORMAL
 
+from o2ksim.engine.contract import PolicyProtocol, RunSettings
 from o2ksim.engine.decisions import (
+    Decision,
     Kill,
     PolicyError,
     Preempt,
@@ -139,20 +141,23 @@ class Simulation:
     """One run of one policy over one workload on one machine.
 
     ``jobs`` are the submitted jobs (any order; they are released in submit
-    order, ties in the given order).  ``interval`` (seconds) replaces
-    event-driven passes by a pass every ``interval`` seconds (T§3.7's 5-minute
-    NCSA-MS* cycle).  ``kill_overrun`` kills a job ``overrun_grace`` seconds
-    after its requested runtime (SPEC §2; off by default).  ``watch`` is the set
-    of job ids the run must finish (the analysis window); ``None`` = all.
-    ``rng`` is the run's only source of randomness, handed to the policy.
+    order, ties in the given order).  ``policy`` follows the
+    :class:`~o2ksim.engine.contract.PolicyProtocol`.  ``settings`` (a
+    :class:`~o2ksim.engine.contract.RunSettings`) holds the scheduling
+    interval, the overrun kill and the explain switch; the keyword arguments
+    ``interval``, ``kill_overrun``, ``overrun_grace`` and ``explain`` build one
+    when ``settings`` is not given.  ``watch`` is the set of job ids the run
+    must finish (the analysis window); ``None`` = all.  ``rng`` is the run's
+    only source of randomness, handed to the policy.
     """
 
     def __init__(
         self,
         machine: MachineSpec,
         jobs: Sequence[JobSpec],
-        policy: Any,
+        policy: PolicyProtocol,
         *,
+        settings: RunSettings | None = None,
         interval: float | None = None,
         kill_overrun: bool = False,
         overrun_grace: float = 0.0,
@@ -161,15 +166,16 @@ class Simulation:
         explain: bool = False,
         rng: np.random.Generator | None = None,
     ) -> None:
-        if interval is not None and interval <= 0:
-            raise ValueError("interval must be positive")
+        if settings is None:
+            settings = RunSettings(interval, kill_overrun, float(overrun_grace), explain)
+        self.settings = settings
         self.env = simpy.Environment()
         self.machine = machine
         self.policy = policy
-        self.interval = interval
-        self.kill_overrun = kill_overrun
-        self.overrun_grace = float(overrun_grace)
-        self.explain = explain
+        self.interval = settings.interval
+        self.kill_overrun = settings.kill_overrun
+        self.overrun_grace = settings.overrun_grace
+        self.explain = settings.explain
         self.rng = rng if rng is not None else np.random.default_rng(0)
         self.hosts = {h.name: Host(self.env, h) for h in machine.hosts}
         self._host_list = list(self.hosts.values())
@@ -198,14 +204,11 @@ class Simulation:
         self._departed: list[Job] = []
         self.stats = RunStats()
         self._error: BaseException | None = None
-        self._policy_admit = getattr(policy, "admit", None)
 
     # ----------------------------------------------------------------------------- running
     def run(self) -> RunStats:
         """Simulate until every watched job has finished (or been rejected)."""
-        bind = getattr(self.policy, "bind", None)
-        if bind is not None:
-            bind(self.machine, self.rng)
+        self.policy.bind(self.machine, self.rng)
         t0 = time.perf_counter()
         self.env.process(self._arrivals())
         self.env.process(self._scheduler())
@@ -226,6 +229,7 @@ class Simulation:
         self.stats.decisions = self.monitor.decisions
         self.stats.wall_seconds = time.perf_counter() - t0
         self.stats.sim_end = self.env.now
+        self.stats.extra.update(self.policy.stats())
         return self.stats
 
     def request_pass(self) -> None:
@@ -268,9 +272,7 @@ class Simulation:
             return f"requests {spec.procs} processors; the largest host has {self._max_procs}"
         if not any(spec.procs <= h.procs and spec.mem <= h.memory for h in self.machine.hosts):
             return f"requests {spec.mem / 1024:.0f} MB; no host with {spec.procs} processors has that much memory"
-        if self._policy_admit is not None:
-            return self._policy_admit(job) or ""
-        return ""
+        return self.policy.admit(job) or ""
 
     def _scheduler(self):
         while True:
@@ -329,7 +331,7 @@ class Simulation:
             explain=self.explain,
             interval=self.interval,
         )
-        decisions = self.policy.schedule(snap) or ()
+        decisions = self.policy.schedule(snap)
         n = 0
         for decision in decisions:
             self._apply(decision, now)
@@ -337,7 +339,7 @@ class Simulation:
         for obs in self.observers:
             obs.on_pass(now, n)
 
-    def _apply(self, d: Any, now: float) -> None:
+    def _apply(self, d: Decision, now: float) -> None:
         for obs in self.observers[1:]:
             obs.on_decision(now, d)
         if isinstance(d, Start):

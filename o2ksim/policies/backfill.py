@@ -51,7 +51,6 @@ from typing import Any, ClassVar
 
 from o2ksim.engine.decisions import Reserve, Start, WakeAt
 from o2ksim.engine.snapshot import HostView, Snapshot
-from o2ksim.errors import O2KSimError
 from o2ksim.jobs import Job, JobState
 from o2ksim.policies.base import POLICIES, Param, Policy
 from o2ksim.policies.priority import (
@@ -61,7 +60,6 @@ from o2ksim.policies.priority import (
     check_priority,
     make_priority,
 )
-from o2ksim.workloads.transforms import parse_duration
 
 
 class Profile:
@@ -262,16 +260,6 @@ def _check_reservations(v: Any) -> bool:
     return _is_number(v) and v >= 0 and v == int(v)
 
 
-def _check_duration(v: Any, positive: bool) -> bool:
-    if isinstance(v, bool):
-        return False
-    try:
-        seconds = parse_duration(v)
-    except O2KSimError:
-        return False
-    return seconds > 0 if positive else seconds >= 0
-
-
 class Backfill(Policy):
     """Priority backfill: ``N`` dynamic or fixed, sliding or non-sliding reservations.
 
@@ -313,28 +301,6 @@ class Backfill(Policy):
             "reservations move earlier when a job ends early (T§3.2.1 Fig. 2); "
             "false = the non-sliding NCSA-MS* error of T§5.3.3",
         ),
-        "interval": Param(
-            (int, float, str),
-            None,
-            "scheduling pass every INTERVAL (seconds or e.g. '5m') instead of at every arrival "
-            "and departure (NCSA-MS* ran every 5 minutes, T§3.7); unset = event-driven",
-            check=lambda v: _check_duration(v, positive=True),
-            check_help="must be a positive duration (seconds, or e.g. '5m')",
-        ),
-        "kill_overrun": Param(
-            bool,
-            False,
-            "start each job with a time limit of its requested runtime + overrun_grace; "
-            "the engine kills it there (off: jobs run their trace runtime)",
-        ),
-        "overrun_grace": Param(
-            (int, float, str),
-            0,
-            "grace after the requested runtime before the kill (seconds or e.g. '1h'; "
-            "NCSA-MS* allowed one hour, T§4.5.1)",
-            check=lambda v: _check_duration(v, positive=False),
-            check_help="must be a duration >= 0 (seconds, or e.g. '1h')",
-        ),
     }
 
     def __init__(self, name: str | None = None, **params: Any) -> None:
@@ -345,12 +311,6 @@ class Backfill(Policy):
         self.n_reservations: float = math.inf if isinstance(n, str) else int(n)
         self.fixed: bool = p["reservation_kind"] == "fixed"
         self.sliding: bool = p["sliding"]
-        self.interval: float | None = (
-            None if p["interval"] is None else parse_duration(p["interval"])
-        )
-        self.time_limit_extra: float | None = (
-            parse_duration(p["overrun_grace"]) if p["kill_overrun"] else None
-        )
         # reservations carried from one pass to the next (fixed-job or non-sliding):
         # job -> (host, reserved start), in the order they were granted
         self._stateful = self.fixed or not self.sliding
@@ -389,7 +349,6 @@ class Backfill(Policy):
         reserved_hosts: set[str] = set()
         n_res = 0
         limit = self.n_reservations
-        extra = self.time_limit_extra
         order: Iterable[Job] = self.priority.order(snap.queue, now)
 
         prev = self._held
@@ -419,7 +378,7 @@ class Backfill(Policy):
             if profiles is None and not pending:
                 host = _best_host(job, hosts, free)
                 if host is not None:
-                    decisions.append(self._start(job, host, extra, "highest priority and fits now"))
+                    decisions.append(Start(job, host, note="highest priority and fits now"))
                     started.append((host, now + spec.req_time, spec.procs, spec.mem))
                     max_free = max(f[0] for f in free_lists)
                     continue
@@ -456,7 +415,7 @@ class Backfill(Policy):
                 note = (
                     "reserved job fits now" if job in prev else "backfilled: delays no reservation"
                 )
-                decisions.append(self._start(job, host, extra, note))
+                decisions.append(Start(job, host, note=note))
                 profiles[host].take(now, spec.procs, spec.mem, spec.req_time)
                 max_free = max(f[0] for f in free_lists)
                 continue
@@ -468,7 +427,7 @@ class Backfill(Policy):
                     reserved_hosts.add(where)
                     if stateful:
                         placed[job] = (where, at)
-                    if kept and self.interval is None and snap.interval is None:
+                    if kept and snap.interval is None:
                         wake.append((where, at))
                     if explain:
                         note = f"reservation {n_res + 1} of {limit}"
@@ -482,12 +441,6 @@ class Backfill(Policy):
             if wake:
                 decisions.extend(self._wake_ups(wake, now))
         return decisions
-
-    @staticmethod
-    def _start(job: Job, host: str, extra: float | None, note: str) -> Start:
-        if extra is None:
-            return Start(job, host, note=note)
-        return Start(job, host, time_limit=job.spec.req_time + extra, on_limit="kill", note=note)
 
     def _wake_ups(self, reservations: Iterable[tuple[str, float]], now: float) -> list[WakeAt]:
         """A pass at every kept (non-slid) reservation time not yet asked for.
