@@ -44,6 +44,7 @@ from o2ksim.engine.decisions import (
     WakeAt,
 )
 from o2ksim.engine.monitor import Monitor, Observer
+from o2ksim.engine.queue_index import QueueIndex
 from o2ksim.engine.snapshot import HostView, Snapshot, Timer
 from o2ksim.jobs import Job, JobSpec, JobState
 from o2ksim.machine import HostSpec, MachineSpec
@@ -191,7 +192,8 @@ class Simulation:
                 raise ValueError(f"duplicate job id {job.id}")
             self.jobs[job.id] = job
             self._arrival_order.append(job)
-        self.queue: dict[int, Job] = {}
+        self.queue: dict[int, Job] = {}  # QUEUED jobs in arrival order
+        self.queue_index = QueueIndex(self._arrival_order)
         self._processes: dict[int, simpy.Process] = {}
         watched = set(self.jobs) if watch is None else set(watch) & set(self.jobs)
         self._watched = watched
@@ -256,6 +258,7 @@ class Simulation:
             self._reject(job, reason)
             return
         self.queue[job.id] = job
+        self.queue_index.add(job)
         self._arrived.append(job)
         if self.interval is None:
             self.request_pass()
@@ -322,6 +325,7 @@ class Simulation:
         snap = Snapshot(
             now=now,
             queue=self.queue.values(),
+            queue_index=self.queue_index,
             hosts=views,
             host_by_name={v.spec.name: v for v in views},
             machine=self.machine,
@@ -356,6 +360,7 @@ class Simulation:
             if d.job.state is not JobState.QUEUED:
                 raise PolicyError(f"job {d.job.id}: only a queued job can be rejected")
             del self.queue[d.job.id]
+            self.queue_index.remove(d.job)
             self._reject(d.job, d.reason or "rejected by the policy")
         elif isinstance(d, WakeAt):
             self._wake_at(d)
@@ -381,6 +386,7 @@ class Simulation:
             )
         host.take(procs, mem)
         del self.queue[job.id]
+        self.queue_index.remove(job)
         job.host = host.name
         job.alloc_procs = procs
         job.alloc_mem = mem
@@ -469,6 +475,7 @@ class Simulation:
     def _kill(self, job: Job, reason: str, now: float) -> None:
         if job.state is JobState.QUEUED:
             del self.queue[job.id]
+            self.queue_index.remove(job)
         elif job.state in (JobState.RUNNING, JobState.PREEMPTED):
             if job.state is JobState.RUNNING:
                 self._settle(job, now)
@@ -528,10 +535,12 @@ class Simulation:
             self.request_pass()
 
     def _requeue(self, job: Job) -> None:
-        """Put a job back in the queue at its submission-order place."""
+        """Put a job back in the queue at its arrival-order place."""
         self.queue[job.id] = job
+        self.queue_index.add(job)
         if len(self.queue) > 1:
-            ordered = sorted(self.queue.values(), key=lambda j: (j.spec.submit, j.id))
+            row = self.queue_index.row_of
+            ordered = sorted(self.queue.values(), key=lambda j: row[j.id])
             self.queue = {j.id: j for j in ordered}
 
     def _finish(self, job: Job, state: JobState, now: float) -> None:
