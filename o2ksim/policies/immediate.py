@@ -79,10 +79,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from o2ksim.engine.decisions import Preempt, Resume, Start, WakeAt
 from o2ksim.engine.snapshot import HostView, Snapshot
@@ -334,11 +334,22 @@ def trial_decisions(plan: TrialPlan, settings: TrialSettings, now: float) -> lis
     return out
 
 
+@runtime_checkable
+class SummaryCounts(Protocol):
+    """A policy that adds counters over the analysed jobs to ``summary.json``."""
+
+    def summary_counts(self, ids: set[int] | None = None) -> Mapping[str, int]:
+        """Counters over the jobs in ``ids`` (``None``: every job)."""
+        ...
+
+
 class _Borrowed:
     """A preempted job as the backfill pass must see it: holding the processors it will
     take back when the trial that preempted it ends, until its request is served."""
 
-    __slots__ = ("alloc_mem", "alloc_procs", "host", "id", "job", "resume_at", "spec", "state")
+    __slots__ = (
+        "alloc_mem", "alloc_procs", "host", "id", "job", "resume_at", "spec", "state", "time_limit",
+    )  # fmt: skip
 
     def __init__(self, job: Job, resume_at: float) -> None:
         self.job = job
@@ -349,6 +360,7 @@ class _Borrowed:
         self.alloc_procs = job.resume_procs
         self.alloc_mem = job.alloc_mem
         self.resume_at = resume_at
+        self.time_limit = math.inf
 
     @property
     def last_start(self) -> float:
@@ -577,6 +589,7 @@ __all__ = [
     "MODES",
     "PARAMS",
     "ImmediateService",
+    "SummaryCounts",
     "TrialBook",
     "TrialPlan",
     "TrialSettings",
