@@ -35,6 +35,7 @@ from o2ksim.machine import MachineSpec, load_machine, machine_from_header
 from o2ksim.policies import Policy, make_policy
 from o2ksim.policies.immediate import SummaryCounts
 from o2ksim.workloads.convert import specs_from_frame
+from o2ksim.workloads.cooldown import cooldown_measures
 from o2ksim.workloads.transforms import Window, apply_estimates, select_window
 
 
@@ -221,6 +222,9 @@ def simulate(
     if window is not None:
         span = (window.start, window.end)
     summ = metrics.summary(jobs, segments, mach.total_procs, span)
+    if window is not None and frame is not None:  # the protocol's cool-down (T§3.4)
+        last_submit = float(frame["submit"].max())
+        summ.update(cooldown_measures(jobs, window.end, last_submit, stats.sim_end))
     if isinstance(pol, SummaryCounts):  # immediate service: trials among the analysed jobs
         summ.update(pol.summary_counts(None if analysed is None else set(analysed.tolist())))
     summ["sim_seconds"] = round(stats.wall_seconds, 3)
