@@ -552,10 +552,19 @@ class ImmediateService:
                 f[1] -= d.job.spec.mem if d.mem is None else d.mem
         protected = set(book.running)
         victims = VictimLists(now, self.settings.eligible_after, protected)
+        preemptive = self.settings.preemptive
+        room = -1  # most processors a trial could get on one host now (an upper bound)
         for job_id, job in list(self._awaiting.items()):
             if job_id in started or job.state is not JobState.QUEUED:
                 del self._awaiting[job_id]
                 continue
+            if room < 0:
+                room = max(
+                    f[0] + (victims.of(h)[1] if preemptive else 0)
+                    for h, f in zip(snap.hosts, (free[h.name] for h in snap.hosts), strict=True)
+                )
+            if job.spec.procs > room:
+                continue  # no host can give it a trial now: skip the search
             plan = plan_trial(
                 job, snap.hosts, free, now, self.settings,
                 preempt=self.settings.preemptive, victims=victims,
@@ -569,6 +578,7 @@ class ImmediateService:
             book.start(plan)
             protected.add(job_id)
             victims.remove(plan.victims)  # still "running" in this snapshot
+            room = -1
             decisions.extend(trial_decisions(plan, self.settings, now))
         if self._awaiting and self.settings.preemptive:
             fresh = [d.job for d in inner_decisions if isinstance(d, Start)]
