@@ -80,14 +80,42 @@ class Stopped:
     reason: str
 
 
+class Pool(simpy.Container):
+    """A host's processors or memory: a :class:`simpy.Container` the engine books at once.
+
+    Nothing in the model ever *waits* for processors or memory — the
+    scheduler starts a job only when its resources are free — so the
+    get/put events a Container would schedule and process one by one (four
+    per job) carry no information.  :meth:`take` and :meth:`give` change the
+    level directly and refuse to over-commit; ``level`` and ``capacity`` are
+    the Container's own, and ``get``/``put`` still work for model extensions
+    that do want to wait.  (This touches the Container's ``_level``; setup.cfg
+    pins ``simpy`` to the versions it is tested with.)
+    """
+
+    def take(self, amount: float) -> bool:
+        """Remove ``amount``; ``False`` (and no change) if it is not there."""
+        if amount > self._level:
+            return False
+        self._level -= amount
+        return True
+
+    def give(self, amount: float) -> None:
+        """Put ``amount`` back (never above the capacity: that would be an engine bug)."""
+        level = self._level + amount
+        if level > self._capacity:
+            raise PolicyError(f"pool over its capacity ({level} > {self._capacity})")
+        self._level = level
+
+
 class Host:
-    """A host: a processor container and a memory container, and the jobs on it."""
+    """A host: a processor pool and a memory pool (SimPy Containers), and the jobs on it."""
 
     def __init__(self, env: simpy.Environment, spec: HostSpec) -> None:
         self.spec = spec
         self.name = spec.name
-        self.procs = simpy.Container(env, capacity=spec.procs, init=spec.procs)
-        self.memory = simpy.Container(env, capacity=spec.memory, init=spec.memory)
+        self.procs = Pool(env, capacity=spec.procs, init=spec.procs)
+        self.memory = Pool(env, capacity=spec.memory, init=spec.memory)
         self.running: dict[int, Job] = {}
         self.preempted: dict[int, Job] = {}
         self.version = 0  # bumped whenever an allocation on the host changes
@@ -103,17 +131,16 @@ class Host:
     def take(self, procs: int, mem: int) -> None:
         """Take resources for a job; the caller has checked they are free."""
         self.version += 1
-        if procs > 0 and not self.procs.get(procs).triggered:
+        if not self.procs.take(procs):
             raise PolicyError(f"host {self.name}: processors over-committed")
-        if mem > 0 and not self.memory.get(mem).triggered:
+        if not self.memory.take(mem):
+            self.procs.give(procs)
             raise PolicyError(f"host {self.name}: memory over-committed")
 
     def give(self, procs: int, mem: int) -> None:
         self.version += 1
-        if procs > 0:
-            self.procs.put(procs)
-        if mem > 0:
-            self.memory.put(mem)
+        self.procs.give(procs)
+        self.memory.give(mem)
 
     def view(self) -> HostView:
         return HostView(

@@ -440,7 +440,7 @@ class Backfill(Policy):
                 p.build_profiles()
             elif p.backfill(job):
                 continue
-            elif p.n_res >= limit and p.max_free() <= 0:
+            elif p.n_res >= limit and p.max_free <= 0:
                 break  # every reservation placed and every host full: nothing more happens
             if p.n_res < limit:
                 p.reserve(job)
@@ -502,7 +502,7 @@ class Backfill(Policy):
         rows = _rows_in_order(index, order, consumed)
         procs, mem, req = index.procs[rows], index.mem[rows], index.req_time[rows]
         at = 0
-        while at < len(rows) and p.max_free() > 0:
+        while at < len(rows) and p.max_free > 0:
             if p.profiles is None:
                 k = _next_candidate(p, procs, mem, req, at, with_profiles=False)
                 if k is None:
@@ -553,13 +553,11 @@ class _Pass:
         self.n_res = 0
         self.placed: dict[Job, tuple[str, float]] = {}  # reservations to hold (stateful)
         self.wake: list[tuple[str, float]] = []  # kept (non-slid) reservation times
-
-    def max_free(self) -> int:
-        """The most free processors on any host."""
-        return max(f.procs for f in self.free.values())
+        self.max_free = max(f.procs for f in self.free.values())  # most free procs on a host
 
     def fits_now_somewhere(self, job: Job) -> bool:
-        return any(f.fits(job.spec) for f in self.free.values())
+        spec = job.spec
+        return spec.procs <= self.max_free and any(f.fits(spec) for f in self.free.values())
 
     def start_first_fit(self, job: Job) -> bool:
         """Step 1: start ``job`` now on the fitting host with the fewest free processors."""
@@ -569,6 +567,7 @@ class _Pass:
         spec = job.spec
         self.decisions.append(Start(job, host, note="highest priority and fits now"))
         self.started.append((host, self.now + spec.req_time, spec.procs, spec.mem))
+        self.max_free = max(f.procs for f in self.free.values())
         return True
 
     def build_profiles(self) -> None:
@@ -577,10 +576,13 @@ class _Pass:
     def backfill(self, job: Job) -> bool:
         """Step 3: start ``job`` now if it fits and delays no reservation."""
         assert self.profiles is not None
+        spec = job.spec
+        if spec.procs > self.max_free:
+            return False
         host = _backfill_host(job, self.hosts, self.free, self.profiles, self.reserved_hosts, self.now)
         if host is None:
             return False
-        spec = job.spec
+        self.max_free = max(f.procs for f in self.free.values())
         note = (
             "reserved job fits now"
             if job in self.policy._held
@@ -629,7 +631,7 @@ def _scan(p: _Pass, jobs: Iterable[Job], pending: list[Job]) -> None:
     """Backfill from ``jobs`` once every reservation is held, job by job (the reference's
     step 3 with lazily placed reservations)."""
     for job in jobs:
-        if p.max_free() <= 0:
+        if p.max_free <= 0:
             return
         if p.profiles is None:
             if not p.fits_now_somewhere(job):
