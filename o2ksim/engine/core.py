@@ -6,8 +6,11 @@ Shape (the design card):
   (:class:`Host`);
 * each job is a SimPy process (:meth:`Simulation._job_process`): it holds the
   processors and memory the scheduler dispatched it with and gives them back
-  when it ends; preemption, resizing and kills reach it as
-  :class:`simpy.Interrupt` with a small cause object;
+  when it ends.  Preemption, resizing, resuming and kills are applied by the
+  engine to the job (state, allocation, work done) and then reach the process
+  as a plain :class:`simpy.Interrupt` meaning "your job changed": the process
+  re-reads the job and waits for its new completion time, for a resume, or
+  ends;
 * one scheduler process (:meth:`Simulation._scheduler`) wakes on arrivals,
   departures, policy timers or a fixed interval, hands the policy a
   :class:`~o2ksim.engine.snapshot.Snapshot` and applies the decisions it returns;
@@ -28,6 +31,7 @@ from typing import Any
 
 import numpy as np
 import simpy
+from simpy.core import StopSimulation
 from simpy.events import NORMAL
 
 from o2ksim.engine.contract import PolicyProtocol, RunSettings
@@ -59,25 +63,6 @@ class PassSignal(simpy.Event):
         self._ok = True
         self._value = None
         self.env.schedule(self, LATE)
-
-
-@dataclass(frozen=True, slots=True)
-class Preempted:
-    """Interrupt cause: the job lost its processors."""
-
-
-@dataclass(frozen=True, slots=True)
-class Reallocated:
-    """Interrupt cause: the job's processor count changed (resize or resume)."""
-
-    procs: int
-
-
-@dataclass(frozen=True, slots=True)
-class Stopped:
-    """Interrupt cause: the job was killed."""
-
-    reason: str
 
 
 class Pool(simpy.Container):
@@ -245,11 +230,9 @@ class Simulation:
             self.env.process(self._ticker())
         if self._outstanding == 0:
             self._done.succeed()
-        try:
-            self.env.run(until=self._done)
-        except RuntimeError as exc:  # SimPy: no events left before ``until`` triggered
-            if self._done.triggered or "No scheduled events" not in str(exc):
-                raise
+        self._done.callbacks.append(StopSimulation.callback)
+        self.env.run()  # returns when _done fires, or when no event is left
+        if not self._done.triggered:  # nothing more can happen, yet watched jobs remain
             self.stats.stalled = self._outstanding
         if self._error is not None:
             raise self._error
@@ -324,6 +307,7 @@ class Simulation:
             yield env.timeout(self.interval)
 
     def _job_process(self, job: Job):
+        """Run ``job`` until it ends; an interrupt means the engine changed the job (re-read it)."""
         env = self.env
         while True:
             if job.state is JobState.RUNNING:
@@ -455,7 +439,7 @@ class Simulation:
         host.preempted[job.id] = job
         for obs in self.observers:
             obs.on_allocation(job, now)
-        self._processes[job.id].interrupt(Preempted())
+        self._processes[job.id].interrupt()
 
     def _resume(self, job: Job, procs: int | None, now: float) -> None:
         if job.state is not JobState.PREEMPTED:
@@ -473,7 +457,7 @@ class Simulation:
         host.running[job.id] = job
         for obs in self.observers:
             obs.on_allocation(job, now)
-        self._processes[job.id].interrupt(Reallocated(procs))
+        self._processes[job.id].interrupt()
 
     def _resize(self, job: Job, procs: int, now: float) -> None:
         if job.state is not JobState.RUNNING:
@@ -497,7 +481,7 @@ class Simulation:
         job.resizes += 1
         for obs in self.observers:
             obs.on_allocation(job, now)
-        self._processes[job.id].interrupt(Reallocated(procs))
+        self._processes[job.id].interrupt()
 
     def _kill(self, job: Job, reason: str, now: float) -> None:
         if job.state is JobState.QUEUED:
@@ -507,7 +491,7 @@ class Simulation:
             if job.state is JobState.RUNNING:
                 self._settle(job, now)
             self._release(job, now)
-            self._processes[job.id].interrupt(Stopped(reason))
+            self._processes[job.id].interrupt()
         else:
             raise PolicyError(f"job {job.id}: cannot kill a job that is {job.state.value}")
         job.reason = reason
