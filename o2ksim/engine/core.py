@@ -27,12 +27,12 @@ import math
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import simpy
 from simpy.core import StopSimulation
-from simpy.events import NORMAL
+from simpy.events import NORMAL, EventPriority
 
 from o2ksim.engine.contract import PolicyProtocol, RunSettings
 from o2ksim.engine.decisions import (
@@ -53,7 +53,7 @@ from o2ksim.engine.snapshot import HostView, Snapshot, Timer
 from o2ksim.jobs import Job, JobSpec, JobState
 from o2ksim.machine import HostSpec, MachineSpec
 
-LATE = NORMAL + 1  # SimPy priority of scheduling passes: after all same-time events
+LATE = cast(EventPriority, NORMAL + 1)  # SimPy priority of passes: after same-time events
 
 
 class PassSignal(simpy.Event):
@@ -107,7 +107,7 @@ class Host:
 
     @property
     def free_procs(self) -> int:
-        return self.procs.level
+        return cast(int, self.procs.level)
 
     @property
     def free_mem(self) -> float:
@@ -130,7 +130,7 @@ class Host:
     def view(self) -> HostView:
         return HostView(
             self.spec,
-            self.procs.level,
+            cast(int, self.procs.level),
             self.memory.level,
             self.running.values(),
             self.preempted.values(),
@@ -419,6 +419,12 @@ class Simulation:
             obs.on_allocation(job, now)
         self._processes[job.id] = self.env.process(self._job_process(job))
 
+    def _host_of(self, job: Job) -> Host:
+        """The host ``job`` holds resources on."""
+        if job.host is None:
+            raise PolicyError(f"job {job.id} holds no host")
+        return self.hosts[job.host]
+
     def _settle(self, job: Job, now: float) -> None:
         """Book the work done in the current segment."""
         job.remaining_work -= (now - job.segment_start) * job.alloc_procs
@@ -429,7 +435,7 @@ class Simulation:
     def _preempt(self, job: Job, now: float) -> None:
         if job.state is not JobState.RUNNING:
             raise PolicyError(f"job {job.id}: cannot preempt a job that is {job.state.value}")
-        host = self.hosts[job.host]
+        host = self._host_of(job)
         self._settle(job, now)
         host.give(job.alloc_procs, 0)
         job.alloc_procs = 0
@@ -444,7 +450,7 @@ class Simulation:
     def _resume(self, job: Job, procs: int | None, now: float) -> None:
         if job.state is not JobState.PREEMPTED:
             raise PolicyError(f"job {job.id}: cannot resume a job that is {job.state.value}")
-        host = self.hosts[job.host]
+        host = self._host_of(job)
         procs = procs or job.spec.procs
         if procs > host.free_procs:
             raise PolicyError(f"job {job.id}: resume needs {procs} procs, {host.free_procs} free")
@@ -466,7 +472,7 @@ class Simulation:
             raise PolicyError(f"job {job.id}: resize to {procs} processors")
         if procs == job.alloc_procs:
             return
-        host = self.hosts[job.host]
+        host = self._host_of(job)
         delta = procs - job.alloc_procs
         if delta > host.free_procs:
             raise PolicyError(
@@ -534,7 +540,7 @@ class Simulation:
         # else: the segment ended early because the rate changed; the process loops
 
     def _release(self, job: Job, now: float) -> None:
-        host = self.hosts[job.host]
+        host = self._host_of(job)
         host.give(job.alloc_procs, job.alloc_mem)
         host.running.pop(job.id, None)
         host.preempted.pop(job.id, None)

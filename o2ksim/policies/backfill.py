@@ -775,7 +775,9 @@ def release_time(job: Job, now: float) -> float:
 
 def _build_profile(h: HostView, now: float, added: Iterable[tuple[float, int, float]]) -> Profile:
     added = list(added)
-    releases = [(release_time(j, now), j.alloc_procs, j.alloc_mem) for j in h.running]
+    releases: list[tuple[float, int, float]] = [
+        (release_time(j, now), j.alloc_procs, j.alloc_mem) for j in h.running
+    ]
     releases.extend(added)
     return Profile(
         now,
