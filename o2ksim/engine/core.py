@@ -49,6 +49,7 @@ from o2ksim.engine.decisions import (
 )
 from o2ksim.engine.monitor import Monitor, Observer
 from o2ksim.engine.queue_index import QueueIndex
+from o2ksim.engine.releases import ReleaseIndex
 from o2ksim.engine.snapshot import HostView, Snapshot, Timer
 from o2ksim.jobs import Job, JobSpec, JobState
 from o2ksim.machine import HostSpec, MachineSpec
@@ -103,6 +104,7 @@ class Host:
         self.memory = Pool(env, capacity=spec.memory, init=spec.memory)
         self.running: dict[int, Job] = {}
         self.preempted: dict[int, Job] = {}
+        self.releases = ReleaseIndex()  # running jobs by expected release, for profiles
         self.version = 0  # bumped whenever an allocation on the host changes
 
     @property
@@ -135,6 +137,7 @@ class Host:
             self.running.values(),
             self.preempted.values(),
             self.version,
+            self.releases,
         )
 
 
@@ -415,6 +418,7 @@ class Simulation:
             job.time_limit = math.inf
         job.move(JobState.RUNNING, now)
         host.running[job.id] = job
+        host.releases.add(job)
         for obs in self.observers:
             obs.on_allocation(job, now)
         self._processes[job.id] = self.env.process(self._job_process(job))
@@ -437,6 +441,7 @@ class Simulation:
             raise PolicyError(f"job {job.id}: cannot preempt a job that is {job.state.value}")
         host = self._host_of(job)
         self._settle(job, now)
+        host.releases.remove(job)
         host.give(job.alloc_procs, 0)
         job.alloc_procs = 0
         job.preemptions += 1
@@ -461,6 +466,7 @@ class Simulation:
         job.move(JobState.RUNNING, now)
         del host.preempted[job.id]
         host.running[job.id] = job
+        host.releases.add(job)
         for obs in self.observers:
             obs.on_allocation(job, now)
         self._processes[job.id].interrupt()
@@ -479,12 +485,14 @@ class Simulation:
                 f"job {job.id}: resize needs {delta} more procs, {host.free_procs} free"
             )
         self._settle(job, now)
+        host.releases.remove(job)
         if delta > 0:
             host.take(delta, 0)
         else:
             host.give(-delta, 0)
         job.alloc_procs = procs
         job.resizes += 1
+        host.releases.add(job)
         for obs in self.observers:
             obs.on_allocation(job, now)
         self._processes[job.id].interrupt()
@@ -541,6 +549,8 @@ class Simulation:
 
     def _release(self, job: Job, now: float) -> None:
         host = self._host_of(job)
+        if job.id in host.running:
+            host.releases.remove(job)
         host.give(job.alloc_procs, job.alloc_mem)
         host.running.pop(job.id, None)
         host.preempted.pop(job.id, None)

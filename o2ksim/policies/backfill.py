@@ -73,6 +73,7 @@ import numpy as np
 
 from o2ksim.engine.decisions import Decision, Reserve, Start, WakeAt
 from o2ksim.engine.queue_index import QueueIndex
+from o2ksim.engine.releases import ReleaseIndex
 from o2ksim.engine.snapshot import HostView, Snapshot
 from o2ksim.jobs import Job, JobSpec, JobState
 from o2ksim.policies.base import POLICIES, Param, Policy
@@ -136,6 +137,39 @@ class Profile:
         profile = cls.__new__(cls)
         profile.times, profile.procs, profile.mem, profile.releases = times, procs, mem, releases
         return profile
+
+    @classmethod
+    def from_release_index(
+        cls,
+        now: float,
+        free_procs: int,
+        free_mem: float,
+        index: ReleaseIndex,
+        added: list[tuple[float, int, float]],
+    ) -> Profile:
+        """The profile of a host from the engine's sorted releases (no Python loop over them).
+
+        Gives exactly ``Profile(now, free_procs - added procs, free_mem - added memory,
+        releases + added)``; ``index`` must have no irregular jobs.
+        """
+        t, p, m = index.arrays()
+        if added:
+            t, p, m = _insert_sorted(t, p, m, sorted((max(a, now), b, c) for a, b, c in added))
+            free_procs -= sum(b for _a, b, _c in added)
+            free_mem -= sum(c for _a, _b, c in added)
+        k0 = int(np.searchsorted(t, now, side="right"))  # releases due by now count now
+        cp = np.cumsum(p) + free_procs
+        cm = np.cumsum(m) + free_mem
+        later = t[k0:]
+        ends = np.flatnonzero(later[1:] != later[:-1])
+        ends = np.append(ends, len(later) - 1) + k0 if len(later) else ends
+        times = [now, *later[ends - k0].tolist()] if len(later) else [now]
+        procs = [cp[k0 - 1] if k0 else free_procs, *cp[ends].tolist()]
+        mem = [cm[k0 - 1] if k0 else free_mem, *cm[ends].tolist()]
+        procs[0], mem[0] = float(procs[0]), float(mem[0])
+        at_now = sorted(zip(p[:k0].tolist(), m[:k0].tolist(), strict=True))
+        releases = _SortedReleases(now, at_now, later.tolist(), p[k0:].tolist(), m[k0:].tolist())
+        return cls._of(times, procs, mem, releases)  # type: ignore[arg-type]
 
     def seen_at(self, now: float) -> Profile:
         """A fresh, modifiable copy of this unmodified profile as seen from ``now`` (>= its start).
@@ -267,6 +301,44 @@ class Free:
 def free_resources(hosts: Iterable[HostView]) -> dict[str, Free]:
     """Each host's free processors and memory at the start of a pass, by name."""
     return {h.name: Free(h.free_procs, h.free_mem) for h in hosts}
+
+
+class _SortedReleases:
+    """Same-time releases of an array-built profile, looked up by time (``dict.get``-like)."""
+
+    __slots__ = ("at_now", "m", "now", "p", "t")
+
+    def __init__(
+        self, now: float, at_now: list[tuple[float, float]], t: list[float], p: list[float], m: list[float]
+    ) -> None:
+        self.now, self.at_now, self.t, self.p, self.m = now, at_now, t, p, m
+
+    def get(self, time: float, default: Any = None) -> Any:
+        if time == self.now:
+            return self.at_now or default
+        lo = bisect.bisect_left(self.t, time)
+        hi = bisect.bisect_right(self.t, time, lo)
+        if lo == hi:
+            return default
+        return list(zip(self.p[lo:hi], self.m[lo:hi], strict=True))
+
+
+def _insert_sorted(
+    t: np.ndarray, p: np.ndarray, m: np.ndarray, extra: list[tuple[float, int, float]]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(t, p, m)`` (sorted by time, procs, memory) with ``extra`` (sorted) merged in."""
+    where = []
+    for a, b, c in extra:
+        lo = int(np.searchsorted(t, a, side="left"))
+        hi = int(np.searchsorted(t, a, side="right"))
+        while lo < hi and (p[lo], m[lo]) < (b, c):
+            lo += 1
+        where.append(lo)
+    return (
+        np.insert(t, where, [a for a, _b, _c in extra]),
+        np.insert(p, where, [b for _a, b, _c in extra]),
+        np.insert(m, where, [c for _a, _b, c in extra]),
+    )
 
 
 class FCFS(Policy):
@@ -571,7 +643,10 @@ class _Pass:
         return True
 
     def build_profiles(self) -> None:
-        self.profiles = _profiles(self.snap, self.started, self.policy._profile_cache)
+        policy = self.policy
+        self.profiles = _profiles(
+            self.snap, self.started, policy._profile_cache, use_index=policy.fast_path
+        )
 
     def backfill(self, job: Job) -> bool:
         """Step 3: start ``job`` now if it fits and delays no reservation."""
@@ -732,12 +807,17 @@ def _profiles(
     snap: Snapshot,
     started: list[tuple[str, float, int, float]],
     cache: dict[str, tuple[int, Profile]] | None = None,
+    *,
+    use_index: bool = False,
 ) -> dict[str, Profile]:
     """Availability profiles of every host: running jobs plus jobs started earlier in this pass.
 
-    ``cache`` keeps each host's profile between passes; it is reused (as a
-    copy seen from now) while the host's allocations are unchanged, which
-    saves rebuilding it from every running job at every pass.
+    ``use_index``: build each from the engine's sorted release arrays
+    (:class:`~o2ksim.engine.releases.ReleaseIndex`) when the host has one
+    and no job whose release moves with time.  Otherwise from the running
+    jobs one by one; ``cache`` then keeps each host's profile between passes,
+    reused (as a copy seen from now) while the host's allocations are
+    unchanged.
     """
     now = snap.now
     extra: dict[str, list[tuple[float, int, float]]] = {}
@@ -746,7 +826,12 @@ def _profiles(
     profiles = {}
     for h in snap.hosts:
         added = extra.get(h.name)
-        if added is None and cache is not None:
+        index = h.releases
+        if use_index and index is not None and not index.irregular and len(index) == len(h.running):
+            profiles[h.name] = Profile.from_release_index(
+                now, h.free_procs, h.free_mem, index, added or []
+            )
+        elif added is None and cache is not None:
             entry = cache.get(h.name)
             if entry is None or entry[0] != h.version:
                 base = _build_profile(h, now, ())
