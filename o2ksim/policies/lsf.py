@@ -38,7 +38,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -265,9 +265,11 @@ def lsf_config(machine: MachineSpec) -> LSFConfig:
                 f"host '{h.name}': must be a non-empty list of size classes, highest first",
                 field=f"{where}.priority",
             )
-        bad = [x for x in prio if x not in s_names]
-        if bad or len(set(prio)) != len(prio):
-            what = f"unknown size class(es) {', '.join(bad)}" if bad else "a size class twice"
+        unknown = [x for x in prio if x not in s_names]
+        if unknown or len(set(prio)) != len(prio):
+            what = (
+                f"unknown size class(es) {', '.join(unknown)}" if unknown else "a size class twice"
+            )
             raise ConfigError(
                 path,
                 f"host '{h.name}': {what} (known: {', '.join(s_names)})",
@@ -420,7 +422,8 @@ class NCSALSF(Policy):
         super().__init__(name, **params)
         self.config: LSFConfig | None = None
         self.user_limit = 0
-        self.counters: Counter[str] = Counter()
+        # drain counts, and idle processor-seconds (a float)
+        self.counters: defaultdict[str, float] = defaultdict(int)
         self.log: list[tuple[float, str, str, int]] | None = None
         """Set to a list before a run to record ``(time, event, host, job id)``: every start
         and every drain event (``drain``, ``undrain-started``, ``undrain-lost``,
@@ -437,8 +440,8 @@ class NCSALSF(Policy):
         self._drain_host: dict[int, str] = {}  # job id -> drained host
         self._drained: dict[str, _Entry] = {}  # host -> the job it is drained for
         self._wakes: list[float] = []
-        self._idle_since: dict[str, tuple[float, int]] = {}
-        self.counters = Counter()
+        self._idle_since: dict[str, tuple[float, float]] = {}
+        self.counters = defaultdict(int)
         # running jobs per limit key, per host and in the machine, and per user
         self._running: dict[int, tuple[str, tuple[str, str], int]] = {}
         hosts = [h.name for h in self.config.hosts] if self.config else []
@@ -556,9 +559,9 @@ class NCSALSF(Policy):
         pending = self._pending
         while pending and pending[0][0] <= due:
             _d, _s, job_id = heapq.heappop(pending)
-            e = self._entries.get(job_id)
-            if e is not None:
-                self._overdue.setdefault(e.cls, {})[job_id] = e
+            overdue = self._entries.get(job_id)
+            if overdue is not None:
+                self._overdue.setdefault(overdue.cls, {})[job_id] = overdue
 
     def _count(self, host: str, cls: tuple[str, str], user: int, n: int) -> None:
         hc = self._host_counts.get(host)

@@ -59,7 +59,7 @@ class QueueView:
     ``jx``, ``jp``, ``jm`` and ``jpe`` are derived on first use.
     """
 
-    def __init__(self, jobs: Sequence[Job], now: float, columns: np.ndarray) -> None:
+    def __init__(self, jobs: Sequence[Job], now: float, columns: Sequence[np.ndarray]) -> None:
         self.jobs = jobs
         self.now = now
         self.submit, self.req_time, self.procs, self.mem = columns
@@ -142,7 +142,7 @@ def _request_row(spec: Any) -> tuple[float, float, float, float]:
     return (spec.submit, spec.req_time, spec.procs, spec.mem)
 
 
-def _by_score(jobs: list[Job], score: np.ndarray) -> list[Job]:
+def _by_score(jobs: Sequence[Job], score: np.ndarray) -> list[Job]:
     # jobs are in submission order; a stable sort on -score keeps FCFS among ties
     return [jobs[i] for i in np.argsort(-score, kind="stable").tolist()]
 
