@@ -82,7 +82,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from o2ksim.engine.decisions import Preempt, Resume, Start, WakeAt
 from o2ksim.engine.snapshot import HostView, Snapshot
@@ -553,7 +553,7 @@ class ImmediateService:
         protected = set(book.running)
         victims = VictimLists(now, self.settings.eligible_after, protected)
         preemptive = self.settings.preemptive
-        room = -1  # most processors a trial could get on one host now (an upper bound)
+        room = -1.0  # most processors a trial could get on one host now (an upper bound)
         for job_id, job in list(self._awaiting.items()):
             if job_id in started or job.state is not JobState.QUEUED:
                 del self._awaiting[job_id]
@@ -578,7 +578,7 @@ class ImmediateService:
             book.start(plan)
             protected.add(job_id)
             victims.remove(plan.victims)  # still "running" in this snapshot
-            room = -1
+            room = -1.0
             decisions.extend(trial_decisions(plan, self.settings, now))
         if self._awaiting and self.settings.preemptive:
             fresh = [d.job for d in inner_decisions if isinstance(d, Start)]
@@ -628,7 +628,7 @@ def _view(snap: Snapshot, borrowed: dict[str, list[_Borrowed]]) -> Snapshot:
                 h.spec,
                 h.free_procs - owed,
                 h.free_mem,
-                (*h.running, *items),
+                (*h.running, *cast("list[Job]", items)),  # duck-typed: see _Borrowed
                 tuple(p for p in h.preempted if all(p is not b.job for b in items)),
                 version,
             )
