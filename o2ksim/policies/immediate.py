@@ -263,21 +263,29 @@ class VictimLists:
         self.t = t
         self.removed: set[int] = set(protected)
         self._lists: dict[str, list[Job]] = {}
+        self._sorted: set[str] = set()
         self._procs: dict[str, int] = {}
+
+    def total(self, host: HostView) -> int:
+        """Processors of ``host``'s eligible jobs (no sorting needed for this bound)."""
+        name = host.name
+        if name not in self._lists:
+            now, t, removed = self.now, self.t, self.removed
+            got = [v for v in host.running if v.id not in removed and is_eligible_victim(v, now, t)]
+            self._lists[name] = got
+            self._procs[name] = sum(v.alloc_procs for v in got)
+        return self._procs[name]
 
     def of(self, host: HostView) -> tuple[list[Job], int]:
         """``host``'s eligible jobs in preemption order and their total processors."""
+        total = self.total(host)
         name = host.name
-        got = self._lists.get(name)
-        if got is None:
-            now, t, removed = self.now, self.t, self.removed
-            got = sorted(
-                (v for v in host.running if v.id not in removed and is_eligible_victim(v, now, t)),
-                key=lambda v: (current_slowdown(v, now), v.id),
-            )
-            self._lists[name] = got
-            self._procs[name] = sum(v.alloc_procs for v in got)
-        return got, self._procs[name]
+        got = self._lists[name]
+        if name not in self._sorted:
+            now = self.now
+            got.sort(key=lambda v: (current_slowdown(v, now), v.id))
+            self._sorted.add(name)
+        return got, total
 
     def remove(self, jobs: Iterable[Job]) -> None:
         for job in jobs:
@@ -330,9 +338,9 @@ def plan_trial(
         f = free[h.name]
         if f[1] < mem or h.spec.procs < need:
             continue
-        candidates, total = victims.of(h)
-        if f[0] + total < need:
+        if f[0] + victims.total(h) < need:
             continue
+        candidates, _total = victims.of(h)
         chosen = choose_victims(candidates, int(f[0]), need)
         if chosen is None:
             continue
@@ -560,7 +568,7 @@ class ImmediateService:
                 continue
             if room < 0:
                 room = max(
-                    f[0] + (victims.of(h)[1] if preemptive else 0)
+                    f[0] + (victims.total(h) if preemptive else 0)
                     for h, f in zip(snap.hosts, (free[h.name] for h in snap.hosts), strict=True)
                 )
             if job.spec.procs > room:
