@@ -121,10 +121,6 @@ class LSFConfig:
         s = self.size_class(procs, mem_kb)
         return None if t is None or s is None else (t, s)
 
-    def class_names(self) -> list[str]:
-        """Every class label (``vst_sj``...), size-major as in thesis Table 6."""
-        return [label(t, s) for s, _p, _m in self.size_classes for t, _b in self.time_classes]
-
     def limit_keys(self, cls: tuple[str, str]) -> tuple[str, ...]:
         """The limit keys that count a job of class ``cls``: time, size, both, ``all``."""
         keys = self._keys.get(cls)
