@@ -137,7 +137,7 @@ def _lsf_classes(by_policy: dict[str, list[pd.DataFrame]]) -> pd.DataFrame:
     (``hosts/o2k.toml``); empty otherwise.
     """
     from o2ksim.machine import load_machine
-    from o2ksim.policies.lsf import lsf_class_table
+    from o2ksim.analysis.lsf_classes import lsf_class_table
 
     o2k = load_machine("o2k")
     names = {h.name for h in o2k.hosts}
