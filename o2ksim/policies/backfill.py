@@ -163,13 +163,15 @@ class Profile:
         later = t[k0:]
         ends = np.flatnonzero(later[1:] != later[:-1])
         ends = np.append(ends, len(later) - 1) + k0 if len(later) else ends
-        times = [now, *later[ends - k0].tolist()] if len(later) else [now]
-        procs = [cp[k0 - 1] if k0 else free_procs, *cp[ends].tolist()]
-        mem = [cm[k0 - 1] if k0 else free_mem, *cm[ends].tolist()]
-        procs[0], mem[0] = float(procs[0]), float(mem[0])
+        times = np.concatenate(([now], later[ends - k0]))
+        procs = np.concatenate(([cp[k0 - 1] if k0 else free_procs], cp[ends]))
+        mem = np.concatenate(([cm[k0 - 1] if k0 else free_mem], cm[ends]))
         at_now = sorted(zip(p[:k0].tolist(), m[:k0].tolist(), strict=True))
         releases = _SortedReleases(now, at_now, later.tolist(), p[k0:].tolist(), m[k0:].tolist())
-        return cls._of(times, procs, mem, releases)  # type: ignore[arg-type]
+        profile = ArrayProfile.__new__(ArrayProfile)
+        profile.times, profile.procs, profile.mem = times, procs, mem  # type: ignore[assignment]
+        profile.releases = releases  # type: ignore[assignment]
+        return profile
 
     def seen_at(self, now: float) -> Profile:
         """A fresh, modifiable copy of this unmodified profile as seen from ``now`` (>= its start).
@@ -301,6 +303,85 @@ class Free:
 def free_resources(hosts: Iterable[HostView]) -> dict[str, Free]:
     """Each host's free processors and memory at the start of a pass, by name."""
     return {h.name: Free(h.free_procs, h.free_mem) for h in hosts}
+
+
+class ArrayProfile(Profile):
+    """The same step function in numpy arrays, with the same operations done by numpy.
+
+    Built by :meth:`Profile.from_release_index` for the fast path; every
+    method gives exactly what :class:`Profile`'s does (the property test
+    compares the two passes, which use one each).
+    """
+
+    __slots__ = ()
+
+    def _split(self, t: float) -> int:
+        times = self.times
+        i = int(np.searchsorted(times, t, side="right")) - 1
+        if i >= 0 and times[i] == t:
+            return i
+        self.times = np.insert(times, i + 1, t)  # type: ignore[assignment]
+        self.procs = np.insert(self.procs, i + 1, self.procs[i])  # type: ignore[assignment]
+        self.mem = np.insert(self.mem, i + 1, self.mem[i])  # type: ignore[assignment]
+        return i + 1
+
+    def fits(self, start: float, procs: int, mem: float, duration: float) -> bool:
+        times = self.times
+        i = max(0, int(np.searchsorted(times, start, side="right")) - 1)
+        j = max(int(np.searchsorted(times, start + duration, side="left")), i + 1)
+        return bool(
+            self.procs[i:j].min() >= procs and self.mem[i:j].min() >= mem  # type: ignore[attr-defined]
+        )
+
+    def earliest(
+        self, procs: int, mem: float, duration: float, not_before: float | None = None
+    ) -> float:
+        times: np.ndarray = self.times  # type: ignore[assignment]
+        n = len(times)
+        if not_before is None or not_before <= times[0]:
+            i0, floor = 0, times[0]
+        else:
+            i0, floor = int(np.searchsorted(times, not_before, side="right")) - 1, not_before
+        bad = (np.asarray(self.procs) < procs) | (np.asarray(self.mem) < mem)
+        bad_at = np.flatnonzero(bad)
+        steps = np.arange(i0, n)
+        following = np.searchsorted(bad_at, steps, side="right")  # first bad step after each
+        next_bad = np.append(bad_at, n)[following]
+        starts = times[i0:].copy()
+        if starts[0] < floor:
+            starts[0] = floor
+        limit = np.append(times, math.inf)[next_bad]
+        ok = ~bad[i0:] & (limit >= starts + duration)
+        k = int(np.argmax(ok))
+        return float(starts[k]) if ok[k] else math.inf
+
+    def _unneeded_releases(self, start: float, procs: int, mem: float) -> tuple[int, float]:
+        rel = self.releases.get(start)
+        if not rel:
+            return 0, 0.0
+        i = int(np.searchsorted(self.times, start, side="right")) - 1
+        have_p = self.procs[i] - sum(p for p, _ in rel)
+        have_m = self.mem[i] - sum(m for _, m in rel)
+        spare_p, spare_m = 0, 0.0
+        for p, m in rel:
+            if have_p >= procs and have_m >= mem:
+                spare_p += p
+                spare_m += m
+            else:
+                have_p += p
+                have_m += m
+        return spare_p, spare_m
+
+    def take(self, start: float, procs: int, mem: float, duration: float) -> None:
+        if duration <= 0:
+            return
+        i = self._split(start)
+        end = start + duration
+        j = self._split(end) if math.isfinite(end) else len(self.times)
+        procs_at: Any = self.procs  # numpy arrays here (lists in the base class)
+        mem_at: Any = self.mem
+        procs_at[i:j] -= procs
+        mem_at[i:j] -= mem
 
 
 class _SortedReleases:
@@ -751,10 +832,12 @@ def _next_candidate(
         if with_profiles and h.name in p.reserved_hosts:
             assert p.profiles is not None
             prof = p.profiles[h.name]
-            last = np.searchsorted(np.asarray(prof.times), p.now + req, side="left") - 1
+            fit = np.flatnonzero(here)  # only these need the profile
+            last = np.searchsorted(np.asarray(prof.times), p.now + req[fit], side="left") - 1
             np.maximum(last, 0, out=last)
-            here &= np.minimum.accumulate(np.asarray(prof.procs, dtype=float))[last] >= procs
-            here &= np.minimum.accumulate(np.asarray(prof.mem, dtype=float))[last] >= mem
+            min_procs = np.minimum.accumulate(np.asarray(prof.procs, dtype=float))
+            min_mem = np.minimum.accumulate(np.asarray(prof.mem, dtype=float))
+            here[fit] = (min_procs[last] >= procs[fit]) & (min_mem[last] >= mem[fit])
         ok |= here
     k = int(np.argmax(ok)) if len(ok) else 0
     if len(ok) == 0 or not ok[k]:
