@@ -781,6 +781,7 @@ class _Pass:
 
 
 INDEXED_SCAN_MIN = 64  # below this many jobs left, numpy's per-call cost outweighs the scan
+ARRAY_PROFILE_MIN = 64  # running jobs on a host from which its profile is built with numpy
 
 
 def _scan(p: _Pass, jobs: Iterable[Job], pending: list[Job]) -> None:
@@ -910,7 +911,13 @@ def _profiles(
     for h in snap.hosts:
         added = extra.get(h.name)
         index = h.releases
-        if use_index and index is not None and not index.irregular and len(index) == len(h.running):
+        if (
+            use_index
+            and index is not None
+            and len(index) >= ARRAY_PROFILE_MIN
+            and not index.irregular
+            and len(index) == len(h.running)
+        ):
             profiles[h.name] = Profile.from_release_index(
                 now, h.free_procs, h.free_mem, index, added or []
             )
