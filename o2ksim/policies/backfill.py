@@ -157,7 +157,7 @@ class Profile:
             t, p, m = _insert_sorted(t, p, m, sorted((max(a, now), b, c) for a, b, c in added))
             free_procs -= sum(b for _a, b, _c in added)
             free_mem -= sum(c for _a, _b, c in added)
-        k0 = int(np.searchsorted(t, now, side="right"))  # releases due by now count now
+        k0 = int(t.searchsorted(now, side="right"))  # releases due by now count now
         cp = np.cumsum(p) + free_procs
         cm = np.cumsum(m) + free_mem
         later = t[k0:]
@@ -167,7 +167,7 @@ class Profile:
         procs = np.concatenate(([cp[k0 - 1] if k0 else free_procs], cp[ends]))
         mem = np.concatenate(([cm[k0 - 1] if k0 else free_mem], cm[ends]))
         at_now = sorted(zip(p[:k0].tolist(), m[:k0].tolist(), strict=True))
-        releases = _SortedReleases(now, at_now, later.tolist(), p[k0:].tolist(), m[k0:].tolist())
+        releases = _SortedReleases(now, at_now, later, p[k0:], m[k0:])
         profile = ArrayProfile.__new__(ArrayProfile)
         profile.times, profile.procs, profile.mem = times, procs, mem  # type: ignore[assignment]
         profile.releases = releases  # type: ignore[assignment]
@@ -317,7 +317,7 @@ class ArrayProfile(Profile):
 
     def _split(self, t: float) -> int:
         times = self.times
-        i = int(np.searchsorted(times, t, side="right")) - 1
+        i = int(times.searchsorted(t, side="right")) - 1  # type: ignore[attr-defined]
         if i >= 0 and times[i] == t:
             return i
         self.times = np.insert(times, i + 1, t)  # type: ignore[assignment]
@@ -327,8 +327,8 @@ class ArrayProfile(Profile):
 
     def fits(self, start: float, procs: int, mem: float, duration: float) -> bool:
         times = self.times
-        i = max(0, int(np.searchsorted(times, start, side="right")) - 1)
-        j = max(int(np.searchsorted(times, start + duration, side="left")), i + 1)
+        i = max(0, int(times.searchsorted(start, side="right")) - 1)  # type: ignore[attr-defined]
+        j = max(int(times.searchsorted(start + duration, side="left")), i + 1)  # type: ignore[attr-defined]
         return bool(
             self.procs[i:j].min() >= procs and self.mem[i:j].min() >= mem  # type: ignore[attr-defined]
         )
@@ -390,18 +390,23 @@ class _SortedReleases:
     __slots__ = ("at_now", "m", "now", "p", "t")
 
     def __init__(
-        self, now: float, at_now: list[tuple[float, float]], t: list[float], p: list[float], m: list[float]
+        self,
+        now: float,
+        at_now: list[tuple[float, float]],
+        t: np.ndarray,
+        p: np.ndarray,
+        m: np.ndarray,
     ) -> None:
         self.now, self.at_now, self.t, self.p, self.m = now, at_now, t, p, m
 
     def get(self, time: float, default: Any = None) -> Any:
         if time == self.now:
             return self.at_now or default
-        lo = bisect.bisect_left(self.t, time)
-        hi = bisect.bisect_right(self.t, time, lo)
+        lo = int(self.t.searchsorted(time, side="left"))
+        hi = int(self.t.searchsorted(time, side="right"))
         if lo == hi:
             return default
-        return list(zip(self.p[lo:hi], self.m[lo:hi], strict=True))
+        return list(zip(self.p[lo:hi].tolist(), self.m[lo:hi].tolist(), strict=True))
 
 
 def _insert_sorted(
@@ -834,13 +839,13 @@ def _next_candidate(
             assert p.profiles is not None
             prof = p.profiles[h.name]
             fit = np.flatnonzero(here)  # only these need the profile
-            last = np.searchsorted(np.asarray(prof.times), p.now + req[fit], side="left") - 1
+            last = np.asarray(prof.times).searchsorted(p.now + req[fit], side="left") - 1
             np.maximum(last, 0, out=last)
             min_procs = np.minimum.accumulate(np.asarray(prof.procs, dtype=float))
             min_mem = np.minimum.accumulate(np.asarray(prof.mem, dtype=float))
             here[fit] = (min_procs[last] >= procs[fit]) & (min_mem[last] >= mem[fit])
         ok |= here
-    k = int(np.argmax(ok)) if len(ok) else 0
+    k = int(ok.argmax()) if len(ok) else 0
     if len(ok) == 0 or not ok[k]:
         return None
     return start + k
