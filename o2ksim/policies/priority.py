@@ -150,13 +150,11 @@ def _by_score(jobs: Sequence[Job], score: np.ndarray) -> list[Job]:
 class Priority:
     """Orders the queue, highest priority first; ties in submission order.
 
-    Subclasses implement :meth:`scores` (higher = sooner).  ``dynamic`` is
-    False when the order of two waiting jobs never changes with time; only
-    FCFS sets it, to skip sorting.
+    Subclasses implement :meth:`scores` (higher = sooner); FCFS overrides
+    :meth:`order` to skip scoring altogether.
     """
 
     name = ""
-    dynamic = True
 
     def __init__(self) -> None:
         self._columns = _Columns(_request_row, 4)
@@ -193,7 +191,6 @@ class FCFSPriority(Priority):
     """First come, first served: the queue's own (submission) order (Table 12, Ww = 1)."""
 
     name = "fcfs"
-    dynamic = False
 
     def scores(self, q: QueueView) -> np.ndarray:
         return -q.submit
@@ -221,7 +218,6 @@ class WeightedPriority(Priority):
                 )
         self.name = name
         self.weights = {k: float(weights.get(k, 0.0)) for k in WEIGHT_NAMES}
-        self.dynamic = any(self.weights[k] for k in ("w", "x"))
         self._fast = _Columns(self._static_row, 3)
 
     def scores(self, q: QueueView) -> np.ndarray:
