@@ -110,6 +110,17 @@ def _write_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(clean(data), indent=2) + "\n")
 
 
+def _run_durations(window: Any, interval: Any, grace: Any) -> tuple[Any, Any, Any]:
+    """The API takes what the CLI and TOML take: ``"14d"``, ``"5m"``, ``(start, end)``."""
+    from o2ksim.workloads.transforms import as_window, parse_duration
+
+    return (
+        as_window(window),
+        None if interval is None else parse_duration(interval),
+        None if grace is None else parse_duration(grace),
+    )
+
+
 def load_workload(source: Any, *, lenient: bool = False, strict_order: bool = False) -> Any:
     """A :class:`~o2ksim.workloads.swf.Trace` from a path (SWF, plain or gzip) or a Trace."""
     from o2ksim.workloads.swf import Trace, read_swf
@@ -127,11 +138,11 @@ def simulate(
     policy: Policy | str = "fcfs-backfill",
     *,
     policy_params: dict[str, Any] | None = None,
-    window: Window | None = None,
+    window: Window | Sequence[float | str] | None = None,
     estimates: str | None = None,
-    interval: float | None = None,
+    interval: float | str | None = None,
     kill_overrun: bool | None = None,
-    overrun_grace: float | None = None,
+    overrun_grace: float | str | None = None,
     seed: int = 0,
     progress: bool = False,
     explain: bool = False,
@@ -145,11 +156,15 @@ def simulate(
     ``None`` derives one host from the trace header (``MaxProcs``).
     ``policy``: a preset or kind name, or a :class:`Policy` (used as is).
     ``window``: analyse only jobs submitted in the window (with warm-up); the
-    run continues until each of them has finished.
+    run continues until each of them has finished.  A :class:`Window` or
+    ``(start, end[, warmup])``; times and durations are seconds or what the CLI
+    takes (``("14d", "28d")``); the warm-up defaults to 7 days, as on the CLI.
+    ``interval``/``overrun_grace``: seconds or a duration (``"5m"``).
     ``estimates``: runtime-estimate scenario (see
     :func:`~o2ksim.workloads.transforms.apply_estimates`).
     ``kill_overrun``/``overrun_grace``: default to the machine file's options.
     """
+    window, interval, overrun_grace = _run_durations(window, interval, overrun_grace)
     header = None
     source = None
     if isinstance(workload, Sequence) and workload and isinstance(workload[0], JobSpec):
