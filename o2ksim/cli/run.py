@@ -142,9 +142,7 @@ def reservations_arg(text: str) -> int | str:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected an integer >= 0 or 'all', got '{text}'"
-        ) from None
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0 or 'all', got '{text}'") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected an integer >= 0 or 'all', got '{text}'")
     return value
@@ -173,9 +171,7 @@ def run(args: argparse.Namespace) -> int:
         raise O2KSimError("give either --trace or --model/--params/--span, not both")
     if args.trace:
         source = args.trace
-        trace = load_workload(
-            Path(args.trace), lenient=args.lenient, strict_order=args.strict_order
-        )
+        trace = load_workload(Path(args.trace), lenient=args.lenient, strict_order=args.strict_order)
         warn_about_reading(trace, args)
         if len(trace) == 0:
             raise O2KSimError(f"{args.trace}: the trace has no jobs")
@@ -183,11 +179,7 @@ def run(args: argparse.Namespace) -> int:
         if args.window:
             unix = getattr(trace.header, "unix_start_time", None)
             start, end = (parse_time(t, unix) for t in args.window)
-            warmup = (
-                parse_warmup(args.warmup)
-                if args.warmup is not None
-                else DEFAULT_WARMUP_DAYS * 86400
-            )
+            warmup = parse_warmup(args.warmup) if args.warmup is not None else DEFAULT_WARMUP_DAYS * 86400
             try:
                 window = Window(start, end, warmup)
             except O2KSimError as exc:
@@ -197,9 +189,7 @@ def run(args: argparse.Namespace) -> int:
         machine = args.machine
     else:
         trace, window, source = generated_workload(args)
-        machine = args.machine or (
-            DEFAULT_MODEL if (args.model or DEFAULT_MODEL) == "o2k" else None
-        )
+        machine = args.machine or (DEFAULT_MODEL if (args.model or DEFAULT_MODEL) == "o2k" else None)
     params = parse_overrides(args.set)
     if args.reservations is not None:
         params["reservations"] = args.reservations
@@ -254,9 +244,7 @@ def generated_workload(args: argparse.Namespace):
     from o2ksim.workloads.models import generate
 
     if args.window:
-        raise O2KSimError(
-            "--window applies to --trace; a generated workload is analysed over --span"
-        )
+        raise O2KSimError("--window applies to --trace; a generated workload is analysed over --span")
     model = args.model or DEFAULT_MODEL
     span = parse_duration(args.span or DEFAULT_SPAN)
     if span <= 0:
@@ -264,9 +252,7 @@ def generated_workload(args: argparse.Namespace):
     warmup = parse_warmup(args.warmup) if args.warmup is not None else DEFAULT_WARMUP_DAYS * 86400
     trace = generate(model, span=warmup + span, seed=args.seed, params=args.params)
     if len(trace) == 0:
-        raise O2KSimError(
-            f"the {model} model generated no jobs over {format_duration(warmup + span)}"
-        )
+        raise O2KSimError(f"the {model} model generated no jobs over {format_duration(warmup + span)}")
     window = Window(warmup, warmup + span, warmup)
     source = f"model {model} (seed {args.seed}, {warmup / 86400:g} d warm-up + {span / 86400:g} d)"
     return trace, window, source
