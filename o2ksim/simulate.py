@@ -36,9 +36,19 @@ from o2ksim.workloads.convert import specs_from_frame
 from o2ksim.workloads.transforms import Window, apply_estimates, select_window
 
 
-@dataclass
+@dataclass(repr=False)
 class Result:
     """What one run produced, with the configuration that produced it."""
+
+    def __repr__(self) -> str:
+        from o2ksim.report.compare import result_text
+
+        return result_text(self)
+
+    def _repr_html_(self) -> str:
+        from o2ksim.report.compare import result_html
+
+        return result_html(self)
 
     jobs: pd.DataFrame
     summary: dict[str, Any]

@@ -294,7 +294,7 @@ seeds = [1, 2, 3, 4, 5, 6]
             F.runtime_figure(g.runtime, g.policies, g.panels, "mean_wait"),
             F.size_figure(g.procs, g.policies, g.panels, "procs"),
             F.utilisation_figure(g.util, g.policies, list(dict.fromkeys(g.util["panel"])),
-                                 g.window),  # fmt: skip
+                                 g.window),
         ):
             titles = {ax.get_title() for ax in fig.axes if ax.get_visible() and ax.get_title()}
             assert titles == set(g.panels)
