@@ -179,3 +179,26 @@ job = [
     out = capsys.readouterr().out
     assert out.startswith("# fcfs-backfill (reservations=2): 2 inline job(s) on m:")
     assert "# 1 job(s) rejected:" in out and "#   J2: " in out
+
+
+def test_gantt_draws_preempted_and_resized_intervals_from_the_segments():
+    """Hand-made segments: J1 holds 4 procs 0-100, is preempted 100-150 (keeps its memory:
+    a 0-processor segment), resumes 150-200; J2 grows from 2 to 4 procs at 60."""
+    import pandas as pd
+    from matplotlib.patches import Rectangle
+
+    from o2ksim.report.gantt import gantt_figure
+
+    segs = pd.DataFrame(
+        [(1, "h", 0, 100, 4, 0), (1, "h", 100, 150, 0, 10), (1, "h", 150, 200, 4, 0),
+         (2, "h", 0, 60, 2, 0), (2, "h", 60, 120, 4, 0), (3, "h", 100, 150, 4, 0)],
+        columns=["job_id", "host", "start", "end", "procs", "mem"],
+    )  # fmt: skip
+    fig = gantt_figure(segs, {"h": 10})
+    ax = fig.axes[0]
+    texts = {t.get_text() for t in ax.texts}
+    assert "J1 preempted" in texts and " J2 2→4" in texts
+    hatched = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_hatch() == ".."]
+    assert [(p.get_x() * 60, (p.get_x() + p.get_width()) * 60, p.get_height()) for p in hatched] == [
+        (100.0, 150.0, 4)
+    ]

@@ -21,6 +21,7 @@ def test_importing_and_using_the_report_keeps_the_users_matplotlib_backend():
 import matplotlib
 before = matplotlib.get_backend()
 import o2ksim.report.figures, o2ksim.report.html, o2ksim.report.gantt, o2ksim.report.compare
+import o2ksim.report.workload_figures
 from o2ksim import simulate, compare
 r = simulate("{KTH}", policy="fcfs-backfill", window=("8d", "10d"))
 compare([r]).plot_runtime()

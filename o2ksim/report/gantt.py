@@ -329,6 +329,9 @@ def _draw_interruptions(ax: Any, segments: pd.DataFrame, bars: pd.DataFrame, hos
                     (prev.end / scale, row), (nxt.start - prev.end) / scale, int(prev.procs),
                     facecolor="none", edgecolor=job_colour(job_id), hatch="..", linewidth=0.8,
                 ))  # fmt: skip
+                ax.text((prev.end + nxt.start) / 2 / scale, row + int(prev.procs), f"J{job_id} preempted",
+                        fontsize=7, ha="center", va="top", zorder=6,
+                        bbox={"facecolor": "white", "alpha": 0.8, "linewidth": 0})  # fmt: skip
                 legend["preempted (dotted)"] = Patch(facecolor="none", edgecolor="0.4", hatch="..")
             elif nxt.start == prev.end and nxt.procs != prev.procs and nxt.host == host:
                 ax.axvline(nxt.start / scale, color=job_colour(job_id), linewidth=2.0,
