@@ -114,6 +114,13 @@ def execute_run(
         else:
             error = traceback.format_exc()
         return RunOutcome(run.run_id, "failed", {}, time.perf_counter() - t0, error=error)
+    return outcome_of(run.run_id, result, time.perf_counter() - t0, keep_segments=keep_segments)
+
+
+def outcome_of(
+    run_id: str, result: Any, wall_seconds: float, *, keep_segments: bool = True
+) -> RunOutcome:
+    """The stored form of a finished :class:`~o2ksim.simulate.Result`."""
     summary = {k: result.summary.get(k, math.nan) for k in METRICS}
     info = {
         "machine": result.machine.describe(),
@@ -127,10 +134,10 @@ def execute_run(
         "workload": result.config.get("workload"),
     }
     return RunOutcome(
-        run.run_id,
+        run_id,
         "ok",
         summary,
-        time.perf_counter() - t0,
+        wall_seconds,
         jobs=result.jobs,
         segments=result.segments if keep_segments else None,
         info=info,

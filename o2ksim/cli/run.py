@@ -60,6 +60,10 @@ def register(parser: argparse.ArgumentParser) -> None:
         "--parquet", action="store_true", help="write jobs.parquet instead of jobs.csv"
     )
     parser.add_argument(
+        "--report", action="store_true",
+        help="with --out: also write an HTML report of the run (DIR/report/report.html)",
+    )  # fmt: skip
+    parser.add_argument(
         "--window",
         nargs=2,
         metavar=("START", "END"),
@@ -218,6 +222,14 @@ def run(args: argparse.Namespace) -> int:
         print(format_summary(result))
         if args.out:
             print(f"results written to {args.out}/")
+    if args.report:
+        if not args.out:
+            raise O2KSimError("--report needs --out DIR (where to write the report)")
+        from o2ksim.report.html import write_result_report
+
+        page = write_result_report(result, args.out, name=result.policy["name"], description=source)
+        if not args.quiet:
+            print(f"report: {page} (open it in a browser)")
     return 0
 
 

@@ -687,6 +687,44 @@ def build_page(results: Results, g: Gathered, figs: dict[str, Path]) -> str:
     )
 
 
+def write_result_report(
+    result: Any, out_dir: str | os.PathLike[str], *, name: str = "run", description: str = ""
+) -> Path:
+    """The HTML report of one :class:`~o2ksim.simulate.Result` (``o2ksim run --report``).
+
+    The result is stored as a one-run results directory in ``OUT_DIR/results``
+    (the layout of :mod:`o2ksim.sweep`, so ``o2ksim gantt OUT_DIR/results`` works
+    on it too) and the page is written to ``OUT_DIR/report/report.html``.
+    """
+    import re
+
+    from o2ksim.scenario import RunSpec
+    from o2ksim.sweep import _write_json, outcome_of, store_outcome, summary_table, write_table
+
+    out = Path(out_dir)
+    results_dir = out / "results"
+    label = str(result.config.get("label") or result.policy.get("name", "policy"))
+    run = RunSpec(re.sub(r"[^A-Za-z0-9.+=-]+", "_", label), 0, {"policy": label}, result.config)
+    results_dir.mkdir(parents=True, exist_ok=True)
+    (results_dir / "scenario.toml").write_text(
+        "# made by o2ksim run; the run's configuration:\n"
+        + "".join(f"# {k} = {v}\n" for k, v in result.config.items())
+    )
+    _write_json(
+        results_dir / "plan.json",
+        {
+            "scenario": name,
+            "description": description,
+            "source": str(result.config.get("workload", "")),
+            "factors": ["policy"],
+            "runs": [run.to_dict()],
+        },
+    )
+    store_outcome(results_dir, run, outcome_of(run.run_id, result, result.stats.wall_seconds))
+    write_table(results_dir, summary_table(results_dir, [run]))
+    return write_report(results_dir, out / "report")
+
+
 def write_report(
     results_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str] | None = None
 ) -> Path:
@@ -731,4 +769,5 @@ __all__ = [
     "ranking",
     "rankings",
     "write_report",
+    "write_result_report",
 ]
