@@ -84,7 +84,7 @@ def wait_scale(ax: Axes, hours: Sequence[float] | np.ndarray) -> None:
         ax.set_yscale("symlog", linthresh=max(float(pos.min()), 0.01), linscale=0.5)
         ax.set_ylim(bottom=0)
         ax.yaxis.set_minor_locator(NullLocator())
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: "" if v == 0 else f"{v:g}"))
         ax.set_ylabel(ax.get_ylabel() + " (log scale)")
     else:
         ax.set_ylim(bottom=0)
