@@ -202,3 +202,33 @@ def test_gantt_draws_preempted_and_resized_intervals_from_the_segments():
     assert [(p.get_x() * 60, (p.get_x() + p.get_width()) * 60, p.get_height()) for p in hatched] == [
         (100.0, 150.0, 4)
     ]
+
+
+def test_run_header_and_gantt_name_overrides_and_rejected_jobs(tmp_path, capsys):
+    sc = tmp_path / "s.toml"
+    sc.write_text(
+        """
+[[policy]]
+name = "fcfs-backfill"
+params = { reservations = 2 }
+[machine]
+name = "m"
+[[machine.host]]
+name = "h"
+procs = 4
+[workload]
+job = [
+  { id = 1, submit = 0, procs = 2, runtime = 60, requested = 60 },
+  { id = 2, submit = 0, procs = 8, runtime = 60, requested = 60 },
+]
+"""
+    )
+    assert main(["gantt", str(sc), "-o", str(tmp_path / "g.png")]) == 0
+    out = capsys.readouterr().out
+    assert "1 job(s) rejected (not drawn):" in out and "  J2: " in out
+    assert main(["run", "--trace", str(Path(__file__).parents[1] / "traces" / "tiny.swf"), "--reservations", "2",
+                 "--estimates", "actual", "-q"]) == 0  # fmt: skip
+    assert main(["run", "--trace", str(Path(__file__).parents[1] / "traces" / "tiny.swf"), "--reservations", "2",
+                 "--estimates", "actual"]) == 0  # fmt: skip
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("policy fcfs-backfill (reservations=2, estimates actual) on ")

@@ -92,9 +92,11 @@ def run(args: argparse.Namespace) -> int:
         hosts = info.get("hosts")
         if not hosts:
             raise O2KSimError(f"{src}: summary.json does not record the hosts")
-        teaching = None
+        teaching, rejected = None, None
         if (src / "jobs.parquet").exists():
-            teaching = teaching_from_jobs(pd.read_parquet(src / "jobs.parquet"))
+            jobs = pd.read_parquet(src / "jobs.parquet")
+            teaching = teaching_from_jobs(jobs)
+            rejected = jobs.loc[jobs["status"] == "rejected"]
         title = args.title or _policy_title(info.get("policy", {}), info.get("workload", ""))
     else:
         from o2ksim.scenario import load_scenario, simulate_run
@@ -105,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
         segments = result.segments
         hosts = {h.name: h.procs for h in result.machine.hosts}
         teaching = recorder.teaching
+        rejected = result.jobs.loc[result.jobs["status"] == "rejected"]
         title = args.title or _policy_title(
             result.policy, result.config["workload"], result.config.get("estimates")
         )
@@ -125,4 +128,8 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise O2KSimError(str(exc)) from None
     print(f"Gantt chart: {args.out}")
+    if rejected is not None and len(rejected):
+        print(f"{len(rejected)} job(s) rejected (not drawn):")
+        for j, reason in zip(rejected["job_id"], rejected["reason"], strict=True):
+            print(f"  J{int(j)}: {reason or 'rejected'}")
     return 0

@@ -219,7 +219,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         result.save(args.out, parquet=args.parquet)
     if not args.quiet:
-        print(format_summary(result))
+        print(format_summary(result, params))
         if args.out:
             print(f"results written to {args.out}/")
     if args.report:
@@ -278,11 +278,15 @@ def parse_warmup(text: str) -> float:
         return parse_duration(text)
 
 
-def format_summary(result) -> str:
+def format_summary(result, overrides: dict | None = None) -> str:
+    """The run's summary; the first line names every override (--set, --reservations, estimates)."""
     s = result.summary
     h = 3600.0
+    changed = [f"{k}={v}" for k, v in (overrides or {}).items()]
+    if result.config.get("estimates") not in (None, "requested"):
+        changed.append(f"estimates {result.config['estimates']}")
     lines = [
-        f"policy {result.policy['name']} on {result.machine.describe()}",
+        f"policy {result.policy['name']}{' (' + ', '.join(changed) + ')' if changed else ''} on {result.machine.describe()}",
         f"jobs {s['jobs']}: completed {s['completed']}, killed {s['killed']}, rejected {s['rejected']}, unfinished {s['unfinished']}",
         f"wait (h): mean {s['mean_wait'] / h:.2f}  95th {s['p95_wait'] / h:.2f}  max {s['max_wait'] / h:.2f}",
         f"slowdown: mean {s['mean_slowdown']:.2f}  bounded mean {s['mean_bounded_slowdown']:.2f}  bounded max {s['max_bounded_slowdown']:.1f}",
