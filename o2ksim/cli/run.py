@@ -209,9 +209,9 @@ def run(args: argparse.Namespace) -> int:
         policy_params=params,
         window=window,
         estimates=args.estimates,
-        interval=parse_duration(args.interval) if args.interval else None,
+        interval=option_duration("--interval", args.interval) if args.interval else None,
         kill_overrun=args.kill_overrun,
-        overrun_grace=parse_duration(args.grace) if args.grace else None,
+        overrun_grace=option_duration("--grace", args.grace, positive=False) if args.grace else None,
         seed=args.seed,
         progress=progress and not args.quiet,
     )
@@ -258,7 +258,10 @@ def generated_workload(args: argparse.Namespace):
     if args.window:
         raise O2KSimError("--window applies to --trace; a generated workload is analysed over --span")
     model = args.model or DEFAULT_MODEL
-    span = parse_duration(args.span or DEFAULT_SPAN)
+    try:
+        span = parse_duration(args.span or DEFAULT_SPAN)
+    except O2KSimError as exc:
+        raise O2KSimError(f"--span {args.span}: {exc}") from None
     if span <= 0:
         raise O2KSimError(f"--span {args.span}: the analysed span must be longer than 0 (e.g. 30d)")
     warmup = parse_warmup(args.warmup) if args.warmup is not None else DEFAULT_WARMUP_DAYS * 86400
@@ -273,9 +276,25 @@ def generated_workload(args: argparse.Namespace):
 def parse_warmup(text: str) -> float:
     """Warm-up: a bare number is days; otherwise a duration."""
     try:
-        return float(text) * 86400.0
+        value = float(text) * 86400.0
     except ValueError:
-        return parse_duration(text)
+        value = option_duration("--warmup", text, positive=False)
+    if value < 0:
+        raise O2KSimError(f"--warmup {text}: must not be negative (days, or a duration such as 12h)")
+    return value
+
+
+def option_duration(option: str, text: str, *, positive: bool = True) -> float:
+    """A duration given on the command line; errors name the option and its value."""
+    try:
+        value = parse_duration(text)
+    except O2KSimError as exc:
+        raise O2KSimError(f"{option} {text}: {exc}") from None
+    if positive and value <= 0:
+        raise O2KSimError(f"{option} {text}: must be a positive duration (e.g. 5m)")
+    if value < 0:
+        raise O2KSimError(f"{option} {text}: must not be negative")
+    return value
 
 
 def format_summary(result, overrides: dict | None = None) -> str:
