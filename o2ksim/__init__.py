@@ -26,6 +26,8 @@ _LAZY = {
     "read_swf": ("o2ksim.workloads.swf", "read_swf"),
     "write_swf": ("o2ksim.workloads.swf", "write_swf"),
     "Window": ("o2ksim.workloads.transforms", "Window"),
+    "compare": ("o2ksim.report.compare", "compare"),
+    "timeline": ("o2ksim.report.compare", "timeline"),
 }
 
 __all__ = ["__version__", "simulate", *_LAZY]

@@ -51,6 +51,7 @@ from typing import Any
 
 from o2ksim import paths
 from o2ksim.errors import ConfigError, O2KSimError
+from o2ksim.plugins import is_object_spec, resolve_spec
 
 TOP_KEYS = {
     "name", "description", "source", "machine", "workload", "policy", "policies",
@@ -180,10 +181,16 @@ class Scenario:
         if workload.get("estimates") == "requested":
             workload["estimates"] = None  # the same run as no estimates at all
         protocol["seed"] = seed
+        # user code ("module:Name") next to the scenario or in the working directory
+        # becomes an absolute file, found by every worker
+        search = [Path(self.path).parent] if self.path else []
+        name = resolve_spec(pol.name, search)
+        if isinstance(params.get("priority"), str):
+            params["priority"] = resolve_spec(params["priority"], search)
         return {
             "machine": machine,
             "workload": workload,
-            "policy": {"name": pol.name, "label": pol.label, "params": params},
+            "policy": {"name": name, "label": pol.label, "params": params},
             "protocol": protocol,
         }
 
@@ -555,7 +562,7 @@ def _policies(data: dict[str, Any], where: str, base: Path) -> tuple[PolicyEntry
         name = e.get("name")
         if not isinstance(name, str) or not name:
             raise ConfigError(where, "needs name = PRESET | KIND | PATH", field=f"{fld}.name")
-        if name.endswith(".toml") or "/" in name:
+        if (name.endswith(".toml") or "/" in name) and not is_object_spec(name):
             p = Path(name) if Path(name).is_absolute() else base / name
             if not p.exists():
                 raise ConfigError(where, f"{name}: no such preset file", field=f"{fld}.name")

@@ -37,9 +37,19 @@ from o2ksim.workloads.convert import specs_from_frame
 from o2ksim.workloads.transforms import Window, apply_estimates, select_window
 
 
-@dataclass
+@dataclass(repr=False)
 class Result:
     """What one run produced, with the configuration that produced it."""
+
+    def __repr__(self) -> str:
+        from o2ksim.report.compare import result_text
+
+        return result_text(self)
+
+    def _repr_html_(self) -> str:
+        from o2ksim.report.compare import result_html
+
+        return result_html(self)
 
     jobs: pd.DataFrame
     summary: dict[str, Any]
@@ -111,6 +121,17 @@ def _write_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(clean(data), indent=2) + "\n")
 
 
+def _run_durations(window: Any, interval: Any, grace: Any) -> tuple[Any, Any, Any]:
+    """The API takes what the CLI and TOML take: ``"14d"``, ``"5m"``, ``(start, end)``."""
+    from o2ksim.workloads.transforms import as_window, parse_duration
+
+    return (
+        as_window(window),
+        None if interval is None else parse_duration(interval),
+        None if grace is None else parse_duration(grace),
+    )
+
+
 def load_workload(source: Any, *, lenient: bool = False, strict_order: bool = False) -> Any:
     """A :class:`~o2ksim.workloads.swf.Trace` from a path (SWF, plain or gzip) or a Trace."""
     from o2ksim.workloads.swf import Trace, read_swf
@@ -128,11 +149,11 @@ def simulate(
     policy: PolicyProtocol | str = "fcfs-backfill",
     *,
     policy_params: dict[str, Any] | None = None,
-    window: Window | None = None,
+    window: Window | Sequence[float | str] | None = None,
     estimates: str | None = None,
-    interval: float | None = None,
+    interval: float | str | None = None,
     kill_overrun: bool | None = None,
-    overrun_grace: float | None = None,
+    overrun_grace: float | str | None = None,
     seed: int = 0,
     progress: bool = False,
     explain: bool = False,
@@ -147,13 +168,17 @@ def simulate(
     ``policy``: a preset or kind name, or a policy object (anything following
     :class:`~o2ksim.engine.contract.PolicyProtocol`, used as is).
     ``window``: analyse only jobs submitted in the window (with warm-up); the
-    run continues until each of them has finished.
+    run continues until each of them has finished.  A :class:`Window` or
+    ``(start, end[, warmup])``; times and durations are seconds or what the CLI
+    takes (``("14d", "28d")``); the warm-up defaults to 7 days, as on the CLI.
+    ``interval``/``overrun_grace``: seconds or a duration (``"5m"``).
     ``estimates``: runtime-estimate scenario (see
     :func:`~o2ksim.workloads.transforms.apply_estimates`).
     ``interval``, ``kill_overrun``, ``overrun_grace``: the run settings
     (:class:`~o2ksim.engine.contract.RunSettings`); the last two default to the
     machine file's ``[options]``.
     """
+    window, interval, overrun_grace = _run_durations(window, interval, overrun_grace)
     header = None
     source = None
     if isinstance(workload, Sequence) and workload and isinstance(workload[0], JobSpec):

@@ -31,6 +31,7 @@ How the pieces fit:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -39,7 +40,7 @@ import sys
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -89,12 +90,23 @@ class SweepResult:
         return not self.failed
 
 
-def execute_run(run: RunSpec, *, keep_segments: bool = True) -> RunOutcome:
-    """Simulate one run and return its outcome; an error becomes a ``failed`` outcome."""
+def execute_run(
+    run: RunSpec, *, keep_segments: bool = True, registrations: bytes | None = None
+) -> RunOutcome:
+    """Simulate one run and return its outcome; an error becomes a ``failed`` outcome.
+
+    ``registrations``: the user's own priorities and policy kinds, packed by
+    :func:`o2ksim.plugins.pack_registrations` in the coordinating process
+    (a Dask worker gets them with every run; a local worker at start-up).
+    """
     from o2ksim.scenario import simulate_run
 
     t0 = time.perf_counter()
     try:
+        if registrations:
+            from o2ksim.plugins import install_registrations
+
+            install_registrations(registrations)
         result = simulate_run(run.config)
     except Exception as exc:
         if isinstance(exc, O2KSimError):
@@ -102,6 +114,13 @@ def execute_run(run: RunSpec, *, keep_segments: bool = True) -> RunOutcome:
         else:
             error = traceback.format_exc()
         return RunOutcome(run.run_id, "failed", {}, time.perf_counter() - t0, error=error)
+    return outcome_of(run.run_id, result, time.perf_counter() - t0, keep_segments=keep_segments)
+
+
+def outcome_of(
+    run_id: str, result: Any, wall_seconds: float, *, keep_segments: bool = True
+) -> RunOutcome:
+    """The stored form of a finished :class:`~o2ksim.simulate.Result`."""
     summary = {k: result.summary.get(k, math.nan) for k in METRICS}
     info = {
         "machine": result.machine.describe(),
@@ -115,10 +134,10 @@ def execute_run(run: RunSpec, *, keep_segments: bool = True) -> RunOutcome:
         "workload": result.config.get("workload"),
     }
     return RunOutcome(
-        run.run_id,
+        run_id,
         "ok",
         summary,
-        time.perf_counter() - t0,
+        wall_seconds,
         jobs=result.jobs,
         segments=result.segments if keep_segments else None,
         info=info,
@@ -375,6 +394,47 @@ def run_sweep(
     )
 
 
+@contextlib.contextmanager
+def _without_main_module() -> Iterator[None]:
+    """Start worker processes that do not re-run the caller's script.
+
+    ``multiprocessing`` (spawn, forkserver) normally imports the parent's
+    ``__main__`` file in every worker so that functions defined there can be
+    unpickled.  A script calling :func:`run_sweep` at its top level, without
+    an ``if __name__ == "__main__":`` guard, then starts a sweep inside every
+    worker, and every run fails.  The workers need nothing from the script:
+    runs are plain configurations and the user's registered priorities and
+    policies travel by value (:func:`o2ksim.plugins.pack_registrations`).  So
+    while workers start, ``__main__`` is made to look like an interactive
+    session (no file, no module spec), which ``multiprocessing`` leaves alone.
+    """
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    missing = object()
+    saved = {a: getattr(main, a, missing) for a in ("__file__", "__spec__")}
+    try:
+        if saved["__file__"] is not missing:
+            del main.__file__
+        main.__spec__ = None
+        yield
+    finally:
+        for attr, value in saved.items():
+            if value is missing:
+                if hasattr(main, attr) and attr != "__spec__":
+                    delattr(main, attr)
+            else:
+                setattr(main, attr, value)
+
+
+def _init_worker(registrations: bytes | None) -> None:
+    """Worker start-up: register the user's priorities and policy kinds."""
+    from o2ksim.plugins import install_registrations
+
+    install_registrations(registrations)
+
+
 def _run_pool(
     todo: Sequence[RunSpec],
     finished: Callable[[RunSpec, RunOutcome], None],
@@ -385,12 +445,22 @@ def _run_pool(
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
+    from o2ksim.plugins import pack_registrations
+
     # forkserver: workers are forked from a clean server process, never from a
     # parent that may hold threads (a Dask client, a GUI) -- and start fast.
     ctx = multiprocessing.get_context("forkserver")
-    pool = ProcessPoolExecutor(max_workers=n_workers, mp_context=ctx)
+    pool = ProcessPoolExecutor(
+        max_workers=n_workers,
+        mp_context=ctx,
+        initializer=_init_worker,
+        initargs=(pack_registrations(),),
+    )
     try:
-        pending = {pool.submit(execute_run, run, keep_segments=keep_segments): run for run in todo}
+        with _without_main_module():  # workers start while the runs are submitted
+            pending = {
+                pool.submit(execute_run, run, keep_segments=keep_segments): run for run in todo
+            }
         while pending:
             ready, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in ready:
@@ -426,6 +496,9 @@ def _run_dask(
         except OSError as exc:
             raise O2KSimError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
     try:
+        from o2ksim.plugins import pack_registrations
+
+        registrations = pack_registrations()
         tag = uuid.uuid4().hex[:6]
         futures = {}
         for run in todo:
@@ -433,6 +506,7 @@ def _run_dask(
                 execute_run,
                 run,
                 keep_segments=keep_segments,
+                registrations=registrations,
                 key=f"o2ksim-{run.run_id}-{tag}",
                 pure=False,
             )

@@ -73,9 +73,13 @@ def run(args: argparse.Namespace) -> int:
 
     if args.load is not None and not args.load > 0:
         raise O2KSimError(f"--load must be positive, got {args.load}")
+    try:
+        span = models.parse_span(args.span) if isinstance(args.span, str) else args.span
+    except O2KSimError as exc:
+        raise O2KSimError(f"--span {args.span}: {exc}") from None
     trace = models.generate(
         args.model,
-        span=args.span,
+        span=span,
         seed=args.seed,
         params=args.params,
         start_time=_start(args.start),

@@ -7,7 +7,13 @@ import sys
 from pathlib import Path
 
 from o2ksim.errors import O2KSimError
-from o2ksim.workloads.transforms import ESTIMATES_HELP, Window, parse_duration, parse_time
+from o2ksim.workloads.transforms import (
+    ESTIMATES_HELP,
+    Window,
+    format_duration,
+    parse_duration,
+    parse_time,
+)
 
 HELP = "simulate one policy over a trace or a generated workload (default: a synthetic O2K month)"
 
@@ -53,6 +59,10 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--parquet", action="store_true", help="write jobs.parquet instead of jobs.csv"
     )
+    parser.add_argument(
+        "--report", action="store_true",
+        help="with --out: also write an HTML report of the run (DIR/report/report.html)",
+    )  # fmt: skip
     parser.add_argument(
         "--window",
         nargs=2,
@@ -174,7 +184,10 @@ def run(args: argparse.Namespace) -> int:
             unix = getattr(trace.header, "unix_start_time", None)
             start, end = (parse_time(t, unix) for t in args.window)
             warmup = parse_warmup(args.warmup) if args.warmup is not None else DEFAULT_WARMUP_DAYS * 86400
-            window = Window(start, end, warmup)
+            try:
+                window = Window(start, end, warmup)
+            except O2KSimError as exc:
+                raise O2KSimError(f"--window {' '.join(args.window)}: {exc}") from None
         elif args.warmup is not None:
             raise O2KSimError("--warmup needs --window")
         machine = args.machine
@@ -196,9 +209,9 @@ def run(args: argparse.Namespace) -> int:
         policy_params=params,
         window=window,
         estimates=args.estimates,
-        interval=parse_duration(args.interval) if args.interval else None,
+        interval=option_duration("--interval", args.interval) if args.interval else None,
         kill_overrun=args.kill_overrun,
-        overrun_grace=parse_duration(args.grace) if args.grace else None,
+        overrun_grace=option_duration("--grace", args.grace, positive=False) if args.grace else None,
         seed=args.seed,
         progress=progress and not args.quiet,
     )
@@ -206,9 +219,17 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         result.save(args.out, parquet=args.parquet)
     if not args.quiet:
-        print(format_summary(result))
+        print(format_summary(result, params))
         if args.out:
             print(f"results written to {args.out}/")
+    if args.report:
+        if not args.out:
+            raise O2KSimError("--report needs --out DIR (where to write the report)")
+        from o2ksim.report.html import write_result_report
+
+        page = write_result_report(result, args.out, name=result.policy["name"], description=source)
+        if not args.quiet:
+            print(f"report: {page} (open it in a browser)")
     return 0
 
 
@@ -237,11 +258,16 @@ def generated_workload(args: argparse.Namespace):
     if args.window:
         raise O2KSimError("--window applies to --trace; a generated workload is analysed over --span")
     model = args.model or DEFAULT_MODEL
-    span = parse_duration(args.span or DEFAULT_SPAN)
+    try:
+        span = parse_duration(args.span or DEFAULT_SPAN)
+    except O2KSimError as exc:
+        raise O2KSimError(f"--span {args.span}: {exc}") from None
+    if span <= 0:
+        raise O2KSimError(f"--span {args.span}: the analysed span must be longer than 0 (e.g. 30d)")
     warmup = parse_warmup(args.warmup) if args.warmup is not None else DEFAULT_WARMUP_DAYS * 86400
     trace = generate(model, span=warmup + span, seed=args.seed, params=args.params)
     if len(trace) == 0:
-        raise O2KSimError(f"the {model} model generated no jobs over {warmup + span:g} s")
+        raise O2KSimError(f"the {model} model generated no jobs over {format_duration(warmup + span)}")
     window = Window(warmup, warmup + span, warmup)
     source = f"model {model} (seed {args.seed}, {warmup / 86400:g} d warm-up + {span / 86400:g} d)"
     return trace, window, source
@@ -250,16 +276,36 @@ def generated_workload(args: argparse.Namespace):
 def parse_warmup(text: str) -> float:
     """Warm-up: a bare number is days; otherwise a duration."""
     try:
-        return float(text) * 86400.0
+        value = float(text) * 86400.0
     except ValueError:
-        return parse_duration(text)
+        value = option_duration("--warmup", text, positive=False)
+    if value < 0:
+        raise O2KSimError(f"--warmup {text}: must not be negative (days, or a duration such as 12h)")
+    return value
 
 
-def format_summary(result) -> str:
+def option_duration(option: str, text: str, *, positive: bool = True) -> float:
+    """A duration given on the command line; errors name the option and its value."""
+    try:
+        value = parse_duration(text)
+    except O2KSimError as exc:
+        raise O2KSimError(f"{option} {text}: {exc}") from None
+    if positive and value <= 0:
+        raise O2KSimError(f"{option} {text}: must be a positive duration (e.g. 5m)")
+    if value < 0:
+        raise O2KSimError(f"{option} {text}: must not be negative")
+    return value
+
+
+def format_summary(result, overrides: dict | None = None) -> str:
+    """The run's summary; the first line names every override (--set, --reservations, estimates)."""
     s = result.summary
     h = 3600.0
+    changed = [f"{k}={v}" for k, v in (overrides or {}).items()]
+    if result.config.get("estimates") not in (None, "requested"):
+        changed.append(f"estimates {result.config['estimates']}")
     lines = [
-        f"policy {result.policy['name']} on {result.machine.describe()}",
+        f"policy {result.policy['name']}{' (' + ', '.join(changed) + ')' if changed else ''} on {result.machine.describe()}",
         f"jobs {s['jobs']}: completed {s['completed']}, killed {s['killed']}, rejected {s['rejected']}, unfinished {s['unfinished']}",
         f"wait (h): mean {s['mean_wait'] / h:.2f}  95th {s['p95_wait'] / h:.2f}  max {s['max_wait'] / h:.2f}",
         f"slowdown: mean {s['mean_slowdown']:.2f}  bounded mean {s['mean_bounded_slowdown']:.2f}  bounded max {s['max_bounded_slowdown']:.1f}",

@@ -234,13 +234,20 @@ def presets() -> dict[str, Preset]:
 
 
 def make_policy(name: str, **overrides: Any) -> Policy:
-    """Build a fresh policy from a preset name, a preset path or a registered kind.
+    """Build a fresh policy from a preset name, a preset path, a registered kind or ``"module:Class"``.
 
     ``overrides`` replace preset parameters (``None`` values are ignored), e.g.
     ``make_policy("lxfw-backfill", reservations=2)``.
     """
     overrides = {k: v for k, v in overrides.items() if v is not None}
     text = os.fspath(name)
+    from o2ksim.plugins import is_object_spec, load_object
+
+    if is_object_spec(text):  # "module:Class" or "file.py:Class" (o2ksim.plugins)
+        cls = load_object(text, what="policy")
+        if not (isinstance(cls, type) and callable(getattr(cls, "schedule", None))):
+            raise O2KSimError(f"policy '{text}' is not a Policy class")
+        return cls(name=cls.kind or text.rpartition(":")[2], **overrides)
     preset: Preset | None = None
     if text.endswith(".toml") or os.sep in text:
         preset = load_preset(paths.resolve("policies", text))

@@ -34,7 +34,6 @@ over the queue.
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from functools import cached_property
@@ -293,6 +292,8 @@ PRIORITIES: dict[str, Callable[[], Priority]] = {
     "sjf": SJFPriority,
     "lxf": LXFPriority,
 }
+BUILTIN_PRIORITIES = frozenset(PRIORITIES)
+"""The names o2ksim defines; everything else in :data:`PRIORITIES` was registered by the user."""
 
 
 def register_priority(
@@ -318,13 +319,9 @@ def register_priority(
 
 
 def _import_function(path: str) -> PriorityFunction:
-    module, _, attr = path.partition(":")
-    try:
-        fn = getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(
-            None, f"cannot import priority function '{path}': {exc}", field="priority"
-        ) from None
+    from o2ksim.plugins import load_object
+
+    fn = load_object(path, what="priority")
     if not callable(fn):
         raise ConfigError(None, f"'{path}' is not callable", field="priority")
     return fn
@@ -358,8 +355,12 @@ def make_priority(spec: str | Mapping[str, float] | Priority | PriorityFunction)
 
 def check_priority(spec: Any) -> bool:
     """Whether ``spec`` names a priority (used to validate presets before a run)."""
+    from o2ksim.plugins import is_object_spec
+
     try:
         make_priority(spec)
     except ConfigError:
+        if is_object_spec(spec):
+            raise  # the import's own error says more than "must be a known priority"
         return False
     return True
