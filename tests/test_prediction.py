@@ -438,3 +438,121 @@ def test_classfit_properties() -> None:
     c = ClassFit("x", -0.65, 0.21, 0.99, 10)  # D Table 1, sequential
     assert c.t_max == pytest.approx(math.exp(1.65 / 0.21))
     assert c.median == pytest.approx(math.exp(1.15 / 0.21))
+
+
+# ---------------------------------------------------------------- fit --model downey, CLI, API
+
+
+def test_fit_downey_uses_the_clm_fit_with_partition_and_rule() -> None:
+    from o2ksim.workloads import fitting
+    from o2ksim.workloads.swf import Trace
+
+    df, header = _frame(6000)
+    df = df.assign(
+        wait=-1,
+        avg_cpu=-1,
+        used_mem=-1,
+        req_mem=-1,
+        user=-1,
+        group=-1,
+        app=-1,
+        prev_job=-1,
+        think_time=-1,
+    )
+    p = fitting.fit_downey(
+        Trace(jobs=df, header=header, source=None), classes="sdsc-paragon", partition="batch"
+    )
+    names = {c["name"] for c in p["class"]}
+    assert names == {"sequential", "short", "medium", "long"}
+    batch = df[df["partition"] == 2]
+    seq_share = float((batch["alloc_procs"] == 1).mean())
+    assert {c["name"]: c["share"] for c in p["class"]}["sequential"] == pytest.approx(seq_share)
+
+
+SAMPLE = "traces/kth-sp2-sample.swf"
+
+
+def test_cli_predict_writes_tables_and_figure(tmp_path, capsys) -> None:
+    from o2ksim.cli import main
+
+    out = tmp_path / "p"
+    code = main(
+        [
+            "predict",
+            SAMPLE,
+            "--procs",
+            "100",
+            "--classes",
+            "reqtime:1h,4h",
+            "--policy",
+            "fcfs-backfill",
+            "--whole-queue-sample",
+            "50",
+            "--out",
+            str(out),
+        ]
+    )
+    assert code == 0
+    for name in (
+        "predictions.csv",
+        "summary.csv",
+        "summary.json",
+        "fig4.png",
+        "clm.toml",
+        "by_need.csv",
+    ):
+        assert (out / name).exists(), name
+    pred = pd.read_csv(out / "predictions.csv")
+    assert set(pred["predictor"]) == {"A", "B", "combined", "whole-queue"}
+    assert {"job_id", "time", "need", "predicted", "actual"} <= set(pred.columns)
+    assert (pred["actual"] > 0).all()
+    # the written model can be used again
+    code = main(
+        [
+            "predict",
+            SAMPLE,
+            "--procs",
+            "100",
+            "--fit",
+            str(out / "clm.toml"),
+            "--no-whole-queue",
+            "--out",
+            str(tmp_path / "q"),
+        ]
+    )
+    assert code == 0
+    assert "CC" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--partition", "batch"], "no partition named 'batch'"),
+        (["--classes", "short"], "not NAME=GLOB"),
+        (["--fit", "nonexistent.toml"], "nonexistent.toml: cannot read"),
+        (["--machine", "o2k"], "one-host"),
+        (["--procs", "0"], "--procs must be a positive"),
+        (["--window", "x", "y"], "is not a duration"),
+    ],
+)
+def test_cli_predict_errors(tmp_path, capsys, args: list[str], message: str) -> None:
+    from o2ksim.cli import main
+
+    code = main(["predict", SAMPLE, "--no-whole-queue", "--out", str(tmp_path / "o"), *args])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("o2ksim: error: ") and message in err and err.count("\n") == 1
+
+
+def test_api_predict_returns_frames() -> None:
+    import o2ksim
+
+    r = o2ksim.predict(SAMPLE, procs=100, classes="none", whole_queue=False, threshold=16)
+    assert isinstance(r.predictions, pd.DataFrame) and isinstance(r.summary, pd.DataFrame)
+    head = r.predictions[r.predictions["kind"] == "head"]
+    a = head[head["predictor"] == "A"].reset_index(drop=True)
+    b = head[head["predictor"] == "B"].reset_index(drop=True)
+    c = head[head["predictor"] == "combined"].reset_index(drop=True)
+    expect = np.where((a["need"] < 16) & a["predicted"].notna(), a["predicted"], b["predicted"])
+    assert np.allclose(c["predicted"], expect, equal_nan=True)
+    assert r.config["head_events"] == len(a)

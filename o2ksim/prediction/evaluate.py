@@ -501,7 +501,7 @@ def predict(
     timings["simulate"] = _time_mod.perf_counter() - t0
 
     t0 = _time_mod.perf_counter()
-    labels = clm.rule.assign(jobs, tr.header)
+    labels = clm.labels(jobs, tr.header)
     sched["procs"] = sched["procs"].astype(np.int64)
     rp = replay(sched, labels, mach.total_procs)
     win = _window(window, tr, "window")

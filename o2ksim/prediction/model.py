@@ -431,6 +431,14 @@ class CLM:
     rule: ClassRule = field(default_factory=ClassRule)
     trim: float = 0.1
     meta: dict[str, Any] = field(default_factory=dict)
+    merged: tuple[str, ...] = ()  # classes too small to fit alone, merged into ``other``
+
+    def labels(self, jobs: pd.DataFrame, header: Any = None) -> np.ndarray:
+        """The class name of every job under this model's rule (small classes as ``other``)."""
+        labels = self.rule.assign(jobs, header)
+        if self.merged:
+            labels = np.where(np.isin(labels.astype(str), list(self.merged)), OTHER, labels)
+        return labels
 
     def params_of(self, labels: Sequence[str] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(beta0, beta1)`` per job from its class name; unknown classes use ``all``."""
@@ -471,6 +479,7 @@ class CLM:
             f"rule = {_toml_str(self.rule.text)}",
             f"sequential_class = {str(self.rule.sequential).lower()}",
             f"trim = {self.trim!r}",
+            "merged = [" + ", ".join(_toml_str(m) for m in self.merged) + "]",
         ]
         for k, v in self.meta.items():
             if isinstance(v, str):
@@ -551,8 +560,15 @@ def load_clm(path: str | os.PathLike[str]) -> CLM:
     rule = parse_class_rule(
         str(data.get("rule", "queue")), sequential=bool(data.get("sequential_class", True))
     )
-    meta = {k: v for k, v in data.items() if k not in ("class", "rule", "sequential_class", "trim")}
-    return CLM(classes, rule, float(data.get("trim", 0.1)), meta)
+    merged = data.get("merged", [])
+    if not isinstance(merged, list) or not all(isinstance(m, str) for m in merged):
+        raise ConfigError(p, "must be a list of class names", field="merged")
+    meta = {
+        k: v
+        for k, v in data.items()
+        if k not in ("class", "rule", "sequential_class", "trim", "merged")
+    }
+    return CLM(classes, rule, float(data.get("trim", 0.1)), meta, tuple(merged))
 
 
 def fit_clm(
@@ -599,7 +615,7 @@ def fit_clm(
         meta["partition"] = str(partition)
     if window is not None:
         meta["window_start"], meta["window_end"] = float(window[0]), float(window[1])
-    return CLM(classes, cr, trim, meta)
+    return CLM(classes, cr, trim, meta, tuple(small))
 
 
 def median_table(
