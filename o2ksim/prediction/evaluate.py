@@ -215,7 +215,8 @@ class PredictionResult:
 
     def save(self, out_dir: str | os.PathLike[str], *, figure: bool = True) -> Path:
         """Write ``predictions.csv``, ``summary.csv``, ``summary.json``, ``by_need.csv``, ``clm.toml``,
-        ``clm.csv``, ``another_time.csv`` / ``medians.csv`` (with periods) and ``fig4.png``."""
+        ``clm.csv``, ``another_time.csv`` / ``medians.csv`` (with periods), ``fig4.png`` and the
+        page ``prediction.html``."""
         out = Path(out_dir)
         try:
             out.mkdir(parents=True, exist_ok=True)
@@ -248,6 +249,9 @@ class PredictionResult:
             import matplotlib.pyplot as plt
 
             plt.close(fig)
+        from o2ksim.report.prediction import write_prediction_page
+
+        write_prediction_page(self, out)
         return out
 
 
@@ -498,6 +502,10 @@ def predict(
     t0 = _time_mod.perf_counter()
     sim = simulate(jobs, mach, policy)
     sched = sim.jobs.set_index("job_id").loc[jobs["job_id"]].reset_index()
+    started = sched["start"].notna().to_numpy()
+    rejected = int((~started).sum())  # e.g. unknown processor counts: the engine rejects them
+    sched = sched.loc[started].reset_index(drop=True)
+    jobs = jobs.loc[started].reset_index(drop=True)
     timings["simulate"] = _time_mod.perf_counter() - t0
 
     t0 = _time_mod.perf_counter()
@@ -540,6 +548,7 @@ def predict(
         "trace": source,
         "partition": None if partition is None else str(partition),
         "jobs": len(jobs),
+        "rejected_by_simulation": rejected,
         "machine": mach.name,
         "procs": mach.total_procs,
         "policy": policy,
