@@ -97,6 +97,12 @@ def test_overdue_jobs() -> None:
     old = tmax * 1.5
     assert conditional_cdf(old + 10, old, b0, b1, overdue="release") == 1.0
     assert conditional_cdf(old + 10, old, b0, b1, overdue="hold") == 0.0
+    # "tail": uniform-log between the age and the class's longest fitted lifetime
+    last = tmax * 6
+    assert conditional_cdf(math.sqrt(old * last), old, b0, b1, t_last=last) == pytest.approx(0.5)
+    assert conditional_cdf(last, old, b0, b1, t_last=last) == pytest.approx(1.0)
+    assert conditional_cdf(old + 10, last * 2, b0, b1, t_last=last) == 0.0  # t <= age
+    assert conditional_cdf(last * 2 + 1, last * 2, b0, b1, t_last=last) == 1.0  # past t_last
     with pytest.raises(O2KSimError):
         conditional_cdf(old + 10, old, b0, b1, overdue="maybe")
 
@@ -210,6 +216,18 @@ def test_b_overdue_hold_gives_no_prediction() -> None:
     # the only job big enough is past t_max; with "hold" it never frees its processors
     assert math.isnan(predict_b([tmax * 2, 10.0], [32, 2], b0, b1, need=8, overdue="hold"))
     assert predict_b([tmax * 2, 10.0], [32, 2], b0, b1, need=8, overdue="release") == 0.0
+    # "tail" with t_last = 8 t_max: F = 32 c_old + 2 c_new = 8, solved here by brentq
+    a, last = tmax * 2, tmax * 8
+
+    def freed(q: float) -> float:
+        c_old = math.log((a + q) / a) / math.log(last / a)
+        f10 = b0 + b1 * math.log(10.0)
+        c_new = (min(b0 + b1 * math.log(10.0 + q), 1.0) - f10) / (1 - f10)
+        return 32 * min(c_old, 1.0) + 2 * c_new
+
+    expect = optimize.brentq(lambda q: freed(q) - 8, 1e-6, last)
+    got = predict_b([a, 10.0], [32, 2], b0, b1, need=8, t_last=[last, last])
+    assert got == pytest.approx(expect, rel=1e-6)
 
 
 def test_combined_uses_a_below_threshold() -> None:
@@ -346,8 +364,10 @@ def test_clm_toml_round_trip(tmp_path) -> None:
     for name, c in clm.classes.items():
         assert back.classes[name].beta0 == c.beta0 and back.classes[name].beta1 == c.beta1
     assert back.rule.text == "sdsc-paragon"
-    b0, _b1 = back.params_of(np.array(["short", "nonesuch"]))
+    b0, _b1, last = back.params_of(np.array(["short", "nonesuch"]))
     assert b0[0] == clm.classes["short"].beta0 and b0[1] == clm.classes["all"].beta0
+    short = df[(df["queue"] == 1) & (df["alloc_procs"] > 1)]["run_time"].max()
+    assert last[0] == short == back.classes["short"].t_last
 
 
 def test_load_clm_errors(tmp_path) -> None:

@@ -80,9 +80,10 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--overdue",
-        choices=("hold", "release"),
-        default="hold",
-        help="jobs older than their class's t_max: never free processors in a prediction (hold, default) or end at once (release)",
+        choices=("tail", "hold", "release"),
+        default="tail",
+        help="jobs older than their class's t_max: lifetime uniform-log up to the class's longest "
+        "fitted lifetime (tail, default), never free processors in a prediction (hold), or end at once (release)",
     )
     parser.add_argument(
         "--no-whole-queue", action="store_true", help="skip the whole-queue predictions at arrival"

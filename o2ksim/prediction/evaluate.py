@@ -36,6 +36,7 @@ import pandas as pd
 from o2ksim.errors import O2KSimError
 from o2ksim.prediction.model import (
     CLM,
+    OVERDUE_MODES,
     fit_clm,
     load_clm,
     median_table,
@@ -73,7 +74,7 @@ class Replay:
         keep = remap[self.pair_event] >= 0
         pe = remap[self.pair_event[keep]]
         pj = self.pair_job[keep]
-        b0, b1 = clm.params_of(self.jobs["label"].to_numpy()[pj])
+        b0, b1, last = clm.params_of(self.jobs["label"].to_numpy()[pj])
         t = ev["time"].to_numpy()[idx][pe]
         st = States(
             event=pe,
@@ -82,6 +83,7 @@ class Replay:
             beta0=b0,
             beta1=b1,
             need=ev["need"].to_numpy()[idx].astype(float),
+            t_last=last,
         )
         return st, idx
 
@@ -381,7 +383,7 @@ def _whole_queue(
     jobs = rp.jobs
     start = jobs["start"].to_numpy(dtype=float)
     procs = jobs["procs"].to_numpy(dtype=float)
-    jb0, jb1 = clm.params_of(jobs["label"].to_numpy())
+    jb0, jb1, _ = clm.params_of(jobs["label"].to_numpy())
     started_by = np.maximum.accumulate(start)
     out = np.full(len(idx), np.nan)
     ahead_n = np.zeros(len(idx), dtype=np.int64)
@@ -406,6 +408,7 @@ def _whole_queue(
             jb1[ahead],
             float(procs[k]),
             overdue=overdue,
+            t_last=st.t_last[a:b],
         )
     evs = ev.iloc[idx].reset_index(drop=True)
     return pd.DataFrame(
@@ -437,7 +440,7 @@ def predict(
     window: Sequence[Any] | None = None,
     periods: Sequence[Any] | None = None,
     threshold: float = 32,
-    overdue: str = "hold",
+    overdue: str = "tail",
     whole_queue: bool = True,
     whole_queue_sample: int = 2000,
     trim: float = 0.1,
@@ -471,8 +474,8 @@ def predict(
         raise O2KSimError(
             f"policy must be one of {', '.join(POLICIES)} (predictions assume FCFS order), got {policy!r}"
         )
-    if overdue not in ("release", "hold"):
-        raise O2KSimError(f"overdue must be 'release' or 'hold', got {overdue!r}")
+    if overdue not in OVERDUE_MODES:
+        raise O2KSimError(f"overdue must be one of {', '.join(OVERDUE_MODES)}, got {overdue!r}")
     if whole_queue_sample < 0:
         raise O2KSimError(
             f"whole_queue_sample must be 0 (all) or positive, got {whole_queue_sample}"

@@ -85,17 +85,30 @@ def lifetime_cdf(t: Any, beta0: Any, beta1: Any) -> np.ndarray:
     return np.where(t > 0, np.clip(v, 0.0, 1.0), 0.0)
 
 
+OVERDUE_MODES = ("tail", "hold", "release")
+
+
 def conditional_cdf(
-    t: Any, age: Any, beta0: Any, beta1: Any, *, overdue: str = "hold"
+    t: Any,
+    age: Any,
+    beta0: Any,
+    beta1: Any,
+    *,
+    overdue: str = "tail",
+    t_last: Any = None,
 ) -> np.ndarray:
     """``Pr{L < t | L > age}`` (D eq. 3) for a lifetime ``t >= age``; 0 for ``t <= age``.
 
     A job older than its class's ``t_max`` is outside the model (the paper:
     "we will need to be careful about how we apply our model to old jobs").
-    ``overdue="release"`` takes the model literally (such a job ends at once,
-    the conditional cdf is 1 for every ``t > age``); ``"hold"`` treats its end
-    as unpredictable (the cdf stays 0: it never frees its processors within a
-    prediction).
+    ``overdue`` says what to assume for such a job:
+
+    * ``"tail"`` (default): its lifetime is uniform-log between its age and
+      ``t_last``, the longest lifetime of its class in the fitted data (the
+      tail the fit leaves out); past ``t_last`` it ends at once;
+    * ``"hold"``: its end is unpredictable (the cdf stays 0: it never frees
+      its processors within a prediction);
+    * ``"release"``: the model taken literally (it ends at once).
     """
     t = np.asarray(t, dtype=float)
     age = np.asarray(age, dtype=float)
@@ -104,10 +117,22 @@ def conditional_cdf(
     alive = fa < 1.0
     with np.errstate(divide="ignore", invalid="ignore"):
         c = np.where(alive, (ft - fa) / np.where(alive, 1.0 - fa, 1.0), 0.0)
-    if overdue == "release":
-        c = np.where(alive, c, 1.0)
-    elif overdue != "hold":
-        raise O2KSimError(f"overdue must be 'release' or 'hold', got {overdue!r}")
+        if overdue == "tail":
+            last = (
+                np.full(np.shape(age), np.inf)
+                if t_last is None
+                else np.asarray(t_last, dtype=float)
+            )
+            a = np.maximum(age, 1e-9)
+            span = np.log(last / a)
+            tail = np.where(
+                span > 0, np.log(np.maximum(t, a) / a) / np.where(span > 0, span, 1.0), 1.0
+            )
+            c = np.where(alive, c, tail)
+        elif overdue == "release":
+            c = np.where(alive, c, 1.0)
+        elif overdue != "hold":
+            raise O2KSimError(f"overdue must be one of {', '.join(OVERDUE_MODES)}, got {overdue!r}")
     return np.where(t > age, np.clip(c, 0.0, 1.0), 0.0)
 
 
@@ -149,6 +174,7 @@ class ClassFit:
     beta1: float
     r2: float
     jobs: int
+    t_last: float = float("inf")  # longest lifetime of the class in the fitted data
 
     @property
     def t_min(self) -> float:
@@ -192,7 +218,14 @@ def fit_class(lifetimes: Any, *, trim: float = 0.1, name: str = "") -> ClassFit:
     r2 = 1.0 - float((resid**2).sum()) / ss_tot if ss_tot > 0 else 1.0
     if b1 <= 0:
         raise O2KSimError(f"class {name or '?'}: the fitted slope beta1 is not positive ({b1:.3g})")
-    return ClassFit(name=name, beta0=float(b0), beta1=float(b1), r2=float(r2), jobs=len(x))
+    return ClassFit(
+        name=name,
+        beta0=float(b0),
+        beta1=float(b1),
+        r2=float(r2),
+        jobs=len(x),
+        t_last=float(x.max()),
+    )
 
 
 # ============================================================================
@@ -440,19 +473,23 @@ class CLM:
             labels = np.where(np.isin(labels.astype(str), list(self.merged)), OTHER, labels)
         return labels
 
-    def params_of(self, labels: Sequence[str] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(beta0, beta1)`` per job from its class name; unknown classes use ``all``."""
+    def params_of(
+        self, labels: Sequence[str] | np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(beta0, beta1, t_last)`` per job from its class name; unknown classes use ``all``."""
         fallback = self.classes[ALL]
         labels = np.asarray(labels, dtype=object)
         b0 = np.full(len(labels), fallback.beta0)
         b1 = np.full(len(labels), fallback.beta1)
+        last = np.full(len(labels), fallback.t_last)
         for name, c in self.classes.items():
             if name == ALL:
                 continue
             sel = labels == name
             b0[sel] = c.beta0
             b1[sel] = c.beta1
-        return b0, b1
+            last[sel] = c.t_last
+        return b0, b1, last
 
     def table(self) -> pd.DataFrame:
         """One row per class: jobs, beta0, beta1, R^2, t_min, t_max and the model median (seconds)."""
@@ -466,6 +503,7 @@ class CLM:
                 "t_min": c.t_min,
                 "t_max": c.t_max,
                 "median": c.median,
+                "t_last": c.t_last,
             }
             for c in self.classes.values()
         ]
@@ -497,6 +535,7 @@ class CLM:
                 f"beta1 = {c.beta1!r}",
                 f"r2 = {c.r2!r}",
                 f"jobs = {c.jobs}",
+                *([f"t_last = {c.t_last!r}"] if math.isfinite(c.t_last) else []),
                 f"# t_min {c.t_min:.1f} s, t_max {c.t_max:.0f} s, median {c.median:.0f} s",
             ]
         return "\n".join(lines) + "\n"
@@ -546,12 +585,18 @@ def load_clm(path: str | os.PathLike[str]) -> CLM:
             raise ConfigError(p, f"must be positive, got {vals['beta1']}", field=f"{where}.beta1")
         if vals["beta0"] >= 1:
             raise ConfigError(p, f"must be below 1, got {vals['beta0']}", field=f"{where}.beta0")
+        last = c.get("t_last", float("inf"))
+        if not isinstance(last, int | float) or isinstance(last, bool) or not last > 0:
+            raise ConfigError(
+                p, f"must be a positive number, got {last!r}", field=f"{where}.t_last"
+            )
         classes[name] = ClassFit(
             name,
             vals["beta0"],
             vals["beta1"],
             float(c.get("r2", float("nan"))),
             int(c.get("jobs", 0)),
+            float(last),
         )
     if ALL not in classes:
         raise ConfigError(

@@ -73,13 +73,18 @@ class States:
     beta0: np.ndarray
     beta1: np.ndarray
     need: np.ndarray
+    t_last: np.ndarray | None = (
+        None  # per pair: longest lifetime of the job's class (overdue="tail")
+    )
 
     @property
     def n_states(self) -> int:
         return len(self.need)
 
     @classmethod
-    def single(cls, ages: Any, procs: Any, beta0: Any, beta1: Any, need: float) -> States:
+    def single(
+        cls, ages: Any, procs: Any, beta0: Any, beta1: Any, need: float, t_last: Any = None
+    ) -> States:
         a = np.atleast_1d(np.asarray(ages, dtype=float))
         p = np.atleast_1d(np.asarray(procs, dtype=float))
         return cls(
@@ -89,6 +94,9 @@ class States:
             beta0=np.broadcast_to(np.asarray(beta0, dtype=float), a.shape).copy(),
             beta1=np.broadcast_to(np.asarray(beta1, dtype=float), a.shape).copy(),
             need=np.array([float(need)]),
+            t_last=None
+            if t_last is None
+            else np.broadcast_to(np.asarray(t_last, dtype=float), a.shape).copy(),
         )
 
 
@@ -97,15 +105,19 @@ def _segment_sum(values: np.ndarray, event: np.ndarray, n: int) -> np.ndarray:
 
 
 def _horizon(st: States, relevant: np.ndarray, overdue: str) -> np.ndarray:
-    """Per state: the latest time a relevant running job can still end (its ``t_max - a``)."""
+    """Per state: the latest time a relevant running job can still end."""
     _, tmax = t_bounds(st.beta0, st.beta1)
     rem = tmax - st.age
     if overdue == "hold":
         rem = np.where(rem > 0, rem, -np.inf)
+    elif overdue == "tail" and st.t_last is not None:
+        rem = np.where(rem > 0, rem, st.t_last - st.age)
+    elif overdue == "tail":
+        rem = np.where(rem > 0, rem, np.inf)
     rem = np.where(relevant, np.maximum(rem, Q_FLOOR), -np.inf)
     h = np.full(st.n_states, -np.inf)
     np.maximum.at(h, st.event, rem)
-    return h
+    return np.where(np.isposinf(h), 1e9, h)
 
 
 def _solve(st: States, satisfied: Any, horizon: np.ndarray) -> np.ndarray:
@@ -129,7 +141,7 @@ def _solve(st: States, satisfied: Any, horizon: np.ndarray) -> np.ndarray:
     return out
 
 
-def predict_states(st: States, *, overdue: str = "hold") -> dict[str, np.ndarray]:
+def predict_states(st: States, *, overdue: str = "tail") -> dict[str, np.ndarray]:
     """Predictors A and B for every state of ``st``: ``{"A": ..., "B": ...}`` (nan = no prediction)."""
     n = st.n_states
     need_pair = st.need[st.event]
@@ -137,13 +149,17 @@ def predict_states(st: States, *, overdue: str = "hold") -> dict[str, np.ndarray
     nbenef = _segment_sum(benefactor.astype(float), st.event, n)
 
     def a_ok(t: np.ndarray) -> np.ndarray:
-        c = conditional_cdf(st.age + t[st.event], st.age, st.beta0, st.beta1, overdue=overdue)
+        c = conditional_cdf(
+            st.age + t[st.event], st.age, st.beta0, st.beta1, overdue=overdue, t_last=st.t_last
+        )
         with np.errstate(divide="ignore"):
             logsurv = np.where(benefactor, np.log1p(-np.minimum(c, 1.0)), 0.0)
         return _segment_sum(logsurv, st.event, n) <= _LOG_HALF + 1e-12
 
     def b_ok(t: np.ndarray) -> np.ndarray:
-        c = conditional_cdf(st.age + t[st.event], st.age, st.beta0, st.beta1, overdue=overdue)
+        c = conditional_cdf(
+            st.age + t[st.event], st.age, st.beta0, st.beta1, overdue=overdue, t_last=st.t_last
+        )
         return _segment_sum(st.procs * c, st.event, n) >= st.need * (1 - 1e-12)
 
     a = _solve(st, a_ok, _horizon(st, benefactor, overdue))
@@ -153,20 +169,38 @@ def predict_states(st: States, *, overdue: str = "hold") -> dict[str, np.ndarray
 
 
 def predict_a(
-    ages: Any, procs: Any, beta0: Any, beta1: Any, need: float, *, overdue: str = "hold"
+    ages: Any,
+    procs: Any,
+    beta0: Any,
+    beta1: Any,
+    need: float,
+    *,
+    overdue: str = "tail",
+    t_last: Any = None,
 ) -> float:
     """Predictor A (D eq. 8) for one machine state; ``nan`` when no running job has ``n_i >= n'``."""
     return float(
-        predict_states(States.single(ages, procs, beta0, beta1, need), overdue=overdue)["A"][0]
+        predict_states(States.single(ages, procs, beta0, beta1, need, t_last), overdue=overdue)[
+            "A"
+        ][0]
     )
 
 
 def predict_b(
-    ages: Any, procs: Any, beta0: Any, beta1: Any, need: float, *, overdue: str = "hold"
+    ages: Any,
+    procs: Any,
+    beta0: Any,
+    beta1: Any,
+    need: float,
+    *,
+    overdue: str = "tail",
+    t_last: Any = None,
 ) -> float:
     """Predictor B (D eq. 9) for one machine state; ``nan`` when ``F`` never reaches ``n'``."""
     return float(
-        predict_states(States.single(ages, procs, beta0, beta1, need), overdue=overdue)["B"][0]
+        predict_states(States.single(ages, procs, beta0, beta1, need, t_last), overdue=overdue)[
+            "B"
+        ][0]
     )
 
 
@@ -199,7 +233,8 @@ def whole_queue(
     ahead_beta1: np.ndarray,
     n: float,
     *,
-    overdue: str = "hold",
+    overdue: str = "tail",
+    t_last: np.ndarray | None = None,
 ) -> float:
     """Whole queue time of a new arrival under FCFS: predictor B extended to the jobs in queue.
 
@@ -217,7 +252,12 @@ def whole_queue(
     size = len(g)
     if len(age):
         c = conditional_cdf(
-            age[:, None] + g[None, :], age[:, None], beta0[:, None], beta1[:, None], overdue=overdue
+            age[:, None] + g[None, :],
+            age[:, None],
+            beta0[:, None],
+            beta1[:, None],
+            overdue=overdue,
+            t_last=None if t_last is None else np.asarray(t_last)[:, None],
         )
         avail = free + (procs[:, None] * c).sum(axis=0)
     else:
