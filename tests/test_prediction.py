@@ -282,6 +282,21 @@ def test_whole_queue_one_job_ahead() -> None:
     )
     expect = (tmax - a) + tmax
     assert expect <= q <= expect * 1.15
+    # the job ahead cannot outlive its class's longest fitted lifetime
+    q = whole_queue(
+        np.array([a]),
+        np.array([10.0]),
+        np.array([b0]),
+        np.array([b1]),
+        0.0,
+        np.array([10.0]),
+        np.array([b0]),
+        np.array([b1]),
+        10.0,
+        ahead_t_last=np.array([300.0]),
+    )
+    expect = (tmax - a) + 300.0
+    assert expect <= q <= expect * 1.15
 
 
 # ---------------------------------------------------------------- fitting

@@ -383,7 +383,7 @@ def _whole_queue(
     jobs = rp.jobs
     start = jobs["start"].to_numpy(dtype=float)
     procs = jobs["procs"].to_numpy(dtype=float)
-    jb0, jb1, _ = clm.params_of(jobs["label"].to_numpy())
+    jb0, jb1, jlast = clm.params_of(jobs["label"].to_numpy())
     started_by = np.maximum.accumulate(start)
     out = np.full(len(idx), np.nan)
     ahead_n = np.zeros(len(idx), dtype=np.int64)
@@ -409,6 +409,7 @@ def _whole_queue(
             float(procs[k]),
             overdue=overdue,
             t_last=st.t_last[a:b],
+            ahead_t_last=jlast[ahead],
         )
     evs = ev.iloc[idx].reset_index(drop=True)
     return pd.DataFrame(
