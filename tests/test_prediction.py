@@ -260,7 +260,7 @@ def test_whole_queue_empty_queue_is_predictor_b() -> None:
     expect = predict_b(ages, procs, b0, b1, need=16)
     assert (
         expect <= q <= expect * 1.075
-    )  # the first grid time at or after the exact value (7 % grid)
+    )  # the first grid time at or after the exact value (6.8 % grid)
 
 
 def test_whole_queue_one_job_ahead() -> None:

@@ -212,14 +212,17 @@ def combined(
     return np.where(use_a, a, b), np.where(use_a, "A", "B")
 
 
-#: Time grid of the whole-queue extension: 0, then 240 points 1 s, 1.07 s, ... 10^7 s
-#: (geometric, 7 % apart).
-_WQ_STEP = np.log(1e7) / 239
-WHOLE_QUEUE_GRID = np.concatenate([[0.0], np.exp(_WQ_STEP * np.arange(240))])
+#: Time grid of the whole-queue extension: 0, then 280 points 1 s, 1.07 s, ... 10^8 s
+#: (geometric, 6.8 % apart).
+_WQ_POINTS = 280
+_WQ_STEP = np.log(1e8) / (_WQ_POINTS - 1)
+WHOLE_QUEUE_GRID = np.concatenate([[0.0], np.exp(_WQ_STEP * np.arange(_WQ_POINTS))])
 # ln(grid[j] - grid[s]) = base(s) + _LN_TAIL[j - s]: the grid is geometric after its first point
-_LN_TAIL_FROM_ZERO = np.concatenate([[-np.inf], _WQ_STEP * np.arange(240)])
+_LN_TAIL_FROM_ZERO = np.concatenate([[-np.inf], _WQ_STEP * np.arange(_WQ_POINTS)])
 with np.errstate(divide="ignore"):
-    _LN_TAIL = np.concatenate([[-np.inf], np.log(np.expm1(_WQ_STEP * np.arange(1, 241)))])
+    _LN_TAIL = np.concatenate(
+        [[-np.inf], np.log(np.expm1(_WQ_STEP * np.arange(1, _WQ_POINTS + 1)))]
+    )
 
 
 def whole_queue(
@@ -248,9 +251,9 @@ def whole_queue(
     longest fitted lifetime: the model's line, fitted on the middle 80 %, can
     reach far beyond the queue's limit, and over hundreds of queued jobs that
     tail dominates).  The new job starts, in the same way, after the
-    last of them.  Solved on :data:`WHOLE_QUEUE_GRID` (7 % resolution; the
+    last of them.  Solved on :data:`WHOLE_QUEUE_GRID` (6.8 % resolution; the
     prediction is the first grid time at which the job fits); ``nan`` when a
-    start lies beyond 10^7 s.
+    start lies beyond 10^8 s.
     """
     g = WHOLE_QUEUE_GRID
     size = len(g)
