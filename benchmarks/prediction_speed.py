@@ -34,12 +34,18 @@ def main() -> int:
     r = predict(trace, partition="batch", classes="sdsc-paragon", whole_queue=False)
     total = time.perf_counter() - t0
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, str(ORACLE), str(trace), "-", "352"], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, str(ORACLE), str(trace), "-", "352"], check=True, capture_output=True
+    )
     oracle = time.perf_counter() - t0
     print(f"head-of-queue events: {r.config['head_events']}")
     print("stages: " + ", ".join(f"{k} {v:.2f} s" for k, v in r.timings.items()))
-    print(f"predict total {total:.2f} s; reference EASY oracle {oracle:.2f} s; ratio {total / oracle:.2f}")
-    print(f"predictions alone {r.timings['head_predictions']:.2f} s = {r.timings['head_predictions'] / oracle:.2f} x oracle")
+    print(
+        f"predict total {total:.2f} s; reference EASY oracle {oracle:.2f} s; ratio {total / oracle:.2f}"
+    )
+    print(
+        f"predictions alone {r.timings['head_predictions']:.2f} s = {r.timings['head_predictions'] / oracle:.2f} x oracle"
+    )
     return 0
 
 
