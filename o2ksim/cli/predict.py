@@ -7,11 +7,16 @@ import argparse
 from o2ksim.errors import O2KSimError
 
 HELP = "evaluate Downey's queue-time predictors A, B and combined (IPPS 1997) on a trace"
+# kept here (not imported from o2ksim.prediction) so that building the parser stays light
+CLASS_RULES = (
+    "job classes: queue (one class per queue name, SWF field 15; default), none, "
+    "reqtime:B1,B2 (short/medium/long by requested time), NAME=GLOB,GLOB;NAME=GLOB "
+    "(first match wins, others 'other'), or the preset sdsc-paragon (q*s short, q*m medium, "
+    "q*l long, q1l/q1ll sequential, standby)"
+)
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    from o2ksim.prediction.model import class_rule_help
-
     parser.add_argument("trace", metavar="TRACE", help="SWF trace (plain or .gz)")
     parser.add_argument(
         "--out",
@@ -39,9 +44,7 @@ def register(parser: argparse.ArgumentParser) -> None:
         default="fcfs",
         help="scheduler of the simulated schedule (default fcfs, as in the paper)",
     )
-    parser.add_argument(
-        "--classes", metavar="RULE", default="queue", help="job classes: " + class_rule_help()
-    )
+    parser.add_argument("--classes", metavar="RULE", default="queue", help=CLASS_RULES)
     parser.add_argument(
         "--no-sequential-class",
         action="store_true",
