@@ -557,6 +557,10 @@ def test_cli_predict_writes_tables_and_figure(tmp_path, capsys) -> None:
     )
     assert code == 0
     assert "CC" in capsys.readouterr().out
+    # `o2ksim report` on a predict directory rebuilds the prediction page
+    assert main(["report", str(out), "--out", str(tmp_path / "rep")]) == 0
+    page = (tmp_path / "rep" / "prediction.html").read_text()
+    assert "D Fig. 4" in page and "data:image/png;base64" in page and "beta0" in page
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,12 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["prediction_page", "write_prediction_page"]
+__all__ = [
+    "is_prediction_dir",
+    "prediction_page",
+    "write_prediction_page",
+    "write_prediction_report",
+]
 
 _COLUMNS = [
     "kind",
@@ -73,4 +78,43 @@ def write_prediction_page(result: Any, out_dir: Path) -> Path:
     """Write ``prediction.html`` into ``out_dir`` (which holds ``fig4.png`` when drawn)."""
     path = Path(out_dir) / "prediction.html"
     path.write_text(prediction_page(result, Path(out_dir) / "fig4.png"))
+    return path
+
+
+def is_prediction_dir(path: str | Path) -> bool:
+    """Whether ``path`` was written by ``o2ksim predict`` (it holds ``predictions.csv`` and ``clm.toml``)."""
+    p = Path(path)
+    return (p / "predictions.csv").exists() and (p / "clm.toml").exists()
+
+
+def write_prediction_report(results_dir: str | Path, out_dir: str | Path | None = None) -> Path:
+    """``o2ksim report`` on an ``o2ksim predict`` directory: the page rebuilt from its files."""
+    import json
+    import shutil
+    from types import SimpleNamespace
+
+    from o2ksim.prediction.model import load_clm
+
+    src = Path(results_dir)
+    out = Path(out_dir) if out_dir is not None else src
+    out.mkdir(parents=True, exist_ok=True)
+    summary = json.loads((src / "summary.json").read_text())
+
+    def csv(name: str) -> pd.DataFrame | None:
+        return pd.read_csv(src / name) if (src / name).exists() else None
+
+    medians = csv("medians.csv")
+    result = SimpleNamespace(
+        config=summary["config"],
+        summary=csv("summary.csv"),
+        by_need=csv("by_need.csv"),
+        clm=load_clm(src / "clm.toml"),
+        medians=None if medians is None else medians.set_index(medians.columns[0]),
+        another_time=csv("another_time.csv"),
+    )
+    fig = src / "fig4.png"
+    if fig.exists() and out.resolve() != src.resolve():
+        shutil.copyfile(fig, out / "fig4.png")
+    path = out / "prediction.html"
+    path.write_text(prediction_page(result, out / "fig4.png"))
     return path
