@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -595,3 +596,21 @@ def test_api_predict_returns_frames() -> None:
     expect = np.where((a["need"] < 16) & a["predicted"].notna(), a["predicted"], b["predicted"])
     assert np.allclose(c["predicted"], expect, equal_nan=True)
     assert r.config["head_events"] == len(a)
+
+
+SDSC = Path(__file__).resolve().parents[2] / "shared" / "traces" / "SDSC-Par-1996-3.1-cln.swf.gz"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not SDSC.exists(), reason="needs ../shared/traces")
+def test_whole_sdsc_par_1996_head_of_queue_predictions_under_30_s() -> None:
+    import time
+
+    from o2ksim.prediction import predict
+
+    t0 = time.perf_counter()
+    r = predict(SDSC, partition="batch", classes="sdsc-paragon", whole_queue=False)
+    elapsed = time.perf_counter() - t0
+    assert r.config["procs"] == 352  # the header's batch partition
+    assert r.config["head_events"] > 5000
+    assert elapsed < 30.0
