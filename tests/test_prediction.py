@@ -570,6 +570,8 @@ def test_cli_predict_writes_tables_and_figure(tmp_path, capsys) -> None:
         (["--partition", "batch"], "no partition named 'batch'"),
         (["--classes", "short"], "not NAME=GLOB"),
         (["--fit", "nonexistent.toml"], "nonexistent.toml: cannot read"),
+        (["--fit", "clm.toml", "--classes", "none"], "brings its own class rule"),
+        (["--fit-window", "2030-01-01", "2030-02-01"], "submitted in ["),
         (["--machine", "o2k"], "one-host"),
         (["--procs", "0"], "--procs must be a positive"),
         (["--window", "x", "y"], "is not a duration"),

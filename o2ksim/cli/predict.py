@@ -12,7 +12,7 @@ CLASS_RULES = (
     "job classes: queue (one class per queue name, SWF field 15; default), none, "
     "reqtime:B1,B2 (short/medium/long by requested time), NAME=GLOB,GLOB;NAME=GLOB "
     "(first match wins, others 'other'), or the preset sdsc-paragon (q*s short, q*m medium, "
-    "q*l long, q1l/q1ll sequential, standby)"
+    "q*l long, q1l/q1ll sequential, standby); not with --fit (the file has its rule)"
 )
 
 
@@ -44,7 +44,7 @@ def register(parser: argparse.ArgumentParser) -> None:
         default="fcfs",
         help="scheduler of the simulated schedule (default fcfs, as in the paper)",
     )
-    parser.add_argument("--classes", metavar="RULE", default="queue", help=CLASS_RULES)
+    parser.add_argument("--classes", metavar="RULE", help=CLASS_RULES)
     parser.add_argument(
         "--no-sequential-class",
         action="store_true",

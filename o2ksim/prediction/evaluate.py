@@ -434,7 +434,7 @@ def predict(
     procs: int | None = None,
     policy: str = "fcfs",
     partition: int | str | None = None,
-    classes: str = "queue",
+    classes: str | None = None,
     sequential: bool = True,
     fit: CLM | str | os.PathLike[str] | None = None,
     fit_window: Sequence[Any] | None = None,
@@ -455,7 +455,7 @@ def predict(
     ``machine`` (one host), else the partition's size if the header names it
     (SDSC-Par: 352 batch nodes), else the header's MaxProcs.  ``policy``:
     ``fcfs`` (the paper) or ``fcfs-backfill``.  ``classes``: the grouping rule
-    (:func:`~o2ksim.prediction.model.parse_class_rule`).  ``fit``: a fitted
+    (:func:`~o2ksim.prediction.model.parse_class_rule`; default ``queue``).  ``fit``: a fitted
     :class:`CLM` or its TOML; otherwise fitted on ``fit_window`` (dates or
     trace seconds; default the whole trace, as the paper does).  ``window``:
     score only events in it.  ``periods``: boundaries ``[p0, p1, ..., pK]``
@@ -492,9 +492,18 @@ def predict(
     if len(jobs) < 2:
         raise O2KSimError(f"{source}: too few jobs to evaluate predictions ({len(jobs)})")
     mach = _machine(tr, machine, procs, partition)
-    fit_opts = {"rule": classes, "sequential": sequential, "trim": trim, "source": source}
+    fit_opts = {
+        "rule": classes or "queue",
+        "sequential": sequential,
+        "trim": trim,
+        "source": source,
+    }
     if fit is not None and fit_window is not None:
         raise O2KSimError("give either fit (a fitted model) or fit_window, not both")
+    if fit is not None and classes is not None:
+        raise O2KSimError(
+            "a fitted model (fit) brings its own class rule; do not give classes with it"
+        )
     if isinstance(fit, CLM):
         clm = fit
     elif fit is not None:

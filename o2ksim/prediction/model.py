@@ -639,8 +639,10 @@ def fit_clm(
     run = sel["run_time"].to_numpy(dtype=float)
     ok = run > 0
     if ok.sum() < 10:
+        where = "" if window is None else f" submitted in [{window[0]:g}, {window[1]:g}) s"
         raise O2KSimError(
-            f"{source}: only {int(ok.sum())} job(s) with a positive run time to fit (need at least 10)"
+            f"{source}: only {int(ok.sum())} job(s){where} with a positive run time to fit "
+            "(need at least 10)"
         )
     labels = cr.assign(sel, header)
     names, counts = np.unique(labels[ok].astype(str), return_counts=True)
