@@ -488,7 +488,7 @@ def predict(
     tr = load_workload(trace, lenient=lenient)
     source = str(tr.source or "the trace")
     jobs = select_jobs(tr.jobs, tr.header, partition=partition, source=source)
-    jobs = jobs[jobs["run_time"] >= 0].reset_index(drop=True)
+    jobs = jobs[jobs["run_time"] >= 0].sort_values("submit", kind="stable", ignore_index=True)
     if len(jobs) < 2:
         raise O2KSimError(f"{source}: too few jobs to evaluate predictions ({len(jobs)})")
     mach = _machine(tr, machine, procs, partition)
