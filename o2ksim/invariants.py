@@ -55,18 +55,28 @@ def violations(
         used_m = np.cumsum(mem[order])
         if used_p.max() > host.procs + tolerance:
             at = times[order][int(np.argmax(used_p))]
-            problems.append(f"host {host.name}: {used_p.max():g} processors in use at t={at:g} (has {host.procs})")
+            problems.append(
+                f"host {host.name}: {used_p.max():g} processors in use at t={at:g} (has {host.procs})"
+            )
         cap_mb = host.memory / KB_PER_MB
         if np.isfinite(cap_mb) and used_m.max() > cap_mb * (1 + tolerance):
             at = times[order][int(np.argmax(used_m))]
-            problems.append(f"host {host.name}: {used_m.max():g} MB in use at t={at:g} (has {cap_mb:g})")
+            problems.append(
+                f"host {host.name}: {used_m.max():g} MB in use at t={at:g} (has {cap_mb:g})"
+            )
 
     done = jobs.loc[(jobs["status"] == "completed") & (jobs["restarts"] == 0)]
     if not done.empty and not segments.empty:
-        received = (segments["procs"] * (segments["end"] - segments["start"])).groupby(segments["job_id"]).sum()
+        received = (
+            (segments["procs"] * (segments["end"] - segments["start"]))
+            .groupby(segments["job_id"])
+            .sum()
+        )
         need = (done["run_time"] * done["procs"]).to_numpy(float)
         got = received.reindex(done["job_id"]).fillna(0.0).to_numpy(float)
         bad = np.abs(got - need) > tolerance * np.maximum(need, 1.0) + 1e-6
-        for jid, g, n in zip(done["job_id"][bad].head(5), got[bad][:5], need[bad][:5], strict=False):
+        for jid, g, n in zip(
+            done["job_id"][bad].head(5), got[bad][:5], need[bad][:5], strict=False
+        ):
             problems.append(f"job {jid} received {g:g} processor-seconds of work, needs {n:g}")
     return problems

@@ -203,7 +203,11 @@ class Scenario:
             + (" (reduced)" if self.reduced else "")
             + (f": {self.description}" if self.description else ""),
             "  machine   "
-            + (_show(self.machine) if self.machine is not None else "one host from the trace header"),
+            + (
+                _show(self.machine)
+                if self.machine is not None
+                else "one host from the trace header"
+            ),
             f"  workload  {workload_label(self.workload)}",
             f"  policies  {pols}",
             f"  seeds     {', '.join(map(str, self.seeds))}",

@@ -36,6 +36,16 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="downey: one class for all parallel jobs instead of one per queue",
     )
     parser.add_argument(
+        "--classes",
+        metavar="RULE",
+        help="downey: lifetime classes from queue names (SWF field 15), see `o2ksim predict --help` (e.g. sdsc-paragon)",
+    )
+    parser.add_argument(
+        "--partition",
+        metavar="P",
+        help="downey: fit only this partition (SWF field 16, e.g. batch)",
+    )
+    parser.add_argument(
         "--lenient", action="store_true", help="skip malformed trace lines instead of stopping"
     )
     parser.set_defaults(func=run)
@@ -73,7 +83,13 @@ def run(args: argparse.Namespace) -> int:
     if args.model == "cirne-berman":
         params = models.fit(args.model, trace, accuracy_method=args.accuracy)
     else:
-        params = models.fit(args.model, trace, by_queue=not args.no_queues)
+        params = models.fit(
+            args.model,
+            trace,
+            by_queue=not args.no_queues,
+            classes=args.classes,
+            partition=args.partition,
+        )
     models.load_params(args.model, {k: v for k, v in params.items() if k != "fit"})  # validates
     header = (
         f"{args.model} parameters fitted by o2ksim {__version__} from {args.trace}\n"

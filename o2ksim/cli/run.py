@@ -146,7 +146,9 @@ def reservations_arg(text: str) -> int | str:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0 or 'all', got '{text}'") from None
+        raise argparse.ArgumentTypeError(
+            f"expected an integer >= 0 or 'all', got '{text}'"
+        ) from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected an integer >= 0 or 'all', got '{text}'")
     return value
@@ -175,7 +177,9 @@ def run(args: argparse.Namespace) -> int:
         raise O2KSimError("give either --trace or --model/--params/--span, not both")
     if args.trace:
         source = args.trace
-        trace = load_workload(Path(args.trace), lenient=args.lenient, strict_order=args.strict_order)
+        trace = load_workload(
+            Path(args.trace), lenient=args.lenient, strict_order=args.strict_order
+        )
         warn_about_reading(trace, args)
         if len(trace) == 0:
             raise O2KSimError(f"{args.trace}: the trace has no jobs")
@@ -193,7 +197,9 @@ def run(args: argparse.Namespace) -> int:
         machine = args.machine
     else:
         trace, window, source = generated_workload(args)
-        machine = args.machine or (DEFAULT_MODEL if (args.model or DEFAULT_MODEL) == "o2k" else None)
+        machine = args.machine or (
+            DEFAULT_MODEL if (args.model or DEFAULT_MODEL) == "o2k" else None
+        )
     params = parse_overrides(args.set)
     if args.reservations is not None:
         params["reservations"] = args.reservations
@@ -256,7 +262,9 @@ def generated_workload(args: argparse.Namespace):
     from o2ksim.workloads.models import generate
 
     if args.window:
-        raise O2KSimError("--window applies to --trace; a generated workload is analysed over --span")
+        raise O2KSimError(
+            "--window applies to --trace; a generated workload is analysed over --span"
+        )
     model = args.model or DEFAULT_MODEL
     try:
         span = parse_duration(args.span or DEFAULT_SPAN)

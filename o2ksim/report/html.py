@@ -732,6 +732,10 @@ def write_report(
 
     ``out_dir`` defaults to ``RESULTS_DIR/report``.
     """
+    from o2ksim.report.prediction import is_prediction_dir, write_prediction_report
+
+    if is_prediction_dir(results_dir):  # an `o2ksim predict` directory: the prediction page
+        return write_prediction_report(results_dir, out_dir)
     results = load_results(results_dir)
     out = Path(out_dir) if out_dir is not None else Path(results_dir) / "report"
     out.mkdir(parents=True, exist_ok=True)

@@ -546,16 +546,25 @@ def fit_downey(
     sequential_class: bool = True,
     trim: float = 0.1,
     min_class_jobs: int = 20,
+    classes: str | None = None,
+    partition: int | str | None = None,
+    window: tuple[float, float] | None = None,
 ) -> dict[str, Any]:
     """Downey parameters of *trace*: per-class uniform-log lifetimes and uniform-log cluster sizes.
 
-    Classes are the trace's queues (field 14) when it has at least two and
-    *by_queue*, otherwise one class of all parallel jobs; with
-    *sequential_class* the one-processor jobs form their own class, as in D
-    Table 1.  Queues with fewer than *min_class_jobs* jobs are merged into an
-    ``other`` class.  Lifetimes are fitted on the middle ``1 - 2*trim`` of each
-    class (D§3).
+    The lifetime classes are fitted by :func:`o2ksim.prediction.model.fit_clm`
+    (D§3, §3.1): classes by the grouping rule *classes* on the queue names
+    (SWF field 15; default one class per queue, ``none`` without *by_queue*),
+    with *sequential_class* the one-processor jobs a class of their own (D
+    Table 1); queues with fewer than *min_class_jobs* jobs are merged into
+    ``other``; least squares on the middle ``1 - 2*trim`` of each class.
+    *partition* (field 16) and *window* (submit times) select the jobs first.
     """
+    from o2ksim.prediction.model import ALL, fit_clm, select_jobs
+
+    if partition is not None or window is not None:
+        jobs = select_jobs(trace.jobs, trace.header, partition=partition, window=window)
+        trace = type(trace)(jobs=jobs, header=trace.header, source=trace.source)
     jobs = trace.jobs
     header = trace.header
     if len(jobs) < 10:
@@ -565,41 +574,30 @@ def fit_downey(
     ok = (run > 0) & (procs >= 1) & (jobs["status"].to_numpy() != 5)
     if ok.sum() < 10:
         raise O2KSimError("the trace has too few jobs with a positive run time and processor count")
-    queue = jobs["queue"].to_numpy()
-    labels = np.full(len(jobs), "all", dtype=object)
-    if by_queue and len(np.unique(queue[ok & (queue >= 0)])) >= 2:
-        qnames = _queue_names(header)
-        labels = np.array(
-            [qnames.get(int(q), f"queue{int(q)}") if q >= 0 else "unknown" for q in queue],
-            dtype=object,
-        )
-    if sequential_class:
-        labels = np.where(procs == 1, "sequential", labels)
-    names, counts = np.unique(labels[ok], return_counts=True)
-    small = {n for n, c in zip(names, counts, strict=True) if c < min_class_jobs}
-    if small:
-        labels = np.where(np.isin(labels, list(small)), "other", labels)
-    classes = []
+    rule = classes or ("queue" if by_queue else "none")
+    clm = fit_clm(
+        jobs.loc[ok],
+        header,
+        rule=rule,
+        sequential=sequential_class,
+        trim=trim,
+        min_class_jobs=min_class_jobs,
+    )
+    labels = clm.labels(jobs.loc[ok], header)
+    fitted = [c for name, c in clm.classes.items() if name != ALL] or [clm.classes[ALL]]
     total = int(ok.sum())
-    order = sorted(set(labels[ok]), key=lambda s: (s != "sequential", s))
-    for name in order:
-        sel = ok & (labels == name)
-        if sel.sum() < 3 or len(np.unique(run[sel])) < 3:
-            continue
-        b1, b0 = uniform_log_ls(run[sel], base=math.e, trim=trim)
-        if b1 <= 0:
-            continue
+    classes = []
+    for c in fitted:
+        n = total if c.name == ALL else int((labels == c.name).sum())
         classes.append(
             {
-                "name": str(name),
-                "share": float(sel.sum() / total),
-                "beta0": b0,
-                "beta1": b1,
-                "sequential": bool(name == "sequential"),
+                "name": c.name,
+                "share": float(n / total),
+                "beta0": c.beta0,
+                "beta1": c.beta1,
+                "sequential": bool(c.name == "sequential"),
             }
         )
-    if not classes:
-        raise O2KSimError("no class has enough distinct run times to fit")
     s = sum(c["share"] for c in classes)
     for c in classes:
         c["share"] /= s
@@ -632,6 +630,7 @@ def fit_downey(
             "jobs": len(jobs),
             "trim": trim,
             "by_queue": bool(by_queue),
+            "classes": clm.rule.text,
         },
     }
 
