@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from o2ksim.cli import main
+from o2ksim.workloads import cirne_berman, distributions, models
 from o2ksim.workloads import cirne_berman as cb
-from o2ksim.workloads import fitting, models
 from o2ksim.workloads.swf import read_swf, write_swf
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -25,20 +25,20 @@ KTH = SHARED / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz"
 def test_uniform_log_least_squares_recovers_its_line():
     rng = np.random.default_rng(1)
     x = np.exp2((rng.random(20000) + 0.7) / 0.1)
-    chi, rho = fitting.uniform_log_ls(x)
+    chi, rho = distributions.uniform_log_ls(x)
     assert chi == pytest.approx(0.1, rel=0.01) and rho == pytest.approx(-0.7, abs=0.01)
     # Downey's form in natural logs, middle 80 %
-    b1, b0 = fitting.uniform_log_ls(np.exp((rng.random(20000) + 0.3) / 0.15), base=math.e, trim=0.1)
+    b1, b0 = distributions.uniform_log_ls(np.exp((rng.random(20000) + 0.3) / 0.15), base=math.e, trim=0.1)
     assert b1 == pytest.approx(0.15, rel=0.02) and b0 == pytest.approx(-0.3, abs=0.02)
 
 
 def test_gamma_mle_plain_and_censored():
     rng = np.random.default_rng(2)
     a = rng.gamma(0.6, 0.7, 40000)
-    assert fitting.gamma_mle(a) == pytest.approx((0.6, 0.7), rel=0.03)
+    assert distributions.gamma_mle(a) == pytest.approx((0.6, 0.7), rel=0.03)
     capped = np.minimum(a, 1.0)  # what the generator does: accuracy capped at 1
-    assert fitting.gamma_mle(capped, censor_at=1.0) == pytest.approx((0.6, 0.7), rel=0.04)
-    plain = fitting.gamma_mle(capped[capped < 1])
+    assert distributions.gamma_mle(capped, censor_at=1.0) == pytest.approx((0.6, 0.7), rel=0.04)
+    plain = distributions.gamma_mle(capped[capped < 1])
     assert abs(plain[1] - 0.7) > 0.1  # ignoring the censoring is biased
 
 
@@ -46,16 +46,16 @@ def test_degree_rule_finds_a_polynomial():
     ms = (np.arange(1440) - 719.5) / 1439
     y = 1 + 2 * ms - 3 * ms**2 + 4 * ms**3
     noise = np.random.default_rng(3).normal(0, 1e-3, 1440)
-    d, _sse = fitting.select_degree(y + noise, max_degree=10)
+    d, _sse = cirne_berman.select_degree(y + noise, max_degree=10)
     assert d == 3
-    coef, _ = fitting._polyfit(y, 3)
+    coef, _ = cirne_berman._polyfit(y, 3)
     assert coef == pytest.approx([1, 2, -3, 4], abs=1e-9)
 
 
 def test_hyperexponential_matches_mean_and_cv():
     rng = np.random.default_rng(4)
     x = rng.exponential(100, 50000) * np.where(rng.random(50000) < 0.2, 3.0, 0.5)
-    h = fitting.hyperexp_fit(x)
+    h = distributions.hyperexp_fit(x)
     p1, m1, m2 = h["p1"], h["mean1"], h["mean2"]
     mean = p1 * m1 + (1 - p1) * m2
     second = 2 * (p1 * m1**2 + (1 - p1) * m2**2)

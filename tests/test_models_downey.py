@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from o2ksim.errors import ConfigError
-from o2ksim.workloads import downey, fitting, models
+from o2ksim.workloads import distributions, downey, models
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +50,7 @@ def test_lifetimes_are_uniform_log_per_class(month):
         assert j["run_s"][sel].max() <= math.floor(tmax)
         assert (j["req_s"][sel] == math.ceil(tmax)).all()
         if downey.class_bounds(c["beta0"], c["beta1"])[1] < p["lifetime"]["max_s"]:
-            b1, b0 = fitting.uniform_log_ls(j["run_s"][sel], base=math.e, trim=0.1)
+            b1, b0 = distributions.uniform_log_ls(j["run_s"][sel], base=math.e, trim=0.1)
             assert b1 == pytest.approx(c["beta1"], rel=0.05)
             assert b0 == pytest.approx(c["beta0"], abs=0.05)
 
@@ -61,7 +61,7 @@ def test_cluster_sizes(month):
     assert (j["procs"][np.isin(j["cls"], seq)] == 1).all()
     par = ~np.isin(j["cls"], seq)
     assert j["procs"][par].min() >= 2 and j["procs"][par].max() <= 368
-    g1, _g0 = fitting.uniform_log_ls(j["procs"][par], base=math.e)
+    g1, _g0 = distributions.uniform_log_ls(j["procs"][par], base=math.e)
     assert g1 == pytest.approx(p["cluster_size"]["beta1"], rel=0.05)
     # D Table 2: 25th percentile of cluster size 1, median near 16, 75th percentile near 32
     q = np.percentile(j["procs"], [25, 50, 75])

@@ -19,7 +19,7 @@ import pytest
 
 from o2ksim.errors import ConfigError
 from o2ksim.workloads import characterize as ch
-from o2ksim.workloads import models, o2k
+from o2ksim.workloads import distributions, models, o2k
 from o2ksim.workloads.reshape import offered_load
 from o2ksim.workloads.swf import read_swf, write_swf
 
@@ -136,11 +136,11 @@ def test_requested_runtime_distributions_match_table_9(params):
 
 
 def test_hyperexponential_balanced_means():
-    p1, m1, m2 = o2k.hyperexp_params(120.0, 1.5)
+    p1, m1, m2 = distributions.hyperexp_params(120.0, 1.5)
     assert p1 * m1 == pytest.approx((1 - p1) * m2) == pytest.approx(60.0)
     var = 2 * (p1 * m1**2 + (1 - p1) * m2**2) - 120.0**2
     assert np.sqrt(var) / 120.0 == pytest.approx(1.5)
-    assert o2k.hyperexp_params(50.0, 1.0) == pytest.approx((0.5, 50.0, 50.0))  # CV 1: exponential
+    assert distributions.hyperexp_params(50.0, 1.0) == pytest.approx((0.5, 50.0, 50.0))  # CV 1: exponential
 
 
 def test_periods_follow_the_calendar(params):

@@ -27,13 +27,20 @@ SWF output: ``queue`` = class number (1-based, listed in the header),
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
-from o2ksim.workloads.models import Checker
+from o2ksim.errors import O2KSimError
+from o2ksim.workloads.distributions import uniform_log_ls
+from o2ksim.workloads.params import Checker
+from o2ksim.workloads.reshape import trace_span
+from o2ksim.workloads.swf import Trace
+from o2ksim.workloads.synthetic import streams, synthetic_trace
 
 __all__ = ["class_bounds", "generate", "generate_jobs", "validate"]
 
@@ -97,19 +104,13 @@ def generate_jobs(
     params: Mapping[str, Any], *, span: float, seed: int, start_time: int
 ) -> dict[str, np.ndarray]:
     """Job attributes as arrays: submit, cls, procs, run_s, req_s (the whole model)."""
-    streams = dict(
-        zip(
-            _STREAMS,
-            (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(len(_STREAMS))),
-            strict=True,
-        )
-    )
+    rngs = streams(seed, _STREAMS)
     rate = params["arrival"]["jobs_per_day"] / 86400.0
-    ra = streams["arrivals"]
+    ra = rngs["arrivals"]
     n = int(ra.poisson(rate * span))
     submit = np.sort(np.floor(ra.random(n) * span))
     classes = params["class"]
-    cls = streams["class"].choice(len(classes), size=n, p=[c["share"] for c in classes])
+    cls = rngs["class"].choice(len(classes), size=n, p=[c["share"] for c in classes])
     run_s = np.empty(n)
     req_s = np.empty(n)
     procs = np.ones(n, dtype=np.int64)
@@ -121,46 +122,159 @@ def generate_jobs(
         m = int(mask.sum())
         if not m:
             continue
-        u = streams["lifetime"].random(m)
+        u = rngs["lifetime"].random(m)
         t = np.exp((u - c["beta0"]) / c["beta1"])
         limit = min(class_bounds(c["beta0"], c["beta1"])[1], cap)
         run_s[mask] = np.clip(np.rint(t), 1.0, math.floor(limit))
         req_s[mask] = math.ceil(limit)
         if not c["sequential"]:
-            x = np.exp((streams["size"].random(m) - cs["beta0"]) / cs["beta1"])
+            x = np.exp((rngs["size"].random(m) - cs["beta0"]) / cs["beta1"])
             procs[mask] = np.clip(np.ceil(x), lo, max(lo, hi)).astype(np.int64)
     return {"submit": submit, "cls": cls, "procs": procs, "run_s": run_s, "req_s": req_s}
 
 
-def generate(params: Mapping[str, Any], *, span: float, seed: int, start_time: int) -> Any:
+def generate(params: Mapping[str, Any], *, span: float, seed: int, start_time: int) -> Trace:
     """A :class:`~o2ksim.workloads.swf.Trace` of Downey's model (see the module docstring)."""
-    from o2ksim.workloads.swf import SWFHeader, Trace, jobs_from_columns
-
     j = generate_jobs(params, span=span, seed=seed, start_time=start_time)
-    n = len(j["submit"])
-    jobs = jobs_from_columns(
-        n,
-        submit=j["submit"],
-        run_time=j["run_s"],
-        alloc_procs=j["procs"],
-        req_procs=j["procs"],
-        req_time=j["req_s"],
-        status=1,
-        queue=j["cls"] + 1,
-    )
-    procs = params["machine"]["procs"]
-    header = SWFHeader(
-        version="2.2",
+    return synthetic_trace(
+        {
+            "submit": j["submit"],
+            "run_time": j["run_s"],
+            "alloc_procs": j["procs"],
+            "req_procs": j["procs"],
+            "req_time": j["req_s"],
+            "status": 1,
+            "queue": j["cls"] + 1,
+        },
         computer=params["machine"]["computer"],
         installation=f"synthetic, Downey model, {params['site']} parameters",
-        unix_start_time=int(start_time),
-        time_zone=0,
-        time_zone_string="UTC",
-        max_procs=procs,
-        max_nodes=procs,
+        start_time=start_time,
+        procs=params["machine"]["procs"],
         max_runtime=int(params["lifetime"]["max_s"]),
         queues="queue = lifetime class: "
         + ", ".join(f"{i + 1} {c['name']}" for i, c in enumerate(params["class"])),
         notes=["req_time = the class's longest lifetime (its queue limit), wall-clock seconds"],
     )
-    return Trace(jobs=jobs, header=header, source=None)
+
+
+# ============================================================================
+# fit (D§3)
+# ============================================================================
+
+
+def fit(
+    trace: Any,
+    *,
+    by_queue: bool = True,
+    sequential_class: bool = True,
+    trim: float = 0.1,
+    min_class_jobs: int = 20,
+) -> dict[str, Any]:
+    """Downey parameters of *trace*: per-class uniform-log lifetimes and uniform-log cluster sizes.
+
+    Classes are the trace's queues (field 14) when it has at least two and
+    *by_queue*, otherwise one class of all parallel jobs; with
+    *sequential_class* the one-processor jobs form their own class, as in D
+    Table 1.  Queues with fewer than *min_class_jobs* jobs are merged into an
+    ``other`` class.  Lifetimes are fitted on the middle ``1 - 2*trim`` of each
+    class (D§3).
+    """
+    jobs = trace.jobs
+    header = trace.header
+    if len(jobs) < 10:
+        raise O2KSimError("the trace has too few jobs to fit (need at least 10)")
+    procs = _procs(jobs)
+    run = jobs["run_time"].to_numpy().astype(float)
+    ok = (run > 0) & (procs >= 1) & (jobs["status"].to_numpy() != 5)
+    if ok.sum() < 10:
+        raise O2KSimError("the trace has too few jobs with a positive run time and processor count")
+    queue = jobs["queue"].to_numpy()
+    labels = np.full(len(jobs), "all", dtype=object)
+    if by_queue and len(np.unique(queue[ok & (queue >= 0)])) >= 2:
+        qnames = _queue_names(header)
+        labels = np.array(
+            [qnames.get(int(q), f"queue{int(q)}") if q >= 0 else "unknown" for q in queue],
+            dtype=object,
+        )
+    if sequential_class:
+        labels = np.where(procs == 1, "sequential", labels)
+    names, counts = np.unique(labels[ok], return_counts=True)
+    small = {n for n, c in zip(names, counts, strict=True) if c < min_class_jobs}
+    if small:
+        labels = np.where(np.isin(labels, list(small)), "other", labels)
+    classes = []
+    total = int(ok.sum())
+    order = sorted(set(labels[ok]), key=lambda s: (s != "sequential", s))
+    for name in order:
+        sel = ok & (labels == name)
+        if sel.sum() < 3 or len(np.unique(run[sel])) < 3:
+            continue
+        b1, b0 = uniform_log_ls(run[sel], base=math.e, trim=trim)
+        if b1 <= 0:
+            continue
+        classes.append(
+            {
+                "name": str(name),
+                "share": float(sel.sum() / total),
+                "beta0": b0,
+                "beta1": b1,
+                "sequential": bool(name == "sequential"),
+            }
+        )
+    if not classes:
+        raise O2KSimError("no class has enough distinct run times to fit")
+    s = sum(c["share"] for c in classes)
+    for c in classes:
+        c["share"] /= s
+    par = ok & (procs >= 2)
+    max_procs = int(
+        getattr(header, "max_procs", None) or getattr(header, "max_nodes", None) or procs.max()
+    )
+    if par.sum() >= 2 and len(np.unique(procs[par])) >= 2:
+        g1, g0 = uniform_log_ls(procs[par], base=math.e)
+    else:
+        g1, g0 = 1.0, 0.0
+    span_days = max(trace_span(trace) / 86400.0, 1.0 / 24)
+    return {
+        "model": "downey",
+        "site": str(
+            getattr(header, "installation", None) or getattr(header, "computer", None) or "trace"
+        ).splitlines()[0][:60],
+        "machine": {
+            "procs": max_procs,
+            "computer": str(getattr(header, "computer", None) or "fitted"),
+        },
+        "arrival": {"jobs_per_day": float(len(jobs) / span_days)},
+        "lifetime": {"max_s": float(run[ok].max())},
+        "cluster_size": {"beta0": g0, "beta1": g1, "min": 2, "max": max_procs},
+        "class": classes,
+        "fit": {
+            "source": str(getattr(trace, "source", None) or ""),
+            "jobs": len(jobs),
+            "trim": trim,
+            "by_queue": bool(by_queue),
+        },
+    }
+
+
+def _procs(jobs: pd.DataFrame) -> np.ndarray:
+    req = jobs["req_procs"].to_numpy()
+    return np.where(req > 0, req, jobs["alloc_procs"].to_numpy())
+
+
+def _queue_names(header: Any) -> dict[int, str]:
+    """Queue numbers to names from ``Queue:`` header lines or a ``Queues:`` list, when present."""
+    names: dict[int, str] = {}
+    queues = getattr(header, "queues", None)
+    if queues:  # o2ksim's generators: "queue = ...: 1 sequential, 2 short, ..."
+        for num, name in re.findall(r"(\d+)\s+([A-Za-z_][\w-]*)", str(queues).split(":", 1)[-1]):
+            names[int(num)] = name
+    extra = getattr(header, "extra", {}) or {}
+    for key, value in extra.items():
+        if key.lower() != "queue":
+            continue
+        for line in str(value).splitlines():
+            parts = line.split()
+            if len(parts) >= 2 and parts[0].lstrip("-").isdigit():
+                names[int(parts[0])] = parts[1]
+    return names

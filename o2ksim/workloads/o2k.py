@@ -50,50 +50,33 @@ from typing import Any
 import numpy as np
 
 from o2ksim.errors import ConfigError
-from o2ksim.workloads.models import Checker
+from o2ksim.workloads.distributions import beta_params, hyperexp_sample
+from o2ksim.workloads.o2k_classes import CLASS_NAMES, KB_PER_MB, class_index
+from o2ksim.workloads.params import Checker
+from o2ksim.workloads.swf import Trace
+from o2ksim.workloads.synthetic import streams, synthetic_trace
 
 __all__ = [
     "LSF_CLASSES",
     "arrival_intervals",
     "generate",
     "generate_jobs",
-    "hyperexp_params",
     "lsf_class",
     "validate",
 ]
 
-LSF_CLASSES: tuple[str, ...] = (
-    "vst_sj",
-    "st_sj",
-    "mt_sj",
-    "lt_sj",
-    "vst_mj",
-    "st_mj",
-    "mt_mj",
-    "lt_mj",
-    "vst_lj",
-    "st_lj",
-    "mt_lj",
-    "lt_lj",
-)
+LSF_CLASSES: tuple[str, ...] = CLASS_NAMES
 """The twelve LSF job classes (T Table 3) in Table 6's column order; ``queue`` = index + 1."""
 
 _DAY = 86400.0
 _INF = float("inf")
-MB_KB = 1024
+MB_KB = KB_PER_MB
 _STREAMS = ("arrivals", "procs", "memory", "runtime", "ratio", "peak")
 
 
 # ============================================================================
 # validation
 # ============================================================================
-
-
-def beta_params(mean: float, cv: float) -> tuple[float, float]:
-    """Beta(a, b) on (0, 1) with the given mean and coefficient of variation (moment match)."""
-    var = (cv * mean) ** 2
-    nu = mean * (1.0 - mean) / var - 1.0
-    return mean * nu, (1.0 - mean) * nu
 
 
 def _ratio_part(ch: Checker, rule: Mapping[str, Any], field: str) -> dict[str, float]:
@@ -303,28 +286,6 @@ def validate(raw: Mapping[str, Any], source: str | Path = "<o2k parameters>") ->
 # ============================================================================
 
 
-def hyperexp_params(mean: float, cv: float) -> tuple[float, float, float]:
-    """Two-stage hyperexponential with balanced means: ``(p1, mean1, mean2)``.
-
-    The standard construction (Allen 1990, cited in T§4.3 footnote 2): the
-    stages carry equal shares of the mean, ``p1*mean1 = p2*mean2 = mean/2``,
-    and ``p1 = (1 + sqrt((cv^2 - 1)/(cv^2 + 1)))/2``.  ``cv = 1`` gives an
-    exponential distribution.
-    """
-    c2 = cv * cv
-    p1 = 0.5 * (1.0 + math.sqrt(max(c2 - 1.0, 0.0) / (c2 + 1.0)))
-    p2 = 1.0 - p1
-    m1 = mean / (2.0 * p1)
-    m2 = mean / (2.0 * p2) if p2 > 0 else m1
-    return p1, m1, m2
-
-
-def _hyperexp(rng: np.random.Generator, n: int, mean: float, cv: float) -> np.ndarray:
-    p1, m1, m2 = hyperexp_params(mean, cv)
-    stage1 = rng.random(n) < p1
-    return rng.standard_exponential(n) * np.where(stage1, m1, m2)
-
-
 def arrival_intervals(
     periods: Sequence[Mapping[str, Any]], span: float, start_time: int
 ) -> list[tuple[float, float, int]]:
@@ -360,9 +321,9 @@ def _arrivals(
         mean, cv = periods[k]["mean_s"], periods[k]["cv"]
         length = b - a
         want = int(length / mean * 1.3) + 20
-        t = np.cumsum(_hyperexp(rng, want, mean, cv))
+        t = np.cumsum(hyperexp_sample(rng, want, mean, cv))
         while t[-1] < length:  # rare: draw more until the interval is covered
-            t = np.concatenate([t, t[-1] + np.cumsum(_hyperexp(rng, want, mean, cv))])
+            t = np.concatenate([t, t[-1] + np.cumsum(hyperexp_sample(rng, want, mean, cv))])
         chunks.append(a + t[t < length])
     if not chunks:
         return np.empty(0)
@@ -405,14 +366,16 @@ def lsf_class(
     Size: the smallest of sj/mj/lj whose processor and memory limits both hold;
     time: the smallest of vst/st/mt/lt whose limit holds the requested runtime.
     """
-    size = np.full(len(procs), -1)
-    for k in range(2, -1, -1):
-        ok = (procs <= lsf["size_procs"][k]) & (mem_mb <= lsf["size_mem_mb"][k])
-        size = np.where(ok, k, size)
-    time = np.full(len(procs), -1)
-    for k in range(3, -1, -1):
-        time = np.where(req_s <= lsf["time_limits_h"][k] * 3600.0, k, time)
-    return np.where((size >= 0) & (time >= 0), size * 4 + time, -1)
+    times = tuple(
+        zip(("vst", "st", "mt", "lt"), (h * 3600.0 for h in lsf["time_limits_h"]), strict=True)
+    )
+    sizes = tuple(
+        (name, int(p), m * KB_PER_MB)
+        for name, p, m in zip(
+            ("sj", "mj", "lj"), lsf["size_procs"], lsf["size_mem_mb"], strict=True
+        )
+    )
+    return class_index(procs, np.asarray(mem_mb) * KB_PER_MB, req_s, times, sizes)
 
 
 # ============================================================================
@@ -429,23 +392,15 @@ def generate_jobs(
     One child random stream per component (``SeedSequence(seed).spawn``), so
     changing, say, the peak-memory parameters leaves every runtime unchanged.
     """
-    streams = dict(
-        zip(
-            _STREAMS,
-            (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(len(_STREAMS))),
-            strict=True,
-        )
-    )
-    submit = np.floor(
-        _arrivals(params["arrivals"]["period"], span, start_time, streams["arrivals"])
-    )
+    rngs = streams(seed, _STREAMS)
+    submit = np.floor(_arrivals(params["arrivals"]["period"], span, start_time, rngs["arrivals"]))
     n = len(submit)
 
     # requested processors: group, then uniform within the group
     groups = params["processors"]["group"]
-    gi = streams["procs"].choice(len(groups), size=n, p=[g["probability"] for g in groups])
+    gi = rngs["procs"].choice(len(groups), size=n, p=[g["probability"] for g in groups])
     procs = np.empty(n, dtype=np.int64)
-    u = streams["procs"].random(n)
+    u = rngs["procs"].random(n)
     for k, g in enumerate(groups):
         mask = gi == k
         vals = np.asarray(g["values"], dtype=np.int64)
@@ -457,7 +412,7 @@ def generate_jobs(
     for g in params["memory"]["group"]:
         lo, hi = g["procs"]
         mask = (procs >= lo) & (procs <= hi)
-        mem_mb[mask] = streams["memory"].choice(grid, size=int(mask.sum()), p=g["probabilities"])
+        mem_mb[mask] = rngs["memory"].choice(grid, size=int(mask.sum()), p=g["probabilities"])
     # SWF stores KB per processor; the job's memory is that times P (floor: stay within class limits)
     req_mem_kb = np.floor(mem_mb * MB_KB / procs).astype(np.int64)
     mem_mb = req_mem_kb * procs / MB_KB
@@ -473,7 +428,7 @@ def generate_jobs(
         free &= ~mask
     defaults = np.asarray(rt["default_s"], dtype=float)
     req_s = np.empty(n)
-    rr = streams["runtime"]
+    rr = rngs["runtime"]
     is_default = np.zeros(n, dtype=bool)
     for k, name in enumerate(names):
         d = rt["dist"][name]
@@ -510,7 +465,7 @@ def generate_jobs(
         )
         m = int(mask.sum())
         if m:
-            ratio[mask], over[mask] = _ratios(streams["ratio"], m, rule)
+            ratio[mask], over[mask] = _ratios(rngs["ratio"], m, rule)
         free &= ~mask
     if free.any():
         raise ConfigError(
@@ -531,7 +486,7 @@ def generate_jobs(
         mask = free & _in_ranges(mem_mb, rule["mem_mb"]) & _in_ranges(run_s, rule["run_s"])
         m = int(mask.sum())
         if m:
-            pratio[mask] = _ratios(streams["peak"], m, rule)[0]
+            pratio[mask] = _ratios(rngs["peak"], m, rule)[0]
         free &= ~mask
     if free.any():
         raise ConfigError(
@@ -557,36 +512,30 @@ def generate_jobs(
     }
 
 
-def generate(params: Mapping[str, Any], *, span: float, seed: int, start_time: int) -> Any:
+def generate(params: Mapping[str, Any], *, span: float, seed: int, start_time: int) -> Trace:
     """A :class:`~o2ksim.workloads.swf.Trace` of the O2K model (see the module docstring)."""
-    from o2ksim.workloads.swf import SWFHeader, Trace, jobs_from_columns
-
     j = generate_jobs(params, span=span, seed=seed, start_time=start_time)
     n = len(j["submit"])
-    jobs = jobs_from_columns(
-        n,
-        submit=j["submit"],
-        run_time=j["run_s"],
-        alloc_procs=j["procs"],
-        used_mem=np.maximum(np.rint(j["peak_mb"] * MB_KB / j["procs"]), 1),
-        req_procs=j["procs"],
-        req_time=j["req_s"],
-        req_mem=j["req_mem_kb"],
-        status=1,
-        queue=j["cls"] + 1,
-    )
+    req_mem = j["req_mem_kb"]
     mach = params["machine"]
-    header = SWFHeader(
-        version="2.2",
+    return synthetic_trace(
+        {
+            "submit": j["submit"],
+            "run_time": j["run_s"],
+            "alloc_procs": j["procs"],
+            "used_mem": np.maximum(np.rint(j["peak_mb"] * MB_KB / j["procs"]), 1),
+            "req_procs": j["procs"],
+            "req_time": j["req_s"],
+            "req_mem": req_mem,
+            "status": 1,
+            "queue": j["cls"] + 1,
+        },
         computer=mach["computer"],
         installation=mach["installation"],
-        unix_start_time=int(start_time),
-        time_zone=0,
-        time_zone_string="UTC",
-        max_procs=mach["procs"],
-        max_nodes=mach["procs"],
+        start_time=start_time,
+        procs=mach["procs"],
         max_runtime=int(j["run_s"].max()) if n else None,
-        max_memory=int(jobs["req_mem"].max()) if n else None,
+        max_memory=int(req_mem.max()) if n else None,
         allow_overuse=False,
         queues="queue = LSF job class (thesis Table 3): "
         + ", ".join(f"{i + 1} {c}" for i, c in enumerate(LSF_CLASSES)),
@@ -595,4 +544,3 @@ def generate(params: Mapping[str, Any], *, span: float, seed: int, start_time: i
             "used_mem is the peak memory of the job (thesis Table 11) divided by its processors",
         ],
     )
-    return Trace(jobs=jobs, header=header, source=None)
