@@ -137,6 +137,7 @@ def test_cancellations_carry_their_lag_in_the_wait_field():
     canc = j["status"] == 5
     assert canc.mean() == pytest.approx(0.2331, abs=0.03)
     assert (j.loc[canc, "wait"] >= 1).all() and (j.loc[~canc, "wait"] == -1).all()
+    assert (j.loc[canc, "run_time"] == 0).all()  # never ran: lag = wait + run time, as in a log
     chi, _rho = distributions.uniform_log_ls(j.loc[canc, "wait"].to_numpy())
     assert chi == pytest.approx(0.06442, rel=0.12)
 
