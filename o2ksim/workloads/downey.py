@@ -42,7 +42,7 @@ from o2ksim.workloads.reshape import trace_span
 from o2ksim.workloads.swf import Trace
 from o2ksim.workloads.synthetic import streams, synthetic_trace
 
-__all__ = ["class_bounds", "generate", "generate_jobs", "validate"]
+__all__ = ["class_bounds", "fit", "generate", "generate_jobs", "truncated_uniform_log", "validate"]
 
 _STREAMS = ("arrivals", "class", "lifetime", "size")
 
@@ -86,6 +86,8 @@ def validate(raw: Mapping[str, Any], source: str | Path = "<downey parameters>")
                 "sequential": bool(c.get("sequential", False)),
             }
         )
+        if "stages" in c:
+            out[-1]["stages"] = _stages(ch, c["stages"], f + ".stages")
     total = sum(c["share"] for c in out)
     if abs(total - 1.0) > 1e-3:
         raise ch.fail("class", f"class shares must sum to 1, they sum to {total:.6g}")
@@ -95,9 +97,57 @@ def validate(raw: Mapping[str, Any], source: str | Path = "<downey parameters>")
     return p
 
 
+def _stages(ch: Checker, raw: Any, field: str) -> list[dict[str, float]]:
+    """A multistage uniform-log lifetime (D§5.4): ``[{min_s, max_s, share}, ...]``."""
+    if not isinstance(raw, list) or not raw:
+        raise ch.fail(field, "must be a list of {min_s, max_s, share} tables")
+    stages = []
+    for i, st in enumerate(raw):
+        f = f"{field}[{i}]"
+        lo = ch.number(st, "min_s", f + ".min_s", lo=0, lo_open=True)
+        hi = ch.number(st, "max_s", f + ".max_s", lo=lo, lo_open=True)
+        stages.append(
+            {"min_s": lo, "max_s": hi, "share": ch.number(st, "share", f + ".share", lo=0, hi=1)}
+        )
+    total = sum(st["share"] for st in stages)
+    if abs(total - 1.0) > 1e-3:
+        raise ch.fail(field, f"stage shares must sum to 1, they sum to {total:.6g}")
+    for st in stages:
+        st["share"] /= total
+    return stages
+
+
+def multistage_uniform_log(
+    rng: np.random.Generator, n: int, stages: list[dict[str, float]], cap: float
+) -> np.ndarray:
+    """Draws of a piecewise uniform-log distribution (D§5.4): a stage by its share, then ln t uniform in it."""
+    k = rng.choice(len(stages), size=n, p=[st["share"] for st in stages])
+    lo = np.log([min(st["min_s"], cap) for st in stages])[k]
+    hi = np.log([min(st["max_s"], cap) for st in stages])[k]
+    return np.exp(lo + (hi - lo) * rng.random(n))
+
+
 def class_bounds(beta0: float, beta1: float) -> tuple[float, float]:
     """``(t_min, t_max)`` of ``cdf = beta0 + beta1 ln t`` (D§3, below eq. 2)."""
     return math.exp(-beta0 / beta1), math.exp((1.0 - beta0) / beta1)
+
+
+def truncated_uniform_log(
+    rng: np.random.Generator, n: int, beta0: float, beta1: float, lo: float, hi: float
+) -> np.ndarray:
+    """Draws of ``cdf(x) = beta0 + beta1 ln x`` conditioned on ``lo < x <= hi`` (inverse transform).
+
+    Where the line lies below 0 or above 1 inside the interval the
+    distribution has no mass, so the draws stay within the line's own range
+    as well.  Truncating, not clipping, keeps the shape: no pile of jobs at
+    either bound.
+    """
+    lo_u = min(max(beta0 + beta1 * math.log(max(lo, 1e-300)), 0.0), 1.0)
+    hi_u = min(max(beta0 + beta1 * math.log(hi), 0.0), 1.0)
+    if hi_u <= lo_u:
+        return np.full(n, float(hi))
+    u = lo_u + (hi_u - lo_u) * rng.random(n)
+    return np.exp((u - beta0) / beta1)
 
 
 def generate_jobs(
@@ -122,13 +172,18 @@ def generate_jobs(
         m = int(mask.sum())
         if not m:
             continue
-        u = rngs["lifetime"].random(m)
-        t = np.exp((u - c["beta0"]) / c["beta1"])
+        # lifetimes beyond the site's limit do not exist (D§3 fn. 1): the uniform-log truncated at it
         limit = min(class_bounds(c["beta0"], c["beta1"])[1], cap)
+        if "stages" in c:  # D§5.4's multistage model of a class the single line fits poorly
+            limit = min(max(st["max_s"] for st in c["stages"]), cap)
+            t = multistage_uniform_log(rngs["lifetime"], m, c["stages"], limit)
+        else:
+            t = truncated_uniform_log(rngs["lifetime"], m, c["beta0"], c["beta1"], 1.0, limit)
         run_s[mask] = np.clip(np.rint(t), 1.0, math.floor(limit))
         req_s[mask] = math.ceil(limit)
         if not c["sequential"]:
-            x = np.exp((rngs["size"].random(m) - cs["beta0"]) / cs["beta1"])
+            # n = ceil(x) with x uniform-log on (lo - 1, hi]: every size from lo (2) to hi can occur
+            x = truncated_uniform_log(rngs["size"], m, cs["beta0"], cs["beta1"], lo - 1.0, hi)
             procs[mask] = np.clip(np.ceil(x), lo, max(lo, hi)).astype(np.int64)
     return {"submit": submit, "cls": cls, "procs": procs, "run_s": run_s, "req_s": req_s}
 
