@@ -40,6 +40,7 @@ import numpy as np
 from o2ksim import __version__
 from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.workloads import cirne_berman, downey, o2k
+from o2ksim.workloads.o2k_classes import TABLE6_MONTHS
 from o2ksim.workloads.params import (
     DEFAULT_START_TIME,
     Checker,
@@ -85,11 +86,14 @@ class ModelModule(Protocol):
 _MODULES: dict[str, ModuleType] = {"o2k": o2k, "cirne-berman": cirne_berman, "downey": downey}
 
 PARAM_SETS: dict[str, tuple[str, ...]] = {
-    "o2k": ("o2k",),
+    "o2k": ("o2k", *TABLE6_MONTHS),
     "cirne-berman": ("kth", "anl", "ctc", "sdsc"),
     "downey": ("downey",),
 }
-"""Shipped parameter sets per model; the first one is the model's default."""
+"""Shipped parameter sets per model; the first one is the model's default.
+
+The O2K model's month sets (``"2000-02"``...) are the default set with that
+month's Table 6 column (:func:`o2ksim.workloads.o2k.month_params`)."""
 
 _SET_FILES = {
     ("o2k", "o2k"): "o2k.toml",
@@ -127,6 +131,8 @@ def param_file(model: str, name: str | None = None) -> Path:
     m = _canonical(model)
     set_name = (name or PARAM_SETS[m][0]).lower()
     set_name = set_name.removeprefix("cirne-berman-")
+    if m == "o2k" and set_name in TABLE6_MONTHS:
+        set_name = "o2k"
     key = (m, set_name)
     if key not in _SET_FILES:
         raise O2KSimError(
@@ -135,7 +141,9 @@ def param_file(model: str, name: str | None = None) -> Path:
     return Path(str(resources.files("o2ksim") / "data" / "models" / _SET_FILES[key]))
 
 
-def load_params(model: str, params: ParamSource = None) -> tuple[dict[str, Any], str]:
+def load_params(
+    model: str, params: ParamSource = None, *, overrides: Mapping[str, Any] | None = None
+) -> tuple[dict[str, Any], str]:
     """The validated parameters of *model* and a short description of where they came from.
 
     *params* is ``None`` (the default set), a shipped set name (``"kth"``), a
@@ -159,6 +167,10 @@ def load_params(model: str, params: ParamSource = None) -> tuple[dict[str, Any],
         if p.suffix.lower() != ".toml" and os.sep not in text and not p.exists():
             path = param_file(m, text)
             raw, source = read_toml(path), path.name
+            if m == "o2k" and text in TABLE6_MONTHS:
+                base = o2k.validate({**raw, "model": m}, path)
+                raw = deep_merge(raw, o2k.month_params(text, base, DEFAULT_START_TIME))
+                source = f"{path.name} ({text}, Table 6)"
         else:
             path = p
             over = read_toml(p)
@@ -168,6 +180,8 @@ def load_params(model: str, params: ParamSource = None) -> tuple[dict[str, Any],
             base_name = over.pop("base", None)
             base_path = param_file(m, base_name) if base_name else default_path
             raw, source = deep_merge(read_toml(base_path), over), str(p)
+    if overrides:
+        raw = deep_merge(raw, overrides)
     raw["model"] = m
     return module.validate(raw, path if path is not None else source), source
 
@@ -184,6 +198,7 @@ def generate(
     seed: int,
     params: ParamSource = None,
     start_time: int | None = None,
+    overrides: Mapping[str, Any] | None = None,
 ) -> Trace:
     """A synthetic :class:`~o2ksim.workloads.swf.Trace` of *model* covering *span* seconds.
 
@@ -191,7 +206,8 @@ def generate(
     jobs: every random draw comes from ``numpy.random.default_rng(seed)``
     (split into one stream per model component).  *start_time* is the trace's
     ``UnixStartTime`` (default :data:`DEFAULT_START_TIME`, a Monday 00:00
-    UTC); submit times are seconds after it.  The header records the model,
+    UTC); submit times are seconds after it.  *overrides* are deep-merged over
+    the loaded parameters (``{"dedicated": {"include": True}}``).  The header records the model,
     seed, span and the full parameters (``extra["O2KSimParams"]``, JSON).
     """
     m = _canonical(model)
@@ -202,7 +218,7 @@ def generate(
         raise O2KSimError(f"seed must be an integer, got '{seed}'") from None
     if seed_i < 0:
         raise O2KSimError(f"seed must be non-negative, got {seed_i}")
-    p, source = load_params(m, params)
+    p, source = load_params(m, params, overrides=overrides)
     start = DEFAULT_START_TIME if start_time is None else int(start_time)
     trace = model_module(m).generate(p, span=span_s, seed=seed_i, start_time=start)
     _stamp_header(trace.header, model=m, params=p, source=source, seed=seed_i, span=span_s)

@@ -51,7 +51,7 @@ import numpy as np
 
 from o2ksim.errors import ConfigError
 from o2ksim.workloads.distributions import beta_params, hyperexp_sample
-from o2ksim.workloads.o2k_classes import CLASS_NAMES, KB_PER_MB, class_index
+from o2ksim.workloads.o2k_classes import CLASS_NAMES, KB_PER_MB, TABLE6, TABLE6_MONTHS, class_index
 from o2ksim.workloads.params import Checker
 from o2ksim.workloads.swf import Trace
 from o2ksim.workloads.synthetic import streams, synthetic_trace
@@ -59,9 +59,11 @@ from o2ksim.workloads.synthetic import streams, synthetic_trace
 __all__ = [
     "LSF_CLASSES",
     "arrival_intervals",
+    "expected_jobs",
     "generate",
     "generate_jobs",
     "lsf_class",
+    "month_params",
     "validate",
 ]
 
@@ -71,12 +73,52 @@ LSF_CLASSES: tuple[str, ...] = CLASS_NAMES
 _DAY = 86400.0
 _INF = float("inf")
 MB_KB = KB_PER_MB
-_STREAMS = ("arrivals", "procs", "memory", "runtime", "ratio", "peak")
+_STREAMS = ("arrivals", "procs", "memory", "runtime", "ratio", "peak", "classes", "dedicated")
 
 
 # ============================================================================
 # validation
 # ============================================================================
+
+
+def expected_jobs(params: Mapping[str, Any], span: float, start_time: int) -> float:
+    """Expected number of jobs in ``[0, span)``: the sum of interval lengths / their period's mean."""
+    periods = params["arrivals"]["period"]
+    scale = params["arrivals"].get("rate_scale", 1.0)
+    return sum(
+        (b - a) / periods[k]["mean_s"] * scale
+        for a, b, k in arrival_intervals(periods, span, start_time)
+    )
+
+
+def month_params(month: str, base: Mapping[str, Any], start_time: int) -> dict[str, Any]:
+    """Overrides that give the month's own Table 6 column (``--month 2000-02``).
+
+    The class shares become the month's (Table 6 job counts / all jobs) and
+    every arrival rate is scaled so that a span of the month's length (from
+    *start_time*) has the month's number of jobs; the attributes of each
+    class's jobs follow the model as in the average month.  Table 6 counts all
+    jobs, the dedicated-host vst jobs among them.
+    """
+    if month not in TABLE6:
+        raise ConfigError(
+            "o2k parameters",
+            f"no Table 6 month '{month}' (known: {', '.join(TABLE6_MONTHS)})",
+            field="classes.month",
+        )
+    total, counts, _pxt, _cls_pxt = TABLE6[month]
+    year, mon = (int(x) for x in month.split("-"))
+    days = (
+        (np.datetime64(f"{year + mon // 12:04d}-{mon % 12 + 1:02d}") - np.datetime64(month))
+        .astype("timedelta64[D]")
+        .astype(int)
+    )
+    plain = {**base, "arrivals": {**base["arrivals"], "rate_scale": 1.0}}
+    scale = total / expected_jobs(plain, days * _DAY, start_time)
+    return {
+        "classes": {"month": month, "shares": [c / total for c in counts]},
+        "arrivals": {"rate_scale": scale},
+    }
 
 
 def _ratio_part(ch: Checker, rule: Mapping[str, Any], field: str) -> dict[str, float]:
@@ -141,6 +183,27 @@ def validate(raw: Mapping[str, Any], source: str | Path = "<o2k parameters>") ->
             }
         )
     p["arrivals"] = {"period": plist}
+    if "rate_scale" in a:
+        p["arrivals"]["rate_scale"] = ch.number(
+            a, "rate_scale", "arrivals.rate_scale", lo=0, lo_open=True
+        )
+
+    ded = ch.get(raw, "dedicated", "dedicated")
+    inc = ded.get("include", False)
+    if not isinstance(inc, bool):
+        raise ch.fail("dedicated.include", f"must be true or false, got {inc!r}")
+    p["dedicated"] = {
+        "include": inc,
+        "scale": ch.number(ded, "scale", "dedicated.scale", lo=0),
+        "full_procs": ch.number(ded, "full_procs", "dedicated.full_procs", lo=1),
+    }
+    if "classes" in raw:
+        cl = raw["classes"]
+        p["classes"] = {
+            "shares": ch.probabilities(cl, "shares", "classes.shares", n=len(CLASS_NAMES))
+        }
+        if "month" in cl:
+            p["classes"]["month"] = str(cl["month"])
 
     pr = ch.get(raw, "processors", "processors")
     groups = ch.get(pr, "group", "processors.group")
@@ -383,19 +446,10 @@ def lsf_class(
 # ============================================================================
 
 
-def generate_jobs(
-    params: Mapping[str, Any], *, span: float, seed: int, start_time: int
+def _draw(
+    params: Mapping[str, Any], rngs: Mapping[str, np.random.Generator], n: int
 ) -> dict[str, np.ndarray]:
-    """The job attributes as arrays: submit, procs, mem_mb, req_s, run_s, peak_mb, cls, dist, over.
-
-    This is the whole model; :func:`generate` only turns it into SWF rows.
-    One child random stream per component (``SeedSequence(seed).spawn``), so
-    changing, say, the peak-memory parameters leaves every runtime unchanged.
-    """
-    rngs = streams(seed, _STREAMS)
-    submit = np.floor(_arrivals(params["arrivals"]["period"], span, start_time, rngs["arrivals"]))
-    n = len(submit)
-
+    """The attributes of *n* jobs (steps 2-6 of the module docstring), independent of arrivals."""
     # requested processors: group, then uniform within the group
     groups = params["processors"]["group"]
     gi = rngs["procs"].choice(len(groups), size=n, p=[g["probability"] for g in groups])
@@ -498,7 +552,6 @@ def generate_jobs(
 
     cls = lsf_class(procs, mem_mb, req_s, params["lsf"])
     return {
-        "submit": submit,
         "procs": procs,
         "mem_mb": mem_mb,
         "req_mem_kb": req_mem_kb,
@@ -512,24 +565,113 @@ def generate_jobs(
     }
 
 
+def generate_jobs(
+    params: Mapping[str, Any], *, span: float, seed: int, start_time: int
+) -> dict[str, np.ndarray]:
+    """The job attributes as arrays: submit, procs, mem_mb, req_s, run_s, peak_mb, cls, dist, over, dedicated.
+
+    This is the whole model; :func:`generate` only turns it into SWF rows.
+    One child random stream per component (``SeedSequence(seed).spawn``), so
+    changing, say, the peak-memory parameters leaves every runtime unchanged.
+    With ``[classes]`` (a month's Table 6 column, :func:`month_params`) each
+    job's LSF class is drawn from the given shares first and its attributes
+    from the model conditioned on that class.  ``dedicated`` marks the vst
+    jobs that run on the three dedicated hosts (T§3.4, ``[dedicated]``).
+    """
+    rngs = streams(seed, _STREAMS)
+    periods = params["arrivals"]["period"]
+    scale = params["arrivals"].get("rate_scale", 1.0)
+    if scale != 1.0:
+        periods = [{**per, "mean_s": per["mean_s"] / scale} for per in periods]
+    submit = np.floor(_arrivals(periods, span, start_time, rngs["arrivals"]))
+    n = len(submit)
+    shares = params.get("classes", {}).get("shares")
+    jobs = _draw(params, rngs, n) if shares is None else _draw_by_class(params, rngs, n, shares)
+    jobs["submit"] = submit
+    jobs["dedicated"] = _dedicated(params, rngs["dedicated"], jobs)
+    return jobs
+
+
+def _draw_by_class(
+    params: Mapping[str, Any],
+    rngs: Mapping[str, np.random.Generator],
+    n: int,
+    shares: Sequence[float],
+) -> dict[str, np.ndarray]:
+    """*n* jobs whose classes follow *shares*, each drawn from the model given its class (rejection)."""
+    want = rngs["classes"].choice(len(shares), size=n, p=np.asarray(shares) / sum(shares))
+    need = np.bincount(want, minlength=len(shares))
+    picked: dict[int, list[dict[str, np.ndarray]]] = {k: [] for k in range(len(shares))}
+    have = np.zeros(len(shares), dtype=np.int64)
+    for _ in range(50):
+        if (have >= need).all():
+            break
+        pool = _draw(params, rngs, max(4 * n, 1000))
+        for k in np.flatnonzero(have < need):
+            idx = np.flatnonzero(pool["cls"] == k)[: need[k] - have[k]]
+            picked[k].append({key: v[idx] for key, v in pool.items()})
+            have[k] += len(idx)
+    short = [CLASS_NAMES[k] for k in np.flatnonzero(have < need)]
+    if short:
+        raise ConfigError(
+            "o2k parameters",
+            f"the model almost never produces class(es) {', '.join(short)}; cannot follow classes.shares",
+            field="classes.shares",
+        )
+    keys = list(picked[int(np.argmax(need))][0])
+    out = {key: np.empty(n, dtype=picked[int(np.argmax(need))][0][key].dtype) for key in keys}
+    for k in range(len(shares)):
+        if need[k] == 0:
+            continue
+        pos = np.flatnonzero(want == k)
+        for key in keys:
+            out[key][pos] = np.concatenate([part[key] for part in picked[k]])[: need[k]]
+    return out
+
+
+def _dedicated(
+    params: Mapping[str, Any], rng: np.random.Generator, jobs: Mapping[str, np.ndarray]
+) -> np.ndarray:
+    """Which vst jobs run on the dedicated hosts (T§3.4): probability ``scale x P / 64``, at most 1."""
+    d = params["dedicated"]
+    u = rng.random(len(jobs["procs"]))
+    vst = (jobs["cls"] >= 0) & (jobs["cls"] % 4 == 0)
+    prob = np.minimum(d["scale"] * jobs["procs"] / d["full_procs"], 1.0)
+    return vst & (u < prob)
+
+
 def generate(params: Mapping[str, Any], *, span: float, seed: int, start_time: int) -> Trace:
     """A :class:`~o2ksim.workloads.swf.Trace` of the O2K model (see the module docstring)."""
     j = generate_jobs(params, span=span, seed=seed, start_time=start_time)
+    include = params["dedicated"]["include"]
+    if not include:  # T§3.4: the thesis simulates the space-shared hosts and their jobs only
+        j = {k: v[~j["dedicated"]] for k, v in j.items()}
     n = len(j["submit"])
     req_mem = j["req_mem_kb"]
     mach = params["machine"]
+    columns: dict[str, Any] = {
+        "submit": j["submit"],
+        "run_time": j["run_s"],
+        "alloc_procs": j["procs"],
+        "used_mem": np.maximum(np.rint(j["peak_mb"] * MB_KB / j["procs"]), 1),
+        "req_procs": j["procs"],
+        "req_time": j["req_s"],
+        "req_mem": req_mem,
+        "status": 1,
+        "queue": j["cls"] + 1,
+    }
+    if include:  # SWF field 16: 1 = the eight space-shared hosts, 2 = the three dedicated hosts
+        columns["partition"] = np.where(j["dedicated"], 2, 1)
+    notes = [
+        "req_time is wall-clock seconds; req_mem and used_mem are KB per processor (job memory = value x procs)",
+        "used_mem is the peak memory of the job (thesis Table 11) divided by its processors",
+        "vst jobs that ran on the dedicated hosts (thesis 3.4) are "
+        + ("included, partition 2" if include else "left out, as in the thesis's simulations"),
+    ]
+    if "month" in params.get("classes", {}):
+        notes.append(f"class mix and job count of {params['classes']['month']} (thesis Table 6)")
     return synthetic_trace(
-        {
-            "submit": j["submit"],
-            "run_time": j["run_s"],
-            "alloc_procs": j["procs"],
-            "used_mem": np.maximum(np.rint(j["peak_mb"] * MB_KB / j["procs"]), 1),
-            "req_procs": j["procs"],
-            "req_time": j["req_s"],
-            "req_mem": req_mem,
-            "status": 1,
-            "queue": j["cls"] + 1,
-        },
+        columns,
         computer=mach["computer"],
         installation=mach["installation"],
         start_time=start_time,
@@ -539,8 +681,5 @@ def generate(params: Mapping[str, Any], *, span: float, seed: int, start_time: i
         allow_overuse=False,
         queues="queue = LSF job class (thesis Table 3): "
         + ", ".join(f"{i + 1} {c}" for i, c in enumerate(LSF_CLASSES)),
-        notes=[
-            "req_time is wall-clock seconds; req_mem and used_mem are KB per processor (job memory = value x procs)",
-            "used_mem is the peak memory of the job (thesis Table 11) divided by its processors",
-        ],
+        notes=notes,
     )
