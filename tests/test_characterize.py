@@ -18,7 +18,8 @@ KTH = SHARED / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz"
 
 @pytest.fixture(scope="module")
 def o2k_month():
-    t = models.generate("o2k", span="28d", seed=4)
+    # every job of the model (the dedicated-host vst jobs too): the arrival process as parametrised
+    t = models.generate("o2k", span="28d", seed=4, overrides={"dedicated": {"include": True}})
     return t, ch.characterize(t)
 
 
