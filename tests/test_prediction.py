@@ -480,7 +480,7 @@ def test_classfit_properties() -> None:
 
 
 def test_fit_downey_uses_the_clm_fit_with_partition_and_rule() -> None:
-    from o2ksim.workloads import fitting
+    from o2ksim.workloads import downey
     from o2ksim.workloads.swf import Trace
 
     df, header = _frame(6000)
@@ -495,7 +495,7 @@ def test_fit_downey_uses_the_clm_fit_with_partition_and_rule() -> None:
         prev_job=-1,
         think_time=-1,
     )
-    p = fitting.fit_downey(
+    p = downey.fit(
         Trace(jobs=df, header=header, source=None), classes="sdsc-paragon", partition="batch"
     )
     names = {c["name"] for c in p["class"]}

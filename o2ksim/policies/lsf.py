@@ -52,10 +52,10 @@ from o2ksim.errors import ConfigError
 from o2ksim.jobs import Job, JobState
 from o2ksim.machine import KB_PER_GB, KB_PER_MB, MachineSpec, load_machine
 from o2ksim.policies.base import POLICIES, Param, Policy
+from o2ksim.workloads.o2k_classes import UNCLASSIFIED, class_labels, label
 
 HOUR = 3600.0
 DOC = "docs/background/policies/ncsa-lsf.md"
-UNCLASSIFIED = "unclassified"
 WAKE_TAG = "lsf-drain-wait"
 
 
@@ -128,11 +128,6 @@ class LSFConfig:
             keys = (cls[0], cls[1], label(*cls), "all")
             self._keys[cls] = keys
         return keys
-
-
-def label(time_class: str, size_class: str) -> str:
-    """The class label of thesis Table 6, e.g. ``vst_sj``."""
-    return f"{time_class}_{size_class}"
 
 
 def lsf_config(machine: MachineSpec) -> LSFConfig:
@@ -918,21 +913,9 @@ def job_classes(
     (default ``o2k``); rows that fit no class get ``"unclassified"``.
     """
     cfg = _config_of(machine)
-    req = jobs["req_time"].to_numpy(float)
-    procs = jobs["procs"].to_numpy(float)
     mem_kb = jobs["mem"].to_numpy(float) * KB_PER_MB
-    t_bounds = np.array([b for _n, b in cfg.time_classes])
-    t_idx = np.searchsorted(t_bounds, req, side="left")
-    t_names = np.array([n for n, _b in cfg.time_classes] + [""], dtype=object)
-    s_names = np.full(len(jobs), "", dtype=object)
-    for name, p, m in reversed(cfg.size_classes):
-        s_names[(procs <= p) & (mem_kb <= m + 0.5)] = name
-    t_lab = t_names[np.minimum(t_idx, len(t_names) - 1)]
-    out = np.where(
-        (t_lab != "") & (s_names != ""),
-        t_lab.astype(str) + "_" + s_names.astype(str),
-        UNCLASSIFIED,
-    )
+    procs, req = jobs["procs"].to_numpy(float), jobs["req_time"].to_numpy(float)
+    out = class_labels(procs, mem_kb, req, cfg.time_classes, cfg.size_classes)
     return pd.Series(out, index=jobs.index, name="lsf_class")
 
 
