@@ -32,6 +32,7 @@ from o2ksim.errors import O2KSimError
 from o2ksim.jobs import JobSpec
 from o2ksim.machine import MachineSpec, load_machine, machine_from_header
 from o2ksim.policies import Policy, make_policy
+from o2ksim.validation import check_jobs_frame, check_run_settings
 from o2ksim.workloads.convert import specs_from_frame
 from o2ksim.workloads.transforms import Window, apply_estimates, select_window
 
@@ -57,6 +58,13 @@ class Result:
             raise O2KSimError(
                 f"{out}: cannot create the output directory ({exc.strerror})"
             ) from None
+        try:
+            self._write(out, parquet)
+        except OSError as exc:
+            raise O2KSimError(f"{out}: cannot write the results ({exc.strerror or exc})") from None
+        return out
+
+    def _write(self, out: Path, parquet: bool) -> None:
         if parquet:
             self.jobs.to_parquet(out / "jobs.parquet", index=False)
         else:
@@ -79,7 +87,6 @@ class Result:
                 "versions": versions(),
             },
         )
-        return out
 
 
 def versions() -> dict[str, str]:
@@ -164,6 +171,8 @@ def simulate(
         specs = None
     if frame is not None and len(frame) == 0:
         raise O2KSimError(f"{source or 'the workload'}: no jobs to simulate")
+    if frame is not None:
+        check_jobs_frame(frame, source)
 
     if isinstance(machine, MachineSpec):
         mach = machine
@@ -189,6 +198,7 @@ def simulate(
     opts = mach.options
     kill = bool(opts.get("kill_overrun", False)) if kill_overrun is None else kill_overrun
     grace = float(opts.get("overrun_grace", 0.0)) if overrun_grace is None else overrun_grace
+    check_run_settings(interval, kill, grace)
 
     obs = list(observers)
     if progress:

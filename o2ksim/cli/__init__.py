@@ -20,14 +20,32 @@ import importlib
 import pkgutil
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from o2ksim import __version__
 from o2ksim.errors import O2KSimError
+from o2ksim.validation import join_negative_values
+
+VALUE_OPTIONS = (
+    "--interval", "--span", "--warmup", "--grace", "--seed", "--workers", "-j",
+    "--reservations", "--limit", "--jobs", "--procs",
+)  # fmt: skip
+"""Options whose value may start with ``-``: ``--interval -5m`` reaches the
+option's parser (which refuses it with the reason) instead of argparse's
+"expected one argument"."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line, like every other error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"o2ksim: error: {self.prog.removeprefix('o2ksim ')}: {message} "
+                     f"(see {self.prog} --help)\n")  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser with every discovered sub-command."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="o2ksim",
         description="Simulate parallel-job scheduling policies (Chiang's O2K study and beyond).",
     )
@@ -47,7 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``o2ksim`` console script; returns the exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(join_negative_values(argv, VALUE_OPTIONS))
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
