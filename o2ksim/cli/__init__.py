@@ -16,6 +16,7 @@ line and give exit code 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import pkgutil
 import sys
@@ -62,11 +63,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@functools.lru_cache(maxsize=1)
+def _shared_parser() -> argparse.ArgumentParser:
+    """The parser :func:`main` uses, built once per process (building it takes
+    longer than parsing; tests and scripts call ``main`` many times)."""
+    return build_parser()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``o2ksim`` console script; returns the exit code."""
-    parser = build_parser()
+    parser = _shared_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = parser.parse_args(join_negative_values(argv, VALUE_OPTIONS))
+    try:
+        args = parser.parse_args(join_negative_values(argv, VALUE_OPTIONS))
+    except SystemExit as exc:  # --help, --version, a usage error: return the code, don't exit
+        return exc.code if isinstance(exc.code, int) else 2
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
