@@ -8,6 +8,7 @@ come from the inputs written in the test (hand counts), not from o2ksim output.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -89,7 +90,7 @@ def test_huge_run_time_is_refused(tmp_path, capsys):
 
 def test_kill_overrun_string_in_machine_file_is_refused(tmp_path, capsys):
     p = machine_file(tmp_path, GOOD_MACHINE + '[options]\nkill_overrun = "no"\n')
-    with pytest.raises(ConfigError, match="kill_overrun.*TOML boolean"):
+    with pytest.raises(ConfigError, match=r"kill_overrun.*TOML boolean"):
         load_machine(p)
     code = main(["run", "--trace", str(TINY), "--machine", str(p), "-q"])
     one_line_error(capsys, code, "m.toml", "kill_overrun")
@@ -389,10 +390,8 @@ def test_kill_9_of_the_coordinator_leaves_no_process_behind(tmp_path):
         assert not left, f"processes left behind after kill -9 of the coordinator: {left}"
     finally:
         for p in [proc.pid, *_descendants(proc.pid)]:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(p, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
 
 def test_a_second_sweep_on_a_locked_results_directory_is_refused(tmp_path, capsys):
@@ -424,8 +423,8 @@ def test_two_concurrent_sweeps_never_simulate_a_run_twice(tmp_path):
 
 
 def test_a_corrupt_jobs_parquet_is_not_counted_as_finished(tmp_path, capsys):
-    from o2ksim.sweep import load_results, run_sweep
     from o2ksim.scenario import load_scenario
+    from o2ksim.sweep import load_results, run_sweep
 
     sc = load_scenario(scenario_file(tmp_path))
     out = tmp_path / "r"
