@@ -368,9 +368,9 @@ def test_kill_9_of_the_coordinator_leaves_no_process_behind(tmp_path):
          "--out", str(tmp_path / "r"), "-q"],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
+    seen: set[int] = set()
     try:
         deadline = time.monotonic() + 90
-        seen: set[int] = set()
         while time.monotonic() < deadline:
             seen.update(_descendants(proc.pid))
             if len(seen) >= 4:  # forkserver, resource tracker and two workers
@@ -389,7 +389,7 @@ def test_kill_9_of_the_coordinator_leaves_no_process_behind(tmp_path):
         left = [p for p in seen if _alive(p)]
         assert not left, f"processes left behind after kill -9 of the coordinator: {left}"
     finally:
-        for p in [proc.pid, *_descendants(proc.pid)]:
+        for p in [proc.pid, *_descendants(proc.pid), *seen]:  # never leave one behind
             with contextlib.suppress(ProcessLookupError):
                 os.kill(p, signal.SIGKILL)
 
