@@ -515,3 +515,26 @@ def test_run_check_writes_and_verifies_segments(tmp_path, capsys):
     done = jobs[jobs["status"] == "completed"]
     work = (segments["procs"] * (segments["end"] - segments["start"])).groupby(segments["job_id"]).sum()
     np.testing.assert_allclose(work.reindex(done["job_id"]).to_numpy(), (done["run_time"] * done["procs"]).to_numpy())
+
+
+# ---------------------------------------------------------------------------- policy presets
+@pytest.mark.parametrize(
+    ("args", "needles"),
+    [
+        (["--set", "reservatons=2"], ["field reservatons", "did you mean 'reservations'"]),
+        (["--set", 'kill_overrun="no"'], ["kill_overrun"]),
+        (["--set", "overrun_grace=nan"], ["overrun_grace"]),
+        (["--set", "interval=1e-6"], ["interval", ">= 1"]),
+    ],
+)
+def test_bad_policy_values_are_one_line_errors(capsys, args, needles):
+    one_line_error(capsys, main(["run", "--trace", str(TINY), "-q", *args]), *needles)
+
+
+def test_policy_preset_files_are_checked(tmp_path, capsys):
+    typo = tmp_path / "p.toml"
+    typo.write_text('kind = "backfill"\nparms = {}\n')
+    one_line_error(capsys, main(["run", "--trace", str(TINY), "--policy", str(typo), "-q"]), "p.toml", "did you mean 'params'")
+    binary = tmp_path / "b.toml"
+    binary.write_bytes(b"\xff\xfe\x00kind")
+    one_line_error(capsys, main(["run", "--trace", str(TINY), "--policy", str(binary), "-q"]), "b.toml")
