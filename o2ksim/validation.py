@@ -309,7 +309,8 @@ def check_jobs_frame(frame: Any, source: str | None = None) -> None:
     where = source or "the workload"
     if "job_id" in frame:
         ids = frame["job_id"].to_numpy()
-        if len(ids) != len(np.unique(ids)):
+        ordered = ids if bool((ids[1:] > ids[:-1]).all()) else np.sort(ids)
+        if bool((ordered[1:] == ordered[:-1]).any()):
             _, first = np.unique(ids, return_index=True)
             dup_rows = np.setdiff1d(np.arange(len(ids)), first)
             raise InputError(

@@ -82,3 +82,16 @@ def test_a_few_cases_as_a_separate_process(tmp_path, data: bytes) -> None:
     assert res.returncode in (0, 2), res.stderr
     if res.returncode == 2:
         assert len(res.stderr.strip().splitlines()) == 1 and "t.swf" in res.stderr
+
+
+def test_zz_the_generators_stay_hostile_and_plausible() -> None:
+    """Runs after the suites above (file order): each category had both accepted
+    and refused inputs, so the generators neither only break nor only pass."""
+    from hostile_inputs import OUTCOMES
+
+    print("\nfuzz outcomes:", dict(sorted(OUTCOMES.items())))
+    for category in ("swf", "machine", "scenario"):
+        ok, refused = OUTCOMES[f"{category}/ok"], OUTCOMES[f"{category}/refused"]
+        if ok + refused < N_EXAMPLES:
+            pytest.skip(f"the {category} suite did not run in this session")
+        assert ok >= 0.1 * (ok + refused) and refused >= 0.1 * (ok + refused), (category, ok, refused)

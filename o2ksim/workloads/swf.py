@@ -748,8 +748,12 @@ def _out_of_range(values: np.ndarray) -> np.ndarray:
 
 
 def _has_duplicates(values: np.ndarray) -> bool:
+    """Whether a job id repeats (O(n) when the ids increase, as in archive files)."""
     ids = values[:, _JOB_ID]
-    return len(ids) > 1 and len(np.unique(ids)) != len(ids)
+    if len(ids) < 2 or bool((ids[1:] > ids[:-1]).all()):
+        return False
+    ordered = np.sort(ids)
+    return bool((ordered[1:] == ordered[:-1]).any())
 
 
 def _range_reason(row: np.ndarray, seen_line: int | None) -> tuple[str, str, str | None]:
@@ -785,7 +789,7 @@ def _drop_out_of_range(
     dup = np.zeros(len(values), dtype=bool)
     first_line: dict[int, int] = {}
     if _has_duplicates(values):
-        _, first = np.unique(values[:, _JOB_ID], return_index=True)
+        _, first = np.unique(np.ascontiguousarray(values[:, _JOB_ID]), return_index=True)
         dup[:] = True
         dup[first] = False
         first_line = {int(values[i, _JOB_ID]): int(numbers[i, 0]) for i in first.tolist()}
