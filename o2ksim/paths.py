@@ -64,5 +64,5 @@ def resolve(kind: str, name_or_path: str | os.PathLike[str]) -> Path:
     if path.is_file():
         return path
     names = ", ".join(sorted(known)) or "none found"
-    what = {"hosts": "machine", "policies": "policy preset", "scenarios": "scenario"}.get(kind, kind)
+    what = {"hosts": "machine", "policies": "policy", "scenarios": "scenario"}.get(kind, kind)
     raise O2KSimError(f"unknown {what} '{text}' (known: {names})")

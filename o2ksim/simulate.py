@@ -32,7 +32,7 @@ from o2ksim.errors import O2KSimError
 from o2ksim.jobs import JobSpec
 from o2ksim.machine import MachineSpec, load_machine, machine_from_header
 from o2ksim.policies import Policy, make_policy
-from o2ksim.validation import check_jobs_frame, check_run_settings
+from o2ksim.validation import check_job_specs, check_jobs_frame, check_run_settings
 from o2ksim.workloads.convert import specs_from_frame
 from o2ksim.workloads.transforms import Window, apply_estimates, select_window
 
@@ -173,6 +173,8 @@ def simulate(
         raise O2KSimError(f"{source or 'the workload'}: no jobs to simulate")
     if frame is not None:
         check_jobs_frame(frame, source)
+    else:
+        check_job_specs(specs)
 
     if isinstance(machine, MachineSpec):
         mach = machine

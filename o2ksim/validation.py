@@ -344,6 +344,29 @@ def check_jobs_frame(frame: Any, source: str | None = None) -> None:
             )
 
 
+def check_job_specs(specs: Iterable[Any], source: str = "the job list") -> None:
+    """:func:`check_jobs_frame` for a list of :class:`~o2ksim.jobs.JobSpec` (the API's
+    other workload form): unique ids, finite times below :data:`MAX_TIME`, memory
+    below :data:`MAX_JOB_MEMORY_KB`."""
+    seen: set[int] = set()
+    for s in specs:
+        if s.job_id in seen:
+            raise InputError(source, f"job id {s.job_id} appears more than once", field="job_id")
+        seen.add(s.job_id)
+        for name in ("submit", "run_time", "req_time"):
+            value = getattr(s, name)
+            if not (math.isfinite(value) and value < MAX_TIME):
+                raise InputError(
+                    source,
+                    f"{value} s is not a time o2ksim simulates (finite, below {MAX_TIME:g} s)",
+                    field=f"{name} (job {s.job_id})",
+                )
+        if not s.mem < MAX_JOB_MEMORY_KB:
+            raise InputError(
+                source, f"{s.mem} KB is beyond {MAX_JOB_MEMORY_KB:g} KB", field=f"mem (job {s.job_id})"
+            )
+
+
 __all__ = [
     "MAX_JOB_MEMORY_KB",
     "MAX_RUNS",
@@ -353,6 +376,7 @@ __all__ = [
     "check_bool",
     "check_dask_address",
     "check_interval_option",
+    "check_job_specs",
     "check_jobs_frame",
     "check_keys",
     "check_number",

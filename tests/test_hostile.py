@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import signal
 import subprocess
@@ -153,6 +154,17 @@ def test_duplicate_job_ids_are_refused_by_run_and_trace_check(tmp_path, capsys):
     # lenient reading skips the repeated line and says so
     assert main(["trace", "check", str(p), "--lenient"]) == 0
     assert "1 duplicate job id" in capsys.readouterr().out
+
+
+def test_job_specs_out_of_range_are_refused_not_a_hang():
+    from o2ksim.jobs import JobSpec
+    from o2ksim.machine import single_host
+
+    for bad in (JobSpec(1, 2.0**53, 1, 0, 60.0, 60.0), JobSpec(1, 0.0, 1, 0, math.nan, 60.0)):
+        with pytest.raises(O2KSimError, match="not a time o2ksim simulates"):
+            simulate([JobSpec(0, 0.0, 1, 0, 60.0, 60.0), bad], machine=single_host(4), policy="fcfs")
+    with pytest.raises(O2KSimError, match="more than once"):
+        simulate([JobSpec(1, 0.0, 1, 0, 6.0, 6.0)] * 2, machine=single_host(4), policy="fcfs")
 
 
 def test_duplicate_job_ids_in_a_frame_are_refused():
