@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 import time
 from pathlib import Path
@@ -28,7 +29,8 @@ import hostile_inputs as H  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 KTH = SHARED / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz"
-N_LARGE = 10_000
+N_LARGE = int(os.environ.get("O2KSIM_BENCH_FUZZ", "10000"))
+"""Inputs per category (``O2KSIM_BENCH_FUZZ=N make bench`` for another size)."""
 
 pytestmark = pytest.mark.slow
 
