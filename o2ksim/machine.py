@@ -124,6 +124,18 @@ HOST_KEYS = {"name", "procs", "memory_gb", "memory_mb", "memory_per_proc_mb", "d
 OPTION_KEYS = {"kill_overrun", "overrun_grace"}
 MAX_MEMORY_KB = 2**53
 """Largest host memory (8 EB): keeps free-memory arithmetic exact."""
+POLICY_TABLES: set[str] = {"lsf"}
+"""Names of the tables of policy data a machine file may hold (``[lsf]``,
+``[host.lsf]``); see :func:`register_machine_table`."""
+
+
+def register_machine_table(name: str) -> None:
+    """Let machine files hold a ``[name]`` / ``[host.name]`` table of data for a policy.
+
+    Any other table is an error naming the nearest known key, so that a typo
+    (``[option]`` for ``[options]``) is never silently kept as policy data.
+    """
+    POLICY_TABLES.add(name)
 
 
 def _memory_kb(table: dict[str, Any], procs: int, where: str, path: str) -> float:
@@ -148,13 +160,14 @@ def _memory_kb(table: dict[str, Any], procs: int, where: str, path: str) -> floa
 def parse_machine(data: dict[str, Any], path: str = "<machine>") -> MachineSpec:
     """Build and validate a machine from parsed TOML ``data``.
 
-    Keys are checked: a value (not a table) that is not a known setting is an
-    error naming the nearest known key, so a typo (``memory_gbs``) never
-    silently drops a constraint.  Tables other than ``host`` and ``options``
-    (``[lsf]``, ``[host.lsf]``) are kept as free-form data for policies.
+    Keys are checked: a key that is neither a machine setting nor a registered
+    table of policy data (:data:`POLICY_TABLES`: ``[lsf]``, ``[host.lsf]``,
+    kept as free-form data for policies) is an error naming the nearest known
+    key, so a typo (``memory_gbs``, ``[option]``) never silently drops a
+    constraint.
     """
     require_table(data, path, "machine")
-    check_keys({k: v for k, v in data.items() if not isinstance(v, dict)}, MACHINE_KEYS, path)
+    check_keys(data, MACHINE_KEYS | POLICY_TABLES, path)
     hosts_data = data.get("host")
     if not isinstance(hosts_data, list) or not hosts_data:
         raise ConfigError(path, "a machine needs at least one [[host]] table", field="host")
@@ -163,7 +176,7 @@ def parse_machine(data: dict[str, Any], path: str = "<machine>") -> MachineSpec:
     for i, h in enumerate(hosts_data):
         where = f"host[{i}]"
         require_table(h, path, where)
-        check_keys({k: v for k, v in h.items() if not isinstance(v, dict)}, HOST_KEYS, path, where + ".")
+        check_keys(h, HOST_KEYS | POLICY_TABLES, path, where + ".")
         name = h.get("name")
         if not isinstance(name, str) or not name:
             raise ConfigError(path, "every host needs a name (a string)", field=f"{where}.name")
@@ -189,6 +202,9 @@ def parse_machine(data: dict[str, Any], path: str = "<machine>") -> MachineSpec:
             options["overrun_grace"], path, "options.overrun_grace", minimum=0,
             maximum=MAX_TIME, unit=" (seconds)",
         )  # fmt: skip
+    for key in POLICY_TABLES:
+        if key in data:
+            require_table(data[key], path, key)
     for key in ("name", "description"):
         if key in data:
             check_str(data[key], path, key, empty=key == "description")

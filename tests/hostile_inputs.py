@@ -330,12 +330,13 @@ def check_machine(doc: dict[str, Any] | None, data: bytes) -> str:
             m = load_machine(path)
             if doc is not None:  # accepted: exactly what was written, nothing ignored
                 hosts = doc["host"]
+                assert set(doc) <= {"name", "description", "host", "options", "lsf"}, doc
                 assert len(m.hosts) == len(hosts)
                 for spec, h in zip(m.hosts, hosts, strict=True):
-                    scalars = {k for k, v in h.items() if not isinstance(v, dict)}
-                    assert scalars <= HOST_KEYS_DOC, f"unknown key accepted: {scalars - HOST_KEYS_DOC}"
+                    keys = set(h)
+                    assert keys <= HOST_KEYS_DOC | {"lsf"}, f"unknown key accepted: {keys - HOST_KEYS_DOC}"
                     assert spec.procs == h["procs"] and spec.name == h["name"]
-                    mem = [k for k in h if k.startswith("memory")]
+                    mem = [k for k in h if k in ("memory_gb", "memory_mb", "memory_per_proc_mb")]
                     if mem:
                         per = KB.get(mem[0], 2**10 * h["procs"])
                         assert spec.memory == round(h[mem[0]] * per) and spec.memory >= 1

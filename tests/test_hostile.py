@@ -122,6 +122,8 @@ def test_memory_times_processors_overflow_is_refused(tmp_path, capsys):
         (GOOD_MACHINE.replace("memory_gb", "memory_gbs"), "host[0].memory_gbs", "memory_gb"),
         (GOOD_MACHINE + "[options]\nkil_overrun = true\n", "options.kil_overrun", "kill_overrun"),
         ("nmae = 'x'\n" + GOOD_MACHINE.replace('name = "m"', ""), "nmae", "name"),
+        (GOOD_MACHINE + "[option]\nkill_overrun = true\n", "option", "options"),
+        (GOOD_MACHINE + "memory = {}\n", "host[0].memory", "memory_mb"),
     ],
 )
 def test_unknown_machine_key_names_the_nearest_valid_key(tmp_path, capsys, text, field, guess):
