@@ -32,8 +32,9 @@ lint: install-test
 test: install-test lint
 	$(BIN)/python -m pytest -q
 
-bench: install-test
-	$(BIN)/python -m pytest -q -m slow
+bench: install-test   # the long checks: large fuzz suites, whole-trace oracle comparisons (marker slow)
+	$(BIN)/python -m pytest -q -s -m slow tests benchmarks; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "make bench: no slow test selected"; fi; exit $$rc
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

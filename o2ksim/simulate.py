@@ -33,6 +33,7 @@ from o2ksim.errors import O2KSimError
 from o2ksim.jobs import JobSpec
 from o2ksim.machine import MachineSpec, load_machine, machine_from_header
 from o2ksim.policies import Policy, make_policy
+from o2ksim.validation import check_job_specs, check_jobs_frame, check_run_settings
 from o2ksim.workloads.convert import specs_from_frame
 from o2ksim.workloads.transforms import Window, apply_estimates, select_window
 
@@ -68,6 +69,13 @@ class Result:
             raise O2KSimError(
                 f"{out}: cannot create the output directory ({exc.strerror})"
             ) from None
+        try:
+            self._write(out, parquet)
+        except OSError as exc:
+            raise O2KSimError(f"{out}: cannot write the results ({exc.strerror or exc})") from None
+        return out
+
+    def _write(self, out: Path, parquet: bool) -> None:
         if parquet:
             self.jobs.to_parquet(out / "jobs.parquet", index=False)
         else:
@@ -90,7 +98,6 @@ class Result:
                 "versions": versions(),
             },
         )
-        return out
 
 
 def versions() -> dict[str, str]:
@@ -193,6 +200,10 @@ def simulate(
         specs = None
     if frame is not None and len(frame) == 0:
         raise O2KSimError(f"{source or 'the workload'}: no jobs to simulate")
+    if frame is not None:
+        check_jobs_frame(frame, source)
+    else:
+        check_job_specs(specs)
 
     if isinstance(machine, MachineSpec):
         mach = machine
@@ -272,6 +283,7 @@ def run_settings(
     ``interval`` has no machine default; ``kill_overrun`` and ``overrun_grace``
     default to the machine's ``options`` (SPEC §2: off unless asked for).
     """
+    check_run_settings(interval, kill_overrun, overrun_grace)
     opts = machine.options
     kill = bool(opts.get("kill_overrun", False)) if kill_overrun is None else bool(kill_overrun)
     grace = float(opts.get("overrun_grace", 0.0)) if overrun_grace is None else float(overrun_grace)

@@ -193,7 +193,7 @@ def test_cli_fit_writes_a_file_generate_reads(tmp_path, capsys):
 
 def test_cli_fit_reports_user_errors(tmp_path, capsys):
     bad = tmp_path / "bad.swf"
-    bad.write_text("1 0 0 10 1 -1 -1 1 -1 -1 1 -1 -1 -1 -1 -1 -1 -1\n" * 20)
+    bad.write_text("".join(f"{i} 0 0 10 1 -1 -1 1 -1 -1 1 -1 -1 -1 -1 -1 -1 -1\n" for i in range(1, 21)))
     assert main(["fit", "--model", "cirne-berman", str(bad)]) == 2
     assert "requested times" in capsys.readouterr().err
     assert main(["fit", str(tmp_path / "missing.swf")]) == 2

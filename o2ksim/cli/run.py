@@ -7,13 +7,14 @@ import sys
 from pathlib import Path
 
 from o2ksim.errors import O2KSimError
-from o2ksim.workloads.transforms import (
-    ESTIMATES_HELP,
-    Window,
-    format_duration,
-    parse_duration,
-    parse_time,
+from o2ksim.validation import (
+    check_interval_option,
+    check_span_option,
+    option_duration,
+    seed_value,
+    writable_dir,
 )
+from o2ksim.workloads.transforms import ESTIMATES_HELP, Window, format_duration, parse_time
 
 HELP = "simulate one policy over a trace or a generated workload (default: a synthetic O2K month)"
 
@@ -117,7 +118,14 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="override any policy parameter (TOML value), repeatable",
     )
     parser.add_argument(
-        "--seed", type=int, default=0, help="seed of the run's random generator (default 0)"
+        "--seed", type=seed_value, default=0, help="seed of the run's random generator (default 0)"
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="verify the run's invariants (no over-commit, no early start, every job once, "
+        "work conserved); with --out also writes segments.csv and checks the written files; "
+        "exit 1 when one fails",
     )
     parser.add_argument(
         "--lenient",
@@ -175,6 +183,14 @@ def run(args: argparse.Namespace) -> int:
 
     if args.trace and (args.model or args.params or args.span):
         raise O2KSimError("give either --trace or --model/--params/--span, not both")
+    interval = (
+        check_interval_option(option_duration("--interval", args.interval, positive=True))
+        if args.interval
+        else None
+    )
+    grace = option_duration("--grace", args.grace) if args.grace else None
+    if args.out:
+        writable_dir(args.out, "--out")
     if args.trace:
         source = args.trace
         trace = load_workload(
@@ -192,6 +208,7 @@ def run(args: argparse.Namespace) -> int:
                 window = Window(start, end, warmup)
             except O2KSimError as exc:
                 raise O2KSimError(f"--window {' '.join(args.window)}: {exc}") from None
+            warn_about_window(trace, window, args)
         elif args.warmup is not None:
             raise O2KSimError("--warmup needs --window")
         machine = args.machine
@@ -215,9 +232,9 @@ def run(args: argparse.Namespace) -> int:
         policy_params=params,
         window=window,
         estimates=args.estimates,
-        interval=option_duration("--interval", args.interval) if args.interval else None,
+        interval=interval,
         kill_overrun=args.kill_overrun,
-        overrun_grace=option_duration("--grace", args.grace, positive=False) if args.grace else None,
+        overrun_grace=grace,
         seed=args.seed,
         progress=progress and not args.quiet,
     )
@@ -236,7 +253,63 @@ def run(args: argparse.Namespace) -> int:
         page = write_result_report(result, args.out, name=result.policy["name"], description=source)
         if not args.quiet:
             print(f"report: {page} (open it in a browser)")
+    if args.check:
+        return check_result(result, trace, window, args)
     return 0
+
+
+def simulated_ids(trace, window: Window | None):
+    """Ids of the jobs a run simulates: all of them, or those from start - warm-up on."""
+    jobs = trace.jobs
+    if window is not None:
+        jobs = jobs.loc[jobs["submit"] >= window.start - window.warmup]
+    return jobs["job_id"].to_numpy()
+
+
+def check_result(result, trace, window: Window | None, args: argparse.Namespace) -> int:
+    """``--check``: the invariants of :mod:`o2ksim.invariants` on this run.
+
+    With ``--out`` the allocation segments are written as ``segments.csv`` and
+    the check reads back the files the user gets, not the objects in memory.
+    """
+    import pandas as pd
+
+    from o2ksim.invariants import violations
+
+    jobs, segments = result.jobs, result.segments
+    if args.out:
+        out = Path(args.out)
+        try:
+            segments.to_csv(out / "segments.csv", index=False)
+        except OSError as exc:
+            raise O2KSimError(f"{out}: cannot write segments.csv ({exc.strerror})") from None
+        jobs = pd.read_parquet(out / "jobs.parquet") if args.parquet else pd.read_csv(out / "jobs.csv")
+        segments = pd.read_csv(out / "segments.csv")
+        segments["host"] = segments["host"].astype(str)
+        jobs["host"] = jobs["host"].astype(object)
+    problems = violations(jobs, segments, result.machine, simulated_ids(trace, window))
+    if problems:
+        for p in problems:
+            print(f"o2ksim: check failed: {p}", file=sys.stderr)
+        return 1
+    if not args.quiet:
+        print(
+            f"check: ok ({len(jobs)} jobs, {len(segments)} allocation segments: no host "
+            "over-committed, no early start, no job lost or repeated, work conserved)"
+        )
+    return 0
+
+
+def warn_about_window(trace, window: Window, args: argparse.Namespace) -> None:
+    """Say how many jobs ``--window`` leaves out of the simulation (never silently)."""
+    before = int((trace.jobs["submit"] < window.start - window.warmup).sum())
+    if before and not args.quiet:
+        print(
+            f"o2ksim: warning: --window: {before} job(s) submitted before "
+            f"{window.start - window.warmup:g} s (window start - warm-up) are not simulated "
+            "and not in the outputs",
+            file=sys.stderr,
+        )
 
 
 def warn_about_reading(trace, args: argparse.Namespace) -> None:
@@ -266,13 +339,9 @@ def generated_workload(args: argparse.Namespace):
             "--window applies to --trace; a generated workload is analysed over --span"
         )
     model = args.model or DEFAULT_MODEL
-    try:
-        span = parse_duration(args.span or DEFAULT_SPAN)
-    except O2KSimError as exc:
-        raise O2KSimError(f"--span {args.span}: {exc}") from None
-    if span <= 0:
-        raise O2KSimError(f"--span {args.span}: the analysed span must be longer than 0 (e.g. 30d)")
+    span = option_duration("--span", args.span or DEFAULT_SPAN, positive=True)
     warmup = parse_warmup(args.warmup) if args.warmup is not None else DEFAULT_WARMUP_DAYS * 86400
+    check_span_option(warmup + span)
     trace = generate(model, span=warmup + span, seed=args.seed, params=args.params)
     if len(trace) == 0:
         raise O2KSimError(f"the {model} model generated no jobs over {format_duration(warmup + span)}")
@@ -283,26 +352,7 @@ def generated_workload(args: argparse.Namespace):
 
 def parse_warmup(text: str) -> float:
     """Warm-up: a bare number is days; otherwise a duration."""
-    try:
-        value = float(text) * 86400.0
-    except ValueError:
-        value = option_duration("--warmup", text, positive=False)
-    if value < 0:
-        raise O2KSimError(f"--warmup {text}: must not be negative (days, or a duration such as 12h)")
-    return value
-
-
-def option_duration(option: str, text: str, *, positive: bool = True) -> float:
-    """A duration given on the command line; errors name the option and its value."""
-    try:
-        value = parse_duration(text)
-    except O2KSimError as exc:
-        raise O2KSimError(f"{option} {text}: {exc}") from None
-    if positive and value <= 0:
-        raise O2KSimError(f"{option} {text}: must be a positive duration (e.g. 5m)")
-    if value < 0:
-        raise O2KSimError(f"{option} {text}: must not be negative")
-    return value
+    return option_duration("--warmup", text, days=True)
 
 
 def format_summary(result, overrides: dict | None = None) -> str:

@@ -284,7 +284,32 @@ class FunctionPriority(Priority):
         self.name = name
 
     def scores(self, q: QueueView) -> np.ndarray:
-        return self.fn(q)
+        """The user function's scores, checked: numbers, none NaN.
+
+        A user function that raises or returns something else would otherwise
+        show a traceback or (NaN) silently scramble the queue order.  Errors are
+        plain :class:`O2KSimError` (SimPy re-raises them by ``type(exc)(*args)``).
+        """
+        try:
+            raw = self.fn(q)
+        except Exception as exc:
+            raise O2KSimError(
+                f"priority function '{self.name}' raised {type(exc).__name__}: {exc}"
+            ) from None
+        try:
+            score = np.asarray(raw, dtype=float)
+        except (TypeError, ValueError):
+            raise O2KSimError(
+                f"priority function '{self.name}' must return numbers (one per waiting job), "
+                f"got {str(raw)[:60]!r}"
+            ) from None
+        if score.shape == (len(q),) and np.isnan(score).any():
+            bad = int(np.count_nonzero(np.isnan(score)))
+            raise O2KSimError(
+                f"priority function '{self.name}' returned {bad} NaN score(s) for {len(q)} "
+                "waiting jobs; NaN has no order (use -inf for 'last')"
+            )
+        return score
 
 
 PRIORITIES: dict[str, Callable[[], Priority]] = {
