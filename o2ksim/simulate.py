@@ -31,6 +31,7 @@ from o2ksim.engine.monitor import Observer, jobs_table
 from o2ksim.errors import O2KSimError
 from o2ksim.jobs import JobSpec
 from o2ksim.machine import MachineSpec, load_machine, machine_from_header
+from o2ksim.partitioning import allocation_columns
 from o2ksim.policies import Policy, make_policy
 from o2ksim.workloads.convert import specs_from_frame
 from o2ksim.workloads.transforms import Window, apply_estimates, select_window
@@ -218,10 +219,16 @@ def simulate(
     if analysed is not None:
         jobs["analysed"] = jobs["job_id"].isin(analysed)
     segments = sim.monitor.segments()
+    jobs = allocation_columns(jobs, segments)
+    policy_columns = getattr(pol, "job_columns", None)
+    for col, values in (policy_columns() if policy_columns else {}).items():
+        jobs[col] = jobs["job_id"].map(values).fillna(0.0)
     span = None
     if window is not None:
         span = (window.start, window.end)
     summ = metrics.summary(jobs, segments, mach.total_procs, span)
+    summ["resizes"] = int(jobs["resizes"].sum())
+    summ.update(getattr(pol, "summary_counters", dict)())
     summ["sim_seconds"] = round(stats.wall_seconds, 3)
     config = {
         "workload": str(source) if source else ("frame" if frame is not None else "jobs"),

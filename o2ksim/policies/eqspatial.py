@@ -1,0 +1,415 @@
+"""EQspatial-MinInterval: dynamic equal space partitioning across hosts (T§3.2.3, T§6.1, SPEC §3.4).
+
+Every job gets all the memory it requests; the processors of each host are
+repartitioned as equally as possible among the jobs placed on it, never more
+than a job requested, with linear slowdown on fewer processors (the engine's
+``Resize``).  One pass:
+
+1. books the catch-up credit waiting jobs earned since the last pass
+   (:class:`~o2ksim.policies.equipartition.CreditLedger`), forgets departed
+   jobs (their host must be repartitioned), notices jobs that finished
+   catching up or passed the long-job threshold (``/>50hr``);
+2. places new (and, after a departure, waiting) jobs in submission order, each
+   on the host with enough free memory and the largest ratio processors /
+   requested processors (:func:`~o2ksim.policies.equipartition.choose_host`);
+   a job no host can take waits in the queue, earning catch-up credit (the
+   immediate service of T§3.2.2 for it is the integration point with the
+   preemptive immediate-service work, see ``_no_host``);
+3. repartitions each host that needs it, if MinInterval allows
+   (:func:`~o2ksim.policies.equipartition.host_allocation`: shrinks first, then
+   starts, then grows, so the engine never sees an over-commit); a host that
+   may not repartition yet lets newly placed jobs run on its free processors
+   and asks for a pass at the time it may (``WakeAt``, the extra event of
+   T§3.4).
+
+A *repartitioning* is a recomputation that resizes at least one running job;
+only those count against MinInterval (starting a placed job on processors that
+are free is not one).  All the choices the thesis leaves open are listed in
+``docs/background/policies/eqspatial.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from o2ksim.engine.decisions import Resize, Start, WakeAt
+from o2ksim.engine.snapshot import HostView, Snapshot
+from o2ksim.errors import O2KSimError
+from o2ksim.jobs import Job, JobState
+from o2ksim.policies.base import POLICIES, Param, Policy
+from o2ksim.policies.equipartition import (
+    CreditLedger,
+    Deadlines,
+    HostJob,
+    HostLoad,
+    RepartitionClock,
+    choose_host,
+    equipartition,
+    host_allocation,
+    placement_ratio,
+)
+from o2ksim.workloads.transforms import parse_duration
+
+CATCHING_UP, LONG_RUNNING = 1, 2  # HostJob.privileged
+
+
+def _check_duration(v: Any, positive: bool) -> bool:
+    if isinstance(v, bool):
+        return False
+    try:
+        seconds = parse_duration(v)
+    except O2KSimError:
+        return False
+    return seconds > 0 if positive else seconds >= 0
+
+
+@dataclass(eq=False)
+class _Host:
+    """The policy's view of one host between passes."""
+
+    name: str
+    capacity: int
+    jobs: dict[int, Job] = field(default_factory=dict)  # placed: running or waiting for processors
+    pending: dict[int, Job] = field(default_factory=dict)  # placed, not started yet
+    pending_mem: int = 0  # memory promised to pending jobs (the engine does not know it)
+    requested: int = 0  # requested processors of placed jobs not catching up
+    catchup_procs: int = 0  # requested processors of placed jobs catching up
+    dirty: bool = False  # the allocation may differ from an equipartition
+    reasons: list[str] = field(default_factory=list)
+    timer: float | None = None  # pending repartitioning wake-up
+
+    def touch(self, reason: str) -> None:
+        self.dirty = True
+        if len(self.reasons) < 6:
+            self.reasons.append(reason)
+        elif len(self.reasons) == 6:
+            self.reasons.append("...")
+
+
+class EQSpatial(Policy):
+    """EQspatial-MinInterval (T§3.2.3): equal processor shares per host, repartitioned at most every MinInterval."""
+
+    kind = "eqspatial"
+    description = "dynamic equal space partitioning per host, MinInterval between repartitionings"
+    source = "T§3.2.3, T§6.1"
+    PARAMS: ClassVar[dict[str, Param]] = {
+        "min_interval": Param(
+            (int, float, str),
+            "5m",
+            "minimum time between two processor repartitionings on one host "
+            "(seconds or e.g. '5m'; 0 = repartition at every arrival and departure)",
+            check=lambda v: _check_duration(v, positive=False),
+            check_help="must be a duration >= 0 (seconds, or e.g. '5m')",
+        ),
+        "long_job_threshold": Param(
+            (int, float, str),
+            None,
+            "jobs that have run longer than this keep their full request while every other "
+            "job on the host has a processor (EQspatial/>50hr: '50h'); unset = off",
+            check=lambda v: _check_duration(v, positive=True),
+            check_help="must be a positive duration (seconds, or e.g. '50h')",
+        ),
+    }
+
+    def __init__(self, name: str | None = None, **params: Any) -> None:
+        super().__init__(name, **params)
+        p = self.params
+        self.min_interval = parse_duration(p["min_interval"])
+        t = p["long_job_threshold"]
+        self.long_threshold: float | None = None if t is None else parse_duration(t)
+        self._reset()
+
+    def _reset(self) -> None:
+        self._hosts: dict[str, _Host] = {}
+        self._where: dict[int, str] = {}  # job id -> host it is placed on
+        self._credit: dict[int, float] = {}  # catching-up job -> credit (processor-seconds)
+        self._long: set[int] = set()
+        self._catchup_due = Deadlines()
+        self._long_due = Deadlines()
+        self._ledger = CreditLedger()
+        self._waiting: dict[int, Job] = {}  # not placed, waiting for memory
+        self._clock = RepartitionClock(self.min_interval)
+        self._total_procs = 0
+        self.credits: dict[int, float] = {}  # every job's catch-up credit, for the output
+        self.counters: Counter[str] = Counter()
+
+    def bind(self, machine, rng=None) -> None:  # type: ignore[no-untyped-def]
+        super().bind(machine, rng)
+        self._reset()
+        self._hosts = {h.name: _Host(h.name, h.procs) for h in machine.hosts}
+        self._total_procs = machine.total_procs
+        for key in ("repartitions", "resizes", "placed_on_arrival", "waited", "catchups",
+                    "long_jobs", "started_on_free"):  # fmt: skip
+            self.counters[key] = 0
+
+    # ------------------------------------------------------------------------------ the pass
+    def schedule(self, snap: Snapshot) -> list[Any]:
+        now = snap.now
+        out: list[Any] = []
+        self._ledger.accrue(now)
+        for job in snap.departed:
+            self._forget(job)
+        for timer in snap.timers:
+            if timer.tag == "repartition" and timer.host in self._hosts:
+                h = self._hosts[timer.host]
+                if h.timer is not None and h.timer <= now + 1e-9:
+                    h.timer = None
+        self._deadlines(now)
+        self._place(snap, out)
+        for h in self._hosts.values():
+            if h.dirty or h.pending:
+                self._resolve(h, snap.host_by_name[h.name], snap, out)
+        if self._ledger.waiting:
+            self._ledger.set_level(now, self._total_procs, self._requests_in_system())
+        else:
+            self._ledger.since = now
+        return out
+
+    # ------------------------------------------------------------------------------ bookkeeping
+    def _forget(self, job: Job) -> None:
+        name = self._where.pop(job.id, None)
+        if name is None:
+            return
+        h = self._hosts[name]
+        h.jobs.pop(job.id, None)
+        if job.id in self._credit:
+            del self._credit[job.id]
+            self._catchup_due.drop(job.id)
+            h.catchup_procs -= job.procs
+        else:
+            h.requested -= job.procs
+        self._long.discard(job.id)
+        self._long_due.drop(job.id)
+        h.touch(f"J{job.id} left")
+
+    def _deadlines(self, now: float) -> None:
+        for job_id in self._catchup_due.due(now):
+            name = self._where.get(job_id)
+            if name is None or job_id not in self._credit:
+                continue
+            h = self._hosts[name]
+            job = h.jobs[job_id]
+            owed = self._credit[job_id] - job.work_done(now)
+            if owed <= 1e-9 * max(1.0, self._credit[job_id]) + 1e-6:
+                del self._credit[job_id]
+                h.catchup_procs -= job.procs
+                h.requested += job.procs
+                h.touch(f"J{job_id} caught up")
+            elif job.alloc_procs > 0:
+                self._catchup_due.set(job_id, now + owed / job.alloc_procs)
+        for job_id in self._long_due.due(now):
+            name = self._where.get(job_id)
+            if name is None:
+                continue
+            self._long.add(job_id)
+            self.counters["long_jobs"] += 1
+            self._hosts[name].touch(f"J{job_id} has run {self.long_threshold / 3600:g} h")
+
+    def _requests_in_system(self) -> list[int]:
+        reqs = [j.procs for h in self._hosts.values() for j in h.jobs.values()]
+        reqs.extend(self._ledger.waiting.values())
+        return reqs
+
+    # ------------------------------------------------------------------------------ placement
+    def _place(self, snap: Snapshot, out: list[Any]) -> None:
+        new = [j for j in snap.arrived if j.state is JobState.QUEUED]
+        new.extend(j for j in snap.departed if j.state is JobState.QUEUED)  # back from a trial run
+        retry = bool(snap.departed) and bool(self._waiting)
+        if not new and not retry:
+            return
+        candidates = list(self._waiting.values()) if retry else []
+        candidates.extend(j for j in new if j.id not in self._waiting)
+        candidates.sort(key=lambda j: (j.spec.submit, j.id))
+        loads = [self._load(h, snap.host_by_name[h.name]) for h in self._hosts.values()]
+        for job in candidates:
+            best = choose_host(loads, job.procs, job.mem)
+            if best is None:
+                if job.id not in self._waiting:
+                    self._no_host(job, snap, out)
+                continue
+            self._put(job, self._hosts[best.name], snap, loads)
+            # keep this pass's loads current for the next job
+            best.free_mem -= job.mem
+            best.jobs += 1
+            if job.id in self._credit:
+                best.procs -= job.procs
+            else:
+                best.requested += job.procs
+
+    def _load(self, h: _Host, view: HostView) -> HostLoad:
+        return HostLoad(
+            h.name,
+            h.capacity,
+            h.capacity - h.catchup_procs,
+            h.requested,
+            view.free_mem - h.pending_mem,
+            len(h.jobs),
+        )
+
+    def _put(self, job: Job, h: _Host, snap: Snapshot, loads: list[HostLoad]) -> None:
+        waited = job.id in self._waiting
+        self._waiting.pop(job.id, None)
+        credit = self._ledger.stop(job.id)
+        self._ledger.credit.pop(job.id, None)
+        self._where[job.id] = h.name
+        h.jobs[job.id] = job
+        h.pending[job.id] = job
+        h.pending_mem += job.mem
+        if credit > 0:
+            self._credit[job.id] = credit
+            self.credits[job.id] = credit
+            h.catchup_procs += job.procs
+            self.counters["catchups"] += 1
+        else:
+            h.requested += job.procs
+        if not waited:
+            self.counters["placed_on_arrival"] += 1
+        if snap.explain:
+            ratios = ", ".join(
+                f"{x.name} {placement_ratio(x.procs, x.requested, job.procs):.2f}"
+                for x in loads
+                if x.free_mem >= job.mem and x.capacity >= job.procs and x.jobs < x.capacity
+            )
+            why = f"placed on {h.name}, largest ratio procs/requested ({ratios})"
+            if credit > 0:
+                why += f"; catches up {credit:.0f} processor-seconds earned while waiting"
+            h.touch(f"J{job.id} placed ({why})")
+        else:
+            h.touch(f"J{job.id} placed")
+
+    def _no_host(self, job: Job, snap: Snapshot, out: list[Any]) -> None:
+        """No host has the memory (or a processor) for ``job``: it waits and earns catch-up credit.
+
+        INTEGRATION POINT (issue-10): T§3.2.3 gives such a job the preemptive
+        immediate service of T§3.2.2 first (one quantum on its requested
+        processors with the initial memory; killed and queued if it does not
+        finish).  That trial mechanism is built by the immediate-service work;
+        until it is merged the job only waits.
+        """
+        self._waiting[job.id] = job
+        self._ledger.wait(job.id, job.procs)
+        self.counters["waited"] += 1
+
+    # ------------------------------------------------------------------------------ repartitioning
+    def _resolve(self, h: _Host, view: HostView, snap: Snapshot, out: list[Any]) -> None:
+        now = snap.now
+        if view.preempted:
+            return  # a trial run holds processors of preempted jobs: wait until they are back
+        if h.dirty and self._clock.can(h.name, now):
+            self._repartition(h, view, snap, out)
+            return
+        if h.pending:
+            self._start_on_free(h, view, snap, out)
+        if h.dirty and h.timer is None:
+            h.timer = self._clock.next_allowed(h.name)
+            out.append(WakeAt(h.timer, h.name, "repartition"))
+
+    def _host_jobs(self, h: _Host, now: float) -> list[HostJob]:
+        out = []
+        for job in h.jobs.values():
+            if job.id in self._credit:
+                kind = CATCHING_UP
+            elif job.id in self._long:
+                kind = LONG_RUNNING
+            else:
+                kind = 0
+            started = job.first_start if job.state is JobState.RUNNING else now
+            out.append(HostJob(job.id, job.procs, kind, started,
+                               (-job.alloc_procs, job.spec.submit, job.id)))  # fmt: skip
+        return out
+
+    def _repartition(self, h: _Host, view: HostView, snap: Snapshot, out: list[Any]) -> None:
+        now = snap.now
+        target = host_allocation(h.capacity, self._host_jobs(h, now))
+        shrink, grow, start = [], [], []
+        for job in h.jobs.values():
+            new = target[job.id]
+            if job.id in h.pending:
+                if new > 0:
+                    start.append((job, new))
+            elif new < job.alloc_procs:
+                shrink.append((job, new))
+            elif new > job.alloc_procs:
+                grow.append((job, new))
+        resized = len(shrink) + len(grow)
+        if resized:
+            self._clock.mark(h.name, now)
+            self.counters["repartitions"] += 1
+            self.counters["resizes"] += resized
+        note = ""
+        if snap.explain:
+            note = self._repartition_note(h, target, now)
+        elif resized:
+            note = "repartitioning"
+        for job, new in shrink:
+            out.append(Resize(job, new, note=note))
+        for job, new in start:
+            self._start(h, job, new, now, out, note or "equal share")
+        for job, new in grow:
+            out.append(Resize(job, new, note=note))
+        for job, new in shrink + grow:
+            self._catchup_timer(h, job, new, now, out)
+        h.dirty = False
+        h.reasons.clear()
+
+    def _repartition_note(self, h: _Host, target: dict[int, int], now: float) -> str:
+        why = "; ".join(h.reasons) or "timer"
+        equal = [target[j] for j in h.jobs if j not in self._credit and j not in self._long]
+        parts = [f"repartitioning {h.name} ({why})"]
+        if equal:
+            lo, hi = min(equal), max(equal)
+            parts.append(f"equal share {lo}" if lo == hi else f"equal share {lo}-{hi}")
+        held = [f"J{j} catching up" for j in h.jobs if j in self._credit]
+        held += [f"J{j} long-running" for j in h.jobs if j in self._long]
+        if held:
+            parts.append("full request for " + ", ".join(held))
+        if self.min_interval > 0:
+            parts.append(f"next allowed at {now + self.min_interval:g} s")
+        return ": ".join(parts[:2]) + ("; " + "; ".join(parts[2:]) if len(parts) > 2 else "")
+
+    def _start_on_free(self, h: _Host, view: HostView, snap: Snapshot, out: list[Any]) -> None:
+        """The host may not repartition yet: placed jobs share the free processors (T§3.2.3)."""
+        free = view.free_procs
+        if free <= 0:
+            return
+        jobs = list(h.pending.values())
+        shares = equipartition(free, [j.procs for j in jobs])
+        note = f"runs on free processors until {h.name} may repartition at {self._clock.next_allowed(h.name):g} s"
+        for job, n in zip(jobs, shares, strict=True):
+            if n > 0:
+                self._start(h, job, n, snap.now, out, note)
+                self.counters["started_on_free"] += 1
+
+    def _start(self, h: _Host, job: Job, procs: int, now: float, out: list[Any], note: str) -> None:
+        del h.pending[job.id]
+        h.pending_mem -= job.mem
+        out.append(Start(job, h.name, procs=procs, note=note))
+        threshold = self.long_threshold
+        if threshold is not None and math.isnan(job.first_start):
+            self._long_due.set(job.id, now + threshold)
+            out.append(WakeAt(now + threshold, h.name, "long-running"))
+        self._catchup_timer(h, job, procs, now, out)
+
+    def _catchup_timer(self, h: _Host, job: Job, procs: int, now: float, out: list[Any]) -> None:
+        credit = self._credit.get(job.id)
+        if credit is None or procs <= 0:
+            return
+        owed = max(0.0, credit - job.work_done(now))
+        when = now + owed / procs
+        if self._catchup_due.set(job.id, when):
+            out.append(WakeAt(when, h.name, "caught up"))
+
+    # ------------------------------------------------------------------------------ output
+    def summary_counters(self) -> dict[str, int]:
+        """Counters for ``summary.json``: repartitionings, policy resizes, placements, catch-ups."""
+        return {k: int(v) for k, v in self.counters.items() if k != "resizes"}
+
+    def job_columns(self) -> dict[str, dict[int, float]]:
+        """Per-job output columns: ``catchup_credit`` (processor-seconds earned while waiting)."""
+        return {"catchup_credit": dict(self.credits)}
+
+
+POLICIES.register(EQSpatial)
