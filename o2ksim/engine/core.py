@@ -372,6 +372,7 @@ class Simulation:
             raise PolicyError(f"job {job.id}: unknown host {d.host!r}")
         procs = job.spec.procs if d.procs is None else d.procs
         mem = job.spec.mem if d.mem is None else d.mem
+        self._check_cap(job, procs, now, "start")
         if procs <= 0 or procs > host.free_procs or mem > host.free_mem:
             raise PolicyError(
                 f"job {job.id} at t={now:g}: needs {procs} procs / {mem} KB on {host.name}, "
@@ -382,6 +383,8 @@ class Simulation:
         job.host = host.name
         job.alloc_procs = procs
         job.alloc_mem = mem
+        if procs < job.spec.procs:
+            job.reduced = True
         if math.isnan(job.first_start):
             job.first_start = now
         job.last_start = now
@@ -400,6 +403,15 @@ class Simulation:
             obs.on_allocation(job, now)
         self._processes[job.id] = self.env.process(self._job_process(job))
 
+    @staticmethod
+    def _check_cap(job: Job, procs: int, now: float, action: str) -> None:
+        """A job never holds more processors than it requested (it would finish early)."""
+        if procs > job.spec.procs:
+            raise PolicyError(
+                f"job {job.id} at t={now:g}: {action} on {procs} processors, "
+                f"but it requested only {job.spec.procs}"
+            )
+
     def _settle(self, job: Job, now: float) -> None:
         """Book the work done in the current segment."""
         job.remaining_work -= (now - job.segment_start) * job.alloc_procs
@@ -413,6 +425,7 @@ class Simulation:
         host = self.hosts[job.host]
         self._settle(job, now)
         host.give(job.alloc_procs, 0)
+        job.resume_procs = job.alloc_procs
         job.alloc_procs = 0
         job.preemptions += 1
         job.move(JobState.PREEMPTED, now)
@@ -426,11 +439,17 @@ class Simulation:
         if job.state is not JobState.PREEMPTED:
             raise PolicyError(f"job {job.id}: cannot resume a job that is {job.state.value}")
         host = self.hosts[job.host]
-        procs = procs or job.spec.procs
+        procs = job.resume_procs if procs is None else procs
+        self._check_cap(job, procs, now, "resume")
+        if procs <= 0:
+            raise PolicyError(f"job {job.id} at t={now:g}: resume on {procs} processors")
         if procs > host.free_procs:
             raise PolicyError(f"job {job.id}: resume needs {procs} procs, {host.free_procs} free")
         host.take(procs, 0)
         job.alloc_procs = procs
+        job.resume_procs = 0
+        if procs < job.spec.procs:
+            job.reduced = True
         job.segment_start = now
         job.last_start = now
         job.move(JobState.RUNNING, now)
@@ -445,6 +464,7 @@ class Simulation:
             raise PolicyError(f"job {job.id}: cannot resize a job that is {job.state.value}")
         if procs <= 0:
             raise PolicyError(f"job {job.id}: resize to {procs} processors")
+        self._check_cap(job, procs, now, "resize")
         if procs == job.alloc_procs:
             return
         host = self.hosts[job.host]
