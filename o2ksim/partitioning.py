@@ -174,7 +174,7 @@ def _equipartition_violations(
             for jid, p in zip(ids[live], procs[live], strict=True):
                 if caught_up.get(jid, -math.inf) > t + TOLERANCE:
                     continue
-                if long_threshold is not None and t - first.get(jid, t) > long_threshold + TOLERANCE:
+                if long_threshold is not None and t - first.get(jid, t) >= long_threshold - TOLERANCE:
                     continue
                 sharing.append((int(jid), int(p)))
             below = [p for jid, p in sharing if p < req[jid]]
