@@ -287,3 +287,20 @@ def test_presets_and_parameters():
         make_policy("eqspatial", min_interval="-5m")
     with pytest.raises(ConfigError):
         make_policy("eqspatial", long_job_threshold=0)
+
+
+def test_explain_shows_each_repartitioning_with_its_reason():
+    from o2ksim.explain import explain
+
+    result, log = explain("explain-eqspatial")
+    text = log.text()
+    # J3 goes to a: ratios a 8/(8+4) = 0.67 > b 4/(4+4) = 0.50; a repartitions at 0:02
+    assert "0:02:00  J1    resized     8 -> 4 procs: repartitioning a (J3 placed): equal share 4" in text
+    assert "a 8/(8+4)=0.67, b 4/(4+4)=0.50" in text
+    # J5 arrives at 0:04 on a, which may repartition again only at 0:07 (MinInterval 5 min)
+    assert "pass requested at 0:07:00 on a (repartition: J5 placed; a last repartitioned at 0:02:00)" in text
+    # J4 leaves b at 0:07: its processors idle until b may repartition at 0:08
+    assert "0:08:00  J2    resized     2 -> 4 procs: repartitioning b (J4 left)" in text
+    assert "catches up the 2616 processor-seconds" in text  # 120 s x 2 + 990 s x 2.4, see the scenario
+    assert result.summary["repartitions"] == 8
+    assert resize_times(result.segments)["a"] == [120.0, 420.0, 1500.0, 2220.0, 2660.0, 2960.0]

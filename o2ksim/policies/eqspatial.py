@@ -38,6 +38,7 @@ from typing import Any, ClassVar
 from o2ksim.engine.decisions import Resize, Start, WakeAt
 from o2ksim.engine.snapshot import HostView, Snapshot
 from o2ksim.errors import O2KSimError
+from o2ksim.explain import clock
 from o2ksim.jobs import Job, JobState
 from o2ksim.policies.base import POLICIES, Param, Policy
 from o2ksim.policies.equipartition import (
@@ -134,6 +135,7 @@ class EQSpatial(Policy):
         self._clock = RepartitionClock(self.min_interval)
         self._total_procs = 0
         self.credits: dict[int, float] = {}  # every job's catch-up credit, for the output
+        self._notes: dict[int, str] = {}  # placement reasons, for the decision log (explain)
         self.counters: Counter[str] = Counter()
 
     def bind(self, machine, rng=None) -> None:  # type: ignore[no-untyped-def]
@@ -153,7 +155,7 @@ class EQSpatial(Policy):
         for job in snap.departed:
             self._forget(job)
         for timer in snap.timers:
-            if timer.tag == "repartition" and timer.host in self._hosts:
+            if timer.tag.startswith("repartition") and timer.host in self._hosts:
                 h = self._hosts[timer.host]
                 if h.timer is not None and h.timer <= now + 1e-9:
                     h.timer = None
@@ -269,16 +271,16 @@ class EQSpatial(Policy):
             self.counters["placed_on_arrival"] += 1
         if snap.explain:
             ratios = ", ".join(
-                f"{x.name} {placement_ratio(x.procs, x.requested, job.procs):.2f}"
+                f"{x.name} {x.procs}/({x.requested}+{job.procs})="
+                f"{placement_ratio(x.procs, x.requested, job.procs):.2f}"
                 for x in loads
                 if x.free_mem >= job.mem and x.capacity >= job.procs and x.jobs < x.capacity
             )
-            why = f"placed on {h.name}, largest ratio procs/requested ({ratios})"
+            why = f"placed on {h.name}, the largest procs/requested ratio ({ratios})"
             if credit > 0:
-                why += f"; catches up {credit:.0f} processor-seconds earned while waiting"
-            h.touch(f"J{job.id} placed ({why})")
-        else:
-            h.touch(f"J{job.id} placed")
+                why += f"; catches up the {credit:.0f} processor-seconds it earned while waiting"
+            self._notes[job.id] = why
+        h.touch(f"J{job.id} placed")
 
     def _no_host(self, job: Job, snap: Snapshot, out: list[Any]) -> None:
         """No host has the memory (or a processor) for ``job``: it waits and earns catch-up credit.
@@ -305,7 +307,11 @@ class EQSpatial(Policy):
             self._start_on_free(h, view, snap, out)
         if h.dirty and h.timer is None:
             h.timer = self._clock.next_allowed(h.name)
-            out.append(WakeAt(h.timer, h.name, "repartition"))
+            tag = "repartition"
+            if snap.explain:
+                last = clock(self._clock.last[h.name])
+                tag += f": {', '.join(h.reasons)}; {h.name} last repartitioned at {last}"
+            out.append(WakeAt(h.timer, h.name, tag))
 
     def _host_jobs(self, h: _Host, now: float) -> list[HostJob]:
         out = []
@@ -339,36 +345,41 @@ class EQSpatial(Policy):
             self._clock.mark(h.name, now)
             self.counters["repartitions"] += 1
             self.counters["resizes"] += resized
-        note = ""
+        note = rest = ""
         if snap.explain:
-            note = self._repartition_note(h, target, now)
-        elif resized:
-            note = "repartitioning"
+            note = self._repartition_note(h, target, now, resized > 0)
+            rest = f"same repartitioning of {h.name}" if resized else ""
         for job, new in shrink:
             out.append(Resize(job, new, note=note))
+            note = rest or note
         for job, new in start:
-            self._start(h, job, new, now, out, note or "equal share")
+            self._start(h, job, new, now, out, note)
+            note = rest or note
         for job, new in grow:
             out.append(Resize(job, new, note=note))
+            note = rest or note
         for job, new in shrink + grow:
             self._catchup_timer(h, job, new, now, out)
         h.dirty = False
         h.reasons.clear()
 
-    def _repartition_note(self, h: _Host, target: dict[int, int], now: float) -> str:
-        why = "; ".join(h.reasons) or "timer"
+    def _repartition_note(self, h: _Host, target: dict[int, int], now: float, counted: bool) -> str:
+        why = ", ".join(h.reasons) or "timer"
         equal = [target[j] for j in h.jobs if j not in self._credit and j not in self._long]
-        parts = [f"repartitioning {h.name} ({why})"]
+        if counted:
+            text = f"repartitioning {h.name} ({why})"
+        else:
+            text = f"shares of {h.name} ({why}) need no running job resized"
         if equal:
             lo, hi = min(equal), max(equal)
-            parts.append(f"equal share {lo}" if lo == hi else f"equal share {lo}-{hi}")
+            text += f": equal share {lo}" if lo == hi else f": equal share {lo}-{hi}"
         held = [f"J{j} catching up" for j in h.jobs if j in self._credit]
-        held += [f"J{j} long-running" for j in h.jobs if j in self._long]
+        held += [f"J{j} running over {self.long_threshold / 3600:g} h" for j in h.jobs if j in self._long]
         if held:
-            parts.append("full request for " + ", ".join(held))
-        if self.min_interval > 0:
-            parts.append(f"next allowed at {now + self.min_interval:g} s")
-        return ": ".join(parts[:2]) + ("; " + "; ".join(parts[2:]) if len(parts) > 2 else "")
+            text += "; full request for " + ", ".join(held)
+        if counted and self.min_interval > 0:
+            text += f"; next repartitioning of {h.name} at {clock(now + self.min_interval)} at the earliest"
+        return text
 
     def _start_on_free(self, h: _Host, view: HostView, snap: Snapshot, out: list[Any]) -> None:
         """The host may not repartition yet: placed jobs share the free processors (T§3.2.3)."""
@@ -377,7 +388,10 @@ class EQSpatial(Policy):
             return
         jobs = list(h.pending.values())
         shares = equipartition(free, [j.procs for j in jobs])
-        note = f"runs on free processors until {h.name} may repartition at {self._clock.next_allowed(h.name):g} s"
+        note = ""
+        if snap.explain:
+            note = (f"runs on free processors until {h.name} may repartition at "
+                    f"{clock(self._clock.next_allowed(h.name))}")  # fmt: skip
         for job, n in zip(jobs, shares, strict=True):
             if n > 0:
                 self._start(h, job, n, snap.now, out, note)
@@ -386,6 +400,9 @@ class EQSpatial(Policy):
     def _start(self, h: _Host, job: Job, procs: int, now: float, out: list[Any], note: str) -> None:
         del h.pending[job.id]
         h.pending_mem -= job.mem
+        placed = self._notes.pop(job.id, "")
+        if placed:
+            note = f"{placed}; {note}" if note else placed
         out.append(Start(job, h.name, procs=procs, note=note))
         threshold = self.long_threshold
         if threshold is not None and math.isnan(job.first_start):
