@@ -106,6 +106,7 @@ class Job:
     restarts: int = 0
     resume_procs: int = 0  # processors a preempted job held before it was preempted
     reduced: bool = False  # ever ran on fewer processors than it requested
+    can_finish: bool = True  # False: a trial run with less memory than the job's peak use
     time_limit: float = math.inf  # absolute time at which the engine stops the current run
     limit_action: str = "kill"  # "kill" or "requeue" when time_limit is reached
     reason: str = ""  # why the job was rejected or killed

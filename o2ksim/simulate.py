@@ -228,7 +228,9 @@ def simulate(
         span = (window.start, window.end)
     summ = metrics.summary(jobs, segments, mach.total_procs, span)
     summ["resizes"] = int(jobs["resizes"].sum())
-    summ.update(getattr(pol, "summary_counters", dict)())
+    counts = getattr(pol, "summary_counts", None)
+    if counts is not None:
+        summ.update(counts(None if analysed is None else set(analysed.tolist())))
     summ["sim_seconds"] = round(stats.wall_seconds, 3)
     config = {
         "workload": str(source) if source else ("frame" if frame is not None else "jobs"),

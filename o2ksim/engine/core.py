@@ -295,8 +295,11 @@ class Simulation:
         env = self.env
         while True:
             if job.state is JobState.RUNNING:
-                finish = job.segment_start + job.remaining_work / job.alloc_procs
-                until = min(finish, job.time_limit)
+                if job.can_finish:
+                    finish = job.segment_start + job.remaining_work / job.alloc_procs
+                    until = min(finish, job.time_limit)
+                else:
+                    until = job.time_limit
                 try:
                     yield env.timeout(max(0.0, until - env.now))
                 except simpy.Interrupt:
@@ -392,6 +395,8 @@ class Simulation:
         if d.time_limit is not None:
             job.time_limit = now + d.time_limit
             job.limit_action = d.on_limit
+            # a trial run (T§3.2.2) succeeds only if the job's peak memory fits what it was given
+            job.can_finish = not (d.on_limit == "requeue" and job.spec.used_mem > mem)
         elif self.kill_overrun:
             job.time_limit = now + job.spec.req_time + self.overrun_grace
             job.limit_action = "kill"
@@ -515,7 +520,7 @@ class Simulation:
     def _segment_over(self, job: Job) -> None:
         now = self.env.now
         self._settle(job, now)
-        if job.remaining_work <= 0.0:
+        if job.remaining_work <= 0.0 and job.can_finish:
             self._release(job, now)
             self._finish(job, JobState.COMPLETED, now)
         elif now >= job.time_limit:
@@ -524,6 +529,7 @@ class Simulation:
                 job.restarts += 1
                 job.remaining_work = job.spec.work
                 job.time_limit = math.inf
+                job.can_finish = True
                 job.alloc_procs = 0
                 job.host = None
                 job.move(JobState.QUEUED, now, "trial run over")

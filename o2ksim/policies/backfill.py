@@ -53,6 +53,7 @@ from o2ksim.engine.decisions import Reserve, Start, WakeAt
 from o2ksim.engine.snapshot import HostView, Snapshot
 from o2ksim.errors import O2KSimError
 from o2ksim.jobs import Job, JobState
+from o2ksim.policies import immediate
 from o2ksim.policies.base import POLICIES, Param, Policy
 from o2ksim.policies.priority import (
     PRIORITIES,
@@ -335,6 +336,7 @@ class Backfill(Policy):
             check=lambda v: _check_duration(v, positive=False),
             check_help="must be a duration >= 0 (seconds, or e.g. '1h')",
         ),
+        **immediate.PARAMS,
     }
 
     def __init__(self, name: str | None = None, **params: Any) -> None:
@@ -357,6 +359,8 @@ class Backfill(Policy):
         self._held: dict[Job, tuple[str, float]] = {}
         self._wakes: set[float] = set()
         self._profile_cache: dict[str, tuple[int, Profile]] = {}
+        trials = immediate.TrialSettings.from_params(p)
+        self.immediate = None if trials.mode == "off" else immediate.ImmediateService(trials)
 
     def describe(self) -> dict[str, Any]:
         d = super().describe()
@@ -369,6 +373,15 @@ class Backfill(Policy):
         return {job.id: where for job, where in self._held.items()}
 
     def schedule(self, snap: Snapshot) -> list[Any]:
+        if self.immediate is not None:
+            return self.immediate.schedule(snap, self._schedule)
+        return self._schedule(snap)
+
+    def summary_counts(self, ids: set[int] | None = None) -> dict[str, int]:
+        """Immediate-service counters over ``ids`` (empty without immediate service)."""
+        return {} if self.immediate is None else self.immediate.counts(ids)
+
+    def _schedule(self, snap: Snapshot) -> list[Any]:
         now = snap.now
         hosts = snap.hosts
         stateful = self._stateful
