@@ -84,6 +84,7 @@ def partitioning_violations(
     min_interval: float,
     long_threshold: float | None = None,
     credit: pd.Series | None = None,
+    trials: set[int] | None = None,
     limit: int = 5,
 ) -> list[str]:
     """What breaks the EQspatial-MinInterval invariants in a run (empty when nothing does).
@@ -99,7 +100,16 @@ def partitioning_violations(
       jobs, and a capped job never above an uncapped one + 1), and if one is
       below its request the host has no idle processor.  Instants when a host
       holds a preempted job or a trial run (immediate service) are skipped.
+
+    ``credit`` (catch-up credit by job id) and ``trials`` (ids of jobs given an
+    immediate-service trial, whose first segment is the trial) default to the
+    ``catchup_credit`` and ``immediate_service`` columns of ``jobs`` when it
+    has them (EQspatial runs do).
     """
+    if credit is None and "catchup_credit" in jobs:
+        credit = jobs.set_index("job_id")["catchup_credit"]
+    if trials is None and "immediate_service" in jobs:
+        trials = set(jobs.loc[jobs["immediate_service"] > 0, "job_id"].astype(int))
     problems: list[str] = []
     for host, times in resize_times(segments).items():
         gaps = np.diff(np.asarray(times))
@@ -118,7 +128,7 @@ def partitioning_violations(
         )
     if min_interval == 0:
         problems.extend(
-            _equipartition_violations(jobs, segments, machine, long_threshold, credit, limit)
+            _equipartition_violations(jobs, segments, machine, long_threshold, credit, trials, limit)
         )
     return problems
 
@@ -129,6 +139,7 @@ def _equipartition_violations(
     machine: MachineSpec,
     long_threshold: float | None,
     credit: pd.Series | None,
+    trials: set[int] | None,
     limit: int,
 ) -> list[str]:
     req = dict(zip(jobs["job_id"].astype(int), jobs["procs"].astype(int), strict=True))
@@ -139,10 +150,12 @@ def _equipartition_violations(
     trial: dict[int, tuple[float, float]] = {}
     first: dict[int, float] = {}
     caught_up: dict[int, float] = {}
+    trials = trials or set()
     for jid, segs in by_job.items():
-        real = segs[restarts.get(jid, 0):] if restarts.get(jid, 0) else segs
-        if restarts.get(jid, 0) and segs:
+        tried = jid in trials or restarts.get(jid, 0) > 0
+        if tried and segs:
             trial[jid] = (segs[0][0], segs[0][1])
+        real = segs[1:] if tried else segs
         if not real:
             continue
         first[jid] = real[0][0]

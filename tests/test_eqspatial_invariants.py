@@ -50,7 +50,6 @@ def check(result, jobs, min_interval, long=None):
         MACHINE,
         min_interval=min_interval,
         long_threshold=long,
-        credit=result.jobs.set_index("job_id")["catchup_credit"],
     )
     return found
 

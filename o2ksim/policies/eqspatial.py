@@ -12,10 +12,12 @@ than a job requested, with linear slowdown on fewer processors (the engine's
 2. places new (and, after a departure, waiting) jobs in submission order, each
    on the host with enough free memory and the largest ratio processors /
    requested processors (:func:`~o2ksim.policies.equipartition.choose_host`);
-   a job no host can take waits in the queue, earning catch-up credit (the
-   immediate service of T§3.2.2 for it is the integration point with the
-   preemptive immediate-service work, see ``_no_host``);
-3. repartitions each host that needs it, if MinInterval allows
+   a job no host can take gets the preemptive immediate service of T§3.2.2
+   (a quantum on its requested processors with the initial memory, through
+   :mod:`o2ksim.policies.immediate`) and, if it does not finish in it, waits
+   in the queue for memory, earning catch-up credit;
+3. repartitions each host that needs it, if MinInterval allows and no trial
+   run is using (or owes back) processors there
    (:func:`~o2ksim.policies.equipartition.host_allocation`: shrinks first, then
    starts, then grows, so the engine never sees an over-commit); a host that
    may not repartition yet lets newly placed jobs run on its free processors
@@ -32,7 +34,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from o2ksim.engine.decisions import Resize, Start, WakeAt
@@ -40,6 +42,7 @@ from o2ksim.engine.snapshot import HostView, Snapshot
 from o2ksim.errors import O2KSimError
 from o2ksim.explain import clock
 from o2ksim.jobs import Job, JobState
+from o2ksim.policies import immediate
 from o2ksim.policies.base import POLICIES, Param, Policy
 from o2ksim.policies.equipartition import (
     CreditLedger,
@@ -113,6 +116,14 @@ class EQSpatial(Policy):
             check=lambda v: _check_duration(v, positive=True),
             check_help="must be a positive duration (seconds, or e.g. '50h')",
         ),
+        # the immediate service of T§3.2.2 for jobs no host has the memory for (T§3.2.3)
+        **immediate.PARAMS,
+        "immediate_service": replace(
+            immediate.PARAMS["immediate_service"],
+            default="preemptive",
+            help="immediate service for a job no host has the memory for (T§3.2.3 -> T§3.2.2): "
+            "preemptive | soon (free processors only) | off (it just waits)",
+        ),
     }
 
     def __init__(self, name: str | None = None, **params: Any) -> None:
@@ -121,6 +132,7 @@ class EQSpatial(Policy):
         self.min_interval = parse_duration(p["min_interval"])
         t = p["long_job_threshold"]
         self.long_threshold: float | None = None if t is None else parse_duration(t)
+        self.trial_settings = immediate.TrialSettings.from_params(p)
         self._reset()
 
     def _reset(self) -> None:
@@ -136,24 +148,38 @@ class EQSpatial(Policy):
         self._total_procs = 0
         self.credits: dict[int, float] = {}  # every job's catch-up credit, for the output
         self._notes: dict[int, str] = {}  # placement reasons, for the decision log (explain)
+        self._trials = immediate.TrialBook()
+        self._trial_host: dict[int, str] = {}  # trial in progress -> its host
+        self._awaiting_trial: dict[int, Job] = {}  # no host, no trial possible yet
+        self._trial_wakes: set[float] = set()
         self.counters: Counter[str] = Counter()
+        self._blocked: set[str] = set()
+        self._settling = set()
+        self._trial_free_cache = None
+        self._job_counts: dict[str, set[int]] = {
+            "placed_on_arrival": set(), "waited": set(), "catchups": set(), "long_jobs": set(),
+            "started_on_free": set(),
+        }  # fmt: skip
 
     def bind(self, machine, rng=None) -> None:  # type: ignore[no-untyped-def]
         super().bind(machine, rng)
         self._reset()
         self._hosts = {h.name: _Host(h.name, h.procs) for h in machine.hosts}
         self._total_procs = machine.total_procs
-        for key in ("repartitions", "resizes", "placed_on_arrival", "waited", "catchups",
-                    "long_jobs", "started_on_free"):  # fmt: skip
-            self.counters[key] = 0
+        self.counters["repartitions"] = 0
+        self.counters["resizes"] = 0
 
     # ------------------------------------------------------------------------------ the pass
     def schedule(self, snap: Snapshot) -> list[Any]:
         now = snap.now
         out: list[Any] = []
+        self._trial_free_cache: dict[str, list[float]] | None = None
+        self._settling: set[str] = set()  # hosts whose victims resume in this pass
         self._ledger.accrue(now)
         for job in snap.departed:
             self._forget(job)
+        if self._trials.running or self._trials.to_resume:
+            self._end_trials(snap, out)
         for timer in snap.timers:
             if timer.tag.startswith("repartition") and timer.host in self._hosts:
                 h = self._hosts[timer.host]
@@ -161,6 +187,9 @@ class EQSpatial(Policy):
                     h.timer = None
         self._deadlines(now)
         self._place(snap, out)
+        if self._awaiting_trial:
+            self._retry_trials(snap, out)
+        self._blocked = self._blocked_hosts()
         for h in self._hosts.values():
             if h.dirty or h.pending:
                 self._resolve(h, snap.host_by_name[h.name], snap, out)
@@ -171,7 +200,14 @@ class EQSpatial(Policy):
         return out
 
     # ------------------------------------------------------------------------------ bookkeeping
+    def _count(self, what: str, job_id: int) -> None:
+        self._job_counts[what].add(job_id)
+
     def _forget(self, job: Job) -> None:
+        if job.state.terminal and job.id in self._waiting:  # finished in its trial run
+            del self._waiting[job.id]
+            self._ledger.stop(job.id)
+            self._ledger.credit.pop(job.id, None)
         name = self._where.pop(job.id, None)
         if name is None:
             return
@@ -207,7 +243,7 @@ class EQSpatial(Policy):
             if name is None:
                 continue
             self._long.add(job_id)
-            self.counters["long_jobs"] += 1
+            self._count("long_jobs", job_id)
             self._hosts[name].touch(f"J{job_id} has run {self.long_threshold / 3600:g} h")
 
     def _requests_in_system(self) -> list[int]:
@@ -222,7 +258,7 @@ class EQSpatial(Policy):
         retry = bool(snap.departed) and bool(self._waiting)
         if not new and not retry:
             return
-        candidates = list(self._waiting.values()) if retry else []
+        candidates = [j for j in self._waiting.values() if j.state is JobState.QUEUED] if retry else []
         candidates.extend(j for j in new if j.id not in self._waiting)
         candidates.sort(key=lambda j: (j.spec.submit, j.id))
         loads = [self._load(h, snap.host_by_name[h.name]) for h in self._hosts.values()]
@@ -232,6 +268,7 @@ class EQSpatial(Policy):
                 if job.id not in self._waiting:
                     self._no_host(job, snap, out)
                 continue
+            self._awaiting_trial.pop(job.id, None)
             self._put(job, self._hosts[best.name], snap, loads)
             # keep this pass's loads current for the next job
             best.free_mem -= job.mem
@@ -264,11 +301,11 @@ class EQSpatial(Policy):
             self._credit[job.id] = credit
             self.credits[job.id] = credit
             h.catchup_procs += job.procs
-            self.counters["catchups"] += 1
+            self._count("catchups", job.id)
         else:
             h.requested += job.procs
         if not waited:
-            self.counters["placed_on_arrival"] += 1
+            self._count("placed_on_arrival", job.id)
         if snap.explain:
             ratios = ", ".join(
                 f"{x.name} {x.procs}/({x.requested}+{job.procs})="
@@ -283,23 +320,103 @@ class EQSpatial(Policy):
         h.touch(f"J{job.id} placed")
 
     def _no_host(self, job: Job, snap: Snapshot, out: list[Any]) -> None:
-        """No host has the memory (or a processor) for ``job``: it waits and earns catch-up credit.
+        """No host has the memory (or a processor) for ``job``: immediate service, then wait.
 
-        INTEGRATION POINT (issue-10): T§3.2.3 gives such a job the preemptive
-        immediate service of T§3.2.2 first (one quantum on its requested
-        processors with the initial memory; killed and queued if it does not
-        finish).  That trial mechanism is built by the immediate-service work;
-        until it is merged the job only waits.
+        T§3.2.3: the job gets the immediate service of T§3.2.2 -- a quantum on
+        its requested processors with the initial memory, on free processors or
+        by preempting eligible jobs' processors (:mod:`o2ksim.policies.immediate`);
+        if it does not finish there it is killed and waits in the queue for
+        memory.  While it waits it earns catch-up credit.
         """
         self._waiting[job.id] = job
         self._ledger.wait(job.id, job.procs)
-        self.counters["waited"] += 1
+        self._count("waited", job.id)
+        trial = self.trial_settings.mode != "off" and job.id not in self._trials.given
+        if trial and not self._try_trial(job, snap, out):
+            self._awaiting_trial[job.id] = job
+
+    def _trial_free(self, snap: Snapshot) -> dict[str, list[float]]:
+        """Processors and memory a trial may use on each host (promised memory deducted)."""
+        owed = {}
+        for host, victims in self._trials.to_resume.items():
+            owed[host] = sum(v.resume_procs for v in victims)
+        free = {}
+        for view in snap.hosts:
+            h = self._hosts[view.name]
+            free[view.name] = [view.free_procs - owed.get(view.name, 0), view.free_mem - h.pending_mem]
+        return free
+
+    def _try_trial(self, job: Job, snap: Snapshot, out: list[Any]) -> bool:
+        if self._trial_free_cache is None:
+            self._trial_free_cache = self._trial_free(snap)
+        free = self._trial_free_cache
+        busy = {h for h in self._blocked_hosts()}
+        hosts = [v for v in snap.hosts if v.name not in busy]  # one trial per host at a time
+        settings = self.trial_settings
+        plan = immediate.plan_trial(job, hosts, free, snap.now, settings,
+                                    preempt=settings.preemptive, protected=set(self._trials.running))  # fmt: skip
+        if plan is None:
+            return False
+        f = free[plan.host]
+        f[0] += sum(v.alloc_procs for v in plan.victims) - job.procs
+        f[1] -= plan.mem
+        self._trials.start(plan)
+        self._trial_host[job.id] = plan.host
+        out.extend(immediate.trial_decisions(plan, settings, snap.now))
+        return True
+
+    def _retry_trials(self, snap: Snapshot, out: list[Any]) -> None:
+        for job_id, job in list(self._awaiting_trial.items()):
+            if job.state is not JobState.QUEUED or job_id not in self._waiting or self._try_trial(job, snap, out):
+                del self._awaiting_trial[job_id]
+        if self._awaiting_trial and self.trial_settings.preemptive:
+            self._next_eligibility(snap, out)
+
+    def _next_eligibility(self, snap: Snapshot, out: list[Any]) -> None:
+        """A pass when the next running job becomes eligible for preemption (T§3.4's extra event)."""
+        now = snap.now
+        t = self.trial_settings.eligible_after
+        soonest = math.inf
+        for view in snap.hosts:
+            for v in view.running:
+                at = v.last_start + t
+                if now < at < soonest and v.predicted_end(now) - at > t:
+                    soonest = at
+        self._trial_wakes = {w for w in self._trial_wakes if w > now}
+        if soonest < math.inf and soonest not in self._trial_wakes:
+            self._trial_wakes.add(soonest)
+            out.append(WakeAt(soonest, tag="immediate service: a running job becomes eligible for preemption"))
+
+    def _blocked_hosts(self) -> set[str]:
+        """Hosts where a trial runs or preempted victims are owed their processors."""
+        hosts = set(self._trial_host.values())
+        hosts.update(self._trials.to_resume)
+        hosts.update(self._settling)
+        return hosts
+
+    def _end_trials(self, snap: Snapshot, out: list[Any]) -> None:
+        """Victims of trials that ended get their processors back; their host repartitions after."""
+        book = self._trials
+        book.ended(snap.departed)
+        hosts = set(book.to_resume)
+        for job_id in [j for j in self._trial_host if j not in book.running]:
+            hosts.add(self._trial_host.pop(job_id))
+        free = {v.name: [v.free_procs, v.free_mem] for v in snap.hosts}
+        resumes, _ = book.resume(free)
+        out.extend(resumes)
+        self._settling = hosts
+        for name in hosts:
+            h = self._hosts.get(name)
+            if h is not None and name not in book.to_resume and (h.dirty or h.pending):
+                # the victims are back on their processors, but this snapshot predates
+                # that: repartition in a new pass at this instant
+                out.append(WakeAt(snap.now, name, "repartition: a trial run ended"))
 
     # ------------------------------------------------------------------------------ repartitioning
     def _resolve(self, h: _Host, view: HostView, snap: Snapshot, out: list[Any]) -> None:
         now = snap.now
-        if view.preempted:
-            return  # a trial run holds processors of preempted jobs: wait until they are back
+        if view.preempted or h.name in self._blocked:
+            return  # a trial run holds processors (maybe of preempted jobs): wait until it ends
         if h.dirty and self._clock.can(h.name, now):
             self._repartition(h, view, snap, out)
             return
@@ -395,7 +512,7 @@ class EQSpatial(Policy):
         for job, n in zip(jobs, shares, strict=True):
             if n > 0:
                 self._start(h, job, n, snap.now, out, note)
-                self.counters["started_on_free"] += 1
+                self._count("started_on_free", job.id)
 
     def _start(self, h: _Host, job: Job, procs: int, now: float, out: list[Any], note: str) -> None:
         del h.pending[job.id]
@@ -420,13 +537,28 @@ class EQSpatial(Policy):
             out.append(WakeAt(when, h.name, "caught up"))
 
     # ------------------------------------------------------------------------------ output
-    def summary_counters(self) -> dict[str, int]:
-        """Counters for ``summary.json``: repartitionings, policy resizes, placements, catch-ups."""
-        return {k: int(v) for k, v in self.counters.items() if k != "resizes"}
+    def summary_counts(self, ids: set[int] | None = None) -> dict[str, int]:
+        """Counters for ``summary.json``.
+
+        ``repartitions`` is per run (every host, warm-up included); the others
+        count jobs among ``ids`` (the analysed jobs, or all): placed on
+        arrival, waited for memory, caught up, ran past the long-job threshold,
+        started on free processors of a host that could not repartition yet,
+        and the immediate-service counters of :mod:`o2ksim.policies.immediate`.
+        """
+        out = {"repartitions": int(self.counters["repartitions"])}
+        for key, jobs in self._job_counts.items():
+            out[key] = len(jobs if ids is None else jobs & ids)
+        out.update(self._trials.counts(ids))
+        return out
 
     def job_columns(self) -> dict[str, dict[int, float]]:
-        """Per-job output columns: ``catchup_credit`` (processor-seconds earned while waiting)."""
-        return {"catchup_credit": dict(self.credits)}
+        """Per-job output columns: ``catchup_credit`` (processor-seconds earned while waiting)
+        and ``immediate_service`` (1 for a job given a trial run, whose first segment it is)."""
+        return {
+            "catchup_credit": dict(self.credits),
+            "immediate_service": dict.fromkeys(self._trials.given, 1),
+        }
 
 
 POLICIES.register(EQSpatial)
