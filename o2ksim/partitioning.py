@@ -207,3 +207,45 @@ def _equipartition_violations(
             if len(problems) >= limit:
                 return problems
     return problems
+
+
+DEMAND_RANGES = ("<= P", "P+1 - 2P", "2P+1 - 3P", "> 3P")
+
+
+def host_demand(
+    jobs: pd.DataFrame, segments: pd.DataFrame, machine: MachineSpec, span: tuple[float, float] | None = None
+) -> pd.DataFrame:
+    """T§6.1.2, Table 14: fraction of time each host's jobs request <= P, P+1-2P, 2P+1-3P, > 3P processors.
+
+    ``P`` is the host's processors; a job counts on its host from its first
+    segment there to its last (its requested processors, however many it
+    holds).  ``span`` defaults to the analysed window (first analysed submit
+    to last analysed end).  One row per host: host, procs, and the four
+    fractions.
+    """
+    if span is None:
+        a = jobs.loc[jobs["analysed"]] if "analysed" in jobs else jobs
+        span = (float(a["submit"].min()), float(a["end"].max()))
+    t0, t1 = span
+    req = dict(zip(jobs["job_id"].astype(int), jobs["procs"].astype(int), strict=True))
+    life = segments.groupby(["job_id", "host"]).agg(start=("start", "min"), end=("end", "max")).reset_index()
+    rows = []
+    for host in machine.hosts:
+        part = life.loc[life["host"] == host.name]
+        start = np.clip(part["start"].to_numpy(float), t0, t1)
+        end = np.clip(part["end"].to_numpy(float), t0, t1)
+        p = part["job_id"].map(req).to_numpy(float)
+        times = np.concatenate([start, end, [t0, t1]])
+        delta = np.concatenate([p, -p, [0.0, 0.0]])
+        order = np.lexsort((delta, times))
+        times, level = times[order], np.cumsum(delta[order])
+        dur = np.diff(times)
+        demand = level[:-1]
+        total = max(t1 - t0, 1e-12)
+        bounds = [host.procs, 2 * host.procs, 3 * host.procs]
+        cls = np.searchsorted(np.asarray(bounds, float), demand, side="left")
+        row = {"host": host.name, "procs": host.procs}
+        for i, name in enumerate(DEMAND_RANGES):
+            row[name] = float(dur[cls == i].sum() / total)
+        rows.append(row)
+    return pd.DataFrame(rows)

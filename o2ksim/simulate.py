@@ -227,7 +227,7 @@ def simulate(
     if window is not None:
         span = (window.start, window.end)
     summ = metrics.summary(jobs, segments, mach.total_procs, span)
-    summ["resizes"] = int(jobs["resizes"].sum())
+    summ["resizes"] = int(jobs.loc[jobs["analysed"], "resizes"].sum() if "analysed" in jobs else jobs["resizes"].sum())
     counts = getattr(pol, "summary_counts", None)
     if counts is not None:
         summ.update(counts(None if analysed is None else set(analysed.tolist())))

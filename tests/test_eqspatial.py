@@ -314,3 +314,76 @@ def test_explain_shows_each_repartitioning_with_its_reason():
     assert result.summary["immediate_service_preempting"] == 1
     assert result.summary["repartitions"] == 8
     assert resize_times(result.segments)["a"] == [120.0, 420.0, 1500.0, 2220.0, 2660.0, 2960.0]
+
+
+def test_host_demand_table_by_hand():
+    import pandas as pd
+
+    from o2ksim.partitioning import host_demand
+
+    jobs = pd.DataFrame({"job_id": [1, 2, 3], "procs": [8, 8, 9], "submit": [0.0] * 3,
+                         "end": [100.0, 50.0, 25.0]})  # fmt: skip
+    seg = pd.DataFrame({"job_id": [1, 1, 2, 3], "host": ["h"] * 4, "start": [0.0, 10.0, 0.0, 0.0],
+                        "end": [10.0, 100.0, 50.0, 25.0], "procs": [4, 8, 4, 1]})  # fmt: skip
+    # 0-25: 8+8+9 = 25 > 3*8 -> "> 3P"; 25-50: 16 -> "P+1 - 2P"; 50-100: 8 -> "<= P"
+    row = host_demand(jobs, seg, one_host(8)).iloc[0]
+    assert (row["<= P"], row["P+1 - 2P"], row["2P+1 - 3P"], row["> 3P"]) == (0.5, 0.25, 0.0, 0.25)
+
+
+def test_parameters_from_the_cli_and_a_scenario(tmp_path):
+    import json
+
+    from o2ksim.cli import main
+
+    swf = tmp_path / "t.swf"
+    # three jobs on one 8-processor host: THREE above, as SWF lines (submit, run, procs, req)
+    swf.write_text(
+        "; MaxProcs: 8\n"
+        "1 0 -1 100 8 -1 -1 8 100 -1 1 -1 -1 -1 -1 -1 -1 -1\n"
+        "2 10 -1 100 8 -1 -1 8 100 -1 1 -1 -1 -1 -1 -1 -1 -1\n"
+        "3 20 -1 30 2 -1 -1 2 30 -1 1 -1 -1 -1 -1 -1 -1 -1\n"
+    )
+    out = tmp_path / "out"
+    code = main(["run", "--trace", str(swf), "--policy", "eqspatial-5m", "--set", "min_interval=60",
+                 "--out", str(out), "-q"])  # fmt: skip
+    assert code == 0
+    summary = json.loads((out / "summary.json").read_text())
+    # as test_min_interval_delays_repartitioning...: repartitionings at 10, 70, 130, 205
+    assert summary["repartitions"] == 4 and summary["resizes"] == 6
+    import pandas as pd
+
+    jobs = pd.read_csv(out / "jobs.csv")
+    assert jobs.set_index("job_id").end.to_dict() == pytest.approx({1: 205.0, 2: 215.0, 3: 100.0})
+    assert {"mean_procs", "proc_seconds", "catchup_credit", "immediate_service"} <= set(jobs.columns)
+
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(
+        'name = "s"\ndescription = "d"\nsource = "T§3.2.3"\n'
+        '[machine]\nname = "one"\n[[machine.host]]\nname = "h"\nprocs = 8\n'
+        '[[policy]]\nname = "eqspatial-5m"\nparams = { min_interval = "1m" }\n'
+        "[workload]\njob = [\n"
+        '  { id = 1, submit = 0, procs = 8, runtime = 100 },\n'
+        '  { id = 2, submit = 10, procs = 8, runtime = 100 },\n'
+        '  { id = 3, submit = 20, procs = 2, runtime = 30 },\n]\n'
+    )
+    from o2ksim.explain import explain
+
+    result, _ = explain(scenario)
+    assert dict(zip(result.jobs.job_id, result.jobs.end, strict=True)) == pytest.approx(
+        {1: 205.0, 2: 215.0, 3: 100.0}
+    )
+
+
+def test_report_partitioning_view():
+    from o2ksim.report.partitioning_view import partitioning_table, section
+
+    r = run(THREE, one_host(8), min_interval=0)
+    table = partitioning_table({"EQ": [r.jobs]})
+    row = table.iloc[0]
+    # J1, J2 resized 3 times each, J3 never; shares 800/197.5/8 = 0.506 (twice) and 1
+    assert row["jobs"] == 3 and row["resized jobs (%)"] == pytest.approx(200 / 3)
+    assert row["resizes per resized job"] == 3
+    assert row["mean share of request"] == pytest.approx((800 / 197.5 / 8 + 800 / 197.5 / 8 + 1) / 3)
+    assert "Dynamic partitioning" in section(table, lambda df: df.to_html())
+    plain = simulate(THREE, machine=one_host(8), policy="fcfs-backfill")
+    assert partitioning_table({"bf": [plain.jobs]}).empty

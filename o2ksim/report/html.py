@@ -31,7 +31,7 @@ from typing import Any
 
 import pandas as pd
 
-from o2ksim.report import data
+from o2ksim.report import data, partitioning_view
 from o2ksim.sweep import Results, load_results
 
 MAX_PANELS = 6
@@ -57,6 +57,7 @@ class Gathered:
     window: tuple[float, float] | None
     notes: list[str] = field(default_factory=list)
     lsf_classes: pd.DataFrame = field(default_factory=pd.DataFrame)
+    partitioning: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def _level(v: Any) -> str:
@@ -127,6 +128,7 @@ def gather(results: Results, max_panels: int = MAX_PANELS) -> Gathered:
         window=window,
         notes=notes,
         lsf_classes=lsf_classes,
+        partitioning=partitioning_view.partitioning_table(by_policy),
     )
 
 
@@ -497,6 +499,7 @@ def build_page(results: Results, g: Gathered, figs: dict[str, Path]) -> str:
         )
         parts.append(_html_table(g.lsf_classes, cls="lsf"))
 
+    parts.append(partitioning_view.section(g.partitioning, _html_table))
     parts.append("<h2 id='runs'>Runs</h2>")
     parts.append(_html_table(runs_table(results), cls="runs"))
     failed = results.table.loc[results.table["status"] == "failed", "run_id"]
