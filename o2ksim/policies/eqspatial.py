@@ -522,7 +522,7 @@ class EQSpatial(Policy):
             note = f"{placed}; {note}" if note else placed
         out.append(Start(job, h.name, procs=procs, note=note))
         threshold = self.long_threshold
-        if threshold is not None and math.isnan(job.first_start):
+        if threshold is not None:  # its real start (a trial run before it does not count)
             self._long_due.set(job.id, now + threshold)
             out.append(WakeAt(now + threshold, h.name, "long-running"))
         self._catchup_timer(h, job, procs, now, out)
