@@ -27,7 +27,7 @@ from typing import Any
 
 from o2ksim.engine.decisions import Kill, Preempt, Reject, Reserve, Resize, Resume, Start, WakeAt
 from o2ksim.engine.monitor import Observer
-from o2ksim.jobs import Job
+from o2ksim.jobs import Job, JobState
 from o2ksim.machine import MachineSpec
 
 
@@ -114,6 +114,10 @@ class DecisionLog(Observer):
         old = self._held.pop(job.id, None)
         if old is not None:
             self._free[old[0]] += old[1]
+        if job.state is JobState.QUEUED:  # a trial run that did not finish (T§3.2.2)
+            self._add(now, "requeued", job.id, "trial run over without finishing (in time or "
+                      "in its trial memory): waits in the queue as a full job", old and old[0])
+            self._waiting[job.id] = job
 
     def on_end(self, job: Job, now: float) -> None:
         self._waiting.pop(job.id, None)
@@ -142,7 +146,7 @@ class DecisionLog(Observer):
             why = self._backfill_reason(d, now)
             if why:
                 text += f"; {why}"
-            held = self._last_res.get(d.job.id)
+            held = self._last_res.get(d.job.id) if d.on_limit != "requeue" else None
             if held is not None and held[1] > now:
                 text += (f"; earlier than its reservation ({clock(held[1])}): running jobs ended "
                          "before their requested times and the reservation slid")  # fmt: skip

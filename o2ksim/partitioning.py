@@ -20,6 +20,8 @@ from __future__ import annotations
 import itertools
 import math
 from collections import defaultdict
+from collections.abc import Mapping
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
@@ -27,6 +29,15 @@ import pandas as pd
 from o2ksim.machine import MachineSpec
 
 TOLERANCE = 1e-6  # seconds
+
+
+@runtime_checkable
+class JobColumns(Protocol):
+    """A policy that adds per-job columns to ``jobs.csv`` (e.g. EQspatial's ``catchup_credit``)."""
+
+    def job_columns(self) -> Mapping[str, Mapping[int, float]]:
+        """Column name -> {job id: value}; jobs not listed get 0."""
+        ...
 
 
 def allocation_columns(jobs: pd.DataFrame, segments: pd.DataFrame) -> pd.DataFrame:

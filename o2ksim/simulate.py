@@ -26,14 +26,17 @@ import numpy as np
 import pandas as pd
 
 from o2ksim import __version__, metrics
+from o2ksim.engine.contract import PolicyProtocol, RunSettings
 from o2ksim.engine.core import RunStats, Simulation
 from o2ksim.engine.monitor import Observer, jobs_table
 from o2ksim.errors import O2KSimError
 from o2ksim.jobs import JobSpec
 from o2ksim.machine import MachineSpec, load_machine, machine_from_header
-from o2ksim.partitioning import allocation_columns
+from o2ksim.partitioning import JobColumns, allocation_columns
 from o2ksim.policies import Policy, make_policy
+from o2ksim.policies.immediate import SummaryCounts
 from o2ksim.workloads.convert import specs_from_frame
+from o2ksim.workloads.cooldown import cooldown_measures
 from o2ksim.workloads.transforms import Window, apply_estimates, select_window
 
 
@@ -125,7 +128,7 @@ def load_workload(source: Any, *, lenient: bool = False, strict_order: bool = Fa
 def simulate(
     workload: Any,
     machine: MachineSpec | str | os.PathLike[str] | None = None,
-    policy: Policy | str = "fcfs-backfill",
+    policy: PolicyProtocol | str = "fcfs-backfill",
     *,
     policy_params: dict[str, Any] | None = None,
     window: Window | None = None,
@@ -144,12 +147,15 @@ def simulate(
     with the SWF columns, or a list of :class:`~o2ksim.jobs.JobSpec`.
     ``machine``: a :class:`MachineSpec`, a name in ``hosts/`` or a TOML path;
     ``None`` derives one host from the trace header (``MaxProcs``).
-    ``policy``: a preset or kind name, or a :class:`Policy` (used as is).
+    ``policy``: a preset or kind name, or a policy object (anything following
+    :class:`~o2ksim.engine.contract.PolicyProtocol`, used as is).
     ``window``: analyse only jobs submitted in the window (with warm-up); the
     run continues until each of them has finished.
     ``estimates``: runtime-estimate scenario (see
     :func:`~o2ksim.workloads.transforms.apply_estimates`).
-    ``kill_overrun``/``overrun_grace``: default to the machine file's options.
+    ``interval``, ``kill_overrun``, ``overrun_grace``: the run settings
+    (:class:`~o2ksim.engine.contract.RunSettings`); the last two default to the
+    machine file's ``[options]``.
     """
     header = None
     source = None
@@ -184,12 +190,12 @@ def simulate(
     elif estimates or window is not None:
         raise O2KSimError("estimates and window need a trace or frame workload, not JobSpecs")
 
-    pol = policy if isinstance(policy, Policy) else make_policy(policy, **(policy_params or {}))
-    if interval is None:
-        interval = getattr(pol, "interval", None)
-    opts = mach.options
-    kill = bool(opts.get("kill_overrun", False)) if kill_overrun is None else kill_overrun
-    grace = float(opts.get("overrun_grace", 0.0)) if overrun_grace is None else overrun_grace
+    pol: PolicyProtocol = (
+        make_policy(os.fspath(policy), **(policy_params or {}))
+        if isinstance(policy, str | os.PathLike)
+        else policy
+    )
+    settings = run_settings(mach, interval, kill_overrun, overrun_grace, explain)
 
     obs = list(observers)
     if progress:
@@ -200,37 +206,33 @@ def simulate(
         mach,
         specs,
         pol,
-        interval=interval,
-        kill_overrun=kill,
-        overrun_grace=grace,
+        settings=settings,
         watch=None if analysed is None else analysed.tolist(),
         observers=obs,
-        explain=explain,
         rng=np.random.default_rng(seed),
     )
     stats = sim.run()
-    stats.extra.update(getattr(pol, "counters", {}) or {})
     for o in obs:
-        close = getattr(o, "close", None)
-        if close:
-            close()
+        o.close()
     jobs = jobs_table(list(sim.jobs.values()))
     jobs = jobs.sort_values(["submit", "job_id"], kind="stable", ignore_index=True)
     if analysed is not None:
         jobs["analysed"] = jobs["job_id"].isin(analysed)
     segments = sim.monitor.segments()
     jobs = allocation_columns(jobs, segments)
-    policy_columns = getattr(pol, "job_columns", None)
-    for col, values in (policy_columns() if policy_columns else {}).items():
-        jobs[col] = jobs["job_id"].map(values).fillna(0.0)
+    if isinstance(pol, JobColumns):  # e.g. EQspatial's catch-up credit
+        for col, values in pol.job_columns().items():
+            jobs[col] = jobs["job_id"].map(values).fillna(0.0)
     span = None
     if window is not None:
         span = (window.start, window.end)
     summ = metrics.summary(jobs, segments, mach.total_procs, span)
     summ["resizes"] = int(jobs.loc[jobs["analysed"], "resizes"].sum() if "analysed" in jobs else jobs["resizes"].sum())
-    counts = getattr(pol, "summary_counts", None)
-    if counts is not None:
-        summ.update(counts(None if analysed is None else set(analysed.tolist())))
+    if window is not None and frame is not None:  # the protocol's cool-down (T§3.4)
+        last_submit = float(frame["submit"].max())
+        summ.update(cooldown_measures(jobs, window.end, last_submit, stats.sim_end))
+    if isinstance(pol, SummaryCounts):  # immediate service: trials among the analysed jobs
+        summ.update(pol.summary_counts(None if analysed is None else set(analysed.tolist())))
     summ["sim_seconds"] = round(stats.wall_seconds, 3)
     config = {
         "workload": str(source) if source else ("frame" if frame is not None else "jobs"),
@@ -238,9 +240,37 @@ def simulate(
         "policy": pol.name,
         "estimates": estimates or "requested",
         "window": None if window is None else [window.start, window.end, window.warmup],
-        "interval": interval,
-        "kill_overrun": kill,
-        "overrun_grace": grace,
+        "interval": settings.interval,
+        "kill_overrun": settings.kill_overrun,
+        "overrun_grace": settings.overrun_grace,
         "seed": seed,
     }
-    return Result(jobs, summ, segments, stats, mach, pol.describe(), config)
+    return Result(jobs, summ, segments, stats, mach, describe_policy(pol), config)
+
+
+def run_settings(
+    machine: MachineSpec,
+    interval: float | None = None,
+    kill_overrun: bool | None = None,
+    overrun_grace: float | None = None,
+    explain: bool = False,
+) -> RunSettings:
+    """The run's settings: the values given, else the machine file's ``[options]``, else off.
+
+    ``interval`` has no machine default; ``kill_overrun`` and ``overrun_grace``
+    default to the machine's ``options`` (SPEC §2: off unless asked for).
+    """
+    opts = machine.options
+    kill = bool(opts.get("kill_overrun", False)) if kill_overrun is None else bool(kill_overrun)
+    grace = float(opts.get("overrun_grace", 0.0)) if overrun_grace is None else float(overrun_grace)
+    try:
+        return RunSettings(interval, kill, grace, explain)
+    except ValueError as exc:
+        raise O2KSimError(str(exc)) from None
+
+
+def describe_policy(policy: PolicyProtocol) -> dict[str, Any]:
+    """The policy's configuration for ``run.json``: ``describe()`` of a :class:`Policy`, else its name."""
+    if isinstance(policy, Policy):
+        return policy.describe()
+    return {"name": policy.name}

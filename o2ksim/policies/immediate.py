@@ -79,10 +79,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from o2ksim.engine.decisions import Preempt, Resume, Start, WakeAt
 from o2ksim.engine.snapshot import HostView, Snapshot
@@ -334,11 +334,22 @@ def trial_decisions(plan: TrialPlan, settings: TrialSettings, now: float) -> lis
     return out
 
 
+@runtime_checkable
+class SummaryCounts(Protocol):
+    """A policy that adds counters over the analysed jobs to ``summary.json``."""
+
+    def summary_counts(self, ids: set[int] | None = None) -> Mapping[str, int]:
+        """Counters over the jobs in ``ids`` (``None``: every job)."""
+        ...
+
+
 class _Borrowed:
     """A preempted job as the backfill pass must see it: holding the processors it will
     take back when the trial that preempted it ends, until its request is served."""
 
-    __slots__ = ("alloc_mem", "alloc_procs", "host", "id", "job", "resume_at", "spec", "state")
+    __slots__ = (
+        "alloc_mem", "alloc_procs", "host", "id", "job", "resume_at", "spec", "state", "time_limit",
+    )  # fmt: skip
 
     def __init__(self, job: Job, resume_at: float) -> None:
         self.job = job
@@ -349,6 +360,7 @@ class _Borrowed:
         self.alloc_procs = job.resume_procs
         self.alloc_mem = job.alloc_mem
         self.resume_at = resume_at
+        self.time_limit = math.inf
 
     @property
     def last_start(self) -> float:
@@ -514,13 +526,21 @@ class ImmediateService:
             f[1] -= plan.mem
             book.start(plan)
             protected.add(job_id)
+            protected.update(v.id for v in plan.victims)  # still "running" in this snapshot
             decisions.extend(trial_decisions(plan, self.settings, now))
         if self._awaiting and self.settings.preemptive:
-            decisions.extend(self._next_eligibility(snap, protected))
+            fresh = [d.job for d in inner_decisions if isinstance(d, Start)]
+            decisions.extend(self._next_eligibility(snap, protected, fresh))
         return decisions
 
-    def _next_eligibility(self, snap: Snapshot, protected: set[int]) -> list[WakeAt]:
-        """A pass when the next running job becomes eligible for preemption (T§3.4)."""
+    def _next_eligibility(
+        self, snap: Snapshot, protected: set[int], fresh: Sequence[Job]
+    ) -> list[WakeAt]:
+        """A pass when the next running job becomes eligible for preemption (T§3.4).
+
+        ``fresh`` are the jobs started as full jobs in this pass (not yet running
+        in the snapshot): they become eligible ``t`` from now.
+        """
         now = snap.now
         t = self.settings.eligible_after
         soonest = math.inf
@@ -529,8 +549,10 @@ class ImmediateService:
                 at = v.last_start + t
                 if now < at < soonest and v.id not in protected and v.predicted_end(now) - at > t:
                     soonest = at
+        if any(j.spec.req_time > 2 * t for j in fresh) and now + t < soonest:
+            soonest = now + t
         self._wakes = {w for w in self._wakes if w > now}
-        if soonest == math.inf or soonest in self._wakes:
+        if not now < soonest < math.inf or soonest in self._wakes:
             return []
         self._wakes.add(soonest)
         return [WakeAt(soonest, tag="immediate service: a running job becomes eligible for preemption")]
@@ -567,6 +589,7 @@ __all__ = [
     "MODES",
     "PARAMS",
     "ImmediateService",
+    "SummaryCounts",
     "TrialBook",
     "TrialPlan",
     "TrialSettings",
