@@ -7,12 +7,15 @@ Usage::
 
 Each seed is one synthetic O2K month (``generate("o2k", span=37 d, seed=s)``) on
 ``hosts/o2k.toml`` with the thesis's protocol (T§3.4): a week of warm-up, 30
-days analysed, the run continuing until every month job has finished.  The
-policies:
+days analysed, the run continuing until every month job has finished, with
+arrivals going on after the month (one 30-day cool-down chunk,
+:func:`o2ksim.workloads.cooldown.append_tail`, the same for every policy).
+The policies:
 
 * ``eqspatial-0m``, ``eqspatial-5m``, ``eqspatial-5m-50hr`` (T§3.2.3, §6.1);
-* ``lxfw-backfill`` with ``immediate_service = "preemptive"`` (1-minute
-  quantum, 1 GB, t = 10 min: T§3.2.2, §5.5) -- the baseline of Figs. 69-72;
+* ``lxfw-backfill-immediate``: LXF&W-backfill with the preemptive 1-minute
+  immediate service (1 GB, t = 10 min: T§3.2.2, §5.5) -- the baseline of
+  Figs. 69-72;
 * plain ``lxfw-backfill``, only as the speed reference (the issue's bound:
   an O2K month under eqspatial-5m in < 3x the time of lxfw-backfill).
 
@@ -40,6 +43,7 @@ from o2ksim.machine import load_machine
 from o2ksim.metrics import by_runtime_group
 from o2ksim.partitioning import host_demand
 from o2ksim.report.data import size_groups
+from o2ksim.workloads.cooldown import append_tail, cooldown_chunk
 from o2ksim.workloads.models import generate
 from o2ksim.workloads.transforms import Window
 
@@ -49,7 +53,7 @@ POLICIES = {
     "EQspatial-0m": ("eqspatial-0m", {}),
     "EQspatial-5m": ("eqspatial-5m", {}),
     "EQspatial-5m/>50hr": ("eqspatial-5m-50hr", {}),
-    "LXF&W-bf+IS": ("lxfw-backfill", {"immediate_service": "preemptive"}),
+    "LXF&W-bf+IS": ("lxfw-backfill-immediate", {}),
     "LXF&W-bf (speed ref.)": ("lxfw-backfill", {}),
 }
 
@@ -85,6 +89,7 @@ def one(trace, window, machine, label: str) -> dict:
         "is_jobs": s.get("immediate_service_jobs", 0),
         "is_completed": s.get("immediate_service_completed", 0),
         "wall_s": wall,
+        "cooldown_short": bool(s.get("cooldown_short", False)),
     }
     extra = {
         "runtime": by_runtime_group(r.jobs)[["upper_min", "jobs", "mean_wait", "p95_wait", "max_wait", "runtime_at_max"]],
@@ -121,6 +126,8 @@ def main() -> None:
     rows, details = [], {}
     for seed in args.seeds:
         trace = generate("o2k", span=args.days * DAY, seed=seed)
+        trace = append_tail(trace, "o2k", after=window.end, seed=seed, chunks=1,
+                            chunk_length=cooldown_chunk(window))  # fmt: skip
         for label in args.policies:
             res = one(trace, window, machine, label)
             res["row"]["seed"] = seed

@@ -552,6 +552,10 @@ class EQSpatial(Policy):
         out.update(self._trials.counts(ids))
         return out
 
+    def stats(self) -> dict[str, float]:
+        """Run counters for ``run.json``: repartitionings and the resizes the policy asked for."""
+        return {k: float(v) for k, v in self.counters.items()}
+
     def job_columns(self) -> dict[str, dict[int, float]]:
         """Per-job output columns: ``catchup_credit`` (processor-seconds earned while waiting)
         and ``immediate_service`` (1 for a job given a trial run, whose first segment it is)."""
