@@ -120,6 +120,16 @@ def register(parser: argparse.ArgumentParser) -> None:
         "preempted (default 10 x quantum)",
     )
     parser.add_argument(
+        "--min-interval",
+        metavar="DURATION",
+        help="EQspatial: minimum time between two repartitionings of a host, e.g. 5m or 0 (T§3.2.3)",
+    )
+    parser.add_argument(
+        "--long-job-threshold",
+        metavar="DURATION",
+        help="EQspatial: jobs running longer keep their full request, e.g. 50h (T§6.1 />50hr)",
+    )
+    parser.add_argument(
         "--set",
         action="append",
         default=[],
@@ -208,7 +218,8 @@ def run(args: argparse.Namespace) -> int:
         params["reservation_kind"] = args.reservation_kind
     if args.sliding is not None:
         params["sliding"] = args.sliding
-    for key in ("immediate_service", "quantum", "initial_memory", "eligible_after"):
+    for key in ("immediate_service", "quantum", "initial_memory", "eligible_after",
+                "min_interval", "long_job_threshold"):  # fmt: skip
         if getattr(args, key) is not None:
             params[key] = getattr(args, key)
     progress = sys.stderr.isatty() if args.progress is None else args.progress
@@ -316,6 +327,9 @@ def format_summary(result) -> str:
             f"{s['immediate_service_completed']} finished in their trial, "
             f"{s['immediate_service_preempting']} preempted someone ({s['preemptions']} preemptions)"
         )
+    if "repartitions" in s:
+        lines.append(f"EQspatial: {s['repartitions']} repartitionings, {s['resizes']} resizes, "
+                     f"{s['placed_on_arrival']} jobs placed on arrival, {s['waited']} waited for memory")  # fmt: skip
     if "cooldown_seconds" in s:
         line = (f"cool-down: arrivals continued {s['cooldown_seconds'] / 86400:.1f} days after the "
                 f"window ({s['cooldown_arrivals']} jobs)")  # fmt: skip
