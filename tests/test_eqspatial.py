@@ -27,6 +27,7 @@ from o2ksim.policies.equipartition import (
     RepartitionClock,
     choose_host,
     equi_level,
+    equi_level_counts,
     equipartition,
     host_allocation,
 )
@@ -88,6 +89,14 @@ def test_equipartition_by_hand():
 @given(procs=st.integers(0, 64), requests=st.lists(st.integers(1, 40), min_size=1, max_size=12))
 def test_equipartition_matches_round_robin(procs, requests):
     assert equipartition(procs, requests) == round_robin(procs, requests)
+    # the level of true equi-allocation, from the list and from counts, gives the round-robin
+    # shares in the limit: sum of min(P, L) = procs whenever the requests do not fit
+    from collections import Counter
+
+    level = equi_level(procs, requests)
+    assert equi_level_counts(procs, Counter(requests)) == pytest.approx(level)
+    if sum(requests) > procs:
+        assert sum(min(r, level) for r in requests) == pytest.approx(procs)
 
 
 def test_equi_level_by_hand():
@@ -135,9 +144,9 @@ def test_choose_host_largest_ratio_among_hosts_with_memory():
 def test_credit_ledger_and_clock_and_deadlines():
     ledger = CreditLedger()
     ledger.wait(7, 4)
-    ledger.set_level(0.0, 4, [4, 4])  # two 4-proc jobs on 4 processors: level 2
+    ledger.set_level(0.0, 4, {4: 2})  # two 4-proc jobs on 4 processors: level 2
     ledger.accrue(10.0)
-    ledger.set_level(10.0, 4, [4, 4, 4])  # a third job: level 4/3
+    ledger.set_level(10.0, 4, {4: 3})  # a third job: level 4/3
     ledger.accrue(13.0)
     assert ledger.stop(7) == pytest.approx(2 * 10 + 4 / 3 * 3)
     clock = RepartitionClock(300)

@@ -144,6 +144,7 @@ class EQSpatial(Policy):
         self._long_due = Deadlines()
         self._ledger = CreditLedger()
         self._waiting: dict[int, Job] = {}  # not placed, waiting for memory
+        self._in_system: Counter[int] = Counter()  # requested processors -> jobs in the system
         self._clock = RepartitionClock(self.min_interval)
         self._total_procs = 0
         self.credits: dict[int, float] = {}  # every job's catch-up credit, for the output
@@ -176,7 +177,12 @@ class EQSpatial(Policy):
         self._trial_free_cache: dict[str, list[float]] | None = None
         self._settling: set[str] = set()  # hosts whose victims resume in this pass
         self._ledger.accrue(now)
+        in_system = self._in_system
+        for job in snap.arrived:
+            in_system[job.procs] += 1
         for job in snap.departed:
+            if job.state.terminal:
+                in_system[job.procs] -= 1
             self._forget(job)
         if self._trials.running or self._trials.to_resume:
             self._end_trials(snap, out)
@@ -187,14 +193,14 @@ class EQSpatial(Policy):
                     h.timer = None
         self._deadlines(now)
         self._place(snap, out)
-        if self._awaiting_trial:
-            self._retry_trials(snap, out)
+        if self._awaiting_trial and (snap.departed or snap.timers):
+            self._retry_trials(snap, out)  # free processors or eligibility may have changed
         self._blocked = self._blocked_hosts()
         for h in self._hosts.values():
             if h.dirty or h.pending:
                 self._resolve(h, snap.host_by_name[h.name], snap, out)
         if self._ledger.waiting:
-            self._ledger.set_level(now, self._total_procs, self._requests_in_system())
+            self._ledger.set_level(now, self._total_procs, self._in_system)
         else:
             self._ledger.since = now
         return out
@@ -246,11 +252,6 @@ class EQSpatial(Policy):
             self._count("long_jobs", job_id)
             self._hosts[name].touch(f"J{job_id} has run {self.long_threshold / 3600:g} h")
 
-    def _requests_in_system(self) -> list[int]:
-        reqs = [j.procs for h in self._hosts.values() for j in h.jobs.values()]
-        reqs.extend(self._ledger.waiting.values())
-        return reqs
-
     # ------------------------------------------------------------------------------ placement
     def _place(self, snap: Snapshot, out: list[Any]) -> None:
         new = [j for j in snap.arrived if j.state is JobState.QUEUED]
@@ -262,8 +263,9 @@ class EQSpatial(Policy):
         candidates.extend(j for j in new if j.id not in self._waiting)
         candidates.sort(key=lambda j: (j.spec.submit, j.id))
         loads = [self._load(h, snap.host_by_name[h.name]) for h in self._hosts.values()]
+        most_mem = max(x.free_mem for x in loads)
         for job in candidates:
-            best = choose_host(loads, job.procs, job.mem)
+            best = None if job.mem > most_mem else choose_host(loads, job.procs, job.mem)
             if best is None:
                 if job.id not in self._waiting:
                     self._no_host(job, snap, out)
@@ -277,6 +279,7 @@ class EQSpatial(Policy):
                 best.procs -= job.procs
             else:
                 best.requested += job.procs
+            most_mem = max(x.free_mem for x in loads)
 
     def _load(self, h: _Host, view: HostView) -> HostLoad:
         return HostLoad(
@@ -334,6 +337,8 @@ class EQSpatial(Policy):
         trial = self.trial_settings.mode != "off" and job.id not in self._trials.given
         if trial and not self._try_trial(job, snap, out):
             self._awaiting_trial[job.id] = job
+            if self.trial_settings.preemptive:
+                self._next_eligibility(snap, out)
 
     def _trial_free(self, snap: Snapshot) -> dict[str, list[float]]:
         """Processors and memory a trial may use on each host (promised memory deducted)."""

@@ -37,6 +37,7 @@ import heapq
 import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 TIME_EPS = 1e-9  # seconds: float slack when comparing timer times with MinInterval bounds
 
@@ -95,8 +96,7 @@ def equipartition(
     return alloc
 
 
-@dataclass(frozen=True, slots=True)
-class HostJob:
+class HostJob(NamedTuple):
     """One job as the host allocation sees it.
 
     ``request``: requested processors; ``privileged``: 0 = shares equally,
@@ -160,6 +160,25 @@ def equi_level(total: float, requests: Iterable[float]) -> float:
         if r * (n - k) > left:
             return left / (n - k)
         left -= r
+    return math.inf
+
+
+def equi_level_counts(total: float, counts: Mapping[int, int]) -> float:
+    """:func:`equi_level` for requests given as {processors: number of jobs} (faster when sizes repeat).
+
+    >>> equi_level_counts(10, {1: 1, 8: 2})
+    4.5
+    """
+    left = float(total)
+    n = sum(counts.values())
+    for r in sorted(counts):
+        k = counts[r]
+        if k <= 0:
+            continue
+        if r * n > left:
+            return left / n
+        left -= r * k
+        n -= k
     return math.inf
 
 
@@ -237,10 +256,10 @@ class CreditLedger:
                 self.credit[job_id] += min(procs, self.level) * dt
         self.since = now
 
-    def set_level(self, now: float, total_procs: float, requests: Iterable[float]) -> None:
-        """The equi-allocation level for the jobs in the system from ``now`` on."""
+    def set_level(self, now: float, total_procs: float, requests: Mapping[int, int]) -> None:
+        """The equi-allocation level from ``now`` on; ``requests``: {processors: jobs in the system}."""
         self.since = now
-        self.level = equi_level(total_procs, requests) if self.waiting else math.inf
+        self.level = equi_level_counts(total_procs, requests) if self.waiting else math.inf
 
 
 class RepartitionClock:
