@@ -913,6 +913,7 @@ def simulate_run(
             lambda _tr, k: build_workload(
                 {**w, "cooldown_chunks": k, "cooldown_chunk": cooldown_chunk(window)}, procs
             ),
+            chunk_length=cooldown_chunk(window),
         )
     else:
         result = run_on(trace)

@@ -103,6 +103,8 @@ def execute_run(run: RunSpec, *, keep_segments: bool = True) -> RunOutcome:
             error = traceback.format_exc()
         return RunOutcome(run.run_id, "failed", {}, time.perf_counter() - t0, error=error)
     summary = {k: result.summary.get(k, math.nan) for k in METRICS}
+    # policy counters (immediate service) and the protocol's cool-down, for the report
+    summary.update((k, v) for k, v in result.summary.items() if k not in summary and k != "sim_seconds")
     info = {
         "machine": result.machine.describe(),
         "total_procs": result.machine.total_procs,

@@ -84,6 +84,14 @@ def test_run_with_cooldown_adds_chunks_until_enough():
     run_with_cooldown(run, None, lambda _t, k: k, max_chunks=2)
     assert calls == [1, 2]
 
+    class Needs:  # the first run says it needed 250 s of arrivals after the window
+        def __init__(self, k):
+            self.summary = {"cooldown_short": k * 100 < 250, "cooldown_needed": 250.0}
+
+    calls.clear()
+    run_with_cooldown(lambda k: calls.append(k) or Needs(k), None, lambda _t, k: k, chunk_length=100)
+    assert calls == [1, 4]  # ceil(250 / 100) + 1 chunks at once, not 2 then 4
+
 
 @pytest.mark.parametrize("policy", ["fcfs-backfill"])
 def test_cli_generated_month_reports_its_cooldown(policy, capsys):

@@ -218,3 +218,22 @@ def test_parameters_and_their_errors():
         make_policy("fcfs-backfill", quantum="-1m")
     assert make_policy("fcfs-backfill").immediate is None
     assert math.isinf(_running(1, 4, 0, 10).time_limit)
+
+
+def test_report_section_counts_the_trials_of_the_scripted_example(tmp_path):
+    from o2ksim.report.html import write_report
+    from o2ksim.report.immediate import immediate_table
+    from o2ksim.scenario import load_scenario
+    from o2ksim.sweep import load_results, run_sweep
+
+    sc = load_scenario("explain-immediate")
+    run_sweep(sc, tmp_path / "res", workers=1)
+    table = immediate_table(load_results(tmp_path / "res")).iloc[0]
+    # 7 arrivals, 2 trials (J6, J7), J6 finished in it, both preempted someone, 3 preemptions
+    assert table["trials (% of arrivals)"] == pytest.approx(200 / 7)
+    assert table["finished in trial (% of trials)"] == 50
+    assert (table["preempting trials"], table["preemptions"]) == (2, 3)
+    # jobs <= 1 min: J2 (20 s), J3 (40 s), J6 (30 s), J7 (30 s) -> waits 0, 0, 0, 4330 s
+    assert table["max wait ≤1 min (h)"] == pytest.approx(4330 / 3600)
+    page = write_report(tmp_path / "res", tmp_path / "report").read_text()
+    assert "Immediate service (thesis §5.5, Figs. 66-67)" in page

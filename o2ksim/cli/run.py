@@ -257,6 +257,7 @@ def run(args: argparse.Namespace) -> int:
                 chunks=k,
                 chunk_length=cooldown_chunk(window),
             ),
+            chunk_length=cooldown_chunk(window),
         )
     result.config["workload"] = source
     if args.out:

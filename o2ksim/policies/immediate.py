@@ -248,6 +248,45 @@ def choose_victims(
     return chosen
 
 
+class VictimLists:
+    """Per host, the jobs eligible for preemption in preemption order, built once per pass.
+
+    :func:`plan_trial` asks for a host's list; it is computed on first use
+    (eligible running jobs by increasing current slowdown, ties by id) and
+    reused for every other job that wants a trial in the same pass.
+    :meth:`remove` drops jobs chosen as victims (or started as trials) so that
+    nobody is preempted twice.
+    """
+
+    def __init__(self, now: float, t: float, protected: Iterable[int] = ()) -> None:
+        self.now = now
+        self.t = t
+        self.removed: set[int] = set(protected)
+        self._lists: dict[str, list[Job]] = {}
+        self._procs: dict[str, int] = {}
+
+    def of(self, host: HostView) -> tuple[list[Job], int]:
+        """``host``'s eligible jobs in preemption order and their total processors."""
+        name = host.name
+        got = self._lists.get(name)
+        if got is None:
+            now, t, removed = self.now, self.t, self.removed
+            got = sorted(
+                (v for v in host.running if v.id not in removed and is_eligible_victim(v, now, t)),
+                key=lambda v: (current_slowdown(v, now), v.id),
+            )
+            self._lists[name] = got
+            self._procs[name] = sum(v.alloc_procs for v in got)
+        return got, self._procs[name]
+
+    def remove(self, jobs: Iterable[Job]) -> None:
+        for job in jobs:
+            self.removed.add(job.id)
+            if job.host in self._lists and job in self._lists[job.host]:
+                self._lists[job.host].remove(job)
+                self._procs[job.host] -= job.alloc_procs
+
+
 def plan_trial(
     job: Job,
     hosts: Iterable[HostView],
@@ -257,6 +296,7 @@ def plan_trial(
     *,
     preempt: bool,
     protected: frozenset[int] | set[int] = frozenset(),
+    victims: VictimLists | None = None,
 ) -> TrialPlan | None:
     """Where ``job``'s trial runs (T§3.2.2), or ``None`` when it cannot run now.
 
@@ -267,6 +307,7 @@ def plan_trial(
     the trial memory, eligible running jobs (not in ``protected``, e.g. other
     trials) in increasing current slowdown, selected and de-selected by
     :func:`choose_victims`; the host left with the fewest idle processors wins.
+    ``victims`` shares the eligible lists between the trials of one pass.
     """
     spec = job.spec
     need = spec.procs
@@ -282,22 +323,22 @@ def plan_trial(
         return TrialPlan(job, best, mem, (), int(best_free - need))
     if not preempt:
         return None
-    t = settings.eligible_after
+    if victims is None:
+        victims = VictimLists(now, settings.eligible_after, protected)
     plan: TrialPlan | None = None
     for h in hosts:
         f = free[h.name]
         if f[1] < mem or h.spec.procs < need:
             continue
-        candidates = sorted(
-            (v for v in h.running if v.id not in protected and is_eligible_victim(v, now, t)),
-            key=lambda v: (current_slowdown(v, now), v.id),
-        )
-        victims = choose_victims(candidates, int(f[0]), need)
-        if victims is None:
+        candidates, total = victims.of(h)
+        if f[0] + total < need:
             continue
-        idle = int(f[0]) + sum(v.alloc_procs for v in victims) - need
+        chosen = choose_victims(candidates, int(f[0]), need)
+        if chosen is None:
+            continue
+        idle = int(f[0]) + sum(v.alloc_procs for v in chosen) - need
         if plan is None or idle < plan.idle_after:
-            plan = TrialPlan(job, h.name, mem, tuple(victims), idle)
+            plan = TrialPlan(job, h.name, mem, tuple(chosen), idle)
     return plan
 
 
@@ -510,13 +551,23 @@ class ImmediateService:
                 f[0] -= d.job.spec.procs if d.procs is None else d.procs
                 f[1] -= d.job.spec.mem if d.mem is None else d.mem
         protected = set(book.running)
+        victims = VictimLists(now, self.settings.eligible_after, protected)
+        preemptive = self.settings.preemptive
+        room = -1  # most processors a trial could get on one host now (an upper bound)
         for job_id, job in list(self._awaiting.items()):
             if job_id in started or job.state is not JobState.QUEUED:
                 del self._awaiting[job_id]
                 continue
+            if room < 0:
+                room = max(
+                    f[0] + (victims.of(h)[1] if preemptive else 0)
+                    for h, f in zip(snap.hosts, (free[h.name] for h in snap.hosts), strict=True)
+                )
+            if job.spec.procs > room:
+                continue  # no host can give it a trial now: skip the search
             plan = plan_trial(
                 job, snap.hosts, free, now, self.settings,
-                preempt=self.settings.preemptive, protected=protected,
+                preempt=self.settings.preemptive, victims=victims,
             )  # fmt: skip
             if plan is None:
                 continue
@@ -526,7 +577,8 @@ class ImmediateService:
             f[1] -= plan.mem
             book.start(plan)
             protected.add(job_id)
-            protected.update(v.id for v in plan.victims)  # still "running" in this snapshot
+            victims.remove(plan.victims)  # still "running" in this snapshot
+            room = -1
             decisions.extend(trial_decisions(plan, self.settings, now))
         if self._awaiting and self.settings.preemptive:
             fresh = [d.job for d in inner_decisions if isinstance(d, Start)]
@@ -593,6 +645,7 @@ __all__ = [
     "TrialBook",
     "TrialPlan",
     "TrialSettings",
+    "VictimLists",
     "choose_victims",
     "current_slowdown",
     "is_eligible_victim",

@@ -499,6 +499,9 @@ def build_page(results: Results, g: Gathered, figs: dict[str, Path]) -> str:
         )
         parts.append(_html_table(g.lsf_classes, cls="lsf"))
 
+    from o2ksim.report import immediate
+
+    parts.append(immediate.section(results))  # thesis §5.5 counters; "" without immediate service
     parts.append(partitioning_view.section(g.partitioning, _html_table))
     parts.append("<h2 id='runs'>Runs</h2>")
     parts.append(_html_table(runs_table(results), cls="runs"))

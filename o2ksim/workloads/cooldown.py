@@ -90,7 +90,9 @@ def cooldown_measures(
     ``jobs`` is the per-job table with the ``analysed`` column.  The run needed
     arrivals until every analysed job had started — or had finished, when any
     job of the run was preempted or restarted (a preemptive policy, T§3.4).
-    ``cooldown_seconds``: arrivals after the window's end that the run used
+    ``cooldown_needed``: how long after the window's end the run needed
+    arrivals (``inf`` if some analysed job never started); ``cooldown_seconds``:
+    arrivals after the window's end that the run used
     (until the run stopped or the workload ran out); ``cooldown_arrivals``: how
     many jobs arrived in that time; ``cooldown_short``: the workload ran out of
     arrivals before the run no longer needed them (the last waits are then
@@ -106,6 +108,7 @@ def cooldown_measures(
     used_until = min(sim_end, last_submit)
     submit = jobs["submit"].to_numpy(float)
     return {
+        "cooldown_needed": max(0.0, need_until - window_end),
         "cooldown_seconds": max(0.0, used_until - window_end),
         "cooldown_arrivals": int(((submit >= window_end) & (submit <= sim_end)).sum()),
         "cooldown_short": bool(last_submit < need_until),
@@ -117,22 +120,28 @@ def run_with_cooldown(
     trace: Any,
     extend: Callable[[Any, int], Any],
     *,
+    chunk_length: float | None = None,
     max_chunks: int = MAX_CHUNKS,
 ) -> Any:
-    """``run(extend(trace, k))`` for k = 1, 2, ... until the cool-down was long enough.
+    """``run(extend(trace, k))`` with ``k`` tail chunks, more until the cool-down was long enough.
 
     ``run`` returns a :class:`~o2ksim.simulate.Result` whose summary has the
     cool-down measures; ``extend(trace, k)`` is the trace with ``k`` tail
-    chunks.  Stops at ``max_chunks`` (the summary then still says
-    ``cooldown_short``).
+    chunks.  After a run that ran out of arrivals, ``k`` grows to cover the
+    cool-down the run needed (with ``chunk_length``; else it doubles).  Stops
+    at ``max_chunks`` (the summary then still says ``cooldown_short``).
     """
     k = 1
     while True:
         result = run(extend(trace, k))
-        if not result.summary.get("cooldown_short") or k >= max_chunks:
+        s = result.summary
+        if not s.get("cooldown_short") or k >= max_chunks:
             return result
-        k *= 2
-        k = min(k, max_chunks)
+        need = s.get("cooldown_needed", math.inf)
+        want = 2 * k
+        if chunk_length and math.isfinite(need):
+            want = max(k + 1, math.ceil(need / chunk_length) + 1)
+        k = min(want, max_chunks)
 
 
 __all__ = [
