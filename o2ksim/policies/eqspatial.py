@@ -34,14 +34,18 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
+
+import numpy as np
 
 from o2ksim.engine.decisions import Resize, Start, WakeAt
 from o2ksim.engine.snapshot import HostView, Snapshot
 from o2ksim.errors import O2KSimError
 from o2ksim.explain import clock
 from o2ksim.jobs import Job, JobState
+from o2ksim.machine import MachineSpec
 from o2ksim.policies import immediate
 from o2ksim.policies.base import POLICIES, Param, Policy
 from o2ksim.policies.equipartition import (
@@ -155,14 +159,14 @@ class EQSpatial(Policy):
         self._trial_wakes: set[float] = set()
         self.counters: Counter[str] = Counter()
         self._blocked: set[str] = set()
-        self._settling = set()
-        self._trial_free_cache = None
+        self._settling: set[str] = set()  # hosts whose victims resume in this pass
+        self._trial_free_cache: dict[str, list[float]] | None = None
         self._job_counts: dict[str, set[int]] = {
             "placed_on_arrival": set(), "waited": set(), "catchups": set(), "long_jobs": set(),
             "started_on_free": set(),
         }  # fmt: skip
 
-    def bind(self, machine, rng=None) -> None:  # type: ignore[no-untyped-def]
+    def bind(self, machine: MachineSpec, rng: np.random.Generator | None = None) -> None:
         super().bind(machine, rng)
         self._reset()
         self._hosts = {h.name: _Host(h.name, h.procs) for h in machine.hosts}
@@ -174,8 +178,8 @@ class EQSpatial(Policy):
     def schedule(self, snap: Snapshot) -> list[Any]:
         now = snap.now
         out: list[Any] = []
-        self._trial_free_cache: dict[str, list[float]] | None = None
-        self._settling: set[str] = set()  # hosts whose victims resume in this pass
+        self._trial_free_cache = None
+        self._settling = set()
         self._ledger.accrue(now)
         in_system = self._in_system
         for job in snap.arrived:
@@ -250,7 +254,7 @@ class EQSpatial(Policy):
                 continue
             self._long.add(job_id)
             self._count("long_jobs", job_id)
-            self._hosts[name].touch(f"J{job_id} has run {self.long_threshold / 3600:g} h")
+            self._hosts[name].touch(f"J{job_id} has run {(self.long_threshold or 0) / 3600:g} h")
 
     # ------------------------------------------------------------------------------ placement
     def _place(self, snap: Snapshot, out: list[Any]) -> None:
@@ -352,9 +356,9 @@ class EQSpatial(Policy):
         return free
 
     def _try_trial(self, job: Job, snap: Snapshot, out: list[Any]) -> bool:
-        if self._trial_free_cache is None:
-            self._trial_free_cache = self._trial_free(snap)
         free = self._trial_free_cache
+        if free is None:
+            free = self._trial_free_cache = self._trial_free(snap)
         busy = {h for h in self._blocked_hosts()}
         hosts = [v for v in snap.hosts if v.name not in busy]  # one trial per host at a time
         settings = self.trial_settings
@@ -485,7 +489,7 @@ class EQSpatial(Policy):
         h.dirty = False
         h.reasons.clear()
 
-    def _repartition_note(self, h: _Host, target: dict[int, int], now: float, counted: bool) -> str:
+    def _repartition_note(self, h: _Host, target: Mapping[Hashable, int], now: float, counted: bool) -> str:
         why = ", ".join(h.reasons) or "timer"
         equal = [target[j] for j in h.jobs if j not in self._credit and j not in self._long]
         if counted:
@@ -496,7 +500,7 @@ class EQSpatial(Policy):
             lo, hi = min(equal), max(equal)
             text += f": equal share {lo}" if lo == hi else f": equal share {lo}-{hi}"
         held = [f"J{j} catching up" for j in h.jobs if j in self._credit]
-        held += [f"J{j} running over {self.long_threshold / 3600:g} h" for j in h.jobs if j in self._long]
+        held += [f"J{j} running over {(self.long_threshold or 0) / 3600:g} h" for j in h.jobs if j in self._long]
         if held:
             text += "; full request for " + ", ".join(held)
         if counted and self.min_interval > 0:
