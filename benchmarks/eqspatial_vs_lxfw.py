@@ -120,9 +120,14 @@ def main() -> None:
     ap.add_argument("--days", type=float, default=37.0, help="generated days (7 of warm-up)")
     ap.add_argument("--policies", nargs="+", default=list(POLICIES), choices=list(POLICIES))
     ap.add_argument("--out", type=Path, help="also write the tables as JSON here")
+    ap.add_argument("--speed", type=int, metavar="REPEATS",
+                    help="only time eqspatial-5m against lxfw-backfill, alternating, REPEATS times each")  # fmt: skip
     args = ap.parse_args()
     machine = load_machine("o2k")
     window = Window(7 * DAY, args.days * DAY, 7 * DAY)
+    if args.speed:
+        time_policies(args, machine, window)
+        return
     rows, details = [], {}
     for seed in args.seeds:
         trace = generate("o2k", span=args.days * DAY, seed=seed)
@@ -176,6 +181,24 @@ def main() -> None:
         args.out.mkdir(parents=True, exist_ok=True)
         table.to_csv(args.out / "overall.csv", index=False)
         (args.out / "args.json").write_text(json.dumps(vars(args), default=str))
+
+
+def time_policies(args: argparse.Namespace, machine, window: Window) -> None:  # type: ignore[no-untyped-def]
+    """Alternate the two policies on each seed's month (same process) and keep each one's best time."""
+    print("| seed | lxfw-backfill best (s) | eqspatial-5m best (s) | ratio |")
+    print("|---|---|---|---|")
+    for seed in args.seeds:
+        trace = generate("o2k", span=args.days * DAY, seed=seed)
+        trace = append_tail(trace, "o2k", after=window.end, seed=seed, chunks=1,
+                            chunk_length=cooldown_chunk(window))  # fmt: skip
+        best = {"lxfw-backfill": np.inf, "eqspatial-5m": np.inf}
+        for _ in range(args.speed):
+            for name in best:
+                t0 = time.perf_counter()
+                simulate(trace, machine=machine, policy=name, window=window)
+                best[name] = min(best[name], time.perf_counter() - t0)
+        ratio = best["eqspatial-5m"] / best["lxfw-backfill"]
+        print(f"| {seed} | {best['lxfw-backfill']:.1f} | {best['eqspatial-5m']:.1f} | {ratio:.2f} |", flush=True)
 
 
 if __name__ == "__main__":
