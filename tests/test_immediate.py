@@ -237,3 +237,25 @@ def test_report_section_counts_the_trials_of_the_scripted_example(tmp_path):
     assert table["max wait ≤1 min (h)"] == pytest.approx(4330 / 3600)
     page = write_report(tmp_path / "res", tmp_path / "report").read_text()
     assert "Immediate service (thesis §5.5, Figs. 66-67)" in page
+
+
+def test_cli_option_on_any_backfill_policy(tmp_path, capsys):
+    import json
+    from pathlib import Path
+
+    from o2ksim.cli import main
+
+    trace = str(Path(__file__).resolve().parents[1] / "traces" / "tiny.swf")
+    out = tmp_path / "run"
+    argv = ["run", "--trace", trace, "--policy", "sjf-backfill", "--immediate-service", "preemptive",
+            "--quantum", "2m", "--initial-memory", "512MB", "--eligible-after", "5m", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    assert "immediate service:" in capsys.readouterr().out
+    summary = json.loads((out / "summary.json").read_text())
+    assert {"immediate_service_jobs", "immediate_service_completed", "immediate_service_preempting",
+            "preemptions"} <= set(summary)  # fmt: skip
+    policy = json.loads((out / "run.json").read_text())["policy"]
+    assert (policy["quantum"], policy["initial_memory"], policy["eligible_after"]) == ("2m", "512MB", "5m")
+    assert main(["run", "--trace", trace, "--policy", "fcfs-backfill", "--quantum", "soon"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("o2ksim: error:") and "quantum" in err[0]

@@ -10,6 +10,7 @@ in its trial ran at most ``q`` and its peak memory fit the trial memory.
 
 from __future__ import annotations
 
+from conftest import IMMEDIATE_PRESETS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -88,3 +89,11 @@ def test_same_seed_same_schedule_with_preemption():
     b = simulate(jobs, machine=MACHINE, policy="lxfw-backfill", policy_params={"immediate_service": "preemptive"})
     assert a.jobs.equals(b.jobs)
     assert a.summary["preemptions"] > 0
+
+
+@settings(SETTINGS, max_examples=15)
+@given(jobs=workloads(max_jobs=30), preset=st.sampled_from(IMMEDIATE_PRESETS))
+def test_immediate_presets_keep_the_invariants(jobs, preset):
+    r = simulate(jobs, machine=MACHINE, policy=preset)
+    assert violations(r.jobs, r.segments, MACHINE, [j.job_id for j in jobs]) == []
+    assert set(r.jobs.status) <= {"completed", "rejected"}

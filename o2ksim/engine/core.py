@@ -6,8 +6,11 @@ Shape (the design card):
   (:class:`Host`);
 * each job is a SimPy process (:meth:`Simulation._job_process`): it holds the
   processors and memory the scheduler dispatched it with and gives them back
-  when it ends; preemption, resizing and kills reach it as
-  :class:`simpy.Interrupt` with a small cause object;
+  when it ends.  Preemption, resizing, resuming and kills are applied by the
+  engine to the job (state, allocation, work done) and then reach the process
+  as a plain :class:`simpy.Interrupt` meaning "your job changed": the process
+  re-reads the job and waits for its new completion time, for a resume, or
+  ends;
 * one scheduler process (:meth:`Simulation._scheduler`) wakes on arrivals,
   departures, policy timers or a fixed interval, hands the policy a
   :class:`~o2ksim.engine.snapshot.Snapshot` and applies the decisions it returns;
@@ -24,11 +27,12 @@ import math
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import simpy
-from simpy.events import NORMAL
+from simpy.core import StopSimulation
+from simpy.events import NORMAL, EventPriority
 
 from o2ksim.engine.contract import PolicyProtocol, RunSettings
 from o2ksim.engine.decisions import (
@@ -45,11 +49,12 @@ from o2ksim.engine.decisions import (
 )
 from o2ksim.engine.monitor import Monitor, Observer
 from o2ksim.engine.queue_index import QueueIndex
+from o2ksim.engine.releases import ReleaseIndex
 from o2ksim.engine.snapshot import HostView, Snapshot, Timer
 from o2ksim.jobs import Job, JobSpec, JobState
 from o2ksim.machine import HostSpec, MachineSpec
 
-LATE = NORMAL + 1  # SimPy priority of scheduling passes: after all same-time events
+LATE = cast(EventPriority, NORMAL + 1)  # SimPy priority of passes: after same-time events
 
 
 class PassSignal(simpy.Event):
@@ -61,40 +66,50 @@ class PassSignal(simpy.Event):
         self.env.schedule(self, LATE)
 
 
-@dataclass(frozen=True, slots=True)
-class Preempted:
-    """Interrupt cause: the job lost its processors."""
+class Pool(simpy.Container):
+    """A host's processors or memory: a :class:`simpy.Container` the engine books at once.
 
+    Nothing in the model ever *waits* for processors or memory — the
+    scheduler starts a job only when its resources are free — so the
+    get/put events a Container would schedule and process one by one (four
+    per job) carry no information.  :meth:`take` and :meth:`give` change the
+    level directly and refuse to over-commit; ``level`` and ``capacity`` are
+    the Container's own, and ``get``/``put`` still work for model extensions
+    that do want to wait.  (This touches the Container's ``_level``; setup.cfg
+    pins ``simpy`` to the versions it is tested with.)
+    """
 
-@dataclass(frozen=True, slots=True)
-class Reallocated:
-    """Interrupt cause: the job's processor count changed (resize or resume)."""
+    def take(self, amount: float) -> bool:
+        """Remove ``amount``; ``False`` (and no change) if it is not there."""
+        if amount > self._level:
+            return False
+        self._level -= amount
+        return True
 
-    procs: int
-
-
-@dataclass(frozen=True, slots=True)
-class Stopped:
-    """Interrupt cause: the job was killed."""
-
-    reason: str
+    def give(self, amount: float) -> None:
+        """Put ``amount`` back (never above the capacity: that would be an engine bug)."""
+        level = self._level + amount
+        if level > self._capacity:
+            raise PolicyError(f"pool over its capacity ({level} > {self._capacity})")
+        self._level = level
 
 
 class Host:
-    """A host: a processor container and a memory container, and the jobs on it."""
+    """A host: a processor pool and a memory pool (SimPy Containers), and the jobs on it."""
 
     def __init__(self, env: simpy.Environment, spec: HostSpec) -> None:
         self.spec = spec
         self.name = spec.name
-        self.procs = simpy.Container(env, capacity=spec.procs, init=spec.procs)
-        self.memory = simpy.Container(env, capacity=spec.memory, init=spec.memory)
+        self.procs = Pool(env, capacity=spec.procs, init=spec.procs)
+        self.memory = Pool(env, capacity=spec.memory, init=spec.memory)
         self.running: dict[int, Job] = {}
         self.preempted: dict[int, Job] = {}
+        self.releases = ReleaseIndex()  # running jobs by expected release, for profiles
         self.version = 0  # bumped whenever an allocation on the host changes
 
     @property
     def free_procs(self) -> int:
-        return self.procs.level
+        return cast(int, self.procs.level)
 
     @property
     def free_mem(self) -> float:
@@ -103,26 +118,26 @@ class Host:
     def take(self, procs: int, mem: int) -> None:
         """Take resources for a job; the caller has checked they are free."""
         self.version += 1
-        if procs > 0 and not self.procs.get(procs).triggered:
+        if not self.procs.take(procs):
             raise PolicyError(f"host {self.name}: processors over-committed")
-        if mem > 0 and not self.memory.get(mem).triggered:
+        if not self.memory.take(mem):
+            self.procs.give(procs)
             raise PolicyError(f"host {self.name}: memory over-committed")
 
     def give(self, procs: int, mem: int) -> None:
         self.version += 1
-        if procs > 0:
-            self.procs.put(procs)
-        if mem > 0:
-            self.memory.put(mem)
+        self.procs.give(procs)
+        self.memory.give(mem)
 
     def view(self) -> HostView:
         return HostView(
             self.spec,
-            self.procs.level,
+            cast(int, self.procs.level),
             self.memory.level,
             self.running.values(),
             self.preempted.values(),
             self.version,
+            self.releases,
         )
 
 
@@ -218,11 +233,9 @@ class Simulation:
             self.env.process(self._ticker())
         if self._outstanding == 0:
             self._done.succeed()
-        try:
-            self.env.run(until=self._done)
-        except RuntimeError as exc:  # SimPy: no events left before ``until`` triggered
-            if self._done.triggered or "No scheduled events" not in str(exc):
-                raise
+        self._done.callbacks.append(StopSimulation.callback)
+        self.env.run()  # returns when _done fires, or when no event is left
+        if not self._done.triggered:  # nothing more can happen, yet watched jobs remain
             self.stats.stalled = self._outstanding
         if self._error is not None:
             raise self._error
@@ -297,6 +310,7 @@ class Simulation:
             yield env.timeout(self.interval)
 
     def _job_process(self, job: Job):
+        """Run ``job`` until it ends; an interrupt means the engine changed the job (re-read it)."""
         env = self.env
         while True:
             if job.state is JobState.RUNNING:
@@ -412,6 +426,7 @@ class Simulation:
             job.time_limit = math.inf
         job.move(JobState.RUNNING, now)
         host.running[job.id] = job
+        host.releases.add(job)
         for obs in self.observers:
             obs.on_allocation(job, now)
         self._processes[job.id] = self.env.process(self._job_process(job))
@@ -425,6 +440,12 @@ class Simulation:
                 f"but it requested only {job.spec.procs}"
             )
 
+    def _host_of(self, job: Job) -> Host:
+        """The host ``job`` holds resources on."""
+        if job.host is None:
+            raise PolicyError(f"job {job.id} holds no host")
+        return self.hosts[job.host]
+
     def _settle(self, job: Job, now: float) -> None:
         """Book the work done in the current segment."""
         job.remaining_work -= (now - job.segment_start) * job.alloc_procs
@@ -435,8 +456,9 @@ class Simulation:
     def _preempt(self, job: Job, now: float) -> None:
         if job.state is not JobState.RUNNING:
             raise PolicyError(f"job {job.id}: cannot preempt a job that is {job.state.value}")
-        host = self.hosts[job.host]
+        host = self._host_of(job)
         self._settle(job, now)
+        host.releases.remove(job)
         host.give(job.alloc_procs, 0)
         job.resume_procs = job.alloc_procs
         job.alloc_procs = 0
@@ -446,12 +468,12 @@ class Simulation:
         host.preempted[job.id] = job
         for obs in self.observers:
             obs.on_allocation(job, now)
-        self._processes[job.id].interrupt(Preempted())
+        self._processes[job.id].interrupt()
 
     def _resume(self, job: Job, procs: int | None, now: float) -> None:
         if job.state is not JobState.PREEMPTED:
             raise PolicyError(f"job {job.id}: cannot resume a job that is {job.state.value}")
-        host = self.hosts[job.host]
+        host = self._host_of(job)
         procs = job.resume_procs if procs is None else procs
         self._check_cap(job, procs, now, "resume")
         if procs <= 0:
@@ -468,9 +490,10 @@ class Simulation:
         job.move(JobState.RUNNING, now)
         del host.preempted[job.id]
         host.running[job.id] = job
+        host.releases.add(job)
         for obs in self.observers:
             obs.on_allocation(job, now)
-        self._processes[job.id].interrupt(Reallocated(procs))
+        self._processes[job.id].interrupt()
 
     def _resize(self, job: Job, procs: int, now: float) -> None:
         if job.state is not JobState.RUNNING:
@@ -480,22 +503,24 @@ class Simulation:
         self._check_cap(job, procs, now, "resize")
         if procs == job.alloc_procs:
             return
-        host = self.hosts[job.host]
+        host = self._host_of(job)
         delta = procs - job.alloc_procs
         if delta > host.free_procs:
             raise PolicyError(
                 f"job {job.id}: resize needs {delta} more procs, {host.free_procs} free"
             )
         self._settle(job, now)
+        host.releases.remove(job)
         if delta > 0:
             host.take(delta, 0)
         else:
             host.give(-delta, 0)
         job.alloc_procs = procs
         job.resizes += 1
+        host.releases.add(job)
         for obs in self.observers:
             obs.on_allocation(job, now)
-        self._processes[job.id].interrupt(Reallocated(procs))
+        self._processes[job.id].interrupt()
 
     def _kill(self, job: Job, reason: str, now: float) -> None:
         if job.state is JobState.QUEUED:
@@ -505,7 +530,7 @@ class Simulation:
             if job.state is JobState.RUNNING:
                 self._settle(job, now)
             self._release(job, now)
-            self._processes[job.id].interrupt(Stopped(reason))
+            self._processes[job.id].interrupt()
         else:
             raise PolicyError(f"job {job.id}: cannot kill a job that is {job.state.value}")
         job.reason = reason
@@ -550,7 +575,9 @@ class Simulation:
         # else: the segment ended early because the rate changed; the process loops
 
     def _release(self, job: Job, now: float) -> None:
-        host = self.hosts[job.host]
+        host = self._host_of(job)
+        if job.id in host.running:
+            host.releases.remove(job)
         host.give(job.alloc_procs, job.alloc_mem)
         host.running.pop(job.id, None)
         host.preempted.pop(job.id, None)

@@ -31,7 +31,7 @@ class QueueIndex:
     waiting jobs, in queue order.
     """
 
-    __slots__ = ("_hi", "_lo", "_rows", "jobs", "mem", "procs", "queued", "req_time", "row_of", "submit")
+    __slots__ = ("_hi", "_lo", "_n", "_rows", "jobs", "mem", "procs", "queued", "req_time", "row_of", "submit")
 
     def __init__(self, jobs: Sequence[Job]) -> None:
         n = len(jobs)
@@ -45,11 +45,13 @@ class QueueIndex:
         self._lo = 0  # no waiting job before this row
         self._hi = 0  # no waiting job at or after this row
         self._rows: np.ndarray | None = None
+        self._n = 0  # waiting jobs
 
     def add(self, job: Job) -> None:
         """``job`` joined the queue (arrival or requeue)."""
         row = self.row_of[job.id]
         self.queued[row] = True
+        self._n += 1
         if row >= self._hi:
             self._hi = row + 1
         if row < self._lo:
@@ -59,6 +61,7 @@ class QueueIndex:
     def remove(self, job: Job) -> None:
         """``job`` left the queue (started, killed or rejected)."""
         self.queued[self.row_of[job.id]] = False
+        self._n -= 1
         self._rows = None
 
     def rows(self) -> np.ndarray:
@@ -71,4 +74,4 @@ class QueueIndex:
         return self._rows
 
     def __len__(self) -> int:
-        return len(self.rows())
+        return self._n

@@ -82,7 +82,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from o2ksim.engine.decisions import Preempt, Resume, Start, WakeAt
 from o2ksim.engine.snapshot import HostView, Snapshot
@@ -263,21 +263,29 @@ class VictimLists:
         self.t = t
         self.removed: set[int] = set(protected)
         self._lists: dict[str, list[Job]] = {}
+        self._sorted: set[str] = set()
         self._procs: dict[str, int] = {}
+
+    def total(self, host: HostView) -> int:
+        """Processors of ``host``'s eligible jobs (no sorting needed for this bound)."""
+        name = host.name
+        if name not in self._lists:
+            now, t, removed = self.now, self.t, self.removed
+            got = [v for v in host.running if v.id not in removed and is_eligible_victim(v, now, t)]
+            self._lists[name] = got
+            self._procs[name] = sum(v.alloc_procs for v in got)
+        return self._procs[name]
 
     def of(self, host: HostView) -> tuple[list[Job], int]:
         """``host``'s eligible jobs in preemption order and their total processors."""
+        total = self.total(host)
         name = host.name
-        got = self._lists.get(name)
-        if got is None:
-            now, t, removed = self.now, self.t, self.removed
-            got = sorted(
-                (v for v in host.running if v.id not in removed and is_eligible_victim(v, now, t)),
-                key=lambda v: (current_slowdown(v, now), v.id),
-            )
-            self._lists[name] = got
-            self._procs[name] = sum(v.alloc_procs for v in got)
-        return got, self._procs[name]
+        got = self._lists[name]
+        if name not in self._sorted:
+            now = self.now
+            got.sort(key=lambda v: (current_slowdown(v, now), v.id))
+            self._sorted.add(name)
+        return got, total
 
     def remove(self, jobs: Iterable[Job]) -> None:
         for job in jobs:
@@ -330,9 +338,9 @@ def plan_trial(
         f = free[h.name]
         if f[1] < mem or h.spec.procs < need:
             continue
-        candidates, total = victims.of(h)
-        if f[0] + total < need:
+        if f[0] + victims.total(h) < need:
             continue
+        candidates, _total = victims.of(h)
         chosen = choose_victims(candidates, int(f[0]), need)
         if chosen is None:
             continue
@@ -553,14 +561,14 @@ class ImmediateService:
         protected = set(book.running)
         victims = VictimLists(now, self.settings.eligible_after, protected)
         preemptive = self.settings.preemptive
-        room = -1  # most processors a trial could get on one host now (an upper bound)
+        room = -1.0  # most processors a trial could get on one host now (an upper bound)
         for job_id, job in list(self._awaiting.items()):
             if job_id in started or job.state is not JobState.QUEUED:
                 del self._awaiting[job_id]
                 continue
             if room < 0:
                 room = max(
-                    f[0] + (victims.of(h)[1] if preemptive else 0)
+                    f[0] + (victims.total(h) if preemptive else 0)
                     for h, f in zip(snap.hosts, (free[h.name] for h in snap.hosts), strict=True)
                 )
             if job.spec.procs > room:
@@ -578,7 +586,7 @@ class ImmediateService:
             book.start(plan)
             protected.add(job_id)
             victims.remove(plan.victims)  # still "running" in this snapshot
-            room = -1
+            room = -1.0
             decisions.extend(trial_decisions(plan, self.settings, now))
         if self._awaiting and self.settings.preemptive:
             fresh = [d.job for d in inner_decisions if isinstance(d, Start)]
@@ -628,7 +636,7 @@ def _view(snap: Snapshot, borrowed: dict[str, list[_Borrowed]]) -> Snapshot:
                 h.spec,
                 h.free_procs - owed,
                 h.free_mem,
-                (*h.running, *items),
+                (*h.running, *cast("list[Job]", items)),  # duck-typed: see _Borrowed
                 tuple(p for p in h.preempted if all(p is not b.job for b in items)),
                 version,
             )

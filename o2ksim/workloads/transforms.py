@@ -11,14 +11,17 @@ Both work on the SWF columns and return new frames (inputs are not changed).
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from o2ksim.errors import O2KSimError
+
+if TYPE_CHECKING:  # numpy and pandas are imported where used: the CLI parses with this module
+    import numpy as np
+    import pandas as pd
 
 _UNITS = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
@@ -96,6 +99,7 @@ def _scaled_runtimes(run: np.ndarray, percent: float) -> np.ndarray:
     ceiling, so that an exact product such as 110% of 10 s gives 11 s, not 12 s
     (``1.1 * 10 == 11.000000000000002`` in binary floating point).
     """
+    import numpy as np
     return np.ceil(np.round((100.0 + percent) * run / 100.0, 6))
 
 
@@ -105,9 +109,26 @@ def _parse_percent(arg: str, scenario: str) -> float:
         k = float(text)
     except ValueError:
         raise O2KSimError(f"'{arg}' is not a percentage in '{scenario}'") from None
-    if not np.isfinite(k) or k < 0:
+    if not math.isfinite(k) or k < 0:
         raise O2KSimError(f"the Scenario A percentage must be a number >= 0, got '{arg}'")
     return k
+
+
+def parse_estimates(scenario: str | None) -> tuple[str, float] | None:
+    """Check a runtime-estimate scenario name: ``(name, K percent)``, or ``None`` for the
+    trace's requested runtimes.  Raises :class:`O2KSimError` naming what is wrong."""
+    if scenario in (None, "", "requested"):
+        return None
+    name, _, arg = scenario.strip().lower().partition(":")
+    if name == "actual":
+        if arg:
+            raise O2KSimError("'actual' takes no argument")
+        return name, 0.0
+    if name in ("scenario-a", "scenario-b"):
+        if name == "scenario-b" and arg:
+            raise O2KSimError("'scenario-b' takes no argument (it uses k = 20%)")
+        return name, _parse_percent(arg, scenario) if arg else 20.0
+    raise O2KSimError(f"unknown runtime-estimate scenario '{scenario}' ({ESTIMATES_HELP})")
 
 
 def apply_estimates(jobs: pd.DataFrame, scenario: str | None) -> pd.DataFrame:
@@ -127,27 +148,23 @@ def apply_estimates(jobs: pd.DataFrame, scenario: str | None) -> pd.DataFrame:
     keep their request.  Only ``req_time`` changes; the scheduler sees it, the
     job still runs ``T``.
     """
-    if scenario in (None, "", "requested"):
+    import numpy as np
+
+    parsed = parse_estimates(scenario)
+    if parsed is None:
         return jobs
-    name, _, arg = scenario.strip().lower().partition(":")
+    name, k = parsed
     run = jobs["run_time"].to_numpy(np.float64)
     req = jobs["req_time"].to_numpy(np.float64)
     known = req > 0
     if name == "actual":
-        if arg:
-            raise O2KSimError("'actual' takes no argument")
         new = np.ceil(run)
-    elif name in ("scenario-a", "scenario-b"):
-        if name == "scenario-b" and arg:
-            raise O2KSimError("'scenario-b' takes no argument (it uses k = 20%)")
-        k = _parse_percent(arg, scenario) if arg else 20.0
+    else:
         scaled = _scaled_runtimes(run, k)
         new = np.where(known, np.minimum(scaled, req), scaled)
         if name == "scenario-b":
             aborted = known & (run <= SCENARIO_B_SHORT) & (run <= SCENARIO_B_FRACTION * req)
             new = np.where(aborted, req, new)
-    else:
-        raise O2KSimError(f"unknown runtime-estimate scenario '{scenario}' ({ESTIMATES_HELP})")
     out = jobs.copy()
     valid = run >= 0
     out["req_time"] = np.where(valid, new, req).astype(np.int64)
