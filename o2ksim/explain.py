@@ -25,6 +25,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from o2ksim.clock import clock
 from o2ksim.engine.decisions import Kill, Preempt, Reject, Reserve, Resize, Resume, Start, WakeAt
 from o2ksim.engine.monitor import Observer
 from o2ksim.jobs import Job, JobState
@@ -38,19 +39,6 @@ def _reservations(items: list[tuple[int, float]], what: str) -> str:
         return f"J{job}'s {what} at {clock(at)}"
     listed = " and ".join(f"J{job} ({clock(at)})" for job, at in items)
     return f"the {what}s of {listed}"
-
-
-def clock(t: float) -> str:
-    """Simulated time as ``H:MM:SS`` (``Dd HH:MM:SS`` from two days on)."""
-    if not math.isfinite(t):
-        return "never"
-    t = round(t)
-    d, rest = divmod(int(t), 86400)
-    h, rest = divmod(rest, 3600)
-    m, s = divmod(rest, 60)
-    if d >= 2:
-        return f"{d}d {h:02d}:{m:02d}:{s:02d}"
-    return f"{h + 24 * d}:{m:02d}:{s:02d}"
 
 
 @dataclass(frozen=True)

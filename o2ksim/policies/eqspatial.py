@@ -40,10 +40,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from o2ksim.clock import clock
 from o2ksim.engine.decisions import Resize, Start, WakeAt
 from o2ksim.engine.snapshot import HostView, Snapshot
 from o2ksim.errors import O2KSimError
-from o2ksim.explain import clock
 from o2ksim.jobs import Job, JobState
 from o2ksim.machine import MachineSpec
 from o2ksim.policies import immediate
