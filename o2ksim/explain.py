@@ -25,9 +25,10 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from o2ksim.clock import clock
 from o2ksim.engine.decisions import Kill, Preempt, Reject, Reserve, Resize, Resume, Start, WakeAt
 from o2ksim.engine.monitor import Observer
-from o2ksim.jobs import Job
+from o2ksim.jobs import Job, JobState
 from o2ksim.machine import MachineSpec
 
 
@@ -38,19 +39,6 @@ def _reservations(items: list[tuple[int, float]], what: str) -> str:
         return f"J{job}'s {what} at {clock(at)}"
     listed = " and ".join(f"J{job} ({clock(at)})" for job, at in items)
     return f"the {what}s of {listed}"
-
-
-def clock(t: float) -> str:
-    """Simulated time as ``H:MM:SS`` (``Dd HH:MM:SS`` from two days on)."""
-    if not math.isfinite(t):
-        return "never"
-    t = round(t)
-    d, rest = divmod(int(t), 86400)
-    h, rest = divmod(rest, 3600)
-    m, s = divmod(rest, 60)
-    if d >= 2:
-        return f"{d}d {h:02d}:{m:02d}:{s:02d}"
-    return f"{h + 24 * d}:{m:02d}:{s:02d}"
 
 
 @dataclass(frozen=True)
@@ -114,6 +102,10 @@ class DecisionLog(Observer):
         old = self._held.pop(job.id, None)
         if old is not None:
             self._free[old[0]] += old[1]
+        if job.state is JobState.QUEUED:  # a trial run that did not finish (T§3.2.2)
+            self._add(now, "requeued", job.id, "trial run over without finishing (in time or "
+                      "in its trial memory): waits in the queue as a full job", old and old[0])
+            self._waiting[job.id] = job
 
     def on_end(self, job: Job, now: float) -> None:
         self._waiting.pop(job.id, None)
@@ -142,7 +134,7 @@ class DecisionLog(Observer):
             why = self._backfill_reason(d, now)
             if why:
                 text += f"; {why}"
-            held = self._last_res.get(d.job.id)
+            held = self._last_res.get(d.job.id) if d.on_limit != "requeue" else None
             if held is not None and held[1] > now:
                 text += (f"; earlier than its reservation ({clock(held[1])}): running jobs ended "
                          "before their requested times and the reservation slid")  # fmt: skip

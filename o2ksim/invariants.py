@@ -4,6 +4,7 @@
 result (empty when nothing is):
 
 * a host never holds more processors or memory than it has;
+* no job ever holds more processors than it requested;
 * no job starts before it is submitted;
 * every input job appears in the output exactly once;
 * no job ends before it starts, and no allocation segment ends before it starts;
@@ -45,6 +46,14 @@ def violations(
             problems.append(
                 f"jobs in {len(expected)}, out {len(got)}: {len(missing)} missing, {dup} duplicated"
             )
+    if not segments.empty:
+        requested = jobs.set_index("job_id")["procs"]
+        held = segments.groupby("job_id")["procs"].max()
+        over = held[held > requested.reindex(held.index).fillna(np.inf)]
+        problems.extend(
+            f"job {j} holds {int(p)} processors, requested {int(requested[j])}"
+            for j, p in over.head(5).items()
+        )
     early = jobs.loc[jobs["start"] < jobs["submit"]]
     problems.extend(f"job {j} starts before it is submitted" for j in early["job_id"].head(5))
     backwards = jobs.loc[jobs["end"] < jobs["start"] - tolerance]

@@ -103,6 +103,9 @@ class Job:
     preemptions: int = 0
     resizes: int = 0
     restarts: int = 0
+    resume_procs: int = 0  # processors a preempted job held before it was preempted
+    reduced: bool = False  # ever ran on fewer processors than it requested
+    can_finish: bool = True  # False: a trial run with less memory than the job's peak use
     time_limit: float = math.inf  # absolute time at which the engine stops the current run
     limit_action: str = "kill"  # "kill" or "requeue" when time_limit is reached
     reason: str = ""  # why the job was rejected or killed
@@ -137,18 +140,25 @@ class Job:
     def predicted_end(self, now: float) -> float:
         """When the scheduler expects this running job to release its processors.
 
-        ``last_start + req_time`` for a job on its full request; a job that has
-        overrun its request is predicted to end *now* (SPEC §2), never in the past.
-        A resized job is predicted from the requested runtime still owed at the
-        current rate.
+        ``last_start + req_time`` for a job that has always run on its full
+        request; a job that started on fewer processors, was resized or was
+        preempted is predicted from the requested runtime still owed
+        (``P * R - work done``) at its current rate.  A run with a time limit
+        (a trial run, or a kill at R + grace) ends by the limit at the latest.
+        A job that has overrun its request is predicted to end *now* (SPEC §2),
+        never in the past.  A preempted job holds no processors: ``inf``.
         """
-        if self.resizes == 0 and self.preemptions == 0:
+        if self.alloc_procs == self.spec.procs and not (
+            self.resizes or self.preemptions or self.reduced
+        ):
             predicted = self.last_start + self.spec.req_time
         elif self.alloc_procs:
             owed = self.spec.procs * self.spec.req_time - self.work_done(now)
             predicted = now + owed / self.alloc_procs
         else:
-            predicted = math.inf
+            return math.inf
+        if self.time_limit < predicted:
+            predicted = self.time_limit
         return predicted if predicted > now else now
 
     def progress_since_segment(self, now: float) -> float:

@@ -66,6 +66,8 @@ def summary(
         "max_bounded_slowdown": _f(done["bounded_slowdown"].max()),
         "total_excessive_wait_50h": _f(np.maximum(wait - EXCESSIVE_WAIT_THRESHOLD, 0).sum()),
     }
+    if "preemptions" in analysed:
+        out["preemptions"] = int(analysed["preemptions"].sum())
     if segments is not None and total_procs:
         if span is None and len(ran):
             span = (float(ran["submit"].min()), float(ran["end"].max()))

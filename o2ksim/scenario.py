@@ -65,7 +65,7 @@ WORKLOAD_KEYS = {
 PROTOCOL_KEYS = {"window", "warmup", "seeds", "interval", "kill_overrun", "overrun_grace"}
 OUTPUT_KEYS = {"dir", "report", "segments"}
 POLICY_KEYS = {"name", "label", "params"}
-JOB_KEYS = {"id", "submit", "procs", "runtime", "requested", "mem_mb", "mem_gb", "user"}
+JOB_KEYS = {"id", "submit", "procs", "runtime", "requested", "mem_mb", "mem_gb", "used_mb", "user"}
 DEFAULT_WARMUP = 7 * 86400.0
 FACTOR_SECTIONS = ("workload", "policy", "protocol", "machine")
 """A factor key starts with one of these: ``workload.load``, ``workload.params.X``,
@@ -496,17 +496,14 @@ def _workload(value: Any, where: str, base: Path) -> dict[str, Any]:
 
 
 def _estimates(value: Any, where: str, fld: str) -> str | None:
-    from o2ksim.workloads.transforms import apply_estimates
+    from o2ksim.workloads.transforms import parse_estimates
 
     if value is None:
         return None
     if not isinstance(value, str):
         raise ConfigError(where, "must be a runtime-estimate scenario name", field=fld)
-    import pandas as pd
-
-    probe = pd.DataFrame({"run_time": [60], "req_time": [120]})
     try:
-        apply_estimates(probe, value)
+        parse_estimates(value)
     except O2KSimError as exc:
         raise ConfigError(where, str(exc), field=fld) from None
     return value.strip().lower()
@@ -538,6 +535,11 @@ def _inline_jobs(value: Any, where: str) -> list[dict[str, Any]]:
             isinstance(mem_mb, bool) or not isinstance(mem_mb, int | float) or mem_mb < 0
         ):
             raise ConfigError(where, "memory must be a non-negative number", field=fld)
+        used_mb = j.get("used_mb")  # peak memory used (judges immediate-service trials)
+        if used_mb is not None and (
+            isinstance(used_mb, bool) or not isinstance(used_mb, int | float) or used_mb < 0
+        ):
+            raise ConfigError(where, "must be a non-negative number", field=f"{fld}.used_mb")
         job_id = j.get("id", i)
         if not isinstance(job_id, int) or isinstance(job_id, bool) or job_id < 0:
             raise ConfigError(where, "must be a non-negative integer", field=f"{fld}.id")
@@ -549,6 +551,7 @@ def _inline_jobs(value: Any, where: str) -> list[dict[str, Any]]:
                 "runtime": run,
                 "requested": req,
                 "mem_mb": None if mem_mb is None else float(mem_mb),
+                **({} if used_mb is None else {"used_mb": float(used_mb)}),
                 "user": int(j.get("user", -1)),
             }
         )
@@ -867,10 +870,26 @@ def _build_workload(w: dict[str, Any], procs: int | None) -> Any:
         )
     else:
         trace = Trace(inline_jobs_frame(w["jobs"]), _inline_header(w["jobs"]), "inline jobs")
-    if w.get("load") is not None:
-        from o2ksim.workloads.reshape import scale_load
+    main = trace
+    if w.get("model") and w.get("cooldown_chunks"):  # arrivals after the span (T§3.4)
+        from o2ksim.workloads.cooldown import COOLDOWN_CHUNK, append_tail
 
-        trace = scale_load(trace, float(w["load"]), procs=procs)
+        trace = append_tail(
+            trace, w["model"], after=w["span"], seed=int(w["seed"] or 0),
+            params=w["params"] or None, chunks=int(w["cooldown_chunks"]),
+            chunk_length=float(w.get("cooldown_chunk") or COOLDOWN_CHUNK),
+        )  # fmt: skip
+    if w.get("load") is not None:
+        from o2ksim.workloads.reshape import offered_load, scale_load, trace_span
+
+        rho = float(w["load"])
+        if trace is not main:  # scale the tail by the same factor as the month
+            span = trace_span(main)
+            factor = offered_load(main, procs, span) / rho
+            rho = offered_load(trace, procs, span) / factor
+            trace = scale_load(trace, rho, procs=procs, span=span)
+        else:
+            trace = scale_load(trace, rho, procs=procs)
     return trace
 
 
@@ -892,7 +911,8 @@ def simulate_run(
     elif machine is not None:
         machine = load_machine(machine)
     procs = machine.total_procs if machine is not None else None
-    trace = build_workload(config["workload"], procs)
+    w = config["workload"]
+    trace = build_workload(w, procs)
     proto = config["protocol"]
     window = None
     if proto.get("window"):
@@ -900,21 +920,38 @@ def simulate_run(
         start, end = (parse_time(t, unix) for t in proto["window"])
         window = Window(start, end, proto.get("warmup") or 0.0)
     pol = config["policy"]
-    result = simulate(
-        trace,
-        machine,
-        pol["name"],
-        policy_params=pol.get("params") or {},
-        window=window,
-        estimates=config["workload"].get("estimates"),
-        interval=proto.get("interval"),
-        kill_overrun=proto.get("kill_overrun"),
-        overrun_grace=proto.get("overrun_grace"),
-        seed=int(proto.get("seed", 0)),
-        explain=explain,
-        observers=tuple(observers),
-        progress=progress,
-    )
+    observers = tuple(observers)
+
+    def run_on(workload: Any) -> Any:
+        return simulate(
+            workload,
+            machine,
+            pol["name"],
+            policy_params=pol.get("params") or {},
+            window=window,
+            estimates=w.get("estimates"),
+            interval=proto.get("interval"),
+            kill_overrun=proto.get("kill_overrun"),
+            overrun_grace=proto.get("overrun_grace"),
+            seed=int(proto.get("seed", 0)),
+            explain=explain,
+            observers=observers,
+            progress=progress,
+        )
+
+    if window is not None and w.get("model"):  # a generated month gets a cool-down tail (T§3.4)
+        from o2ksim.workloads.cooldown import cooldown_chunk, run_with_cooldown
+
+        result = run_with_cooldown(
+            run_on,
+            trace,
+            lambda _tr, k: build_workload(
+                {**w, "cooldown_chunks": k, "cooldown_chunk": cooldown_chunk(window)}, procs
+            ),
+            chunk_length=cooldown_chunk(window),
+        )
+    else:
+        result = run_on(trace)
     result.config["workload"] = workload_label(config["workload"])
     result.config["label"] = pol.get("label", pol["name"])
     return result
@@ -928,10 +965,11 @@ def inline_jobs_frame(jobs: Iterable[dict[str, Any]]) -> Any:
     for j in sorted(jobs, key=lambda j: (j["submit"], j["id"])):
         procs = j["procs"]
         mem_kb = -1 if j["mem_mb"] is None else math.ceil(j["mem_mb"] * 1024 / procs)
+        used_kb = -1 if j.get("used_mb") is None else math.ceil(j["used_mb"] * 1024 / procs)
         run = math.ceil(j["runtime"])
         req = math.ceil(j["requested"])
         rows.append(
-            [j["id"], math.floor(j["submit"]), -1, run, procs, -1, -1, procs, req, mem_kb,
+            [j["id"], math.floor(j["submit"]), -1, run, procs, -1, used_kb, procs, req, mem_kb,
              1, j["user"], -1, -1, -1, -1, -1, -1]
         )  # fmt: skip
     return jobs_frame(rows)

@@ -32,9 +32,12 @@ from o2ksim.engine.monitor import Observer, jobs_table
 from o2ksim.errors import O2KSimError
 from o2ksim.jobs import JobSpec
 from o2ksim.machine import MachineSpec, load_machine, machine_from_header
+from o2ksim.partitioning import JobColumns, allocation_columns
 from o2ksim.policies import Policy, make_policy
+from o2ksim.policies.immediate import SummaryCounts
 from o2ksim.validation import check_job_specs, check_jobs_frame, check_run_settings
 from o2ksim.workloads.convert import specs_from_frame
+from o2ksim.workloads.cooldown import cooldown_measures
 from o2ksim.workloads.transforms import Window, apply_estimates, select_window
 
 
@@ -252,10 +255,20 @@ def simulate(
     if analysed is not None:
         jobs["analysed"] = jobs["job_id"].isin(analysed)
     segments = sim.monitor.segments()
+    jobs = allocation_columns(jobs, segments)
+    if isinstance(pol, JobColumns):  # e.g. EQspatial's catch-up credit
+        for col, values in pol.job_columns().items():
+            jobs[col] = jobs["job_id"].map(values).fillna(0.0)
     span = None
     if window is not None:
         span = (window.start, window.end)
     summ = metrics.summary(jobs, segments, mach.total_procs, span)
+    summ["resizes"] = int(jobs.loc[jobs["analysed"], "resizes"].sum() if "analysed" in jobs else jobs["resizes"].sum())
+    if window is not None and frame is not None:  # the protocol's cool-down (T§3.4)
+        last_submit = float(frame["submit"].max())
+        summ.update(cooldown_measures(jobs, window.end, last_submit, stats.sim_end))
+    if isinstance(pol, SummaryCounts):  # immediate service: trials among the analysed jobs
+        summ.update(pol.summary_counts(None if analysed is None else set(analysed.tolist())))
     summ["sim_seconds"] = round(stats.wall_seconds, 3)
     config = {
         "workload": str(source) if source else ("frame" if frame is not None else "jobs"),

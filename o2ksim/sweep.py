@@ -124,6 +124,8 @@ def outcome_of(
 ) -> RunOutcome:
     """The stored form of a finished :class:`~o2ksim.simulate.Result`."""
     summary = {k: result.summary.get(k, math.nan) for k in METRICS}
+    # policy counters (immediate service) and the protocol's cool-down, for the report
+    summary.update((k, v) for k, v in result.summary.items() if k not in summary and k != "sim_seconds")
     info = {
         "machine": result.machine.describe(),
         "total_procs": result.machine.total_procs,

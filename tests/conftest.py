@@ -38,4 +38,9 @@ def presets_of_kind(kind: str) -> list[str]:
     return sorted(name for name, p in presets().items() if p.kind == kind)
 
 
-BACKFILL_PRESETS = presets_of_kind("backfill")
+IMMEDIATE_PRESETS = sorted(
+    name
+    for name, p in presets().items()
+    if p.kind == "backfill" and p.params.get("immediate_service", "off") != "off"
+)  # backfill with immediate service (preemptive or trial runs): tests/test_immediate*.py
+BACKFILL_PRESETS = [n for n in presets_of_kind("backfill") if n not in IMMEDIATE_PRESETS]

@@ -5,7 +5,8 @@ places reservations lazily and scans the rest of the queue with numpy.  On
 random multi-host workloads with memory — deep queues, estimates shorter and
 longer than the runtimes, every reservation option — both must start every
 job at the same time on the same host.  The indexed scan is forced on even for
-short queues (``INDEXED_SCAN_MIN = 0``) so that small examples exercise it.
+short queues, and array-built profiles for hosts with few running jobs
+(``INDEXED_SCAN_MIN = ARRAY_PROFILE_MIN = 0``), so that small examples exercise them.
 
 Also by hand: how the availability profile treats a running job with a time
 limit and a preempted job that keeps its memory.
@@ -81,12 +82,12 @@ def test_fast_path_equals_reference_pass(jobs, opts, interval, monkeypatch_scan)
 
 @pytest.fixture
 def monkeypatch_scan():
-    """Use the indexed scan for every queue length (restored afterwards; the same for
+    """Use the indexed scan and array profiles at every size (restored afterwards; the same for
     every generated example, so sharing it across them is intended)."""
-    saved = backfill.INDEXED_SCAN_MIN
-    backfill.INDEXED_SCAN_MIN = 0
+    saved = backfill.INDEXED_SCAN_MIN, backfill.ARRAY_PROFILE_MIN
+    backfill.INDEXED_SCAN_MIN = backfill.ARRAY_PROFILE_MIN = 0
     yield
-    backfill.INDEXED_SCAN_MIN = saved
+    backfill.INDEXED_SCAN_MIN, backfill.ARRAY_PROFILE_MIN = saved
 
 
 def test_fast_path_equals_reference_on_a_deep_queue_at_the_default_threshold():

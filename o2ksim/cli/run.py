@@ -111,6 +111,36 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="reservations move earlier when jobs end early (default) or not (--no-sliding)",
     )
     parser.add_argument(
+        "--immediate-service",
+        choices=("preemptive", "soon", "off"),
+        help="backfill policies: a quantum trial run for each new job that cannot start "
+        "(T§3.2.2): preemptive, soon (no preemption) or off",
+    )
+    parser.add_argument(
+        "--quantum", metavar="DURATION", help="immediate service: trial length q (default 1m)"
+    )
+    parser.add_argument(
+        "--initial-memory",
+        metavar="SIZE",
+        help="immediate service: trial memory, e.g. 1GB or 512MB (default 1GB)",
+    )
+    parser.add_argument(
+        "--eligible-after",
+        metavar="DURATION",
+        help="immediate service: t, how long a job runs uninterrupted before it may be "
+        "preempted (default 10 x quantum)",
+    )
+    parser.add_argument(
+        "--min-interval",
+        metavar="DURATION",
+        help="EQspatial: minimum time between two repartitionings of a host, e.g. 5m or 0 (T§3.2.3)",
+    )
+    parser.add_argument(
+        "--long-job-threshold",
+        metavar="DURATION",
+        help="EQspatial: jobs running longer keep their full request, e.g. 50h (T§6.1 />50hr)",
+    )
+    parser.add_argument(
         "--set",
         action="append",
         default=[],
@@ -224,20 +254,47 @@ def run(args: argparse.Namespace) -> int:
         params["reservation_kind"] = args.reservation_kind
     if args.sliding is not None:
         params["sliding"] = args.sliding
+    for key in ("immediate_service", "quantum", "initial_memory", "eligible_after",
+                "min_interval", "long_job_threshold"):  # fmt: skip
+        if getattr(args, key) is not None:
+            params[key] = getattr(args, key)
     progress = sys.stderr.isatty() if args.progress is None else args.progress
-    result = simulate(
-        trace,
-        machine=machine,
-        policy=args.policy,
-        policy_params=params,
-        window=window,
-        estimates=args.estimates,
-        interval=interval,
-        kill_overrun=args.kill_overrun,
-        overrun_grace=grace,
-        seed=args.seed,
-        progress=progress and not args.quiet,
-    )
+
+    def run_on(workload):
+        return simulate(
+            workload,
+            machine=machine,
+            policy=args.policy,
+            policy_params=params,
+            window=window,
+            estimates=args.estimates,
+            interval=interval,
+            kill_overrun=args.kill_overrun,
+            overrun_grace=grace,
+            seed=args.seed,
+            progress=progress and not args.quiet,
+        )
+
+    if args.trace:
+        result = run_on(trace)
+    else:  # arrivals go on after the span until every analysed job has started (T§3.4)
+        from o2ksim.workloads.cooldown import append_tail, cooldown_chunk, run_with_cooldown
+
+        model = args.model or DEFAULT_MODEL
+        result = run_with_cooldown(
+            run_on,
+            trace,
+            lambda tr, k: append_tail(
+                tr,
+                model,
+                after=window.end,
+                seed=args.seed,
+                params=args.params,
+                chunks=k,
+                chunk_length=cooldown_chunk(window),
+            ),
+            chunk_length=cooldown_chunk(window),
+        )
     result.config["workload"] = source
     if args.out:
         result.save(args.out, parquet=args.parquet)
@@ -369,4 +426,19 @@ def format_summary(result, overrides: dict | None = None) -> str:
         f"slowdown: mean {s['mean_slowdown']:.2f}  bounded mean {s['mean_bounded_slowdown']:.2f}  bounded max {s['max_bounded_slowdown']:.1f}",
         f"utilisation {s.get('utilisation', float('nan')):.3f}   simulated in {s['sim_seconds']:.2f} s ({result.stats.passes} passes)",
     ]
+    if "immediate_service_jobs" in s:
+        lines.append(
+            f"immediate service: {s['immediate_service_jobs']} trials, "
+            f"{s['immediate_service_completed']} finished in their trial, "
+            f"{s['immediate_service_preempting']} preempted someone ({s['preemptions']} preemptions)"
+        )
+    if "repartitions" in s:
+        lines.append(f"EQspatial: {s['repartitions']} repartitionings, {s['resizes']} resizes, "
+                     f"{s['placed_on_arrival']} jobs placed on arrival, {s['waited']} waited for memory")  # fmt: skip
+    if "cooldown_seconds" in s:
+        line = (f"cool-down: arrivals continued {s['cooldown_seconds'] / 86400:.1f} days after the "
+                f"window ({s['cooldown_arrivals']} jobs)")  # fmt: skip
+        if s["cooldown_short"]:
+            line += "; WARNING: the workload ran out of arrivals before every analysed job had started"
+        lines.append(line)
     return "\n".join(lines)

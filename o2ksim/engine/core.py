@@ -314,8 +314,11 @@ class Simulation:
         env = self.env
         while True:
             if job.state is JobState.RUNNING:
-                finish = job.segment_start + job.remaining_work / job.alloc_procs
-                until = min(finish, job.time_limit)
+                if job.can_finish:
+                    finish = job.segment_start + job.remaining_work / job.alloc_procs
+                    until = min(finish, job.time_limit)
+                else:
+                    until = job.time_limit
                 try:
                     yield env.timeout(max(0.0, until - env.now))
                 except simpy.Interrupt:
@@ -393,6 +396,7 @@ class Simulation:
             raise PolicyError(f"job {job.id}: unknown host {d.host!r}")
         procs = job.spec.procs if d.procs is None else d.procs
         mem = job.spec.mem if d.mem is None else d.mem
+        self._check_cap(job, procs, now, "start")
         if procs <= 0 or procs > host.free_procs or mem > host.free_mem:
             raise PolicyError(
                 f"job {job.id} at t={now:g}: needs {procs} procs / {mem} KB on {host.name}, "
@@ -404,6 +408,8 @@ class Simulation:
         job.host = host.name
         job.alloc_procs = procs
         job.alloc_mem = mem
+        if procs < job.spec.procs:
+            job.reduced = True
         if math.isnan(job.first_start):
             job.first_start = now
         job.last_start = now
@@ -411,6 +417,8 @@ class Simulation:
         if d.time_limit is not None:
             job.time_limit = now + d.time_limit
             job.limit_action = d.on_limit
+            # a trial run (T§3.2.2) succeeds only if the job's peak memory fits what it was given
+            job.can_finish = not (d.on_limit == "requeue" and job.spec.used_mem > mem)
         elif self.kill_overrun:
             job.time_limit = now + job.spec.req_time + self.overrun_grace
             job.limit_action = "kill"
@@ -422,6 +430,15 @@ class Simulation:
         for obs in self.observers:
             obs.on_allocation(job, now)
         self._processes[job.id] = self.env.process(self._job_process(job))
+
+    @staticmethod
+    def _check_cap(job: Job, procs: int, now: float, action: str) -> None:
+        """A job never holds more processors than it requested (it would finish early)."""
+        if procs > job.spec.procs:
+            raise PolicyError(
+                f"job {job.id} at t={now:g}: {action} on {procs} processors, "
+                f"but it requested only {job.spec.procs}"
+            )
 
     def _host_of(self, job: Job) -> Host:
         """The host ``job`` holds resources on."""
@@ -443,6 +460,7 @@ class Simulation:
         self._settle(job, now)
         host.releases.remove(job)
         host.give(job.alloc_procs, 0)
+        job.resume_procs = job.alloc_procs
         job.alloc_procs = 0
         job.preemptions += 1
         job.move(JobState.PREEMPTED, now)
@@ -456,11 +474,17 @@ class Simulation:
         if job.state is not JobState.PREEMPTED:
             raise PolicyError(f"job {job.id}: cannot resume a job that is {job.state.value}")
         host = self._host_of(job)
-        procs = procs or job.spec.procs
+        procs = job.resume_procs if procs is None else procs
+        self._check_cap(job, procs, now, "resume")
+        if procs <= 0:
+            raise PolicyError(f"job {job.id} at t={now:g}: resume on {procs} processors")
         if procs > host.free_procs:
             raise PolicyError(f"job {job.id}: resume needs {procs} procs, {host.free_procs} free")
         host.take(procs, 0)
         job.alloc_procs = procs
+        job.resume_procs = 0
+        if procs < job.spec.procs:
+            job.reduced = True
         job.segment_start = now
         job.last_start = now
         job.move(JobState.RUNNING, now)
@@ -476,6 +500,7 @@ class Simulation:
             raise PolicyError(f"job {job.id}: cannot resize a job that is {job.state.value}")
         if procs <= 0:
             raise PolicyError(f"job {job.id}: resize to {procs} processors")
+        self._check_cap(job, procs, now, "resize")
         if procs == job.alloc_procs:
             return
         host = self._host_of(job)
@@ -529,20 +554,22 @@ class Simulation:
     def _segment_over(self, job: Job) -> None:
         now = self.env.now
         self._settle(job, now)
-        if job.remaining_work <= 0.0:
+        if job.remaining_work <= 0.0 and job.can_finish:
             self._release(job, now)
             self._finish(job, JobState.COMPLETED, now)
         elif now >= job.time_limit:
-            self._release(job, now)
             if job.limit_action == "requeue":
+                job.move(JobState.QUEUED, now, "trial run over")  # observers see it requeued
+                self._release(job, now)
                 job.restarts += 1
                 job.remaining_work = job.spec.work
                 job.time_limit = math.inf
+                job.can_finish = True
                 job.alloc_procs = 0
                 job.host = None
-                job.move(JobState.QUEUED, now, "trial run over")
                 self._requeue(job)
             else:
+                self._release(job, now)
                 job.reason = "ran past its requested time (+ grace)"
                 self._finish(job, JobState.KILLED, now)
         # else: the segment ended early because the rate changed; the process loops

@@ -91,8 +91,10 @@ class Monitor(Observer):
 def jobs_table(jobs: list[Job]) -> pd.DataFrame:
     """One row per job with the per-job measures of SPEC §5.
 
-    ``wait`` is start - submit, except for a job that was preempted, resized or
-    restarted, whose wait is response - actual runtime (T§3.5).  ``mem`` is MB.
+    ``wait`` is start - submit, except for a job that was preempted, resized,
+    restarted or ever ran on fewer processors than it requested, whose wait is
+    response - actual runtime (T§3.5: the actual runtime is on the requested
+    processors).  ``mem`` is MB.
     """
     n = len(jobs)
     cols: dict[str, Any] = {
@@ -115,7 +117,8 @@ def jobs_table(jobs: list[Job]) -> pd.DataFrame:
     }
     df = pd.DataFrame(cols)
     df["response"] = df["end"] - df["submit"]
-    interrupted = (df["preemptions"] + df["restarts"] + df["resizes"]) > 0
+    reduced = np.fromiter((j.reduced for j in jobs), dtype=bool, count=n)
+    interrupted = ((df["preemptions"] + df["restarts"] + df["resizes"]) > 0) | reduced
     df["wait"] = np.where(
         interrupted & (df["status"] == "completed"),
         df["response"] - df["run_time"],

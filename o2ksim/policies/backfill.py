@@ -76,6 +76,7 @@ from o2ksim.engine.queue_index import QueueIndex
 from o2ksim.engine.releases import ReleaseIndex
 from o2ksim.engine.snapshot import HostView, Snapshot
 from o2ksim.jobs import Job, JobSpec, JobState
+from o2ksim.policies import immediate
 from o2ksim.policies.base import POLICIES, Param, Policy
 from o2ksim.policies.priority import (
     PRIORITIES,
@@ -157,19 +158,21 @@ class Profile:
             t, p, m = _insert_sorted(t, p, m, sorted((max(a, now), b, c) for a, b, c in added))
             free_procs -= sum(b for _a, b, _c in added)
             free_mem -= sum(c for _a, _b, c in added)
-        k0 = int(np.searchsorted(t, now, side="right"))  # releases due by now count now
+        k0 = int(t.searchsorted(now, side="right"))  # releases due by now count now
         cp = np.cumsum(p) + free_procs
         cm = np.cumsum(m) + free_mem
         later = t[k0:]
         ends = np.flatnonzero(later[1:] != later[:-1])
         ends = np.append(ends, len(later) - 1) + k0 if len(later) else ends
-        times = [now, *later[ends - k0].tolist()] if len(later) else [now]
-        procs = [cp[k0 - 1] if k0 else free_procs, *cp[ends].tolist()]
-        mem = [cm[k0 - 1] if k0 else free_mem, *cm[ends].tolist()]
-        procs[0], mem[0] = float(procs[0]), float(mem[0])
+        times = np.concatenate(([now], later[ends - k0]))
+        procs = np.concatenate(([cp[k0 - 1] if k0 else free_procs], cp[ends]))
+        mem = np.concatenate(([cm[k0 - 1] if k0 else free_mem], cm[ends]))
         at_now = sorted(zip(p[:k0].tolist(), m[:k0].tolist(), strict=True))
-        releases = _SortedReleases(now, at_now, later.tolist(), p[k0:].tolist(), m[k0:].tolist())
-        return cls._of(times, procs, mem, releases)  # type: ignore[arg-type]
+        releases = _SortedReleases(now, at_now, later, p[k0:], m[k0:])
+        profile = ArrayProfile.__new__(ArrayProfile)
+        profile.times, profile.procs, profile.mem = times, procs, mem  # type: ignore[assignment]
+        profile.releases = releases  # type: ignore[assignment]
+        return profile
 
     def seen_at(self, now: float) -> Profile:
         """A fresh, modifiable copy of this unmodified profile as seen from ``now`` (>= its start).
@@ -303,24 +306,108 @@ def free_resources(hosts: Iterable[HostView]) -> dict[str, Free]:
     return {h.name: Free(h.free_procs, h.free_mem) for h in hosts}
 
 
+class ArrayProfile(Profile):
+    """The same step function in numpy arrays, with the same operations done by numpy.
+
+    Built by :meth:`Profile.from_release_index` for the fast path; every
+    method gives exactly what :class:`Profile`'s does (the property test
+    compares the two passes, which use one each).
+    """
+
+    __slots__ = ()
+
+    def _split(self, t: float) -> int:
+        times = self.times
+        i = int(times.searchsorted(t, side="right")) - 1  # type: ignore[attr-defined]
+        if i >= 0 and times[i] == t:
+            return i
+        self.times = np.insert(times, i + 1, t)  # type: ignore[assignment]
+        self.procs = np.insert(self.procs, i + 1, self.procs[i])  # type: ignore[assignment]
+        self.mem = np.insert(self.mem, i + 1, self.mem[i])  # type: ignore[assignment]
+        return i + 1
+
+    def fits(self, start: float, procs: int, mem: float, duration: float) -> bool:
+        times = self.times
+        i = max(0, int(times.searchsorted(start, side="right")) - 1)  # type: ignore[attr-defined]
+        j = max(int(times.searchsorted(start + duration, side="left")), i + 1)  # type: ignore[attr-defined]
+        return bool(
+            self.procs[i:j].min() >= procs and self.mem[i:j].min() >= mem  # type: ignore[attr-defined]
+        )
+
+    def earliest(
+        self, procs: int, mem: float, duration: float, not_before: float | None = None
+    ) -> float:
+        times: np.ndarray = self.times  # type: ignore[assignment]
+        n = len(times)
+        if not_before is None or not_before <= times[0]:
+            i0, floor = 0, times[0]
+        else:
+            i0, floor = int(np.searchsorted(times, not_before, side="right")) - 1, not_before
+        bad = (np.asarray(self.procs) < procs) | (np.asarray(self.mem) < mem)
+        bad_at = np.flatnonzero(bad)
+        steps = np.arange(i0, n)
+        following = np.searchsorted(bad_at, steps, side="right")  # first bad step after each
+        next_bad = np.append(bad_at, n)[following]
+        starts = times[i0:].copy()
+        if starts[0] < floor:
+            starts[0] = floor
+        limit = np.append(times, math.inf)[next_bad]
+        ok = ~bad[i0:] & (limit >= starts + duration)
+        k = int(np.argmax(ok))
+        return float(starts[k]) if ok[k] else math.inf
+
+    def _unneeded_releases(self, start: float, procs: int, mem: float) -> tuple[int, float]:
+        rel = self.releases.get(start)
+        if not rel:
+            return 0, 0.0
+        i = int(np.searchsorted(self.times, start, side="right")) - 1
+        have_p = self.procs[i] - sum(p for p, _ in rel)
+        have_m = self.mem[i] - sum(m for _, m in rel)
+        spare_p, spare_m = 0, 0.0
+        for p, m in rel:
+            if have_p >= procs and have_m >= mem:
+                spare_p += p
+                spare_m += m
+            else:
+                have_p += p
+                have_m += m
+        return spare_p, spare_m
+
+    def take(self, start: float, procs: int, mem: float, duration: float) -> None:
+        if duration <= 0:
+            return
+        i = self._split(start)
+        end = start + duration
+        j = self._split(end) if math.isfinite(end) else len(self.times)
+        procs_at: Any = self.procs  # numpy arrays here (lists in the base class)
+        mem_at: Any = self.mem
+        procs_at[i:j] -= procs
+        mem_at[i:j] -= mem
+
+
 class _SortedReleases:
     """Same-time releases of an array-built profile, looked up by time (``dict.get``-like)."""
 
     __slots__ = ("at_now", "m", "now", "p", "t")
 
     def __init__(
-        self, now: float, at_now: list[tuple[float, float]], t: list[float], p: list[float], m: list[float]
+        self,
+        now: float,
+        at_now: list[tuple[float, float]],
+        t: np.ndarray,
+        p: np.ndarray,
+        m: np.ndarray,
     ) -> None:
         self.now, self.at_now, self.t, self.p, self.m = now, at_now, t, p, m
 
     def get(self, time: float, default: Any = None) -> Any:
         if time == self.now:
             return self.at_now or default
-        lo = bisect.bisect_left(self.t, time)
-        hi = bisect.bisect_right(self.t, time, lo)
+        lo = int(self.t.searchsorted(time, side="left"))
+        hi = int(self.t.searchsorted(time, side="right"))
         if lo == hi:
             return default
-        return list(zip(self.p[lo:hi], self.m[lo:hi], strict=True))
+        return list(zip(self.p[lo:hi].tolist(), self.m[lo:hi].tolist(), strict=True))
 
 
 def _insert_sorted(
@@ -423,6 +510,7 @@ class Backfill(Policy):
             "scan the queue for backfill candidates with numpy (same schedule); "
             "false = the plain reference pass, job by job (slower; for checking)",
         ),
+        **immediate.PARAMS,
     }
 
     def __init__(self, name: str | None = None, **params: Any) -> None:
@@ -440,6 +528,8 @@ class Backfill(Policy):
         self._held: dict[Job, tuple[str, float]] = {}
         self._wakes: set[float] = set()
         self._profile_cache: dict[str, tuple[int, Profile]] = {}
+        trials = immediate.TrialSettings.from_params(p)
+        self.immediate = None if trials.mode == "off" else immediate.ImmediateService(trials)
 
     def describe(self) -> dict[str, Any]:
         d = super().describe()
@@ -451,8 +541,23 @@ class Backfill(Policy):
         """Reservations carried into the next pass, by job id (fixed-job or non-sliding)."""
         return {job.id: where for job, where in self._held.items()}
 
-
     def schedule(self, snap: Snapshot) -> list[Decision]:
+        """One pass; with immediate service, the trial runs around it (:mod:`.immediate`)."""
+        if self.immediate is not None:
+            return self.immediate.schedule(snap, self._schedule)
+        return self._schedule(snap)
+
+    def summary_counts(self, ids: set[int] | None = None) -> dict[str, int]:
+        """Immediate-service counters over ``ids`` (empty without immediate service)."""
+        return {} if self.immediate is None else self.immediate.counts(ids)
+
+    def stats(self) -> dict[str, float]:
+        """Immediate-service counters over every job of the run (``run.json``)."""
+        if self.immediate is None:
+            return {}
+        return {**self.immediate.counts(), "trial_preemptions": self.immediate.book.preemptions}
+
+    def _schedule(self, snap: Snapshot) -> list[Decision]:
         """One pass (module docstring): the fast path, or the reference pass it must equal."""
         # Nothing can start when no processor is free.  Sliding reservations are
         # recomputed at the next pass anyway, so the pass is skipped unless it must
@@ -700,6 +805,7 @@ class _Pass:
 
 
 INDEXED_SCAN_MIN = 64  # below this many jobs left, numpy's per-call cost outweighs the scan
+ARRAY_PROFILE_MIN = 64  # running jobs on a host from which its profile is built with numpy
 
 
 def _scan(p: _Pass, jobs: Iterable[Job], pending: list[Job]) -> None:
@@ -751,12 +857,14 @@ def _next_candidate(
         if with_profiles and h.name in p.reserved_hosts:
             assert p.profiles is not None
             prof = p.profiles[h.name]
-            last = np.searchsorted(np.asarray(prof.times), p.now + req, side="left") - 1
+            fit = np.flatnonzero(here)  # only these need the profile
+            last = np.asarray(prof.times).searchsorted(p.now + req[fit], side="left") - 1
             np.maximum(last, 0, out=last)
-            here &= np.minimum.accumulate(np.asarray(prof.procs, dtype=float))[last] >= procs
-            here &= np.minimum.accumulate(np.asarray(prof.mem, dtype=float))[last] >= mem
+            min_procs = np.minimum.accumulate(np.asarray(prof.procs, dtype=float))
+            min_mem = np.minimum.accumulate(np.asarray(prof.mem, dtype=float))
+            here[fit] = (min_procs[last] >= procs[fit]) & (min_mem[last] >= mem[fit])
         ok |= here
-    k = int(np.argmax(ok)) if len(ok) else 0
+    k = int(ok.argmax()) if len(ok) else 0
     if len(ok) == 0 or not ok[k]:
         return None
     return start + k
@@ -827,7 +935,13 @@ def _profiles(
     for h in snap.hosts:
         added = extra.get(h.name)
         index = h.releases
-        if use_index and index is not None and not index.irregular and len(index) == len(h.running):
+        if (
+            use_index
+            and index is not None
+            and len(index) >= ARRAY_PROFILE_MIN
+            and not index.irregular
+            and len(index) == len(h.running)
+        ):
             profiles[h.name] = Profile.from_release_index(
                 now, h.free_procs, h.free_mem, index, added or []
             )

@@ -39,7 +39,7 @@ from typing import Any
 
 import pandas as pd
 
-from o2ksim.report import data
+from o2ksim.report import data, partitioning_view
 from o2ksim.sweep import Results, load_results
 
 MAX_PANELS = 6
@@ -68,6 +68,7 @@ class Gathered:
     classes: pd.DataFrame = field(default_factory=pd.DataFrame)
     level_cols: list[str] = field(default_factory=list)
     short_panels: dict[str, str] = field(default_factory=dict)
+    partitioning: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def _level(v: Any) -> str:
@@ -148,6 +149,7 @@ def gather(results: Results, max_panels: int = MAX_PANELS) -> Gathered:
         classes=_concat(classes) if on_o2k else pd.DataFrame(),
         level_cols=[f for f in vary if f != "seed"],
         short_panels=short,
+        partitioning=partitioning_view.partitioning_table(by_policy),
     )
 
 
@@ -166,8 +168,8 @@ def _lsf_classes(by_policy: dict[str, list[pd.DataFrame]]) -> pd.DataFrame:
     Drawn only for runs on the O2K hosts, where the LSF classes are defined
     (``hosts/o2k.toml``); empty otherwise.
     """
+    from o2ksim.analysis.lsf_classes import lsf_class_table
     from o2ksim.machine import load_machine
-    from o2ksim.policies.lsf import lsf_class_table
 
     o2k = load_machine("o2k")
     names = {h.name for h in o2k.hosts}
@@ -607,6 +609,19 @@ def section_classes(ctx: PageContext) -> str:
     )
 
 
+
+def section_immediate(ctx: PageContext) -> str:
+    """Immediate service's counters and the ≤ 1 min / > 1 min comparison (thesis §5.5)."""
+    from o2ksim.report import immediate
+
+    return immediate.section(ctx.results)  # "" without immediate service
+
+
+def section_partitioning(ctx: PageContext) -> str:
+    """Dynamic partitioning: repartitionings, resizes and processor shares (thesis §6.1)."""
+    return partitioning_view.section(ctx.g.partitioning, _html_table)
+
+
 def section_runs(ctx: PageContext) -> str:
     """Every planned run, and the failed runs with their errors."""
     results, esc = ctx.results, html.escape
@@ -652,6 +667,8 @@ SECTIONS: list[Callable[[PageContext], str]] = [
     section_answer,
     section_figures,
     section_classes,
+    section_immediate,
+    section_partitioning,
     section_runs,
     section_scenario,
     section_versions,

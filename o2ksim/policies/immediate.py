@@ -1,0 +1,663 @@
+"""Immediate service: a quantum trial run for new jobs, with limited preemption (T§3.2.2, T§5.5).
+
+The thesis's definition (T§3.2.2):
+
+    "With the preemptive immediate service, if a new job can't be started as a
+    full job, the job is given a preemptive priority to start on as many
+    processors as requested and an initial memory for a very short quantum.
+    [...] If a host has enough free (i.e., unoccupied) processors and the
+    initial memory to give an immediate service to the new job, the job
+    receives an immediate service on the host without preemption.  If more
+    than one such hosts are found, the host that has the smallest number of
+    free processors is chosen.  Otherwise, the currently executing jobs are
+    chosen to be preempted as follows.  To avoid memory overhead, only the
+    processors (but not the memory) of the currently executing jobs can be
+    preempted [...].  An executing job is eligible to be preempted if (1) it
+    has been running without interruption for longer than t, and (2) its
+    expected remaining runtime is longer than t.  For each host that has at
+    least an amount of the initial memory, each job eligible for preemption is
+    considered in the order of increasing estimated current job slowdown,
+    which is the ratio of the elapsed time since the job arrived divided by
+    the time it has actually run so far [...].  As many such jobs on the host
+    as required are selected, until the sum of the total number of processors
+    occupied by these jobs plus the currently free processors on the host is
+    at least as large as requested by the new job.  Note that if the number of
+    these processors is greater than requested, some of the selected jobs may
+    be de-selected to avoid unnecessary preemption.  The host that will have
+    the fewest number of idle processors due to preemption is chosen [...].
+    If the new job completes in the initial quantum and the initial memory, it
+    leaves the system.  Otherwise, it is killed and waits in the queue to be
+    scheduled as a full job."
+
+The pieces, usable by any policy:
+
+* :class:`TrialSettings` — quantum ``q``, initial memory, eligibility ``t``
+  (default ``10 q``, T§3.2.2) and the mode (``preemptive``, ``soon`` = the
+  non-preemptive test run of [PK00] evaluated in T§5.5, or ``off``);
+* :func:`plan_trial` — where a job's trial runs and whom it preempts (the
+  rules quoted above); :func:`trial_decisions` turns a plan into engine
+  decisions (``Preempt`` the victims, ``Start`` the job with
+  ``time_limit=q, on_limit="requeue"`` and the initial memory);
+* :class:`TrialBook` — trials in progress, their victims (resumed when the
+  trial ends, on the processors they had), the processors those victims are
+  owed per host, and the counters;
+* :class:`ImmediateService` — the option of every backfill policy: it runs
+  the backfill pass on a view in which the victims still hold their
+  processors (so the availability profile never promises them twice), then
+  gives a trial to every new job the pass did not start.
+
+Choices where the thesis is silent (each tested in ``tests/test_immediate.py``):
+
+* A trial on free processors does **not** respect backfill reservations: it
+  has the "preemptive priority" of T§3.2.2 and lasts at most ``q``, so it can
+  delay a reserved start by at most ``q`` — the same bound by which a
+  preemptive trial delays the jobs it preempts.
+* A victim's remaining runtime is judged from its *requested* runtime (the
+  only thing the scheduler knows), so a job that will really end within the
+  trial may still be preempted; eligibility boundaries are "run uninterrupted
+  for at least ``t``" and "predicted to need more than ``t``".
+* De-selection tries the selected jobs in reverse selection order (highest
+  current slowdown first) and drops each one the others can do without.
+* Ties: slowdown ties go to the lower job id, host ties to machine order.
+* While a preempting trial runs, its victims' processors stay theirs: no other
+  job may start on the spare part of them, and the backfill profile shows them
+  coming back when the trial ends (predicted from the trial's time limit or
+  requested runtime, whichever is earlier) and held until the victim's
+  requested runtime is served.
+* A trial gets ``min(initial memory, requested memory)`` (the initial memory
+  when the request is unknown); it fails when the job's peak memory (the
+  trace's used-memory field) exceeds that, and then runs the whole quantum
+  before it is killed (the issue's rule: "killed at the end of the quantum").
+  A trace without the used-memory field judges trials on time only.
+* A job that cannot get a trial when it arrives waits for one; the policy asks
+  for a pass when the next running job becomes eligible for preemption (the
+  thesis simulator's extra event, T§3.4).  Waiting jobs are served in arrival
+  order.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from itertools import chain
+from typing import Any, Protocol, cast, runtime_checkable
+
+from o2ksim.engine.decisions import Preempt, Resume, Start, WakeAt
+from o2ksim.engine.snapshot import HostView, Snapshot
+from o2ksim.errors import O2KSimError
+from o2ksim.jobs import Job, JobSpec, JobState
+from o2ksim.machine import KB_PER_GB, KB_PER_MB
+from o2ksim.policies.base import Param
+from o2ksim.workloads.transforms import parse_duration
+
+MODES = ("off", "preemptive", "soon")
+DEFAULT_QUANTUM = 60.0  # seconds (T§5.5)
+DEFAULT_INITIAL_MEMORY = KB_PER_GB  # KB (T§5.5: "up to 1 GB")
+ELIGIBLE_FACTOR = 10.0  # t = 10 q (T§3.2.2)
+
+_MEM_UNITS = {"kb": 1, "k": 1, "mb": KB_PER_MB, "m": KB_PER_MB, "gb": KB_PER_GB, "g": KB_PER_GB}
+
+
+def parse_memory(value: str | float | int) -> int:
+    """Kilobytes from ``1GB``, ``512MB``, ``2048KB`` or a bare number of megabytes."""
+    if isinstance(value, bool):
+        raise O2KSimError(f"'{value}' is not an amount of memory (examples: 1GB, 512MB)")
+    if isinstance(value, int | float):
+        if value < 0 or not math.isfinite(value):
+            raise O2KSimError(f"memory must be a non-negative number of MB, got {value!r}")
+        return round(value * KB_PER_MB)
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-z]*)\s*", str(value).lower())
+    if not m or m.group(2) not in ("", *_MEM_UNITS):
+        raise O2KSimError(f"'{value}' is not an amount of memory (examples: 1GB, 512MB)")
+    return round(float(m.group(1)) * _MEM_UNITS.get(m.group(2) or "mb", KB_PER_MB))
+
+
+def _ok(parse: Callable[[Any], float], positive: bool) -> Callable[[Any], bool]:
+    def check(v: Any) -> bool:
+        if isinstance(v, bool):
+            return False
+        try:
+            x = parse(v)
+        except O2KSimError:
+            return False
+        return x > 0 if positive else x >= 0
+
+    return check
+
+
+PARAMS: dict[str, Param] = {
+    "immediate_service": Param(
+        str,
+        "off",
+        "quantum trial run for each new job that cannot start as a full job (T§3.2.2, T§5.5): "
+        "preemptive (free processors, else preempt eligible jobs' processors) | soon "
+        "(free processors only, [PK00]) | off",
+        choices=MODES,
+    ),
+    "quantum": Param(
+        (int, float, str),
+        "1m",
+        "immediate service: length q of the trial run (seconds or e.g. '1m')",
+        check=_ok(parse_duration, positive=True),
+        check_help="must be a positive duration (seconds, or e.g. '1m')",
+    ),
+    "initial_memory": Param(
+        (int, float, str),
+        "1GB",
+        "immediate service: memory of the trial run (MB, or e.g. '1GB', '512MB'); a trial "
+        "fails when the job's peak memory exceeds it",
+        check=_ok(parse_memory, positive=False),
+        check_help="must be an amount of memory (MB, or e.g. '1GB')",
+    ),
+    "eligible_after": Param(
+        (int, float, str),
+        None,
+        "immediate service: t — a running job may be preempted once it has run uninterrupted "
+        "for t and is predicted to need more than t (default 10 x quantum)",
+        check=_ok(parse_duration, positive=False),
+        check_help="must be a duration >= 0 (seconds, or e.g. '10m')",
+    ),
+}
+"""The immediate-service parameters every backfill policy accepts."""
+
+
+@dataclass(frozen=True, slots=True)
+class TrialSettings:
+    """Immediate-service parameters: mode, quantum ``q`` (s), initial memory (KB), ``t`` (s)."""
+
+    mode: str = "preemptive"
+    quantum: float = DEFAULT_QUANTUM
+    initial_memory: int = DEFAULT_INITIAL_MEMORY
+    eligible_after: float = ELIGIBLE_FACTOR * DEFAULT_QUANTUM
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> TrialSettings:
+        """Settings from validated policy parameters (see :data:`PARAMS`)."""
+        q = parse_duration(params.get("quantum") or DEFAULT_QUANTUM)
+        t = params.get("eligible_after")
+        return cls(
+            mode=params.get("immediate_service") or "off",
+            quantum=q,
+            initial_memory=parse_memory(
+                DEFAULT_INITIAL_MEMORY / KB_PER_MB
+                if params.get("initial_memory") is None
+                else params["initial_memory"]
+            ),
+            eligible_after=ELIGIBLE_FACTOR * q if t is None else parse_duration(t),
+        )
+
+    @property
+    def preemptive(self) -> bool:
+        return self.mode == "preemptive"
+
+    def trial_memory(self, spec: JobSpec) -> int:
+        """Memory a trial gets: the initial memory, or the request when that is smaller."""
+        return min(self.initial_memory, spec.mem) if spec.mem > 0 else self.initial_memory
+
+
+@dataclass(frozen=True, slots=True)
+class TrialPlan:
+    """Where a job's trial runs, with how much memory, and whom it preempts."""
+
+    job: Job
+    host: str
+    mem: int
+    victims: tuple[Job, ...] = ()
+    idle_after: int = 0  # processors left idle on the host once the trial has started
+
+
+def current_slowdown(job: Job, now: float) -> float:
+    """Time since arrival divided by the time the job has actually run (T§3.2.2).
+
+    The time run is the work done in the current run (since its last start
+    from the queue) at the requested size, so time spent preempted is excluded.
+    """
+    ran = job.work_done(now) / job.spec.procs if job.spec.procs else 0.0
+    return (now - job.spec.submit) / ran if ran > 0 else math.inf
+
+
+def is_eligible_victim(job: Job, now: float, t: float) -> bool:
+    """Run uninterrupted for at least ``t`` and predicted (by its request) to need more than ``t``."""
+    return now - job.last_start >= t and job.predicted_end(now) - now > t
+
+
+def choose_victims(
+    candidates: Sequence[Job], free: int, need: int
+) -> list[Job] | None:
+    """Victims among ``candidates`` (already in preemption order) so that ``free`` plus
+    their processors reach ``need``; ``None`` when even all of them are not enough.
+
+    Jobs are selected in order until enough processors are found, then the
+    selected ones are tried in reverse order and each one not needed is dropped.
+    """
+    chosen: list[Job] = []
+    have = free
+    for job in candidates:
+        if have >= need:
+            break
+        chosen.append(job)
+        have += job.alloc_procs
+    if have < need:
+        return None
+    for job in reversed(list(chosen)):
+        if have - job.alloc_procs >= need:
+            chosen.remove(job)
+            have -= job.alloc_procs
+    return chosen
+
+
+class VictimLists:
+    """Per host, the jobs eligible for preemption in preemption order, built once per pass.
+
+    :func:`plan_trial` asks for a host's list; it is computed on first use
+    (eligible running jobs by increasing current slowdown, ties by id) and
+    reused for every other job that wants a trial in the same pass.
+    :meth:`remove` drops jobs chosen as victims (or started as trials) so that
+    nobody is preempted twice.
+    """
+
+    def __init__(self, now: float, t: float, protected: Iterable[int] = ()) -> None:
+        self.now = now
+        self.t = t
+        self.removed: set[int] = set(protected)
+        self._lists: dict[str, list[Job]] = {}
+        self._sorted: set[str] = set()
+        self._procs: dict[str, int] = {}
+
+    def total(self, host: HostView) -> int:
+        """Processors of ``host``'s eligible jobs (no sorting needed for this bound)."""
+        name = host.name
+        if name not in self._lists:
+            now, t, removed = self.now, self.t, self.removed
+            got = [v for v in host.running if v.id not in removed and is_eligible_victim(v, now, t)]
+            self._lists[name] = got
+            self._procs[name] = sum(v.alloc_procs for v in got)
+        return self._procs[name]
+
+    def of(self, host: HostView) -> tuple[list[Job], int]:
+        """``host``'s eligible jobs in preemption order and their total processors."""
+        total = self.total(host)
+        name = host.name
+        got = self._lists[name]
+        if name not in self._sorted:
+            now = self.now
+            got.sort(key=lambda v: (current_slowdown(v, now), v.id))
+            self._sorted.add(name)
+        return got, total
+
+    def remove(self, jobs: Iterable[Job]) -> None:
+        for job in jobs:
+            self.removed.add(job.id)
+            if job.host in self._lists and job in self._lists[job.host]:
+                self._lists[job.host].remove(job)
+                self._procs[job.host] -= job.alloc_procs
+
+
+def plan_trial(
+    job: Job,
+    hosts: Iterable[HostView],
+    free: dict[str, list[float]],
+    now: float,
+    settings: TrialSettings,
+    *,
+    preempt: bool,
+    protected: frozenset[int] | set[int] = frozenset(),
+    victims: VictimLists | None = None,
+) -> TrialPlan | None:
+    """Where ``job``'s trial runs (T§3.2.2), or ``None`` when it cannot run now.
+
+    ``free`` maps host name to ``[processors, memory]`` the trial may use
+    (processors owed to preempted jobs already deducted).  First choice: a
+    host with enough free processors and the trial memory, the one with the
+    fewest free processors.  Otherwise, when ``preempt``: on every host with
+    the trial memory, eligible running jobs (not in ``protected``, e.g. other
+    trials) in increasing current slowdown, selected and de-selected by
+    :func:`choose_victims`; the host left with the fewest idle processors wins.
+    ``victims`` shares the eligible lists between the trials of one pass.
+    """
+    spec = job.spec
+    need = spec.procs
+    mem = settings.trial_memory(spec)
+    best: str | None = None
+    best_free = math.inf
+    hosts = tuple(hosts)
+    for h in hosts:
+        f = free[h.name]
+        if f[0] >= need and f[1] >= mem and f[0] < best_free:
+            best, best_free = h.name, f[0]
+    if best is not None:
+        return TrialPlan(job, best, mem, (), int(best_free - need))
+    if not preempt:
+        return None
+    if victims is None:
+        victims = VictimLists(now, settings.eligible_after, protected)
+    plan: TrialPlan | None = None
+    for h in hosts:
+        f = free[h.name]
+        if f[1] < mem or h.spec.procs < need:
+            continue
+        if f[0] + victims.total(h) < need:
+            continue
+        candidates, _total = victims.of(h)
+        chosen = choose_victims(candidates, int(f[0]), need)
+        if chosen is None:
+            continue
+        idle = int(f[0]) + sum(v.alloc_procs for v in chosen) - need
+        if plan is None or idle < plan.idle_after:
+            plan = TrialPlan(job, h.name, mem, tuple(chosen), idle)
+    return plan
+
+
+def trial_decisions(plan: TrialPlan, settings: TrialSettings, now: float) -> list[Any]:
+    """``Preempt`` each victim, then ``Start`` the trial (time limit ``q``, requeue on failure)."""
+    out: list[Any] = []
+    job = plan.job
+    for v in plan.victims:
+        ran = now - v.last_start
+        out.append(
+            Preempt(
+                v,
+                note=f"for J{job.id}'s trial: ran uninterrupted {ran:g} s >= t, "
+                f"predicted to need {v.predicted_end(now) - now:g} s more > t, "
+                f"current slowdown {current_slowdown(v, now):.3g}",
+            )
+        )
+    if plan.victims:
+        why = "preempting " + ", ".join(f"J{v.id}" for v in plan.victims)
+    else:
+        why = "on free processors"
+    out.append(
+        Start(
+            job,
+            plan.host,
+            procs=job.spec.procs,
+            mem=plan.mem,
+            time_limit=settings.quantum,
+            on_limit="requeue",
+            note=f"immediate service: {settings.quantum:g} s trial with "
+            f"{plan.mem / KB_PER_MB:g} MB, {why}",
+        )
+    )
+    return out
+
+
+@runtime_checkable
+class SummaryCounts(Protocol):
+    """A policy that adds counters over the analysed jobs to ``summary.json``."""
+
+    def summary_counts(self, ids: set[int] | None = None) -> Mapping[str, int]:
+        """Counters over the jobs in ``ids`` (``None``: every job)."""
+        ...
+
+
+class _Borrowed:
+    """A preempted job as the backfill pass must see it: holding the processors it will
+    take back when the trial that preempted it ends, until its request is served."""
+
+    __slots__ = (
+        "alloc_mem", "alloc_procs", "host", "id", "job", "resume_at", "spec", "state", "time_limit",
+    )  # fmt: skip
+
+    def __init__(self, job: Job, resume_at: float) -> None:
+        self.job = job
+        self.spec = job.spec
+        self.id = job.id
+        self.host = job.host
+        self.state = JobState.RUNNING
+        self.alloc_procs = job.resume_procs
+        self.alloc_mem = job.alloc_mem
+        self.resume_at = resume_at
+        self.time_limit = math.inf
+
+    @property
+    def last_start(self) -> float:
+        return self.resume_at
+
+    def predicted_end(self, now: float) -> float:
+        spec = self.spec
+        owed = spec.procs * spec.req_time - self.job.work_done(now)
+        start = max(self.resume_at, now)
+        return start + max(owed, 0.0) / self.alloc_procs
+
+
+@dataclass
+class TrialBook:
+    """Trials in progress and what they owe; the immediate-service counters.
+
+    ``start`` records a planned trial; ``ended`` returns the ``Resume``
+    decisions for the victims of trials that left (completed or requeued);
+    ``owed`` gives, per host, the processors preempted victims will take back.
+    """
+
+    running: dict[int, tuple[Job, tuple[Job, ...]]] = field(default_factory=dict)
+    to_resume: dict[str, list[Job]] = field(default_factory=dict)
+    given: set[int] = field(default_factory=set)
+    completed: set[int] = field(default_factory=set)
+    preempting: set[int] = field(default_factory=set)
+    preemptions: int = 0
+
+    def start(self, plan: TrialPlan) -> None:
+        self.running[plan.job.id] = (plan.job, plan.victims)
+        self.given.add(plan.job.id)
+        if plan.victims:
+            self.preempting.add(plan.job.id)
+            self.preemptions += len(plan.victims)
+
+    def ended(self, departed: Iterable[Job]) -> None:
+        """Note the trials among ``departed`` that left (completed or back in the queue)."""
+        for job in departed:
+            entry = self.running.pop(job.id, None)
+            if entry is None:
+                continue
+            if job.state is JobState.COMPLETED:
+                self.completed.add(job.id)
+            for v in entry[1]:
+                if v.state is JobState.PREEMPTED:
+                    self.to_resume.setdefault(v.host or "", []).append(v)
+
+    def resume(self, free: dict[str, list[float]]) -> tuple[list[Any], list[Job]]:
+        """``Resume`` every victim whose trial has ended and whose processors are free.
+
+        Returns the decisions and the jobs they resume (their processors are
+        booked in ``free``); a victim that does not fit yet stays owed.
+        """
+        out: list[Any] = []
+        resumed: list[Job] = []
+        for host, waiting in list(self.to_resume.items()):
+            f = free[host]
+            left = []
+            for v in waiting:
+                if v.state is not JobState.PREEMPTED:
+                    continue
+                if v.resume_procs <= f[0]:
+                    f[0] -= v.resume_procs
+                    resumed.append(v)
+                    out.append(
+                        Resume(v, note="the trial that preempted it has ended; "
+                                       f"back on its {v.resume_procs} processors")
+                    )  # fmt: skip
+                else:
+                    left.append(v)
+            if left:
+                self.to_resume[host] = left
+            else:
+                del self.to_resume[host]
+        return out, resumed
+
+    def borrowed(self, now: float, resumed: Iterable[Job] = ()) -> dict[str, list[_Borrowed]]:
+        """Per host: the preempted victims still owed processors, with when they get them
+        back (``resumed``: victims being resumed in this pass, i.e. now)."""
+        out: dict[str, list[_Borrowed]] = {}
+        for trial, victims in self.running.values():
+            at = trial.predicted_end(now)
+            for v in victims:
+                if v.state is JobState.PREEMPTED:
+                    out.setdefault(v.host or "", []).append(_Borrowed(v, at))
+        for v in chain(resumed, chain.from_iterable(self.to_resume.values())):
+            if v.state is JobState.PREEMPTED:
+                out.setdefault(v.host or "", []).append(_Borrowed(v, now))
+        return out
+
+    def counts(self, ids: set[int] | None = None) -> dict[str, int]:
+        """The summary counters, over ``ids`` (e.g. the analysed jobs) or every job."""
+
+        def n(s: set[int]) -> int:
+            return len(s if ids is None else s & ids)
+
+        return {
+            "immediate_service_jobs": n(self.given),
+            "immediate_service_completed": n(self.completed),
+            "immediate_service_preempting": n(self.preempting),
+        }
+
+
+class ImmediateService:
+    """The immediate-service option around a scheduling pass (see the module docstring).
+
+    ``schedule(snap, inner)`` resumes the victims of trials that ended, runs
+    ``inner`` (the backfill pass) on a snapshot in which those victims hold the
+    processors they are owed, then gives a trial to each new job the pass did
+    not start (and to earlier jobs still waiting for one).
+    """
+
+    def __init__(self, settings: TrialSettings) -> None:
+        if settings.mode not in MODES or settings.mode == "off":
+            raise ValueError(f"immediate service mode must be preemptive or soon, not {settings.mode!r}")
+        self.settings = settings
+        self.book = TrialBook()
+        self._awaiting: dict[int, Job] = {}
+        self._wakes: set[float] = set()
+
+    def schedule(self, snap: Snapshot, inner: Callable[[Snapshot], Sequence[Any]]) -> list[Any]:
+        now = snap.now
+        book = self.book
+        free = {h.name: [h.free_procs, h.free_mem] for h in snap.hosts}
+        decisions: list[Any] = []
+        view = snap
+        if book.running or book.to_resume:
+            book.ended(snap.departed)
+            decisions, resumed = book.resume({k: list(v) for k, v in free.items()})
+            borrowed = book.borrowed(now, resumed)
+            if borrowed:
+                view = _view(snap, borrowed)
+                for host, items in borrowed.items():
+                    free[host][0] -= sum(b.alloc_procs for b in items)
+        inner_decisions = list(inner(view))
+        decisions.extend(inner_decisions)
+        for job in snap.arrived:
+            if job.state is JobState.QUEUED:
+                self._awaiting[job.id] = job
+        if not self._awaiting:
+            return decisions
+        started = set()
+        for d in inner_decisions:
+            if isinstance(d, Start):
+                started.add(d.job.id)
+                f = free[d.host]
+                f[0] -= d.job.spec.procs if d.procs is None else d.procs
+                f[1] -= d.job.spec.mem if d.mem is None else d.mem
+        protected = set(book.running)
+        victims = VictimLists(now, self.settings.eligible_after, protected)
+        preemptive = self.settings.preemptive
+        room = -1.0  # most processors a trial could get on one host now (an upper bound)
+        for job_id, job in list(self._awaiting.items()):
+            if job_id in started or job.state is not JobState.QUEUED:
+                del self._awaiting[job_id]
+                continue
+            if room < 0:
+                room = max(
+                    f[0] + (victims.total(h) if preemptive else 0)
+                    for h, f in zip(snap.hosts, (free[h.name] for h in snap.hosts), strict=True)
+                )
+            if job.spec.procs > room:
+                continue  # no host can give it a trial now: skip the search
+            plan = plan_trial(
+                job, snap.hosts, free, now, self.settings,
+                preempt=self.settings.preemptive, victims=victims,
+            )  # fmt: skip
+            if plan is None:
+                continue
+            del self._awaiting[job_id]
+            f = free[plan.host]
+            f[0] += sum(v.alloc_procs for v in plan.victims) - job.spec.procs
+            f[1] -= plan.mem
+            book.start(plan)
+            protected.add(job_id)
+            victims.remove(plan.victims)  # still "running" in this snapshot
+            room = -1.0
+            decisions.extend(trial_decisions(plan, self.settings, now))
+        if self._awaiting and self.settings.preemptive:
+            fresh = [d.job for d in inner_decisions if isinstance(d, Start)]
+            decisions.extend(self._next_eligibility(snap, protected, fresh))
+        return decisions
+
+    def _next_eligibility(
+        self, snap: Snapshot, protected: set[int], fresh: Sequence[Job]
+    ) -> list[WakeAt]:
+        """A pass when the next running job becomes eligible for preemption (T§3.4).
+
+        ``fresh`` are the jobs started as full jobs in this pass (not yet running
+        in the snapshot): they become eligible ``t`` from now.
+        """
+        now = snap.now
+        t = self.settings.eligible_after
+        soonest = math.inf
+        for h in snap.hosts:
+            for v in h.running:
+                at = v.last_start + t
+                if now < at < soonest and v.id not in protected and v.predicted_end(now) - at > t:
+                    soonest = at
+        if any(j.spec.req_time > 2 * t for j in fresh) and now + t < soonest:
+            soonest = now + t
+        self._wakes = {w for w in self._wakes if w > now}
+        if not now < soonest < math.inf or soonest in self._wakes:
+            return []
+        self._wakes.add(soonest)
+        return [WakeAt(soonest, tag="immediate service: a running job becomes eligible for preemption")]
+
+    def counts(self, ids: set[int] | None = None) -> dict[str, int]:
+        return self.book.counts(ids)
+
+
+def _view(snap: Snapshot, borrowed: dict[str, list[_Borrowed]]) -> Snapshot:
+    """``snap`` as the backfill pass must see it: preempted victims hold what they are owed."""
+    hosts = []
+    for h in snap.hosts:
+        items = borrowed.get(h.name)
+        if not items:
+            hosts.append(h)
+            continue
+        owed = sum(b.alloc_procs for b in items)
+        version = hash((h.version, tuple((b.id, b.resume_at) for b in items)))
+        hosts.append(
+            HostView(
+                h.spec,
+                h.free_procs - owed,
+                h.free_mem,
+                (*h.running, *cast("list[Job]", items)),  # duck-typed: see _Borrowed
+                tuple(p for p in h.preempted if all(p is not b.job for b in items)),
+                version,
+            )
+        )
+    views = tuple(hosts)
+    return replace(snap, hosts=views, host_by_name={v.name: v for v in views})
+
+
+__all__ = [
+    "MODES",
+    "PARAMS",
+    "ImmediateService",
+    "SummaryCounts",
+    "TrialBook",
+    "TrialPlan",
+    "TrialSettings",
+    "VictimLists",
+    "choose_victims",
+    "current_slowdown",
+    "is_eligible_victim",
+    "parse_memory",
+    "plan_trial",
+    "trial_decisions",
+]
