@@ -3,7 +3,7 @@
 The package's layers (docs/background/architecture.md, o2ksim.workloads.models):
 trace data model and clock; distributions; parameter files and the
 synthetic-trace helper; one module per model; the registry and the
-characterisation on top.  A function-local import of a sibling module is the
+characterisation on top; the run protocol's cool-down tail above them.  A function-local import of a sibling module is the
 usual way a cycle is hidden, so the test forbids them and checks the layer
 order directly.
 """
@@ -36,6 +36,7 @@ LAYER = {
     "downey": 2,
     "models": 3,
     "characterize": 3,
+    "cooldown": 4,
 }
 
 
