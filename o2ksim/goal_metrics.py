@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -87,15 +88,15 @@ def class_wait_matrix(
             sel = (t_idx == ti) & (n_idx == ni)
             if sel.any():
                 out[ti, ni] = wait_h[sel].mean()
-    return pd.DataFrame(
-        out,
-        index=[f"T<={_b(b)}h" for b in t_bounds_h],
-        columns=[f"N<={_b(b)}" for b in n_bounds],
-    )
+    return pd.DataFrame(out, index=_labels("T", t_bounds_h, "h"), columns=_labels("N", n_bounds, ""))
 
 
-def _b(v: float) -> str:
-    return "inf" if math.isinf(v) else f"{v:g}"
+def _labels(name: str, bounds: tuple[float, ...], unit: str) -> list[str]:
+    """``T<=1h``, ..., and ``T>16h`` for the open last range."""
+    out = [f"{name}<={b:g}{unit}" for b in bounds[:-1]]
+    last = bounds[-1]
+    out.append(f"{name}>{bounds[-2]:g}{unit}" if math.isinf(last) else f"{name}<={last:g}{unit}")
+    return out
 
 
 @dataclass(frozen=True)
@@ -114,12 +115,12 @@ def month_windows(trace: Any) -> list[Month]:
     unix = getattr(trace.header, "unix_start_time", None)
     if unix is None:
         edges = list(np.arange(first, last + 30 * 86400.0, 30 * 86400.0))
-        return [Month(f"block{i + 1}", a, b) for i, (a, b) in enumerate(zip(edges, edges[1:]))]
+        return [Month(f"block{i + 1}", a, b) for i, (a, b) in enumerate(itertools.pairwise(edges))]
     t0 = pd.Timestamp(unix + first, unit="s")
     t1 = pd.Timestamp(unix + last, unit="s")
     edges = pd.date_range(t0.to_period("M").start_time, t1 + pd.offsets.MonthBegin(1), freq="MS")
     out = []
-    for a, b in zip(edges, edges[1:]):
+    for a, b in itertools.pairwise(edges):
         s, e = a.timestamp() - unix, b.timestamp() - unix
         if ((submit >= s) & (submit < e)).any():
             out.append(Month(a.strftime("%Y-%m"), s, e))

@@ -189,7 +189,7 @@ def _brute_schedule(order, now, cap, running, jobs):
 
     starts = []
     for j in order:
-        submit, run, p = jobs[j]
+        _submit, run, p = jobs[j]
         cands = sorted({now, *(e for e, _ in running if e > now), *(e for _, e, _ in placed)})
         for t in cands:
             checks = [t, *(s for s, _, _ in placed if t < s < t + run)]
@@ -201,7 +201,7 @@ def _brute_schedule(order, now, cap, running, jobs):
 
 
 def _brute_measures(order, starts, now, jobs, omega=None):
-    waits = {j: s - jobs[j][0] for j, s in zip(order, starts)}
+    waits = {j: s - jobs[j][0] for j, s in zip(order, starts, strict=False)}
     thr = max(now - jobs[j][0] for j in jobs) if omega is None else omega
     n = len(jobs)
     tw = sum(max(0.0, w - thr) for w in waits.values())
@@ -387,3 +387,45 @@ def test_explain_shows_the_search() -> None:
     assert "search A-Tradeoff(Tw:avgX), DDS-LXF, L=4000" in text
     assert "schedules evaluated" in text and "winner [" in text
     assert "Tw=" in text and "avgX=" in text and "not better" in text
+
+
+# ----------------------------------------------------------------------------- metrics
+
+
+def test_bounded_slowdown_one_minute_bound() -> None:
+    from o2ksim.metrics import bounded_slowdown
+
+    # G§4: a job under one minute counts as a one-minute job
+    assert bounded_slowdown(10.0, 30.0) == pytest.approx(70.0 / 60.0)
+    assert bounded_slowdown(0.0, 5.0) == 1.0
+    assert bounded_slowdown(60.0, 120.0) == pytest.approx(1.5)
+    # through a run: a 30 s job that starts at once has bounded slowdown 1, not 0.5
+    machine = MachineSpec("one", (HostSpec("h", 1),))
+    r = simulate([JobSpec(1, 0.0, 1, 0, 30.0, 30.0), JobSpec(2, 0.0, 1, 0, 20.0, 20.0)], machine, "fcfs")
+    assert r.jobs["bounded_slowdown"].tolist() == pytest.approx([1.0, 1.5])  # (30 + 60) / 60
+    assert r.summary["mean_bounded_slowdown"] >= 1.0
+
+
+def test_normalized_excessive_wait_and_class_matrix() -> None:
+    import pandas as pd
+
+    from o2ksim.goal_metrics import class_wait_matrix, comparison
+
+    def table(waits, procs, runs):
+        n = len(waits)
+        return pd.DataFrame({"status": ["completed"] * n, "wait": waits, "procs": procs,
+                             "run_time": runs})  # fmt: skip
+
+    fcfs = table([0.0] * 49 + [100.0], [1] * 50, [60.0] * 50)  # max 100, 98th pct 0
+    other = table([0.0] * 48 + [150.0, 300.0], [1] * 50, [60.0] * 50)
+    c = comparison(other, fcfs)
+    # over the FCFS-backfill maximum (100 s): (150-100)/100 + (300-100)/100 = 2.5
+    assert c["E_maxW_fcfs_bf"] == pytest.approx(2.5)
+    assert c["jobs_over_maxW_fcfs_bf"] == 2
+    assert comparison(fcfs, fcfs)["E_maxW_fcfs_bf"] == 0.0  # by definition (G§4)
+    # N x T classes: N <= 8 / <= 16 / ..., T <= 1 h / <= 4 h / ...
+    m = class_wait_matrix(table([3600.0, 7200.0, 36000.0], [8, 9, 100], [3600.0, 3600.0, 20000.0]))
+    assert m.loc["T<=1h", "N<=8"] == 1.0
+    assert m.loc["T<=1h", "N<=16"] == 2.0
+    assert m.loc["T<=8h", "N>64"] == 10.0
+    assert m.isna().sum().sum() == 22

@@ -497,6 +497,9 @@ def build_page(results: Results, g: Gathered, figs: dict[str, Path]) -> str:
         )
         parts.append(_html_table(g.lsf_classes, cls="lsf"))
 
+    from o2ksim.report.goal import goal_section
+
+    parts.extend(goal_section(results, g))
     parts.append("<h2 id='runs'>Runs</h2>")
     parts.append(_html_table(runs_table(results), cls="runs"))
     failed = results.table.loc[results.table["status"] == "failed", "run_id"]

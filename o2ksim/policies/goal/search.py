@@ -232,7 +232,6 @@ class Planner:
         if method not in SEARCHES:
             raise ValueError(f"search must be one of {', '.join(SEARCHES)}, got {method!r}")
         n = self.n
-        now = self.now
         thr = self.threshold
         submit, floor = self.submit, self.floor
         lb_wait, lb_x, lb_tw = self.lb_wait, self.lb_x, self.lb_tw
@@ -332,15 +331,13 @@ class Planner:
             r = n - depth
             later = r - 2 if r >= 2 else 0  # choice points below the child at this depth
             if k <= later:
-                if enter(depth, 0):
-                    if depth + 1 < n:
-                        lds(depth + 1, k)
+                if enter(depth, 0) and depth + 1 < n:
+                    lds(depth + 1, k)
                 leave(depth)
             if k >= 1 and k - 1 <= later:
                 for c in range(1, r):
-                    if enter(depth, c):
-                        if depth + 1 < n:
-                            lds(depth + 1, k - 1)
+                    if enter(depth, c) and depth + 1 < n:
+                        lds(depth + 1, k - 1)
                     leave(depth)
 
         def dds(depth: int, at: int) -> None:
@@ -354,9 +351,8 @@ class Planner:
             else:
                 cs = range(1)
             for c in cs:
-                if enter(depth, c):
-                    if t < n:
-                        dds(depth + 1, at)
+                if enter(depth, c) and t < n:
+                    dds(depth + 1, at)
                 leave(depth)
 
         if n:
