@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from o2ksim import __version__, metrics
+from o2ksim.engine.contract import PolicyProtocol, RunSettings
 from o2ksim.engine.core import RunStats, Simulation
 from o2ksim.engine.monitor import Observer, jobs_table
 from o2ksim.errors import O2KSimError
@@ -124,7 +125,7 @@ def load_workload(source: Any, *, lenient: bool = False, strict_order: bool = Fa
 def simulate(
     workload: Any,
     machine: MachineSpec | str | os.PathLike[str] | None = None,
-    policy: Policy | str = "fcfs-backfill",
+    policy: PolicyProtocol | str = "fcfs-backfill",
     *,
     policy_params: dict[str, Any] | None = None,
     window: Window | None = None,
@@ -143,12 +144,15 @@ def simulate(
     with the SWF columns, or a list of :class:`~o2ksim.jobs.JobSpec`.
     ``machine``: a :class:`MachineSpec`, a name in ``hosts/`` or a TOML path;
     ``None`` derives one host from the trace header (``MaxProcs``).
-    ``policy``: a preset or kind name, or a :class:`Policy` (used as is).
+    ``policy``: a preset or kind name, or a policy object (anything following
+    :class:`~o2ksim.engine.contract.PolicyProtocol`, used as is).
     ``window``: analyse only jobs submitted in the window (with warm-up); the
     run continues until each of them has finished.
     ``estimates``: runtime-estimate scenario (see
     :func:`~o2ksim.workloads.transforms.apply_estimates`).
-    ``kill_overrun``/``overrun_grace``: default to the machine file's options.
+    ``interval``, ``kill_overrun``, ``overrun_grace``: the run settings
+    (:class:`~o2ksim.engine.contract.RunSettings`); the last two default to the
+    machine file's ``[options]``.
     """
     header = None
     source = None
@@ -183,12 +187,12 @@ def simulate(
     elif estimates or window is not None:
         raise O2KSimError("estimates and window need a trace or frame workload, not JobSpecs")
 
-    pol = policy if isinstance(policy, Policy) else make_policy(policy, **(policy_params or {}))
-    if interval is None:
-        interval = getattr(pol, "interval", None)
-    opts = mach.options
-    kill = bool(opts.get("kill_overrun", False)) if kill_overrun is None else kill_overrun
-    grace = float(opts.get("overrun_grace", 0.0)) if overrun_grace is None else overrun_grace
+    pol: PolicyProtocol = (
+        make_policy(os.fspath(policy), **(policy_params or {}))
+        if isinstance(policy, str | os.PathLike)
+        else policy
+    )
+    settings = run_settings(mach, interval, kill_overrun, overrun_grace, explain)
 
     obs = list(observers)
     if progress:
@@ -199,20 +203,14 @@ def simulate(
         mach,
         specs,
         pol,
-        interval=interval,
-        kill_overrun=kill,
-        overrun_grace=grace,
+        settings=settings,
         watch=None if analysed is None else analysed.tolist(),
         observers=obs,
-        explain=explain,
         rng=np.random.default_rng(seed),
     )
     stats = sim.run()
-    stats.extra.update(getattr(pol, "counters", {}) or {})
     for o in obs:
-        close = getattr(o, "close", None)
-        if close:
-            close()
+        o.close()
     jobs = jobs_table(list(sim.jobs.values()))
     jobs = jobs.sort_values(["submit", "job_id"], kind="stable", ignore_index=True)
     if analysed is not None:
@@ -229,9 +227,37 @@ def simulate(
         "policy": pol.name,
         "estimates": estimates or "requested",
         "window": None if window is None else [window.start, window.end, window.warmup],
-        "interval": interval,
-        "kill_overrun": kill,
-        "overrun_grace": grace,
+        "interval": settings.interval,
+        "kill_overrun": settings.kill_overrun,
+        "overrun_grace": settings.overrun_grace,
         "seed": seed,
     }
-    return Result(jobs, summ, segments, stats, mach, pol.describe(), config)
+    return Result(jobs, summ, segments, stats, mach, describe_policy(pol), config)
+
+
+def run_settings(
+    machine: MachineSpec,
+    interval: float | None = None,
+    kill_overrun: bool | None = None,
+    overrun_grace: float | None = None,
+    explain: bool = False,
+) -> RunSettings:
+    """The run's settings: the values given, else the machine file's ``[options]``, else off.
+
+    ``interval`` has no machine default; ``kill_overrun`` and ``overrun_grace``
+    default to the machine's ``options`` (SPEC §2: off unless asked for).
+    """
+    opts = machine.options
+    kill = bool(opts.get("kill_overrun", False)) if kill_overrun is None else bool(kill_overrun)
+    grace = float(opts.get("overrun_grace", 0.0)) if overrun_grace is None else float(overrun_grace)
+    try:
+        return RunSettings(interval, kill, grace, explain)
+    except ValueError as exc:
+        raise O2KSimError(str(exc)) from None
+
+
+def describe_policy(policy: PolicyProtocol) -> dict[str, Any]:
+    """The policy's configuration for ``run.json``: ``describe()`` of a :class:`Policy`, else its name."""
+    if isinstance(policy, Policy):
+        return policy.describe()
+    return {"name": policy.name}

@@ -78,7 +78,7 @@ def test_every_family_preset_is_shipped_with_its_table_12_weights():
     assert found["sjf-backfill"].params["priority"] == "sjf"
     assert found["lxf-backfill"].params["priority"] == "lxf"
     ncsa = make_policy("ncsa-ms")
-    assert (ncsa.n_reservations, ncsa.fixed, ncsa.sliding, ncsa.interval) == (2, True, True, None)
+    assert (ncsa.n_reservations, ncsa.fixed, ncsa.sliding) == (2, True, True)
     for name in PRESETS:
         p = make_policy(name)
         assert p.kind == "backfill" and found[name].source
@@ -92,20 +92,16 @@ def test_options_parse_and_bad_values_are_config_errors():
         reservations="all",
         reservation_kind="fixed",
         sliding=False,
-        interval="5m",
-        kill_overrun=True,
-        overrun_grace="1h",
     )
     assert p.n_reservations == math.inf and p.fixed and not p.sliding
-    assert p.interval == 300.0 and p.time_limit_extra == 3600.0
     for bad in (
         {"reservations": -1},
         {"reservations": "some"},
         {"reservations": True},
         {"reservation_kind": "sticky"},
-        {"interval": 0},
-        {"interval": "soon"},
-        {"overrun_grace": -5},
+        {"interval": "5m"},  # a run setting, not a policy parameter
+        {"kill_overrun": True},
+        {"overrun_grace": 60},
         {"priority": {"w": 1, "speed": 3}},
         {"priority": {"w": "high"}},
         {"priority": "no-such-priority"},
@@ -475,7 +471,7 @@ def test_non_sliding_asks_for_a_pass_at_the_reservation_time_once():
     # time is kept, and it is asked for once; at 100 (J2 leaves early) it is kept again
     assert wakes == [(90.0, 400.0)]
     # with a scheduling interval the regular passes take care of it: no extra wake-ups
-    pol = make_policy("fcfs-backfill", sliding=False, interval=60)
+    pol = make_policy("fcfs-backfill", sliding=False)
     wakes.clear()
     Simulation(host(10), FIG2, Spy(), interval=60).run()
     assert wakes == []
@@ -562,25 +558,26 @@ def test_sjf_backfill_starves_a_long_job_lxfw_does_not():
 
 
 # --------------------------------------------------------------------------- interval, kill, API, CLI
-def test_scheduling_interval_as_a_policy_parameter():
+def test_scheduling_interval_is_a_run_setting():
     # passes only at 0, 300, 600, ... (T§3.7): J1 and J2 both start at 300 and end at 400
     # and 350; J3 (the whole host) arrives at 350, fits from 400, and starts at the pass
     # at 600
     jobs = [job(1, 10, 2, 100), job(2, 20, 2, 50), job(3, 350, 4, 10)]
-    r = simulate(jobs, machine=host(4), policy="ncsa-ms", policy_params={"interval": "5m"})
+    r = simulate(jobs, machine=host(4), policy="ncsa-ms", interval=300)
     assert r.config["interval"] == 300.0
     assert starts(r) == {1: 300, 2: 300, 3: 600}
     event_driven = simulate(jobs, machine=host(4), policy="ncsa-ms")
     assert starts(event_driven) == {1: 10, 2: 20, 3: 350}
 
 
-def test_kill_at_requested_time_plus_grace_is_a_policy_option():
+def test_kill_at_requested_time_plus_grace_is_a_run_setting():
     jobs = [job(1, 0, 2, 100, run=500), job(2, 0, 2, 100, run=50)]
     r = simulate(
         jobs,
         machine=host(4),
         policy="lxfw-backfill",
-        policy_params={"kill_overrun": True, "overrun_grace": 60},
+        kill_overrun=True,
+        overrun_grace=60,
     )
     t = r.jobs.set_index("job_id")
     assert t.loc[1, "status"] == "killed" and t.loc[1, "end"] == 160
@@ -616,7 +613,7 @@ def test_policies_command_lists_the_family(capsys):
     out = capsys.readouterr().out
     for name in PRESETS:
         assert name in out
-    for param in ("reservations", "reservation_kind", "sliding", "interval", "kill_overrun"):
+    for param in ("reservations", "reservation_kind", "sliding"):
         assert param in out
     assert "backfill" in POLICIES.kinds()
 

@@ -68,8 +68,10 @@ def options(draw):
         "reservations": draw(st.sampled_from([0, 1, 2, 3, "all"])),
         "reservation_kind": draw(st.sampled_from(["dynamic", "fixed"])),
         "sliding": draw(st.booleans()),
-        "interval": draw(st.sampled_from([None, None, 45])),
     }
+
+
+INTERVALS = st.sampled_from([None, None, 45])
 
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -81,11 +83,17 @@ def fits_somewhere(job):
 
 
 @SETTINGS
-@given(jobs=workloads(), preset=st.sampled_from(PRESETS), opts=options())
-def test_every_preset_keeps_the_invariants(jobs, preset, opts):
+@given(jobs=workloads(), preset=st.sampled_from(PRESETS), opts=options(), interval=INTERVALS)
+def test_every_preset_keeps_the_invariants(jobs, preset, opts, interval):
     limit = PassLimit(10_000)  # a run that loops on wake-ups fails instead of hanging
     r = simulate(
-        jobs, machine=MACHINE, policy=preset, policy_params=opts, seed=3, observers=[limit]
+        jobs,
+        machine=MACHINE,
+        policy=preset,
+        policy_params=opts,
+        interval=interval,
+        seed=3,
+        observers=[limit],
     )
     assert violations(r.jobs, r.segments, MACHINE, [j.job_id for j in jobs]) == []
     t = r.jobs.set_index("job_id")
@@ -102,15 +110,16 @@ def test_every_preset_keeps_the_invariants(jobs, preset, opts):
     seg = r.segments.groupby("job_id").size()
     assert (seg == 1).all()
     # the same seed gives the same schedule
-    again = simulate(jobs, machine=MACHINE, policy=preset, policy_params=opts, seed=3)
+    again = simulate(
+        jobs, machine=MACHINE, policy=preset, policy_params=opts, interval=interval, seed=3
+    )
     pd.testing.assert_frame_equal(r.jobs, again.jobs)
 
 
 @FEWER
 @given(jobs=workloads(), preset=st.sampled_from(PRESETS), grace=st.sampled_from([0, 30]))
 def test_kill_overrun_option_keeps_the_invariants(jobs, preset, grace):
-    params = {"kill_overrun": True, "overrun_grace": grace}
-    r = simulate(jobs, machine=MACHINE, policy=preset, policy_params=params)
+    r = simulate(jobs, machine=MACHINE, policy=preset, kill_overrun=True, overrun_grace=grace)
     assert violations(r.jobs, r.segments, MACHINE, [j.job_id for j in jobs]) == []
     t = r.jobs.set_index("job_id")
     for j in jobs:

@@ -30,7 +30,9 @@ import numpy as np
 import simpy
 from simpy.events import NORMAL
 
+from o2ksim.engine.contract import PolicyProtocol, RunSettings
 from o2ksim.engine.decisions import (
+    Decision,
     Kill,
     PolicyError,
     Preempt,
@@ -42,6 +44,7 @@ from o2ksim.engine.decisions import (
     WakeAt,
 )
 from o2ksim.engine.monitor import Monitor, Observer
+from o2ksim.engine.queue_index import QueueIndex
 from o2ksim.engine.snapshot import HostView, Snapshot, Timer
 from o2ksim.jobs import Job, JobSpec, JobState
 from o2ksim.machine import HostSpec, MachineSpec
@@ -77,14 +80,42 @@ class Stopped:
     reason: str
 
 
+class Pool(simpy.Container):
+    """A host's processors or memory: a :class:`simpy.Container` the engine books at once.
+
+    Nothing in the model ever *waits* for processors or memory — the
+    scheduler starts a job only when its resources are free — so the
+    get/put events a Container would schedule and process one by one (four
+    per job) carry no information.  :meth:`take` and :meth:`give` change the
+    level directly and refuse to over-commit; ``level`` and ``capacity`` are
+    the Container's own, and ``get``/``put`` still work for model extensions
+    that do want to wait.  (This touches the Container's ``_level``; setup.cfg
+    pins ``simpy`` to the versions it is tested with.)
+    """
+
+    def take(self, amount: float) -> bool:
+        """Remove ``amount``; ``False`` (and no change) if it is not there."""
+        if amount > self._level:
+            return False
+        self._level -= amount
+        return True
+
+    def give(self, amount: float) -> None:
+        """Put ``amount`` back (never above the capacity: that would be an engine bug)."""
+        level = self._level + amount
+        if level > self._capacity:
+            raise PolicyError(f"pool over its capacity ({level} > {self._capacity})")
+        self._level = level
+
+
 class Host:
-    """A host: a processor container and a memory container, and the jobs on it."""
+    """A host: a processor pool and a memory pool (SimPy Containers), and the jobs on it."""
 
     def __init__(self, env: simpy.Environment, spec: HostSpec) -> None:
         self.spec = spec
         self.name = spec.name
-        self.procs = simpy.Container(env, capacity=spec.procs, init=spec.procs)
-        self.memory = simpy.Container(env, capacity=spec.memory, init=spec.memory)
+        self.procs = Pool(env, capacity=spec.procs, init=spec.procs)
+        self.memory = Pool(env, capacity=spec.memory, init=spec.memory)
         self.running: dict[int, Job] = {}
         self.preempted: dict[int, Job] = {}
         self.version = 0  # bumped whenever an allocation on the host changes
@@ -100,17 +131,16 @@ class Host:
     def take(self, procs: int, mem: int) -> None:
         """Take resources for a job; the caller has checked they are free."""
         self.version += 1
-        if procs > 0 and not self.procs.get(procs).triggered:
+        if not self.procs.take(procs):
             raise PolicyError(f"host {self.name}: processors over-committed")
-        if mem > 0 and not self.memory.get(mem).triggered:
+        if not self.memory.take(mem):
+            self.procs.give(procs)
             raise PolicyError(f"host {self.name}: memory over-committed")
 
     def give(self, procs: int, mem: int) -> None:
         self.version += 1
-        if procs > 0:
-            self.procs.put(procs)
-        if mem > 0:
-            self.memory.put(mem)
+        self.procs.give(procs)
+        self.memory.give(mem)
 
     def view(self) -> HostView:
         return HostView(
@@ -139,20 +169,23 @@ class Simulation:
     """One run of one policy over one workload on one machine.
 
     ``jobs`` are the submitted jobs (any order; they are released in submit
-    order, ties in the given order).  ``interval`` (seconds) replaces
-    event-driven passes by a pass every ``interval`` seconds (T§3.7's 5-minute
-    NCSA-MS* cycle).  ``kill_overrun`` kills a job ``overrun_grace`` seconds
-    after its requested runtime (SPEC §2; off by default).  ``watch`` is the set
-    of job ids the run must finish (the analysis window); ``None`` = all.
-    ``rng`` is the run's only source of randomness, handed to the policy.
+    order, ties in the given order).  ``policy`` follows the
+    :class:`~o2ksim.engine.contract.PolicyProtocol`.  ``settings`` (a
+    :class:`~o2ksim.engine.contract.RunSettings`) holds the scheduling
+    interval, the overrun kill and the explain switch; the keyword arguments
+    ``interval``, ``kill_overrun``, ``overrun_grace`` and ``explain`` build one
+    when ``settings`` is not given.  ``watch`` is the set of job ids the run
+    must finish (the analysis window); ``None`` = all.  ``rng`` is the run's
+    only source of randomness, handed to the policy.
     """
 
     def __init__(
         self,
         machine: MachineSpec,
         jobs: Sequence[JobSpec],
-        policy: Any,
+        policy: PolicyProtocol,
         *,
+        settings: RunSettings | None = None,
         interval: float | None = None,
         kill_overrun: bool = False,
         overrun_grace: float = 0.0,
@@ -161,15 +194,16 @@ class Simulation:
         explain: bool = False,
         rng: np.random.Generator | None = None,
     ) -> None:
-        if interval is not None and interval <= 0:
-            raise ValueError("interval must be positive")
+        if settings is None:
+            settings = RunSettings(interval, kill_overrun, float(overrun_grace), explain)
+        self.settings = settings
         self.env = simpy.Environment()
         self.machine = machine
         self.policy = policy
-        self.interval = interval
-        self.kill_overrun = kill_overrun
-        self.overrun_grace = float(overrun_grace)
-        self.explain = explain
+        self.interval = settings.interval
+        self.kill_overrun = settings.kill_overrun
+        self.overrun_grace = settings.overrun_grace
+        self.explain = settings.explain
         self.rng = rng if rng is not None else np.random.default_rng(0)
         self.hosts = {h.name: Host(self.env, h) for h in machine.hosts}
         self._host_list = list(self.hosts.values())
@@ -185,7 +219,8 @@ class Simulation:
                 raise ValueError(f"duplicate job id {job.id}")
             self.jobs[job.id] = job
             self._arrival_order.append(job)
-        self.queue: dict[int, Job] = {}
+        self.queue: dict[int, Job] = {}  # QUEUED jobs in arrival order
+        self.queue_index = QueueIndex(self._arrival_order)
         self._processes: dict[int, simpy.Process] = {}
         watched = set(self.jobs) if watch is None else set(watch) & set(self.jobs)
         self._watched = watched
@@ -198,14 +233,11 @@ class Simulation:
         self._departed: list[Job] = []
         self.stats = RunStats()
         self._error: BaseException | None = None
-        self._policy_admit = getattr(policy, "admit", None)
 
     # ----------------------------------------------------------------------------- running
     def run(self) -> RunStats:
         """Simulate until every watched job has finished (or been rejected)."""
-        bind = getattr(self.policy, "bind", None)
-        if bind is not None:
-            bind(self.machine, self.rng)
+        self.policy.bind(self.machine, self.rng)
         t0 = time.perf_counter()
         self.env.process(self._arrivals())
         self.env.process(self._scheduler())
@@ -226,6 +258,7 @@ class Simulation:
         self.stats.decisions = self.monitor.decisions
         self.stats.wall_seconds = time.perf_counter() - t0
         self.stats.sim_end = self.env.now
+        self.stats.extra.update(self.policy.stats())
         return self.stats
 
     def request_pass(self) -> None:
@@ -252,6 +285,7 @@ class Simulation:
             self._reject(job, reason)
             return
         self.queue[job.id] = job
+        self.queue_index.add(job)
         self._arrived.append(job)
         if self.interval is None:
             self.request_pass()
@@ -268,9 +302,7 @@ class Simulation:
             return f"requests {spec.procs} processors; the largest host has {self._max_procs}"
         if not any(spec.procs <= h.procs and spec.mem <= h.memory for h in self.machine.hosts):
             return f"requests {spec.mem / 1024:.0f} MB; no host with {spec.procs} processors has that much memory"
-        if self._policy_admit is not None:
-            return self._policy_admit(job) or ""
-        return ""
+        return self.policy.admit(job) or ""
 
     def _scheduler(self):
         while True:
@@ -320,6 +352,7 @@ class Simulation:
         snap = Snapshot(
             now=now,
             queue=self.queue.values(),
+            queue_index=self.queue_index,
             hosts=views,
             host_by_name={v.spec.name: v for v in views},
             machine=self.machine,
@@ -329,7 +362,7 @@ class Simulation:
             explain=self.explain,
             interval=self.interval,
         )
-        decisions = self.policy.schedule(snap) or ()
+        decisions = self.policy.schedule(snap)
         n = 0
         for decision in decisions:
             self._apply(decision, now)
@@ -337,7 +370,7 @@ class Simulation:
         for obs in self.observers:
             obs.on_pass(now, n)
 
-    def _apply(self, d: Any, now: float) -> None:
+    def _apply(self, d: Decision, now: float) -> None:
         for obs in self.observers[1:]:
             obs.on_decision(now, d)
         if isinstance(d, Start):
@@ -354,6 +387,7 @@ class Simulation:
             if d.job.state is not JobState.QUEUED:
                 raise PolicyError(f"job {d.job.id}: only a queued job can be rejected")
             del self.queue[d.job.id]
+            self.queue_index.remove(d.job)
             self._reject(d.job, d.reason or "rejected by the policy")
         elif isinstance(d, WakeAt):
             self._wake_at(d)
@@ -379,6 +413,7 @@ class Simulation:
             )
         host.take(procs, mem)
         del self.queue[job.id]
+        self.queue_index.remove(job)
         job.host = host.name
         job.alloc_procs = procs
         job.alloc_mem = mem
@@ -467,6 +502,7 @@ class Simulation:
     def _kill(self, job: Job, reason: str, now: float) -> None:
         if job.state is JobState.QUEUED:
             del self.queue[job.id]
+            self.queue_index.remove(job)
         elif job.state in (JobState.RUNNING, JobState.PREEMPTED):
             if job.state is JobState.RUNNING:
                 self._settle(job, now)
@@ -526,10 +562,12 @@ class Simulation:
             self.request_pass()
 
     def _requeue(self, job: Job) -> None:
-        """Put a job back in the queue at its submission-order place."""
+        """Put a job back in the queue at its arrival-order place."""
         self.queue[job.id] = job
+        self.queue_index.add(job)
         if len(self.queue) > 1:
-            ordered = sorted(self.queue.values(), key=lambda j: (j.spec.submit, j.id))
+            row = self.queue_index.row_of
+            ordered = sorted(self.queue.values(), key=lambda j: row[j.id])
             self.queue = {j.id: j for j in ordered}
 
     def _finish(self, job: Job, state: JobState, now: float) -> None:

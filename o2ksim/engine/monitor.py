@@ -45,6 +45,9 @@ class Observer:
 
     def on_pass(self, now: float, n_decisions: int) -> None: ...
 
+    def close(self) -> None:
+        """The run is over (``simulate`` calls it): flush or close what the observer holds."""
+
 
 class Monitor(Observer):
     """Records allocation segments and pass counts; builds the result tables."""

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from o2ksim.jobs import Job
 from o2ksim.machine import HostSpec, MachineSpec
+
+if TYPE_CHECKING:
+    from o2ksim.engine.queue_index import QueueIndex
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +48,9 @@ class Snapshot:
     wake-ups that came due at this instant; ``arrived`` and ``departed`` are the
     jobs that arrived / left since the previous pass.  ``interval`` is the
     run's fixed scheduling cycle (``None``: a pass at every event).
+    ``queue_index`` is the same queue as numpy columns
+    (:class:`~o2ksim.engine.queue_index.QueueIndex`), for policies that scan
+    it; ``None`` when the snapshot was built by hand or its queue was changed.
     """
 
     now: float
@@ -56,6 +63,7 @@ class Snapshot:
     departed: tuple[Job, ...] = ()
     explain: bool = False
     interval: float | None = None  # the run's fixed scheduling interval, if any
+    queue_index: QueueIndex | None = None
 
     def running(self) -> list[Job]:
         """All running jobs, host by host."""

@@ -38,6 +38,26 @@ Reservation options (T§3.2.1, T§5.1, T§5.3.3):
 
 Per-run state (held reservations) lives on the policy object: one instance
 serves one run.  Strict FCFS stops at the first job that cannot start.
+
+The pass exists twice: :meth:`Backfill._reference_pass` follows the steps
+above job by job, and :meth:`Backfill._fast_pass` (the default) gives the same
+schedule on deep queues by placing reservations lazily and scanning the rest
+of the queue with numpy over the engine's
+:class:`~o2ksim.engine.queue_index.QueueIndex`; a property test checks that
+they agree (``fast_path = false`` selects the reference).
+
+What the availability profile assumes about the jobs on a host:
+
+* a RUNNING job releases its processors and memory at its predicted end
+  (start + requested runtime; *now* once it has overrun, SPEC §2; from the
+  work still owed if it was resized or resumed), or at the time limit it was
+  started with (``Start.time_limit``) if that comes first — there the engine
+  kills or requeues it;
+* a PREEMPTED job holds its memory and no processors, and the profile never
+  gives that memory back: when it will resume and end is not known, so the
+  memory stays unavailable to reservations and backfilled jobs (the free
+  memory the host reports already excludes it);
+* jobs started earlier in the same pass count as running jobs from now.
 """
 
 from __future__ import annotations
@@ -45,14 +65,16 @@ from __future__ import annotations
 import bisect
 import math
 import types
-from collections.abc import Iterable
-from itertools import chain
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from o2ksim.engine.decisions import Reserve, Start, WakeAt
+import numpy as np
+
+from o2ksim.engine.decisions import Decision, Reserve, Start, WakeAt
+from o2ksim.engine.queue_index import QueueIndex
 from o2ksim.engine.snapshot import HostView, Snapshot
-from o2ksim.errors import O2KSimError
-from o2ksim.jobs import Job, JobState
+from o2ksim.jobs import Job, JobSpec, JobState
 from o2ksim.policies.base import POLICIES, Param, Policy
 from o2ksim.policies.priority import (
     PRIORITIES,
@@ -61,7 +83,6 @@ from o2ksim.policies.priority import (
     check_priority,
     make_priority,
 )
-from o2ksim.workloads.transforms import parse_duration
 
 
 class Profile:
@@ -227,6 +248,27 @@ class Profile:
             self.mem[k] -= mem
 
 
+@dataclass(slots=True)
+class Free:
+    """What one host has free *now* during a pass, booked down as the pass starts jobs."""
+
+    procs: int
+    mem: float
+
+    def fits(self, spec: JobSpec) -> bool:
+        """The host can start a job of this request now."""
+        return self.procs >= spec.procs and self.mem >= spec.mem
+
+    def book(self, spec: JobSpec) -> None:
+        self.procs -= spec.procs
+        self.mem -= spec.mem
+
+
+def free_resources(hosts: Iterable[HostView]) -> dict[str, Free]:
+    """Each host's free processors and memory at the start of a pass, by name."""
+    return {h.name: Free(h.free_procs, h.free_mem) for h in hosts}
+
+
 class FCFS(Policy):
     """Strict first-come first-served: start jobs in order until one does not fit."""
 
@@ -237,9 +279,9 @@ class FCFS(Policy):
     source = "T§2.3.2"
     PARAMS: ClassVar[dict[str, Param]] = {}
 
-    def schedule(self, snap: Snapshot) -> list[Any]:
-        free = {h.name: [h.free_procs, h.free_mem] for h in snap.hosts}
-        decisions: list[Any] = []
+    def schedule(self, snap: Snapshot) -> list[Decision]:
+        free = free_resources(snap.hosts)
+        decisions: list[Decision] = []
         for job in snap.queue:
             host = _best_host(job, snap.hosts, free)
             if host is None:
@@ -260,16 +302,6 @@ def _check_reservations(v: Any) -> bool:
     if isinstance(v, str):
         return v.lower() in ALL_RESERVATIONS
     return _is_number(v) and v >= 0 and v == int(v)
-
-
-def _check_duration(v: Any, positive: bool) -> bool:
-    if isinstance(v, bool):
-        return False
-    try:
-        seconds = parse_duration(v)
-    except O2KSimError:
-        return False
-    return seconds > 0 if positive else seconds >= 0
 
 
 class Backfill(Policy):
@@ -313,27 +345,11 @@ class Backfill(Policy):
             "reservations move earlier when a job ends early (T§3.2.1 Fig. 2); "
             "false = the non-sliding NCSA-MS* error of T§5.3.3",
         ),
-        "interval": Param(
-            (int, float, str),
-            None,
-            "scheduling pass every INTERVAL (seconds or e.g. '5m') instead of at every arrival "
-            "and departure (NCSA-MS* ran every 5 minutes, T§3.7); unset = event-driven",
-            check=lambda v: _check_duration(v, positive=True),
-            check_help="must be a positive duration (seconds, or e.g. '5m')",
-        ),
-        "kill_overrun": Param(
+        "fast_path": Param(
             bool,
-            False,
-            "start each job with a time limit of its requested runtime + overrun_grace; "
-            "the engine kills it there (off: jobs run their trace runtime)",
-        ),
-        "overrun_grace": Param(
-            (int, float, str),
-            0,
-            "grace after the requested runtime before the kill (seconds or e.g. '1h'; "
-            "NCSA-MS* allowed one hour, T§4.5.1)",
-            check=lambda v: _check_duration(v, positive=False),
-            check_help="must be a duration >= 0 (seconds, or e.g. '1h')",
+            True,
+            "scan the queue for backfill candidates with numpy (same schedule); "
+            "false = the plain reference pass, job by job (slower; for checking)",
         ),
     }
 
@@ -345,12 +361,7 @@ class Backfill(Policy):
         self.n_reservations: float = math.inf if isinstance(n, str) else int(n)
         self.fixed: bool = p["reservation_kind"] == "fixed"
         self.sliding: bool = p["sliding"]
-        self.interval: float | None = (
-            None if p["interval"] is None else parse_duration(p["interval"])
-        )
-        self.time_limit_extra: float | None = (
-            parse_duration(p["overrun_grace"]) if p["kill_overrun"] else None
-        )
+        self.fast_path: bool = p["fast_path"]
         # reservations carried from one pass to the next (fixed-job or non-sliding):
         # job -> (host, reserved start), in the order they were granted
         self._stateful = self.fixed or not self.sliding
@@ -368,126 +379,143 @@ class Backfill(Policy):
         """Reservations carried into the next pass, by job id (fixed-job or non-sliding)."""
         return {job.id: where for job, where in self._held.items()}
 
-    def schedule(self, snap: Snapshot) -> list[Any]:
-        now = snap.now
-        hosts = snap.hosts
-        stateful = self._stateful
-        explain = snap.explain
+
+    def schedule(self, snap: Snapshot) -> list[Decision]:
+        """One pass (module docstring): the fast path, or the reference pass it must equal."""
         # Nothing can start when no processor is free.  Sliding reservations are
         # recomputed at the next pass anyway, so the pass is skipped unless it must
         # grant (fixed-job) or keep (non-sliding) a reservation now.
         if (
-            not explain
-            and not any(h.free_procs > 0 for h in hosts)
-            and (not stateful or (self.sliding and len(self._held) >= self.n_reservations))
+            not snap.explain
+            and not any(h.free_procs > 0 for h in snap.hosts)
+            and (not self._stateful or (self.sliding and len(self._held) >= self.n_reservations))
         ):
             return []
-        free = {h.name: [h.free_procs, h.free_mem] for h in hosts}
-        decisions: list[Any] = []
-        started: list[tuple[str, float, int, float]] = []
-        profiles: dict[str, Profile] | None = None
-        reserved_hosts: set[str] = set()
-        n_res = 0
-        limit = self.n_reservations
-        extra = self.time_limit_extra
-        order: Iterable[Job] = self.priority.order(snap.queue, now)
+        order = self._order(snap)
+        p = _Pass(self, snap)
+        if self.fast_path:
+            self._fast_pass(p, order)
+        else:
+            self._reference_pass(p, order)
+        if self._stateful:
+            self._held = p.placed
+            if p.wake:
+                p.decisions.extend(self._wake_ups(p.wake, snap.now))
+        return p.decisions
 
-        prev = self._held
-        placed: dict[Job, tuple[str, float]] = {}
-        keep_times = not self.sliding
-        wake: list[tuple[str, float]] = []  # kept (non-slid) reservation times
-        if self.fixed and prev:
-            # held reservations come first, in the order they were granted (T§3.2.1):
-            # each starts if it fits now and delays no earlier one, else is reserved
-            # again, and every other job is then checked against all of them
-            held = [j for j in prev if j.state is JobState.QUEUED]
+    def _order(self, snap: Snapshot) -> Collection[Job]:
+        """The queue in priority order; under fixed-job, held reservations first (T§3.2.1)."""
+        order = self.priority.order(snap.queue, snap.now)
+        if self.fixed and self._held:
+            # held reservations come first, in the order they were granted: each starts
+            # if it fits now and delays no earlier one, else is reserved again, and
+            # every other job is then checked against all of them
+            held = [j for j in self._held if j.state is JobState.QUEUED]
             if held:
                 held_set = set(held)
-                order = chain(held, (j for j in order if j not in held_set))
+                return [*held, *(j for j in order if j not in held_set)]
+        return order
 
-        # Profiles are expensive (one per host, from every running job).  With
-        # dynamic sliding reservations and no decision log, the reservations of
-        # blocked jobs only matter once a lower-priority job fits now somewhere, so
-        # they are placed lazily at that moment — in order, on the same profile
-        # state, hence with exactly the same result.
-        lazy = not stateful and not explain
-        pending: list[Job] = []
-        free_lists = list(free.values())
-        max_free = max(f[0] for f in free_lists)  # most free processors on any host
+    def _reference_pass(self, p: _Pass, order: Iterable[Job]) -> None:
+        """The pass of T§3.2.1 job by job, in priority order; the fast path must equal it.
+
+        1. Until some job cannot start, start each job on the host with the
+           fewest free processors that has its processors and memory free now.
+        2. A job that cannot start gets a reservation while fewer than ``N``
+           are held: the earliest start on any host, from the requested
+           runtimes of the running jobs and of earlier reservations.
+        3. After the first such job, a job starts now only if it fits now and
+           delays no reservation (it fits each reserved host's profile over
+           its requested runtime); otherwise step 2 applies to it.
+        """
+        limit = self.n_reservations
+        blocked = False
         for job in order:
-            spec = job.spec
-            if profiles is None and not pending:
-                host = _best_host(job, hosts, free)
-                if host is not None:
-                    decisions.append(self._start(job, host, extra, "highest priority and fits now"))
-                    started.append((host, now + spec.req_time, spec.procs, spec.mem))
-                    max_free = max(f[0] for f in free_lists)
+            if not blocked:
+                if p.start_first_fit(job):
+                    continue
+                if limit == 0:  # no reservations: nothing to protect, nothing blocks
+                    continue
+                blocked = True
+                p.build_profiles()
+            elif p.backfill(job):
+                continue
+            elif p.n_res >= limit and p.max_free <= 0:
+                break  # every reservation placed and every host full: nothing more happens
+            if p.n_res < limit:
+                p.reserve(job)
+
+    def _fast_pass(self, p: _Pass, order: Collection[Job]) -> None:
+        """The reference pass with the same result, faster on deep queues.
+
+        * Profiles are built only when needed: with dynamic sliding reservations
+          and no decision log, the reservations of blocked jobs matter only once a
+          later job fits now somewhere, so they are placed at that moment — in
+          order, on the same profile state, hence with the same result.
+        * Once the ``N`` reservations are held, the rest of the queue is scanned
+          with numpy (:func:`_next_candidate`): each step finds the first job
+          that fits now on some host by processors and memory and fits the
+          profile of every reserved host over its requested runtime; only that
+          job is then placed in Python (same host rule as the reference).
+        """
+        limit = self.n_reservations
+        lazy = not self._stateful and not p.snap.explain
+        pending: list[Job] = []  # blocked jobs whose reservations are not placed yet
+        consumed = 0
+        jobs = iter(order)
+        blocked = False
+        for job in jobs:
+            consumed += 1
+            if not blocked:
+                if p.start_first_fit(job):
                     continue
                 if limit == 0:
                     continue
-                if lazy:
+                blocked = True
+                if not lazy:
+                    p.build_profiles()
+            elif p.profiles is None:
+                if not p.fits_now_somewhere(job):
                     pending.append(job)
-                    n_res += 1
+                    p.n_res += 1
+                    if p.n_res >= limit:
+                        break
                     continue
-                profiles = _profiles(snap, started, self._profile_cache)
-            elif n_res >= limit and max_free <= 0:
-                break
-            if profiles is None:
-                if spec.procs > max_free or not any(
-                    f[0] >= spec.procs and f[1] >= spec.mem for f in free_lists
-                ):
-                    if n_res < limit:
-                        pending.append(job)
-                        n_res += 1
-                    continue
-                profiles = _profiles(snap, started, self._profile_cache)
-                for blocked in pending:
-                    at, where, _kept = _reserve(blocked, hosts, free, profiles, now)
-                    if where is not None:
-                        b = blocked.spec
-                        profiles[where].reserve(at, b.procs, b.mem, b.req_time)
-                        reserved_hosts.add(where)
-            host = (
-                None
-                if spec.procs > max_free
-                else self._backfill_host(job, hosts, free, profiles, reserved_hosts, now)
-            )
-            if host is not None:
-                note = (
-                    "reserved job fits now" if job in prev else "backfilled: delays no reservation"
-                )
-                decisions.append(self._start(job, host, extra, note))
-                profiles[host].take(now, spec.procs, spec.mem, spec.req_time)
-                max_free = max(f[0] for f in free_lists)
+                p.build_profiles()
+                p.place(pending)
+            if p.profiles is not None and p.backfill(job):
                 continue
-            if n_res < limit:
-                old = prev.get(job) if keep_times else None
-                at, where, kept = _reserve(job, hosts, free, profiles, now, old)
-                if where is not None:
-                    profiles[where].reserve(at, spec.procs, spec.mem, spec.req_time)
-                    reserved_hosts.add(where)
-                    if stateful:
-                        placed[job] = (where, at)
-                    if kept and self.interval is None and snap.interval is None:
-                        wake.append((where, at))
-                    if explain:
-                        note = f"reservation {n_res + 1} of {limit}"
-                        if kept:
-                            note += " (kept: non-sliding)"
-                        decisions.append(Reserve(job, where, at, note=note))
-                n_res += 1
-
-        if stateful:
-            self._held = placed
-            if wake:
-                decisions.extend(self._wake_ups(wake, now))
-        return decisions
-
-    @staticmethod
-    def _start(job: Job, host: str, extra: float | None, note: str) -> Start:
-        if extra is None:
-            return Start(job, host, note=note)
-        return Start(job, host, time_limit=job.spec.req_time + extra, on_limit="kill", note=note)
+            if p.profiles is None:
+                pending.append(job)
+                p.n_res += 1
+            else:
+                p.reserve(job)
+            if p.n_res >= limit:
+                break
+        else:
+            return
+        index = p.snap.queue_index
+        left = len(order) - consumed
+        if index is None or len(index) != len(order) or left < INDEXED_SCAN_MIN:
+            _scan(p, jobs, pending)  # short rest, or no index for this queue: job by job
+            return
+        rows = _rows_in_order(index, order, consumed)
+        procs, mem, req = index.procs[rows], index.mem[rows], index.req_time[rows]
+        at = 0
+        while at < len(rows) and p.max_free > 0:
+            if p.profiles is None:
+                k = _next_candidate(p, procs, mem, req, at, with_profiles=False)
+                if k is None:
+                    return
+                at = k
+                p.build_profiles()
+                p.place(pending)
+            k = _next_candidate(p, procs, mem, req, at, with_profiles=True)
+            if k is None:
+                return
+            started = p.backfill(index.jobs[rows[k]])
+            assert started, "the indexed scan and the job-by-job test disagree"
+            at = k + 1
 
     def _wake_ups(self, reservations: Iterable[tuple[str, float]], now: float) -> list[WakeAt]:
         """A pass at every kept (non-slid) reservation time not yet asked for.
@@ -507,47 +535,196 @@ class Backfill(Policy):
                 out.append(WakeAt(at, host, "non-sliding reservation"))
         return out
 
-    @staticmethod
-    def _backfill_host(
-        job: Job,
-        hosts: tuple[HostView, ...],
-        free: dict[str, list[float]],
-        profiles: dict[str, Profile],
-        reserved_hosts: set[str],
-        now: float,
-    ) -> str | None:
+
+class _Pass:
+    """The state of one backfill pass: free resources, profiles, reservations, decisions."""
+
+    def __init__(self, policy: Backfill, snap: Snapshot) -> None:
+        self.policy = policy
+        self.snap = snap
+        self.now = snap.now
+        self.hosts = snap.hosts
+        self.free = free_resources(snap.hosts)
+        self.decisions: list[Decision] = []
+        # jobs started before the profiles exist: (host, predicted end, procs, mem)
+        self.started: list[tuple[str, float, int, float]] = []
+        self.profiles: dict[str, Profile] | None = None
+        self.reserved_hosts: set[str] = set()
+        self.n_res = 0
+        self.placed: dict[Job, tuple[str, float]] = {}  # reservations to hold (stateful)
+        self.wake: list[tuple[str, float]] = []  # kept (non-slid) reservation times
+        self.max_free = max(f.procs for f in self.free.values())  # most free procs on a host
+
+    def fits_now_somewhere(self, job: Job) -> bool:
         spec = job.spec
-        best = None
-        best_free = math.inf
-        for h in hosts:
-            f = free[h.name]
-            if f[0] < spec.procs or f[1] < spec.mem or f[0] >= best_free:
-                continue
-            if h.name in reserved_hosts and not profiles[h.name].fits(
-                now, spec.procs, spec.mem, spec.req_time
-            ):
-                continue
-            best, best_free = h.name, f[0]
-        if best is not None:
-            f = free[best]
-            f[0] -= spec.procs
-            f[1] -= spec.mem
-        return best
+        return spec.procs <= self.max_free and any(f.fits(spec) for f in self.free.values())
+
+    def start_first_fit(self, job: Job) -> bool:
+        """Step 1: start ``job`` now on the fitting host with the fewest free processors."""
+        host = _best_host(job, self.hosts, self.free)
+        if host is None:
+            return False
+        spec = job.spec
+        self.decisions.append(Start(job, host, note="highest priority and fits now"))
+        self.started.append((host, self.now + spec.req_time, spec.procs, spec.mem))
+        self.max_free = max(f.procs for f in self.free.values())
+        return True
+
+    def build_profiles(self) -> None:
+        self.profiles = _profiles(self.snap, self.started, self.policy._profile_cache)
+
+    def backfill(self, job: Job) -> bool:
+        """Step 3: start ``job`` now if it fits and delays no reservation."""
+        assert self.profiles is not None
+        spec = job.spec
+        if spec.procs > self.max_free:
+            return False
+        host = _backfill_host(job, self.hosts, self.free, self.profiles, self.reserved_hosts, self.now)
+        if host is None:
+            return False
+        self.max_free = max(f.procs for f in self.free.values())
+        note = (
+            "reserved job fits now"
+            if job in self.policy._held
+            else "backfilled: delays no reservation"
+        )
+        self.decisions.append(Start(job, host, note=note))
+        self.profiles[host].take(self.now, spec.procs, spec.mem, spec.req_time)
+        return True
+
+    def reserve(self, job: Job) -> None:
+        """Step 2: reserve the earliest start of ``job`` (kept if non-sliding)."""
+        assert self.profiles is not None
+        policy = self.policy
+        old = policy._held.get(job) if not policy.sliding else None
+        at, where, kept = _reserve(job, self.hosts, self.free, self.profiles, self.now, old)
+        if where is not None:
+            spec = job.spec
+            self.profiles[where].reserve(at, spec.procs, spec.mem, spec.req_time)
+            self.reserved_hosts.add(where)
+            if policy._stateful:
+                self.placed[job] = (where, at)
+            if kept and self.snap.interval is None:
+                self.wake.append((where, at))
+            if self.snap.explain:
+                note = f"reservation {self.n_res + 1} of {policy.n_reservations}"
+                if kept:
+                    note += " (kept: non-sliding)"
+                self.decisions.append(Reserve(job, where, at, note=note))
+        self.n_res += 1
+
+    def place(self, pending: list[Job]) -> None:
+        """Place deferred reservations, in order (dynamic sliding only: nothing to keep)."""
+        assert self.profiles is not None
+        for job in pending:
+            at, where, _kept = _reserve(job, self.hosts, self.free, self.profiles, self.now)
+            if where is not None:
+                spec = job.spec
+                self.profiles[where].reserve(at, spec.procs, spec.mem, spec.req_time)
+                self.reserved_hosts.add(where)
 
 
-def _best_host(job: Job, hosts: tuple[HostView, ...], free: dict[str, list[float]]) -> str | None:
+INDEXED_SCAN_MIN = 64  # below this many jobs left, numpy's per-call cost outweighs the scan
+
+
+def _scan(p: _Pass, jobs: Iterable[Job], pending: list[Job]) -> None:
+    """Backfill from ``jobs`` once every reservation is held, job by job (the reference's
+    step 3 with lazily placed reservations)."""
+    for job in jobs:
+        if p.max_free <= 0:
+            return
+        if p.profiles is None:
+            if not p.fits_now_somewhere(job):
+                continue
+            p.build_profiles()
+            p.place(pending)
+        p.backfill(job)
+
+
+def _rows_in_order(index: QueueIndex, order: Collection[Job], skip: int) -> np.ndarray:
+    """QueueIndex rows of ``order`` after its first ``skip`` jobs."""
+    if isinstance(order, list):
+        row = index.row_of
+        rest = order[skip:]
+        return np.fromiter((row[j.id] for j in rest), dtype=np.intp, count=len(rest))
+    return index.rows()[skip:]  # the queue itself, in queue (= row) order
+
+
+def _next_candidate(
+    p: _Pass,
+    procs: np.ndarray,
+    mem: np.ndarray,
+    req: np.ndarray,
+    start: int,
+    *,
+    with_profiles: bool,
+) -> int | None:
+    """The first position >= ``start`` whose job fits now on some host (and, ``with_profiles``,
+    delays no reservation there); ``None`` if there is none.
+
+    A job fits a reserved host's profile over ``[now, now + req)`` iff every
+    step starting before ``now + req`` has its processors and memory, i.e. iff
+    the running minimum of the steps up to the last such step does.
+    """
+    procs, mem, req = procs[start:], mem[start:], req[start:]
+    ok = np.zeros(len(procs), dtype=bool)
+    for h in p.hosts:
+        f = p.free[h.name]
+        if f.procs <= 0:
+            continue
+        here = (procs <= f.procs) & (mem <= f.mem)
+        if with_profiles and h.name in p.reserved_hosts:
+            assert p.profiles is not None
+            prof = p.profiles[h.name]
+            last = np.searchsorted(np.asarray(prof.times), p.now + req, side="left") - 1
+            np.maximum(last, 0, out=last)
+            here &= np.minimum.accumulate(np.asarray(prof.procs, dtype=float))[last] >= procs
+            here &= np.minimum.accumulate(np.asarray(prof.mem, dtype=float))[last] >= mem
+        ok |= here
+    k = int(np.argmax(ok)) if len(ok) else 0
+    if len(ok) == 0 or not ok[k]:
+        return None
+    return start + k
+
+
+def _backfill_host(
+    job: Job,
+    hosts: tuple[HostView, ...],
+    free: dict[str, Free],
+    profiles: dict[str, Profile],
+    reserved_hosts: set[str],
+    now: float,
+) -> str | None:
+    """The host with the fewest free processors where ``job`` fits now and delays no
+    reservation; books it in ``free``."""
+    spec = job.spec
+    best = None
+    best_free = math.inf
+    for h in hosts:
+        f = free[h.name]
+        if not f.fits(spec) or f.procs >= best_free:
+            continue
+        if h.name in reserved_hosts and not profiles[h.name].fits(
+            now, spec.procs, spec.mem, spec.req_time
+        ):
+            continue
+        best, best_free = h.name, f.procs
+    if best is not None:
+        free[best].book(spec)
+    return best
+
+
+def _best_host(job: Job, hosts: tuple[HostView, ...], free: dict[str, Free]) -> str | None:
     """The host that can start ``job`` now with the fewest free processors; books it in ``free``."""
     spec = job.spec
     best = None
     best_free = math.inf
     for h in hosts:
         f = free[h.name]
-        if f[0] >= spec.procs and f[1] >= spec.mem and f[0] < best_free:
-            best, best_free = h.name, f[0]
+        if f.fits(spec) and f.procs < best_free:
+            best, best_free = h.name, f.procs
     if best is not None:
-        f = free[best]
-        f[0] -= spec.procs
-        f[1] -= spec.mem
+        free[best].book(spec)
     return best
 
 
@@ -582,9 +759,23 @@ def _profiles(
     return profiles
 
 
+def release_time(job: Job, now: float) -> float:
+    """When a running job is expected to give its processors and memory back.
+
+    Its predicted end (start + requested runtime, or *now* once overrun,
+    SPEC §2; from the work still owed if it was resized or preempted), but
+    never after the time limit it was started with (``Start.time_limit``):
+    there the engine kills or requeues it, and either way it releases
+    everything.
+    """
+    end = job.predicted_end(now)
+    limit = job.time_limit
+    return limit if limit < end else end
+
+
 def _build_profile(h: HostView, now: float, added: Iterable[tuple[float, int, float]]) -> Profile:
     added = list(added)
-    releases = [(j.predicted_end(now), j.alloc_procs, j.alloc_mem) for j in h.running]
+    releases = [(release_time(j, now), j.alloc_procs, j.alloc_mem) for j in h.running]
     releases.extend(added)
     return Profile(
         now,
@@ -597,7 +788,7 @@ def _build_profile(h: HostView, now: float, added: Iterable[tuple[float, int, fl
 def _reserve(
     job: Job,
     hosts: tuple[HostView, ...],
-    free: dict[str, list[float]],
+    free: dict[str, Free],
     profiles: dict[str, Profile],
     now: float,
     old: tuple[str, float] | None = None,
@@ -624,7 +815,7 @@ def _reserve(
         if h.spec.procs < spec.procs or h.spec.memory < spec.mem:
             continue
         at = profiles[h.name].earliest(spec.procs, spec.mem, spec.req_time, not_before)
-        f = free[h.name][0]
+        f = free[h.name].procs
         if at < best_at or (at == best_at and f < best_free):
             best_at, best_host, best_free = at, h.name, f
     return best_at, best_host, False

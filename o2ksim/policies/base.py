@@ -1,12 +1,14 @@
 """Policies: decision objects registered by name, configured by parameters or TOML presets.
 
-A policy is a small object with one decision method::
+A policy is a small object with one decision method (the engine's
+:class:`~o2ksim.engine.contract.PolicyProtocol`; this base class gives the
+optional ``bind``, ``admit`` and ``stats`` do-nothing defaults)::
 
     class MyPolicy(Policy):
         kind = "my-policy"
         PARAMS = {"depth": Param(int, 3, "how far to look")}
 
-        def schedule(self, snap: Snapshot) -> list[Decision]: ...
+        def schedule(self, snap: Snapshot) -> Sequence[Decision]: ...
 
 It looks only at the :class:`~o2ksim.engine.snapshot.Snapshot` and returns
 decisions; it never touches the engine.  It may keep its own state between
@@ -30,7 +32,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -38,6 +40,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from o2ksim import paths
+from o2ksim.engine.decisions import Decision
 from o2ksim.engine.snapshot import Snapshot
 from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.jobs import Job
@@ -56,8 +59,17 @@ class Param:
     check_help: str = ""
 
 
+#: Settings of the run, not of a policy (:class:`~o2ksim.engine.contract.RunSettings`).
+#: Older presets gave them as backfill parameters; they are refused with a pointer.
+RUN_SETTING_KEYS = ("interval", "kill_overrun", "overrun_grace")
+
+
 class Policy:
-    """Base class of scheduling policies.  Subclasses set ``kind``, ``PARAMS``, ``schedule``."""
+    """Base class of scheduling policies.  Subclasses set ``kind``, ``PARAMS``, ``schedule``.
+
+    It satisfies :class:`~o2ksim.engine.contract.PolicyProtocol`: ``bind``,
+    ``admit`` and ``stats`` have defaults a subclass overrides when it needs them.
+    """
 
     kind: ClassVar[str] = ""
     description: ClassVar[str] = ""
@@ -76,6 +88,15 @@ class Policy:
     ) -> dict[str, Any]:
         """Check ``params`` against ``PARAMS``; return them with defaults filled in."""
         unknown = set(params) - set(cls.PARAMS)
+        moved = sorted(unknown & set(RUN_SETTING_KEYS))
+        if moved:
+            raise ConfigError(
+                path or where,
+                f"'{moved[0]}' is a run setting, not a policy parameter: give it to the run "
+                f"(o2ksim run --interval/--kill-overrun/--grace, simulate({moved[0]}=...), "
+                f"or a scenario's [protocol] table)",
+                field=moved[0],
+            )
         if unknown:
             known = ", ".join(sorted(cls.PARAMS)) or "none"
             raise ConfigError(
@@ -116,9 +137,13 @@ class Policy:
         """Reason this policy can never run ``job`` (it is then rejected), or ``None``."""
         return None
 
-    def schedule(self, snap: Snapshot) -> list[Any]:
+    def schedule(self, snap: Snapshot) -> Sequence[Decision]:
         """Decide what to do at this instant."""
         raise NotImplementedError
+
+    def stats(self) -> Mapping[str, float]:
+        """The policy's own counters after a run (stored in ``run.json``); none by default."""
+        return {}
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, **self.params}

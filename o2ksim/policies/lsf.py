@@ -454,6 +454,10 @@ class NCSALSF(Policy):
         self.user_limit = self.config.user_limit if limit is None else limit
         self._reset()
 
+    def stats(self) -> dict[str, float]:
+        """Drain counters of the run (T§3.1): drains given, started, lost, idle processor-seconds."""
+        return dict(self.counters)
+
     @property
     def drains(self) -> dict[str, int]:
         """The hosts drained right now: host name -> job id."""

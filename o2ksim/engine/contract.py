@@ -1,0 +1,80 @@
+"""The engine–policy contract: what a policy must offer and what a run is configured with.
+
+A policy is any object with the four methods of :class:`PolicyProtocol`:
+
+* ``schedule(snapshot) -> Sequence[Decision]`` — the decisions for this pass
+  (the only method a policy really has to write);
+* ``bind(machine, rng)`` — called once before the run, with the machine and
+  the run's random generator;
+* ``admit(job) -> str | None`` — the reason the policy can never run a job
+  (it is then rejected on arrival), or ``None``;
+* ``stats() -> Mapping[str, float]`` — the policy's own counters, stored with
+  the run's statistics (``run.json``).
+
+:class:`o2ksim.policies.base.Policy` implements ``bind``, ``admit`` and
+``stats`` with do-nothing defaults, so a subclass writes only ``schedule``;
+the engine calls all four directly, never probing for them.
+
+:class:`RunSettings` holds the settings that belong to the run, not to a
+policy or a machine: the scheduling interval and the overrun kill.  Each has
+one place: ``simulate(...)``, ``o2ksim run`` options or a scenario's
+``[protocol]`` table; a machine file's ``[options]`` give the defaults of the
+last two for runs on that machine.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from o2ksim.engine.decisions import Decision
+from o2ksim.engine.snapshot import Snapshot
+from o2ksim.jobs import Job
+from o2ksim.machine import MachineSpec
+
+
+@runtime_checkable
+class PolicyProtocol(Protocol):
+    """The Policy protocol: what :class:`~o2ksim.engine.core.Simulation` calls on a policy."""
+
+    name: str
+
+    def bind(self, machine: MachineSpec, rng: np.random.Generator) -> None:
+        """Called once before the run: the machine and this run's random generator."""
+
+    def admit(self, job: Job) -> str | None:
+        """Reason this policy can never run ``job`` (it is then rejected), or ``None``."""
+
+    def schedule(self, snap: Snapshot) -> Sequence[Decision]:
+        """The decisions of one scheduling pass, applied in order."""
+
+    def stats(self) -> Mapping[str, float]:
+        """The policy's own counters after the run (e.g. drains given)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunSettings:
+    """How the engine runs, independent of policy and workload.
+
+    ``interval`` (seconds): a scheduling pass every ``interval`` instead of at
+    every arrival and departure (T§3.7's 5-minute NCSA-MS* cycle); ``None`` =
+    event-driven.  ``kill_overrun``: start every job with a time limit of its
+    requested runtime + ``overrun_grace`` seconds and kill it there (SPEC §2;
+    off by default).  ``explain``: policies also emit information-only
+    decisions (``Reserve``) for the decision log.
+    """
+
+    interval: float | None = None
+    kill_overrun: bool = False
+    overrun_grace: float = 0.0
+    explain: bool = False
+
+    def __post_init__(self) -> None:
+        if self.interval is not None and not (self.interval > 0 and math.isfinite(self.interval)):
+            raise ValueError(f"interval must be a positive number of seconds, got {self.interval!r}")
+        if not (self.overrun_grace >= 0):
+            raise ValueError(f"overrun_grace must be >= 0 seconds, got {self.overrun_grace!r}")
