@@ -163,7 +163,9 @@ def plots(out: Path) -> None:
                 ax.plot(part["L"], part[col], marker="o", label=pol.split(") ")[-1])
         for ax, t in zip(axes, ["(a) average bounded slowdown", "(b) maximum wait (h)",
                                 "(c) total E^98%W_FCFS-bf"], strict=True):
-            ax.set_xscale("log"); ax.set_xlabel("L"); ax.set_title(t)
+            ax.set_xscale("log")
+            ax.set_xlabel("L")
+            ax.set_title(t)
         axes[0].legend()
         fig.suptitle("Strict Lexical(Tw -> avgX) vs L (cf. G Fig. 3), rho = 0.9")
         fig.tight_layout()

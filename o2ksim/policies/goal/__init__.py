@@ -28,7 +28,7 @@ import math
 import time
 from typing import Any, ClassVar
 
-from o2ksim.engine.decisions import Reserve, Start
+from o2ksim.engine.decisions import Decision, Reserve, Start
 from o2ksim.engine.snapshot import Snapshot
 from o2ksim.errors import O2KSimError
 from o2ksim.explain import clock
@@ -128,7 +128,7 @@ class GoalOriented(Policy):
         p = self.params
         return f"{self.objective.name}, {p['search'].upper()}-{p['branching'].upper()}, L={self.limit}"
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> dict[str, float]:
         """Search counters of the run (decision points searched, visits, seconds)."""
         return dict(self.counters)
 
@@ -140,7 +140,7 @@ class GoalOriented(Policy):
             return "no host can ever hold the job"
         return None
 
-    def schedule(self, snap: Snapshot) -> list[Any]:
+    def schedule(self, snap: Snapshot) -> list[Decision]:
         queue = list(snap.queue)
         if not queue:
             return []
@@ -218,8 +218,8 @@ class GoalOriented(Policy):
 
     def _decisions(
         self, queue: list[Job], hosts: Any, now: float, result: SearchResult, explain: bool
-    ) -> list[Any]:
-        out: list[Any] = []
+    ) -> list[Decision]:
+        out: list[Decision] = []
         summary = self._summary(queue, result) if explain else ""
         for pos, (j, s, h) in enumerate(zip(result.order, result.starts, result.hosts, strict=True)):
             if h < 0:
