@@ -429,3 +429,25 @@ def test_normalized_excessive_wait_and_class_matrix() -> None:
     assert m.loc["T<=1h", "N<=16"] == 2.0
     assert m.loc["T<=8h", "N>64"] == 10.0
     assert m.isna().sum().sum() == 22
+
+
+def test_cli_run_and_errors(tmp_path, capsys) -> None:
+    from o2ksim.cli import main
+
+    swf = tmp_path / "tiny.swf"
+    # 6 jobs on a 4-processor machine (SWF fields: id submit wait run procs cpu mem
+    # req_procs req_time req_mem status user group app queue partition prev think)
+    rows = [(1, 0, 300, 4), (2, 10, 3000, 4), (3, 20, 60, 1), (4, 30, 120, 2), (5, 40, 600, 3),
+            (6, 50, 30, 1)]  # fmt: skip
+    swf.write_text("; MaxProcs: 4\n" + "".join(
+        f"{i} {s} -1 {r} {p} -1 -1 {p} {r} -1 1 1 1 1 1 1 -1 -1\n" for i, s, r, p in rows))  # fmt: skip
+    out = tmp_path / "out"
+    assert main(["run", "--trace", str(swf), "--policy", "goal", "--set", "model=lexical",
+                 "--set", "measures=maxw,avgx", "--set", "branching=fcfs", "--set", "limit=50",
+                 "--estimates", "actual", "--out", str(out), "-q"]) == 0  # fmt: skip
+    import pandas as pd
+
+    jobs = pd.read_csv(out / "jobs.csv")
+    assert len(jobs) == 6 and (jobs["status"] == "completed").all()
+    assert main(["run", "--trace", str(swf), "--policy", "goal", "--set", "search=bfs", "-q"]) == 2
+    assert "o2ksim: error: goal: field search: must be one of dds, lds" in capsys.readouterr().err
