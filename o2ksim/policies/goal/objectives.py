@@ -114,17 +114,24 @@ class Objective:
 
     def better(self, best: tuple[float, float], cand: tuple[float, float]) -> bool:
         """Whether ``cand`` is better than ``best`` (both ``(x, y)`` measure pairs)."""
-        dx, dy = self.deltas(best, cand)
+        bx, by = best
+        dx = bx - cand[0]
+        dy = by - cand[1]
+        if self.slack > 0 and ((dx > 0 > dy) or (dy > 0 > dx)):
+            dx, dy = self.deltas(best, cand)
         if self.model == "lexical":
             return dx > 0 or (dx == 0 and dy > 0)
         if self.version == "A":
-            hx, hy = best
+            hx, hy = bx, by
         elif self.version == "B":
-            hx, hy = min(best[0], cand[0]), min(best[1], cand[1])
+            cx, cy = cand
+            hx = bx if bx < cx else cx
+            hy = by if by < cy else cy
         else:
             hx, hy = self.ref
-        total = _ratio(dx, hx) + _ratio(dy, hy)
-        return total > 0  # nan (+inf - inf) is not better
+        if hx > 0 and hy > 0:
+            return dx / hx + dy / hy > 0
+        return _ratio(dx, hx) + _ratio(dy, hy) > 0  # nan (+inf - inf) is not better
 
     def why(self, best: tuple[float, float], cand: tuple[float, float]) -> str:
         """A one-line account of the comparison (for the decision log)."""

@@ -154,12 +154,13 @@ class Planner:
         p = self.procs[j]
         m = self.mem[j]
         d = self.hold[j]
+        profiles = self.profiles
         best_s = math.inf
         best_h = -1
         best_i = -1
         best_free = 0
         for h in self.hosts_for[j]:
-            times, fp, fm = self.profiles[h]
+            times, fp, fm = profiles[h]
             n = len(times)
             i = 0
             while i < n:
@@ -182,7 +183,7 @@ class Planner:
                 i = k + 1
         if best_h < 0:
             return math.inf, -1, 0, 0, False
-        times, fp, fm = self.profiles[best_h]
+        times, fp, fm = profiles[best_h]
         e = best_s + d
         i = best_i
         k = bisect_left(times, e, i + 1)
@@ -191,11 +192,16 @@ class Planner:
             times.insert(k, e)
             fp.insert(k, fp[k - 1])
             fm.insert(k, fm[k - 1])
-        for t in range(i, k):
-            fp[t] -= p
-        if m:
+        if k - i == 1:
+            fp[i] -= p
+            if m:
+                fm[i] -= m
+        else:
             for t in range(i, k):
-                fm[t] -= m
+                fp[t] -= p
+            if m:
+                for t in range(i, k):
+                    fm[t] -= m
         return best_s, best_h, i, k, inserted
 
     def _unplace(self, j: int, h: int, i: int, k: int, inserted: bool) -> None:
