@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from o2ksim.engine.decisions import Decision, Reserve, Start
@@ -122,6 +123,7 @@ class GoalOriented(Policy):
         self.timings: list[tuple[int, int, float]] = []
         """Per searched decision point: (waiting jobs, node visits, seconds)."""
         self.last: SearchResult | None = None
+        self._planned: dict[int, tuple[str, float]] = {}  # explain: last planned starts
 
     @property
     def objective_name(self) -> str:
@@ -220,21 +222,28 @@ class GoalOriented(Policy):
         self, queue: list[Job], hosts: Any, now: float, result: SearchResult, explain: bool
     ) -> list[Decision]:
         out: list[Decision] = []
-        summary = self._summary(queue, result) if explain else ""
+        planned: dict[int, tuple[str, float]] = {}
         for pos, (j, s, h) in enumerate(zip(result.order, result.starts, result.hosts, strict=True)):
             if h < 0:
                 continue
             job = queue[j]
             if s <= now:
-                note = f"planned start now (position {pos + 1} of the best schedule)"
-                if summary:
-                    note, summary = f"{note}\n{summary}", ""
-                out.append(Start(job, hosts[h].name, note=note))
+                out.append(Start(job, hosts[h].name,
+                                 note=f"planned start now (position {pos + 1} of the best schedule)"))  # fmt: skip
             elif explain:
-                note = f"planned start (position {pos + 1} of the best schedule)"
-                if summary:
-                    note, summary = f"{note}\n{summary}", ""
-                out.append(Reserve(job, hosts[h].name, s, note=note))
+                planned[job.id] = (hosts[h].name, s)
+                out.append(Reserve(job, hosts[h].name, s,
+                                   note=f"planned start (position {pos + 1} of the best schedule)"))  # fmt: skip
+        if explain and out:
+            # the search account goes with the first start, else with the first planned
+            # start that moved (the decision log prints only those)
+            k = next((i for i, d in enumerate(out) if isinstance(d, Start)), None)
+            if k is None:
+                k = next((i for i, d in enumerate(out) if isinstance(d, Reserve)
+                          and self._planned.get(d.job.id) != (d.host, d.at)), 0)  # fmt: skip
+            d = out[k]
+            out[k] = replace(d, note=f"{d.note}\n{self._summary(queue, result)}")
+            self._planned = planned
         return out
 
     def _summary(self, queue: list[Job], result: SearchResult) -> str:
