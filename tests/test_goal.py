@@ -451,3 +451,23 @@ def test_cli_run_and_errors(tmp_path, capsys) -> None:
     assert len(jobs) == 6 and (jobs["status"] == "completed").all()
     assert main(["run", "--trace", str(swf), "--policy", "goal", "--set", "search=bfs", "-q"]) == 2
     assert "o2ksim: error: goal: field search: must be one of dds, lds" in capsys.readouterr().err
+
+
+@BRUTE
+@given(tiny_problems(), st.sampled_from(["dds", "lds"]))
+def test_exhaustive_tradeoff_b_minimises_the_product(problem, method) -> None:
+    # "it can be shown that version B is the same as minimizing x * y" (G§3.2)
+    cap, now, running, jobs = problem
+    n = len(jobs)
+    every = [
+        _brute_measures(order, _brute_schedule(order, now, cap, running, jobs), now, jobs)
+        for order in itertools.permutations(range(n))
+    ]
+    if min(m["maxw"] for m in every) == 0:
+        return  # a zero measure makes every product zero: nothing to minimise
+    best = min(m["maxw"] * m["avgx"] for m in every)
+    planner = _planner(cap, now, running, jobs)
+    ob = Objective("tradeoff", "maxw", "avgx", version="B", slack=0.0)
+    ob.start_epoch(planner.max_wait_now)
+    r = planner.search(ob, list(range(n)), method, limit=10**7)
+    assert r.measures[1] * r.measures[3] == pytest.approx(best)
