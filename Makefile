@@ -1,6 +1,6 @@
 # Two commands do all set-up on a fresh machine (see README):
 #   make demo   - create .venv, install o2ksim, run the default scenario
-#   make test   - create .venv, install o2ksim with test tools, run lint and the test suite
+#   make test   - create .venv, install o2ksim with test tools, run lint (ruff, mypy) and the test suite
 PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
@@ -23,6 +23,7 @@ demo: install
 
 lint: install-test
 	$(BIN)/ruff check o2ksim tests benchmarks
+	$(BIN)/mypy o2ksim/engine o2ksim/policies
 
 test: install-test lint
 	$(BIN)/python -m pytest -q

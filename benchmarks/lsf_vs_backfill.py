@@ -39,7 +39,7 @@ import pandas as pd
 
 from o2ksim.machine import load_machine
 from o2ksim.policies import make_policy
-from o2ksim.policies.lsf import lsf_class_table
+from o2ksim.analysis.lsf_classes import lsf_class_table
 from o2ksim.simulate import simulate
 from o2ksim.workloads.transforms import Window
 

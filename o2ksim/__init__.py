@@ -7,11 +7,14 @@ The API in one call::
     result.jobs        # one row per job (pandas DataFrame)
     result.summary     # overall measures (dict)
 
-Other names are imported on first use so that the command line starts fast.
+Every name, ``simulate`` included, is imported on first use, so ``import
+o2ksim`` (and the command line) starts without numpy, pandas or SimPy.
 """
 
 from __future__ import annotations
 
+import sys
+import types
 from typing import Any
 
 __version__ = "0.1.0"
@@ -29,13 +32,28 @@ __all__ = ["__version__", "simulate", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
+    import importlib
 
+    if name == "simulate":
+        importlib.import_module("o2ksim.simulate")  # binds the function (see _Package)
+        return sys.modules[__name__].__dict__["simulate"]
+    if name in _LAZY:
         module, attr = _LAZY[name]
         return getattr(importlib.import_module(module), attr)
     raise AttributeError(f"module 'o2ksim' has no attribute {name!r}")
 
 
-# Imported eagerly: the function must shadow the submodule of the same name.
-from o2ksim.simulate import simulate  # noqa: E402
+class _Package(types.ModuleType):
+    """The ``o2ksim`` package: ``o2ksim.simulate`` is the function, never the submodule.
+
+    Importing the submodule ``o2ksim.simulate`` makes Python bind it as an
+    attribute of the package; this binds the function of that name instead.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "simulate" and isinstance(value, types.ModuleType):
+            value = value.simulate
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -74,7 +74,6 @@ class JobSpec:
     used_mem: int = 0
     user: int = -1
     queue: int = -1
-    completed_flag: bool = True
 
     @property
     def work(self) -> float:

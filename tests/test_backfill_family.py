@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import BACKFILL_PRESETS, job, one_host, starts
 
 from o2ksim import simulate
 from o2ksim.cli import main
@@ -29,37 +30,17 @@ from o2ksim.engine.core import Simulation
 from o2ksim.engine.decisions import WakeAt
 from o2ksim.engine.monitor import Observer
 from o2ksim.errors import ConfigError, O2KSimError
-from o2ksim.jobs import Job, JobSpec
+from o2ksim.jobs import Job
 from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
 from o2ksim.policies import POLICIES, make_policy, presets
 from o2ksim.policies.priority import PRIORITIES, make_priority, register_priority
 
 H = 3600.0
 SAMPLE = Path(__file__).resolve().parents[1] / "traces" / "kth-sp2-sample.swf"
-PRESETS = [
-    "fcfs-backfill",
-    "mhpcc-ms",
-    "priority-backfill",
-    "priority-pm-backfill",
-    "ncsa-ms",
-    "lxfw-backfill",
-    "sjf-backfill",
-    "lxf-backfill",
-]
+PRESETS = BACKFILL_PRESETS
 
 
-def job(job_id, submit, procs, req, run=None, mem_gb=0.0):
-    run = req if run is None else run
-    return JobSpec(job_id, float(submit), procs, round(mem_gb * KB_PER_GB), float(req), float(run))
-
-
-def starts(result):
-    return {int(j): s for j, s in zip(result.jobs["job_id"], result.jobs["start"], strict=True)}
-
-
-def host(procs, mem_gb=None):
-    mem = math.inf if mem_gb is None else round(mem_gb * KB_PER_GB)
-    return MachineSpec("m", (HostSpec("m", procs, mem),))
+host = one_host
 
 
 # --------------------------------------------------------------------------- presets and parameters

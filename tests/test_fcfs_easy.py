@@ -13,22 +13,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import job, starts
 
 from o2ksim import simulate
-from o2ksim.jobs import JobSpec
 from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec, single_host
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 
 
-def job(job_id, submit, procs, req, run=None, mem_gb=0.0):
-    return JobSpec(
-        job_id, float(submit), procs, round(mem_gb * KB_PER_GB), float(req), float(run if run is not None else req)
-    )
-
-
-def starts(result):
-    return dict(zip(result.jobs["job_id"], result.jobs["start"], strict=True))
 
 
 FIG1 = [

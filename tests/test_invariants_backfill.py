@@ -16,6 +16,7 @@ not, a scheduling interval, estimates shorter or longer than the runtime):
 from __future__ import annotations
 
 import pandas as pd
+from conftest import BACKFILL_PRESETS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -26,16 +27,7 @@ from o2ksim.invariants import violations
 from o2ksim.jobs import JobSpec
 from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
 
-PRESETS = [
-    "fcfs-backfill",
-    "mhpcc-ms",
-    "priority-backfill",
-    "priority-pm-backfill",
-    "ncsa-ms",
-    "lxfw-backfill",
-    "sjf-backfill",
-    "lxf-backfill",
-]
+PRESETS = BACKFILL_PRESETS
 
 MACHINE = MachineSpec(
     "three",

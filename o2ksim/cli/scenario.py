@@ -8,10 +8,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from o2ksim.errors import O2KSimError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 HELP = "run a scenario file (an experiment or a sweep), list, show or check scenarios"
 

@@ -6,8 +6,11 @@ Shape (the design card):
   (:class:`Host`);
 * each job is a SimPy process (:meth:`Simulation._job_process`): it holds the
   processors and memory the scheduler dispatched it with and gives them back
-  when it ends; preemption, resizing and kills reach it as
-  :class:`simpy.Interrupt` with a small cause object;
+  when it ends.  Preemption, resizing, resuming and kills are applied by the
+  engine to the job (state, allocation, work done) and then reach the process
+  as a plain :class:`simpy.Interrupt` meaning "your job changed": the process
+  re-reads the job and waits for its new completion time, for a resume, or
+  ends;
 * one scheduler process (:meth:`Simulation._scheduler`) wakes on arrivals,
   departures, policy timers or a fixed interval, hands the policy a
   :class:`~o2ksim.engine.snapshot.Snapshot` and applies the decisions it returns;
@@ -24,11 +27,12 @@ import math
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import simpy
-from simpy.events import NORMAL
+from simpy.core import StopSimulation
+from simpy.events import NORMAL, EventPriority
 
 from o2ksim.engine.contract import PolicyProtocol, RunSettings
 from o2ksim.engine.decisions import (
@@ -45,11 +49,12 @@ from o2ksim.engine.decisions import (
 )
 from o2ksim.engine.monitor import Monitor, Observer
 from o2ksim.engine.queue_index import QueueIndex
+from o2ksim.engine.releases import ReleaseIndex
 from o2ksim.engine.snapshot import HostView, Snapshot, Timer
 from o2ksim.jobs import Job, JobSpec, JobState
 from o2ksim.machine import HostSpec, MachineSpec
 
-LATE = NORMAL + 1  # SimPy priority of scheduling passes: after all same-time events
+LATE = cast(EventPriority, NORMAL + 1)  # SimPy priority of passes: after same-time events
 
 
 class PassSignal(simpy.Event):
@@ -59,25 +64,6 @@ class PassSignal(simpy.Event):
         self._ok = True
         self._value = None
         self.env.schedule(self, LATE)
-
-
-@dataclass(frozen=True, slots=True)
-class Preempted:
-    """Interrupt cause: the job lost its processors."""
-
-
-@dataclass(frozen=True, slots=True)
-class Reallocated:
-    """Interrupt cause: the job's processor count changed (resize or resume)."""
-
-    procs: int
-
-
-@dataclass(frozen=True, slots=True)
-class Stopped:
-    """Interrupt cause: the job was killed."""
-
-    reason: str
 
 
 class Pool(simpy.Container):
@@ -118,11 +104,12 @@ class Host:
         self.memory = Pool(env, capacity=spec.memory, init=spec.memory)
         self.running: dict[int, Job] = {}
         self.preempted: dict[int, Job] = {}
+        self.releases = ReleaseIndex()  # running jobs by expected release, for profiles
         self.version = 0  # bumped whenever an allocation on the host changes
 
     @property
     def free_procs(self) -> int:
-        return self.procs.level
+        return cast(int, self.procs.level)
 
     @property
     def free_mem(self) -> float:
@@ -145,11 +132,12 @@ class Host:
     def view(self) -> HostView:
         return HostView(
             self.spec,
-            self.procs.level,
+            cast(int, self.procs.level),
             self.memory.level,
             self.running.values(),
             self.preempted.values(),
             self.version,
+            self.releases,
         )
 
 
@@ -245,11 +233,9 @@ class Simulation:
             self.env.process(self._ticker())
         if self._outstanding == 0:
             self._done.succeed()
-        try:
-            self.env.run(until=self._done)
-        except RuntimeError as exc:  # SimPy: no events left before ``until`` triggered
-            if self._done.triggered or "No scheduled events" not in str(exc):
-                raise
+        self._done.callbacks.append(StopSimulation.callback)
+        self.env.run()  # returns when _done fires, or when no event is left
+        if not self._done.triggered:  # nothing more can happen, yet watched jobs remain
             self.stats.stalled = self._outstanding
         if self._error is not None:
             raise self._error
@@ -324,6 +310,7 @@ class Simulation:
             yield env.timeout(self.interval)
 
     def _job_process(self, job: Job):
+        """Run ``job`` until it ends; an interrupt means the engine changed the job (re-read it)."""
         env = self.env
         while True:
             if job.state is JobState.RUNNING:
@@ -431,9 +418,16 @@ class Simulation:
             job.time_limit = math.inf
         job.move(JobState.RUNNING, now)
         host.running[job.id] = job
+        host.releases.add(job)
         for obs in self.observers:
             obs.on_allocation(job, now)
         self._processes[job.id] = self.env.process(self._job_process(job))
+
+    def _host_of(self, job: Job) -> Host:
+        """The host ``job`` holds resources on."""
+        if job.host is None:
+            raise PolicyError(f"job {job.id} holds no host")
+        return self.hosts[job.host]
 
     def _settle(self, job: Job, now: float) -> None:
         """Book the work done in the current segment."""
@@ -445,8 +439,9 @@ class Simulation:
     def _preempt(self, job: Job, now: float) -> None:
         if job.state is not JobState.RUNNING:
             raise PolicyError(f"job {job.id}: cannot preempt a job that is {job.state.value}")
-        host = self.hosts[job.host]
+        host = self._host_of(job)
         self._settle(job, now)
+        host.releases.remove(job)
         host.give(job.alloc_procs, 0)
         job.alloc_procs = 0
         job.preemptions += 1
@@ -455,12 +450,12 @@ class Simulation:
         host.preempted[job.id] = job
         for obs in self.observers:
             obs.on_allocation(job, now)
-        self._processes[job.id].interrupt(Preempted())
+        self._processes[job.id].interrupt()
 
     def _resume(self, job: Job, procs: int | None, now: float) -> None:
         if job.state is not JobState.PREEMPTED:
             raise PolicyError(f"job {job.id}: cannot resume a job that is {job.state.value}")
-        host = self.hosts[job.host]
+        host = self._host_of(job)
         procs = procs or job.spec.procs
         if procs > host.free_procs:
             raise PolicyError(f"job {job.id}: resume needs {procs} procs, {host.free_procs} free")
@@ -471,9 +466,10 @@ class Simulation:
         job.move(JobState.RUNNING, now)
         del host.preempted[job.id]
         host.running[job.id] = job
+        host.releases.add(job)
         for obs in self.observers:
             obs.on_allocation(job, now)
-        self._processes[job.id].interrupt(Reallocated(procs))
+        self._processes[job.id].interrupt()
 
     def _resize(self, job: Job, procs: int, now: float) -> None:
         if job.state is not JobState.RUNNING:
@@ -482,22 +478,24 @@ class Simulation:
             raise PolicyError(f"job {job.id}: resize to {procs} processors")
         if procs == job.alloc_procs:
             return
-        host = self.hosts[job.host]
+        host = self._host_of(job)
         delta = procs - job.alloc_procs
         if delta > host.free_procs:
             raise PolicyError(
                 f"job {job.id}: resize needs {delta} more procs, {host.free_procs} free"
             )
         self._settle(job, now)
+        host.releases.remove(job)
         if delta > 0:
             host.take(delta, 0)
         else:
             host.give(-delta, 0)
         job.alloc_procs = procs
         job.resizes += 1
+        host.releases.add(job)
         for obs in self.observers:
             obs.on_allocation(job, now)
-        self._processes[job.id].interrupt(Reallocated(procs))
+        self._processes[job.id].interrupt()
 
     def _kill(self, job: Job, reason: str, now: float) -> None:
         if job.state is JobState.QUEUED:
@@ -507,7 +505,7 @@ class Simulation:
             if job.state is JobState.RUNNING:
                 self._settle(job, now)
             self._release(job, now)
-            self._processes[job.id].interrupt(Stopped(reason))
+            self._processes[job.id].interrupt()
         else:
             raise PolicyError(f"job {job.id}: cannot kill a job that is {job.state.value}")
         job.reason = reason
@@ -550,7 +548,9 @@ class Simulation:
         # else: the segment ended early because the rate changed; the process loops
 
     def _release(self, job: Job, now: float) -> None:
-        host = self.hosts[job.host]
+        host = self._host_of(job)
+        if job.id in host.running:
+            host.releases.remove(job)
         host.give(job.alloc_procs, job.alloc_mem)
         host.running.pop(job.id, None)
         host.preempted.pop(job.id, None)

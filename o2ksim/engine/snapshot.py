@@ -11,6 +11,7 @@ from o2ksim.machine import HostSpec, MachineSpec
 
 if TYPE_CHECKING:
     from o2ksim.engine.queue_index import QueueIndex
+    from o2ksim.engine.releases import ReleaseIndex
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +24,7 @@ class HostView:
     running: Collection[Job]  # RUNNING jobs on the host (in start order)
     preempted: Collection[Job]  # PREEMPTED jobs holding memory on the host
     version: int = 0  # changes whenever an allocation on the host changes (for caches)
+    releases: ReleaseIndex | None = None  # running jobs by expected release (engine-kept)
 
     @property
     def name(self) -> str:

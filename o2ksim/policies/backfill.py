@@ -73,6 +73,7 @@ import numpy as np
 
 from o2ksim.engine.decisions import Decision, Reserve, Start, WakeAt
 from o2ksim.engine.queue_index import QueueIndex
+from o2ksim.engine.releases import ReleaseIndex
 from o2ksim.engine.snapshot import HostView, Snapshot
 from o2ksim.jobs import Job, JobSpec, JobState
 from o2ksim.policies.base import POLICIES, Param, Policy
@@ -135,6 +136,41 @@ class Profile:
     ) -> Profile:
         profile = cls.__new__(cls)
         profile.times, profile.procs, profile.mem, profile.releases = times, procs, mem, releases
+        return profile
+
+    @classmethod
+    def from_release_index(
+        cls,
+        now: float,
+        free_procs: int,
+        free_mem: float,
+        index: ReleaseIndex,
+        added: list[tuple[float, int, float]],
+    ) -> Profile:
+        """The profile of a host from the engine's sorted releases (no Python loop over them).
+
+        Gives exactly ``Profile(now, free_procs - added procs, free_mem - added memory,
+        releases + added)``; ``index`` must have no irregular jobs.
+        """
+        t, p, m = index.arrays()
+        if added:
+            t, p, m = _insert_sorted(t, p, m, sorted((max(a, now), b, c) for a, b, c in added))
+            free_procs -= sum(b for _a, b, _c in added)
+            free_mem -= sum(c for _a, _b, c in added)
+        k0 = int(np.searchsorted(t, now, side="right"))  # releases due by now count now
+        cp = np.cumsum(p) + free_procs
+        cm = np.cumsum(m) + free_mem
+        later = t[k0:]
+        ends = np.flatnonzero(later[1:] != later[:-1])
+        ends = np.append(ends, len(later) - 1) + k0 if len(later) else ends
+        times = np.concatenate(([now], later[ends - k0]))
+        procs = np.concatenate(([cp[k0 - 1] if k0 else free_procs], cp[ends]))
+        mem = np.concatenate(([cm[k0 - 1] if k0 else free_mem], cm[ends]))
+        at_now = sorted(zip(p[:k0].tolist(), m[:k0].tolist(), strict=True))
+        releases = _SortedReleases(now, at_now, later.tolist(), p[k0:].tolist(), m[k0:].tolist())
+        profile = ArrayProfile.__new__(ArrayProfile)
+        profile.times, profile.procs, profile.mem = times, procs, mem  # type: ignore[assignment]
+        profile.releases = releases  # type: ignore[assignment]
         return profile
 
     def seen_at(self, now: float) -> Profile:
@@ -267,6 +303,123 @@ class Free:
 def free_resources(hosts: Iterable[HostView]) -> dict[str, Free]:
     """Each host's free processors and memory at the start of a pass, by name."""
     return {h.name: Free(h.free_procs, h.free_mem) for h in hosts}
+
+
+class ArrayProfile(Profile):
+    """The same step function in numpy arrays, with the same operations done by numpy.
+
+    Built by :meth:`Profile.from_release_index` for the fast path; every
+    method gives exactly what :class:`Profile`'s does (the property test
+    compares the two passes, which use one each).
+    """
+
+    __slots__ = ()
+
+    def _split(self, t: float) -> int:
+        times = self.times
+        i = int(np.searchsorted(times, t, side="right")) - 1
+        if i >= 0 and times[i] == t:
+            return i
+        self.times = np.insert(times, i + 1, t)  # type: ignore[assignment]
+        self.procs = np.insert(self.procs, i + 1, self.procs[i])  # type: ignore[assignment]
+        self.mem = np.insert(self.mem, i + 1, self.mem[i])  # type: ignore[assignment]
+        return i + 1
+
+    def fits(self, start: float, procs: int, mem: float, duration: float) -> bool:
+        times = self.times
+        i = max(0, int(np.searchsorted(times, start, side="right")) - 1)
+        j = max(int(np.searchsorted(times, start + duration, side="left")), i + 1)
+        return bool(
+            self.procs[i:j].min() >= procs and self.mem[i:j].min() >= mem  # type: ignore[attr-defined]
+        )
+
+    def earliest(
+        self, procs: int, mem: float, duration: float, not_before: float | None = None
+    ) -> float:
+        times: np.ndarray = self.times  # type: ignore[assignment]
+        n = len(times)
+        if not_before is None or not_before <= times[0]:
+            i0, floor = 0, times[0]
+        else:
+            i0, floor = int(np.searchsorted(times, not_before, side="right")) - 1, not_before
+        bad = (np.asarray(self.procs) < procs) | (np.asarray(self.mem) < mem)
+        bad_at = np.flatnonzero(bad)
+        steps = np.arange(i0, n)
+        following = np.searchsorted(bad_at, steps, side="right")  # first bad step after each
+        next_bad = np.append(bad_at, n)[following]
+        starts = times[i0:].copy()
+        if starts[0] < floor:
+            starts[0] = floor
+        limit = np.append(times, math.inf)[next_bad]
+        ok = ~bad[i0:] & (limit >= starts + duration)
+        k = int(np.argmax(ok))
+        return float(starts[k]) if ok[k] else math.inf
+
+    def _unneeded_releases(self, start: float, procs: int, mem: float) -> tuple[int, float]:
+        rel = self.releases.get(start)
+        if not rel:
+            return 0, 0.0
+        i = int(np.searchsorted(self.times, start, side="right")) - 1
+        have_p = self.procs[i] - sum(p for p, _ in rel)
+        have_m = self.mem[i] - sum(m for _, m in rel)
+        spare_p, spare_m = 0, 0.0
+        for p, m in rel:
+            if have_p >= procs and have_m >= mem:
+                spare_p += p
+                spare_m += m
+            else:
+                have_p += p
+                have_m += m
+        return spare_p, spare_m
+
+    def take(self, start: float, procs: int, mem: float, duration: float) -> None:
+        if duration <= 0:
+            return
+        i = self._split(start)
+        end = start + duration
+        j = self._split(end) if math.isfinite(end) else len(self.times)
+        procs_at: Any = self.procs  # numpy arrays here (lists in the base class)
+        mem_at: Any = self.mem
+        procs_at[i:j] -= procs
+        mem_at[i:j] -= mem
+
+
+class _SortedReleases:
+    """Same-time releases of an array-built profile, looked up by time (``dict.get``-like)."""
+
+    __slots__ = ("at_now", "m", "now", "p", "t")
+
+    def __init__(
+        self, now: float, at_now: list[tuple[float, float]], t: list[float], p: list[float], m: list[float]
+    ) -> None:
+        self.now, self.at_now, self.t, self.p, self.m = now, at_now, t, p, m
+
+    def get(self, time: float, default: Any = None) -> Any:
+        if time == self.now:
+            return self.at_now or default
+        lo = bisect.bisect_left(self.t, time)
+        hi = bisect.bisect_right(self.t, time, lo)
+        if lo == hi:
+            return default
+        return list(zip(self.p[lo:hi], self.m[lo:hi], strict=True))
+
+
+def _insert_sorted(
+    t: np.ndarray, p: np.ndarray, m: np.ndarray, extra: list[tuple[float, int, float]]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(t, p, m)`` (sorted by time, procs, memory) with ``extra`` (sorted) merged in."""
+    where = []
+    for a, b, c in extra:
+        lo = int(np.searchsorted(t, a, side="left"))
+        hi = int(np.searchsorted(t, a, side="right"))
+        while lo < hi and (p[lo], m[lo]) < (b, c):
+            lo += 1
+        where.append(lo)
+    return (
+        np.insert(t, where, [a for a, _b, _c in extra]),
+        np.insert(p, where, [b for _a, b, _c in extra]),
+        np.insert(m, where, [c for _a, _b, c in extra]),
+    )
 
 
 class FCFS(Policy):
@@ -571,7 +724,10 @@ class _Pass:
         return True
 
     def build_profiles(self) -> None:
-        self.profiles = _profiles(self.snap, self.started, self.policy._profile_cache)
+        policy = self.policy
+        self.profiles = _profiles(
+            self.snap, self.started, policy._profile_cache, use_index=policy.fast_path
+        )
 
     def backfill(self, job: Job) -> bool:
         """Step 3: start ``job`` now if it fits and delays no reservation."""
@@ -676,10 +832,12 @@ def _next_candidate(
         if with_profiles and h.name in p.reserved_hosts:
             assert p.profiles is not None
             prof = p.profiles[h.name]
-            last = np.searchsorted(np.asarray(prof.times), p.now + req, side="left") - 1
+            fit = np.flatnonzero(here)  # only these need the profile
+            last = np.searchsorted(np.asarray(prof.times), p.now + req[fit], side="left") - 1
             np.maximum(last, 0, out=last)
-            here &= np.minimum.accumulate(np.asarray(prof.procs, dtype=float))[last] >= procs
-            here &= np.minimum.accumulate(np.asarray(prof.mem, dtype=float))[last] >= mem
+            min_procs = np.minimum.accumulate(np.asarray(prof.procs, dtype=float))
+            min_mem = np.minimum.accumulate(np.asarray(prof.mem, dtype=float))
+            here[fit] = (min_procs[last] >= procs[fit]) & (min_mem[last] >= mem[fit])
         ok |= here
     k = int(np.argmax(ok)) if len(ok) else 0
     if len(ok) == 0 or not ok[k]:
@@ -732,12 +890,17 @@ def _profiles(
     snap: Snapshot,
     started: list[tuple[str, float, int, float]],
     cache: dict[str, tuple[int, Profile]] | None = None,
+    *,
+    use_index: bool = False,
 ) -> dict[str, Profile]:
     """Availability profiles of every host: running jobs plus jobs started earlier in this pass.
 
-    ``cache`` keeps each host's profile between passes; it is reused (as a
-    copy seen from now) while the host's allocations are unchanged, which
-    saves rebuilding it from every running job at every pass.
+    ``use_index``: build each from the engine's sorted release arrays
+    (:class:`~o2ksim.engine.releases.ReleaseIndex`) when the host has one
+    and no job whose release moves with time.  Otherwise from the running
+    jobs one by one; ``cache`` then keeps each host's profile between passes,
+    reused (as a copy seen from now) while the host's allocations are
+    unchanged.
     """
     now = snap.now
     extra: dict[str, list[tuple[float, int, float]]] = {}
@@ -746,7 +909,12 @@ def _profiles(
     profiles = {}
     for h in snap.hosts:
         added = extra.get(h.name)
-        if added is None and cache is not None:
+        index = h.releases
+        if use_index and index is not None and not index.irregular and len(index) == len(h.running):
+            profiles[h.name] = Profile.from_release_index(
+                now, h.free_procs, h.free_mem, index, added or []
+            )
+        elif added is None and cache is not None:
             entry = cache.get(h.name)
             if entry is None or entry[0] != h.version:
                 base = _build_profile(h, now, ())
@@ -775,7 +943,9 @@ def release_time(job: Job, now: float) -> float:
 
 def _build_profile(h: HostView, now: float, added: Iterable[tuple[float, int, float]]) -> Profile:
     added = list(added)
-    releases = [(release_time(j, now), j.alloc_procs, j.alloc_mem) for j in h.running]
+    releases: list[tuple[float, int, float]] = [
+        (release_time(j, now), j.alloc_procs, j.alloc_mem) for j in h.running
+    ]
     releases.extend(added)
     return Profile(
         now,

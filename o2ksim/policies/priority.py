@@ -59,7 +59,7 @@ class QueueView:
     ``jx``, ``jp``, ``jm`` and ``jpe`` are derived on first use.
     """
 
-    def __init__(self, jobs: Sequence[Job], now: float, columns: np.ndarray) -> None:
+    def __init__(self, jobs: Sequence[Job], now: float, columns: Sequence[np.ndarray]) -> None:
         self.jobs = jobs
         self.now = now
         self.submit, self.req_time, self.procs, self.mem = columns
@@ -142,7 +142,7 @@ def _request_row(spec: Any) -> tuple[float, float, float, float]:
     return (spec.submit, spec.req_time, spec.procs, spec.mem)
 
 
-def _by_score(jobs: list[Job], score: np.ndarray) -> list[Job]:
+def _by_score(jobs: Sequence[Job], score: np.ndarray) -> list[Job]:
     # jobs are in submission order; a stable sort on -score keeps FCFS among ties
     return [jobs[i] for i in np.argsort(-score, kind="stable").tolist()]
 
@@ -150,13 +150,11 @@ def _by_score(jobs: list[Job], score: np.ndarray) -> list[Job]:
 class Priority:
     """Orders the queue, highest priority first; ties in submission order.
 
-    Subclasses implement :meth:`scores` (higher = sooner).  ``dynamic`` is
-    False when the order of two waiting jobs never changes with time; only
-    FCFS sets it, to skip sorting.
+    Subclasses implement :meth:`scores` (higher = sooner); FCFS overrides
+    :meth:`order` to skip scoring altogether.
     """
 
     name = ""
-    dynamic = True
 
     def __init__(self) -> None:
         self._columns = _Columns(_request_row, 4)
@@ -193,7 +191,6 @@ class FCFSPriority(Priority):
     """First come, first served: the queue's own (submission) order (Table 12, Ww = 1)."""
 
     name = "fcfs"
-    dynamic = False
 
     def scores(self, q: QueueView) -> np.ndarray:
         return -q.submit
@@ -221,7 +218,6 @@ class WeightedPriority(Priority):
                 )
         self.name = name
         self.weights = {k: float(weights.get(k, 0.0)) for k in WEIGHT_NAMES}
-        self.dynamic = any(self.weights[k] for k in ("w", "x"))
         self._fast = _Columns(self._static_row, 3)
 
     def scores(self, q: QueueView) -> np.ndarray:

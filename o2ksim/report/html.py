@@ -136,8 +136,8 @@ def _lsf_classes(by_policy: dict[str, list[pd.DataFrame]]) -> pd.DataFrame:
     Drawn only for runs on the O2K hosts, where the LSF classes are defined
     (``hosts/o2k.toml``); empty otherwise.
     """
+    from o2ksim.analysis.lsf_classes import lsf_class_table
     from o2ksim.machine import load_machine
-    from o2ksim.policies.lsf import lsf_class_table
 
     o2k = load_machine("o2k")
     names = {h.name for h in o2k.hosts}

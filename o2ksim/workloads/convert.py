@@ -30,21 +30,11 @@ def specs_from_frame(jobs: pd.DataFrame) -> list[JobSpec]:
     mem = np.where((req_mem > 0) & (procs > 0), req_mem * np.maximum(procs, 0), 0)
     used = jobs["used_mem"].to_numpy(np.int64)
     used_mem = np.where((used > 0) & (procs > 0), used * np.maximum(procs, 0), 0)
-    status = jobs["status"].to_numpy(np.int64)
-    return [
-        JobSpec(
-            job_id=int(i),
-            submit=float(s),
-            procs=int(p),
-            mem=int(m),
-            req_time=float(r),
-            run_time=float(t),
-            used_mem=int(u),
-            user=int(us),
-            queue=int(q),
-            completed_flag=bool(st == 1),
-        )
-        for i, s, p, m, r, t, u, us, q, st in zip(
+    # positional, in JobSpec's field order: job_id, submit, procs, mem, req_time,
+    # run_time, used_mem, user, queue (map avoids a keyword call per job)
+    return list(
+        map(
+            JobSpec,
             jobs["job_id"].to_numpy(np.int64).tolist(),
             jobs["submit"].to_numpy(np.float64).tolist(),
             procs.tolist(),
@@ -54,7 +44,5 @@ def specs_from_frame(jobs: pd.DataFrame) -> list[JobSpec]:
             used_mem.tolist(),
             jobs["user"].to_numpy(np.int64).tolist(),
             jobs["queue"].to_numpy(np.int64).tolist(),
-            status.tolist(),
-            strict=True,
         )
-    ]
+    )

@@ -11,14 +11,17 @@ Both work on the SWF columns and return new frames (inputs are not changed).
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from o2ksim.errors import O2KSimError
+
+if TYPE_CHECKING:  # numpy and pandas are imported where used: the CLI parses with this module
+    import numpy as np
+    import pandas as pd
 
 _UNITS = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
@@ -96,6 +99,7 @@ def _scaled_runtimes(run: np.ndarray, percent: float) -> np.ndarray:
     ceiling, so that an exact product such as 110% of 10 s gives 11 s, not 12 s
     (``1.1 * 10 == 11.000000000000002`` in binary floating point).
     """
+    import numpy as np
     return np.ceil(np.round((100.0 + percent) * run / 100.0, 6))
 
 
@@ -105,7 +109,7 @@ def _parse_percent(arg: str, scenario: str) -> float:
         k = float(text)
     except ValueError:
         raise O2KSimError(f"'{arg}' is not a percentage in '{scenario}'") from None
-    if not np.isfinite(k) or k < 0:
+    if not math.isfinite(k) or k < 0:
         raise O2KSimError(f"the Scenario A percentage must be a number >= 0, got '{arg}'")
     return k
 
@@ -127,6 +131,7 @@ def apply_estimates(jobs: pd.DataFrame, scenario: str | None) -> pd.DataFrame:
     keep their request.  Only ``req_time`` changes; the scheduler sees it, the
     job still runs ``T``.
     """
+    import numpy as np
     if scenario in (None, "", "requested"):
         return jobs
     name, _, arg = scenario.strip().lower().partition(":")

@@ -1,0 +1,1 @@
+"""Analyses of results that are not part of a simulation run."""

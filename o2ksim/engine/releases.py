@@ -1,0 +1,93 @@
+"""Each host's running jobs ordered by when they are expected to give their resources back.
+
+Backfill builds an availability profile from the running jobs at almost every
+pass; on a large machine (thousands of running jobs) rebuilding and sorting it
+in Python each time dominated the run.  The engine therefore keeps, per host,
+the expected releases of its running jobs in sorted numpy arrays, updated when
+a job starts, ends, is preempted, resumed or resized (a memmove each), so a
+profile is a cumulative sum away.
+
+A running job's expected release is its predicted end (start + requested
+runtime, SPEC §2), or the time limit it was started with if that comes first
+(there the engine stops it).  Once that time has passed the scheduler
+predicts it *now*; :meth:`ReleaseIndex.arrays` leaves that clamping to the
+reader.  A job that was resized or resumed after a preemption has a
+prediction that moves with time (:meth:`~o2ksim.jobs.Job.predicted_end`); such
+jobs are listed apart, in :attr:`ReleaseIndex.irregular`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from o2ksim.jobs import Job
+
+
+def regular_release(job: Job) -> float:
+    """The fixed expected release time of a job never resized or preempted."""
+    end = job.last_start + job.spec.req_time
+    return job.time_limit if job.time_limit < end else end
+
+
+class ReleaseIndex:
+    """Sorted ``(time, procs, mem)`` of the regular running jobs of one host, and the others.
+
+    Entries are ordered by time, then processors, then memory (the tie rule of
+    SPEC §3.1 counts same-time releases smallest first).
+    """
+
+    __slots__ = ("_id", "_m", "_n", "_p", "_t", "irregular")
+
+    def __init__(self) -> None:
+        self._t = np.empty(64)
+        self._p = np.empty(64)
+        self._m = np.empty(64)
+        self._id = np.empty(64, dtype=np.int64)
+        self._n = 0
+        self.irregular: dict[int, Job] = {}
+
+    def __len__(self) -> int:
+        return self._n + len(self.irregular)
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Times, processors and memory of the regular releases, sorted (read-only views)."""
+        n = self._n
+        return self._t[:n], self._p[:n], self._m[:n]
+
+    def _position(self, t: float, p: float, m: float, job_id: int) -> int:
+        n = self._n
+        lo = int(np.searchsorted(self._t[:n], t, side="left"))
+        hi = int(np.searchsorted(self._t[:n], t, side="right"))
+        pp, mm, ids = self._p, self._m, self._id
+        while lo < hi and (pp[lo], mm[lo], ids[lo]) < (p, m, job_id):
+            lo += 1
+        return lo
+
+    def add(self, job: Job) -> None:
+        """``job`` now runs on this host."""
+        if job.resizes or job.preemptions:
+            self.irregular[job.id] = job
+            return
+        if self._n == len(self._t):
+            self._t, self._p, self._m, self._id = (
+                np.concatenate([a, np.empty_like(a)]) for a in (self._t, self._p, self._m, self._id)
+            )
+        t, p, m = regular_release(job), float(job.alloc_procs), float(job.alloc_mem)
+        i = self._position(t, p, m, job.id)
+        n = self._n
+        for arr, value in ((self._t, t), (self._p, p), (self._m, m), (self._id, job.id)):
+            arr[i + 1 : n + 1] = arr[i:n]
+            arr[i] = value
+        self._n = n + 1
+
+    def remove(self, job: Job) -> None:
+        """``job`` no longer runs on this host (ended, preempted, about to be resized)."""
+        if self.irregular.pop(job.id, None) is not None:
+            return
+        n = self._n
+        i = self._position(regular_release(job), float(job.alloc_procs), float(job.alloc_mem), job.id)
+        if i >= n or self._id[i] != job.id:
+            raise RuntimeError(f"job {job.id} is not in the release index")  # an engine bug
+        for arr in (self._t, self._p, self._m, self._id):
+            arr[i : n - 1] = arr[i + 1 : n]
+        self._n = n - 1
