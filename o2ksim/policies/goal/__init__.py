@@ -221,7 +221,7 @@ class GoalOriented(Policy):
     def _decisions(
         self, queue: list[Job], hosts: Any, now: float, result: SearchResult, explain: bool
     ) -> list[Decision]:
-        out: list[Decision] = []
+        out: list[Start | Reserve] = []
         planned: dict[int, tuple[str, float]] = {}
         for pos, (j, s, h) in enumerate(zip(result.order, result.starts, result.hosts, strict=True)):
             if h < 0:
@@ -244,7 +244,7 @@ class GoalOriented(Policy):
             d = out[k]
             out[k] = replace(d, note=f"{d.note}\n{self._summary(queue, result)}")
             self._planned = planned
-        return out
+        return list(out)
 
     def _summary(self, queue: list[Job], result: SearchResult) -> str:
         """The decision-log account of a search: schedules evaluated, measures, the winner."""

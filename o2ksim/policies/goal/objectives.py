@@ -37,6 +37,9 @@ import math
 MEASURES = ("tw", "maxw", "avgw", "avgx")
 """Measure names, in the order of the measure tuples the search produces."""
 
+ROUNDING = 1e-12
+"""Relative difference below which two measure values are equal (floating-point rounding)."""
+
 MEASURE_LABELS = {"tw": "Tw", "maxw": "maxW", "avgw": "avgW", "avgx": "avgX"}
 MODELS = ("lexical", "tradeoff")
 VERSIONS = ("A", "B", "C")
@@ -103,6 +106,10 @@ class Objective:
         """``(D_x, D_y)``, relaxed when the candidate improves one measure and degrades the other."""
         dx = best[0] - cand[0]
         dy = best[1] - cand[1]
+        if abs(dx) <= ROUNDING * (best[0] + cand[0]):
+            dx = 0.0
+        if abs(dy) <= ROUNDING * (best[1] + cand[1]):
+            dy = 0.0
         if self.slack > 0 and ((dx > 0 > dy) or (dy > 0 > dx)):
             ex = self.eps_tw if self._tw_x else self.slack * best[0]
             ey = self.eps_tw if self._tw_y else self.slack * best[1]
@@ -115,8 +122,15 @@ class Objective:
     def better(self, best: tuple[float, float], cand: tuple[float, float]) -> bool:
         """Whether ``cand`` is better than ``best`` (both ``(x, y)`` measure pairs)."""
         bx, by = best
-        dx = bx - cand[0]
-        dy = by - cand[1]
+        cx, cy = cand
+        dx = bx - cx
+        dy = by - cy
+        # the same sum added up in another order may differ in its last bits: a
+        # difference within rounding is none, so "the first evaluated wins" holds
+        if -ROUNDING * (bx + cx) <= dx <= ROUNDING * (bx + cx):
+            dx = 0.0
+        if -ROUNDING * (by + cy) <= dy <= ROUNDING * (by + cy):
+            dy = 0.0
         if self.slack > 0 and ((dx > 0 > dy) or (dy > 0 > dx)):
             dx, dy = self.deltas(best, cand)
         if self.model == "lexical":
@@ -124,7 +138,6 @@ class Objective:
         if self.version == "A":
             hx, hy = bx, by
         elif self.version == "B":
-            cx, cy = cand
             hx = bx if bx < cx else cx
             hy = by if by < cy else cy
         else:
