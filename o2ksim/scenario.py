@@ -466,17 +466,14 @@ def _workload(value: Any, where: str, base: Path) -> dict[str, Any]:
 
 
 def _estimates(value: Any, where: str, fld: str) -> str | None:
-    from o2ksim.workloads.transforms import apply_estimates
+    from o2ksim.workloads.transforms import parse_estimates
 
     if value is None:
         return None
     if not isinstance(value, str):
         raise ConfigError(where, "must be a runtime-estimate scenario name", field=fld)
-    import pandas as pd
-
-    probe = pd.DataFrame({"run_time": [60], "req_time": [120]})
     try:
-        apply_estimates(probe, value)
+        parse_estimates(value)
     except O2KSimError as exc:
         raise ConfigError(where, str(exc), field=fld) from None
     return value.strip().lower()

@@ -157,7 +157,7 @@ class Profile:
             t, p, m = _insert_sorted(t, p, m, sorted((max(a, now), b, c) for a, b, c in added))
             free_procs -= sum(b for _a, b, _c in added)
             free_mem -= sum(c for _a, _b, c in added)
-        k0 = int(np.searchsorted(t, now, side="right"))  # releases due by now count now
+        k0 = int(t.searchsorted(now, side="right"))  # releases due by now count now
         cp = np.cumsum(p) + free_procs
         cm = np.cumsum(m) + free_mem
         later = t[k0:]
@@ -167,7 +167,7 @@ class Profile:
         procs = np.concatenate(([cp[k0 - 1] if k0 else free_procs], cp[ends]))
         mem = np.concatenate(([cm[k0 - 1] if k0 else free_mem], cm[ends]))
         at_now = sorted(zip(p[:k0].tolist(), m[:k0].tolist(), strict=True))
-        releases = _SortedReleases(now, at_now, later.tolist(), p[k0:].tolist(), m[k0:].tolist())
+        releases = _SortedReleases(now, at_now, later, p[k0:], m[k0:])
         profile = ArrayProfile.__new__(ArrayProfile)
         profile.times, profile.procs, profile.mem = times, procs, mem  # type: ignore[assignment]
         profile.releases = releases  # type: ignore[assignment]
@@ -317,7 +317,7 @@ class ArrayProfile(Profile):
 
     def _split(self, t: float) -> int:
         times = self.times
-        i = int(np.searchsorted(times, t, side="right")) - 1
+        i = int(times.searchsorted(t, side="right")) - 1  # type: ignore[attr-defined]
         if i >= 0 and times[i] == t:
             return i
         self.times = np.insert(times, i + 1, t)  # type: ignore[assignment]
@@ -327,8 +327,8 @@ class ArrayProfile(Profile):
 
     def fits(self, start: float, procs: int, mem: float, duration: float) -> bool:
         times = self.times
-        i = max(0, int(np.searchsorted(times, start, side="right")) - 1)
-        j = max(int(np.searchsorted(times, start + duration, side="left")), i + 1)
+        i = max(0, int(times.searchsorted(start, side="right")) - 1)  # type: ignore[attr-defined]
+        j = max(int(times.searchsorted(start + duration, side="left")), i + 1)  # type: ignore[attr-defined]
         return bool(
             self.procs[i:j].min() >= procs and self.mem[i:j].min() >= mem  # type: ignore[attr-defined]
         )
@@ -390,18 +390,23 @@ class _SortedReleases:
     __slots__ = ("at_now", "m", "now", "p", "t")
 
     def __init__(
-        self, now: float, at_now: list[tuple[float, float]], t: list[float], p: list[float], m: list[float]
+        self,
+        now: float,
+        at_now: list[tuple[float, float]],
+        t: np.ndarray,
+        p: np.ndarray,
+        m: np.ndarray,
     ) -> None:
         self.now, self.at_now, self.t, self.p, self.m = now, at_now, t, p, m
 
     def get(self, time: float, default: Any = None) -> Any:
         if time == self.now:
             return self.at_now or default
-        lo = bisect.bisect_left(self.t, time)
-        hi = bisect.bisect_right(self.t, time, lo)
+        lo = int(self.t.searchsorted(time, side="left"))
+        hi = int(self.t.searchsorted(time, side="right"))
         if lo == hi:
             return default
-        return list(zip(self.p[lo:hi], self.m[lo:hi], strict=True))
+        return list(zip(self.p[lo:hi].tolist(), self.m[lo:hi].tolist(), strict=True))
 
 
 def _insert_sorted(
@@ -606,7 +611,7 @@ class Backfill(Policy):
           later job fits now somewhere, so they are placed at that moment — in
           order, on the same profile state, hence with the same result.
         * Once the ``N`` reservations are held, the rest of the queue is scanned
-          with numpy (:func:`_next_candidate`): each step finds the first job
+          with numpy (:func:`_fits`): each step finds the first job
           that fits now on some host by processors and memory and fits the
           profile of every reserved host over its requested runtime; only that
           job is then placed in Python (same host rule as the reference).
@@ -654,21 +659,25 @@ class Backfill(Policy):
             return
         rows = _rows_in_order(index, order, consumed)
         procs, mem, req = index.procs[rows], index.mem[rows], index.req_time[rows]
-        at = 0
-        while at < len(rows) and p.max_free > 0:
-            if p.profiles is None:
-                k = _next_candidate(p, procs, mem, req, at, with_profiles=False)
-                if k is None:
-                    return
-                at = k
-                p.build_profiles()
-                p.place(pending)
-            k = _next_candidate(p, procs, mem, req, at, with_profiles=True)
-            if k is None:
+        # Resources only shrink during a pass, so a job that fails the test now fails
+        # at its turn too: each step tests only the jobs that passed the last one.
+        left_at = np.arange(len(rows))
+        if p.profiles is None:
+            fit = left_at[_fits(p, procs, mem, req, with_profiles=False)]
+            if not len(fit):
                 return
-            started = p.backfill(index.jobs[rows[k]])
+            left_at = left_at[int(fit[0]) :]
+            p.build_profiles()
+            p.place(pending)
+        while len(left_at) and p.max_free > 0:
+            left_at = left_at[
+                _fits(p, procs[left_at], mem[left_at], req[left_at], with_profiles=True)
+            ]
+            if not len(left_at):
+                return
+            started = p.backfill(index.jobs[rows[left_at[0]]])
             assert started, "the indexed scan and the job-by-job test disagree"
-            at = k + 1
+            left_at = left_at[1:]
 
     def _wake_ups(self, reservations: Iterable[tuple[str, float]], now: float) -> list[WakeAt]:
         """A pass at every kept (non-slid) reservation time not yet asked for.
@@ -781,6 +790,7 @@ class _Pass:
 
 
 INDEXED_SCAN_MIN = 64  # below this many jobs left, numpy's per-call cost outweighs the scan
+ARRAY_PROFILE_MIN = 64  # running jobs on a host from which its profile is built with numpy
 
 
 def _scan(p: _Pass, jobs: Iterable[Job], pending: list[Job]) -> None:
@@ -806,23 +816,21 @@ def _rows_in_order(index: QueueIndex, order: Collection[Job], skip: int) -> np.n
     return index.rows()[skip:]  # the queue itself, in queue (= row) order
 
 
-def _next_candidate(
+def _fits(
     p: _Pass,
     procs: np.ndarray,
     mem: np.ndarray,
     req: np.ndarray,
-    start: int,
     *,
     with_profiles: bool,
-) -> int | None:
-    """The first position >= ``start`` whose job fits now on some host (and, ``with_profiles``,
-    delays no reservation there); ``None`` if there is none.
+) -> np.ndarray:
+    """Which of these requests fit now on some host (and, ``with_profiles``, delay no
+    reservation there): the reference pass's test, for many jobs at once.
 
     A job fits a reserved host's profile over ``[now, now + req)`` iff every
     step starting before ``now + req`` has its processors and memory, i.e. iff
     the running minimum of the steps up to the last such step does.
     """
-    procs, mem, req = procs[start:], mem[start:], req[start:]
     ok = np.zeros(len(procs), dtype=bool)
     for h in p.hosts:
         f = p.free[h.name]
@@ -833,16 +841,13 @@ def _next_candidate(
             assert p.profiles is not None
             prof = p.profiles[h.name]
             fit = np.flatnonzero(here)  # only these need the profile
-            last = np.searchsorted(np.asarray(prof.times), p.now + req[fit], side="left") - 1
+            last = np.asarray(prof.times).searchsorted(p.now + req[fit], side="left") - 1
             np.maximum(last, 0, out=last)
             min_procs = np.minimum.accumulate(np.asarray(prof.procs, dtype=float))
             min_mem = np.minimum.accumulate(np.asarray(prof.mem, dtype=float))
             here[fit] = (min_procs[last] >= procs[fit]) & (min_mem[last] >= mem[fit])
         ok |= here
-    k = int(np.argmax(ok)) if len(ok) else 0
-    if len(ok) == 0 or not ok[k]:
-        return None
-    return start + k
+    return ok
 
 
 def _backfill_host(
@@ -910,7 +915,13 @@ def _profiles(
     for h in snap.hosts:
         added = extra.get(h.name)
         index = h.releases
-        if use_index and index is not None and not index.irregular and len(index) == len(h.running):
+        if (
+            use_index
+            and index is not None
+            and len(index) >= ARRAY_PROFILE_MIN
+            and not index.irregular
+            and len(index) == len(h.running)
+        ):
             profiles[h.name] = Profile.from_release_index(
                 now, h.free_procs, h.free_mem, index, added or []
             )

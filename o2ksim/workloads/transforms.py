@@ -114,6 +114,23 @@ def _parse_percent(arg: str, scenario: str) -> float:
     return k
 
 
+def parse_estimates(scenario: str | None) -> tuple[str, float] | None:
+    """Check a runtime-estimate scenario name: ``(name, K percent)``, or ``None`` for the
+    trace's requested runtimes.  Raises :class:`O2KSimError` naming what is wrong."""
+    if scenario in (None, "", "requested"):
+        return None
+    name, _, arg = scenario.strip().lower().partition(":")
+    if name == "actual":
+        if arg:
+            raise O2KSimError("'actual' takes no argument")
+        return name, 0.0
+    if name in ("scenario-a", "scenario-b"):
+        if name == "scenario-b" and arg:
+            raise O2KSimError("'scenario-b' takes no argument (it uses k = 20%)")
+        return name, _parse_percent(arg, scenario) if arg else 20.0
+    raise O2KSimError(f"unknown runtime-estimate scenario '{scenario}' ({ESTIMATES_HELP})")
+
+
 def apply_estimates(jobs: pd.DataFrame, scenario: str | None) -> pd.DataFrame:
     """Replace requested runtimes (field 9) by a runtime-estimate scenario (T§6.2.1, Table 15).
 
@@ -132,27 +149,22 @@ def apply_estimates(jobs: pd.DataFrame, scenario: str | None) -> pd.DataFrame:
     job still runs ``T``.
     """
     import numpy as np
-    if scenario in (None, "", "requested"):
+
+    parsed = parse_estimates(scenario)
+    if parsed is None:
         return jobs
-    name, _, arg = scenario.strip().lower().partition(":")
+    name, k = parsed
     run = jobs["run_time"].to_numpy(np.float64)
     req = jobs["req_time"].to_numpy(np.float64)
     known = req > 0
     if name == "actual":
-        if arg:
-            raise O2KSimError("'actual' takes no argument")
         new = np.ceil(run)
-    elif name in ("scenario-a", "scenario-b"):
-        if name == "scenario-b" and arg:
-            raise O2KSimError("'scenario-b' takes no argument (it uses k = 20%)")
-        k = _parse_percent(arg, scenario) if arg else 20.0
+    else:
         scaled = _scaled_runtimes(run, k)
         new = np.where(known, np.minimum(scaled, req), scaled)
         if name == "scenario-b":
             aborted = known & (run <= SCENARIO_B_SHORT) & (run <= SCENARIO_B_FRACTION * req)
             new = np.where(aborted, req, new)
-    else:
-        raise O2KSimError(f"unknown runtime-estimate scenario '{scenario}' ({ESTIMATES_HELP})")
     out = jobs.copy()
     valid = run >= 0
     out["req_time"] = np.where(valid, new, req).astype(np.int64)
