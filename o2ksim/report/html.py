@@ -622,6 +622,13 @@ def section_partitioning(ctx: PageContext) -> str:
     return partitioning_view.section(ctx.g.partitioning, _html_table)
 
 
+def section_goal(ctx: PageContext) -> str:
+    """Goal-oriented policies: total normalized excessive waits and the class wait matrix (G§4)."""
+    from o2ksim.report.goal import goal_section
+
+    return "\n".join(goal_section(ctx.results, ctx.g))
+
+
 def section_runs(ctx: PageContext) -> str:
     """Every planned run, and the failed runs with their errors."""
     results, esc = ctx.results, html.escape
@@ -669,6 +676,7 @@ SECTIONS: list[Callable[[PageContext], str]] = [
     section_classes,
     section_immediate,
     section_partitioning,
+    section_goal,
     section_runs,
     section_scenario,
     section_versions,
