@@ -32,7 +32,6 @@ from typing import Any, ClassVar
 from o2ksim.engine.decisions import Decision, Reserve, Start
 from o2ksim.engine.snapshot import Snapshot
 from o2ksim.errors import O2KSimError
-from o2ksim.explain import clock
 from o2ksim.jobs import Job
 from o2ksim.policies.backfill import _profiles
 from o2ksim.policies.base import POLICIES, Param, Policy
@@ -280,9 +279,14 @@ class GoalOriented(Policy):
 
 
 def _fmt(measure: str, v: float) -> str:
+    """avgX with two decimals; times as ``H:MM:SS`` (the decision log's clock)."""
     if measure == "avgx":
         return f"{v:.2f}"
-    return clock(v) if math.isfinite(v) else "inf"
+    if not math.isfinite(v):
+        return "inf"
+    h, rest = divmod(round(v), 3600)
+    m, sec = divmod(rest, 60)
+    return f"{h}:{m:02d}:{sec:02d}"
 
 
 def _any_fits_now(queue: list[Job], hosts: Any) -> bool:
