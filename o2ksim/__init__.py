@@ -23,9 +23,12 @@ _LAZY = {
     "Result": ("o2ksim.simulate", "Result"),
     "load_machine": ("o2ksim.machine", "load_machine"),
     "make_policy": ("o2ksim.policies", "make_policy"),
+    "predict": ("o2ksim.prediction", "predict"),
     "read_swf": ("o2ksim.workloads.swf", "read_swf"),
     "write_swf": ("o2ksim.workloads.swf", "write_swf"),
     "Window": ("o2ksim.workloads.transforms", "Window"),
+    "compare": ("o2ksim.report.compare", "compare"),
+    "timeline": ("o2ksim.report.compare", "timeline"),
 }
 
 __all__ = ["__version__", "simulate", *_LAZY]

@@ -25,6 +25,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from o2ksim.clock import clock
 from o2ksim.engine.decisions import Kill, Preempt, Reject, Reserve, Resize, Resume, Start, WakeAt
 from o2ksim.engine.monitor import Observer
 from o2ksim.jobs import Job, JobState
@@ -38,19 +39,6 @@ def _reservations(items: list[tuple[int, float]], what: str) -> str:
         return f"J{job}'s {what} at {clock(at)}"
     listed = " and ".join(f"J{job} ({clock(at)})" for job, at in items)
     return f"the {what}s of {listed}"
-
-
-def clock(t: float) -> str:
-    """Simulated time as ``H:MM:SS`` (``Dd HH:MM:SS`` from two days on)."""
-    if not math.isfinite(t):
-        return "never"
-    t = round(t)
-    d, rest = divmod(int(t), 86400)
-    h, rest = divmod(rest, 3600)
-    m, s = divmod(rest, 60)
-    if d >= 2:
-        return f"{d}d {h:02d}:{m:02d}:{s:02d}"
-    return f"{h + 24 * d}:{m:02d}:{s:02d}"
 
 
 @dataclass(frozen=True)
@@ -242,6 +230,7 @@ def explain(
     queue: bool = True,
     all_reservations: bool = False,
     max_jobs: int = 200,
+    observers: tuple[Any, ...] = (),
 ) -> tuple[Any, DecisionLog]:
     """Run the first run of a (small) scenario with the decision log attached.
 
@@ -249,6 +238,8 @@ def explain(
     name of a shipped one (default: ``explain-backfill``, the backfill example
     of T§3.2.1, Figure 1).  ``policy``/``params`` replace the scenario's first
     policy or add parameter overrides (e.g. ``{"reservations": 2}``).
+    ``observers`` are attached to the run too (e.g. a
+    :class:`~o2ksim.report.gantt.GanttRecorder`).
     Returns the :class:`~o2ksim.simulate.Result` and the log.
     """
     import copy
@@ -277,8 +268,44 @@ def explain(
     else:
         machine = machine_from_header(trace.header, trace.source)
     log = DecisionLog(machine, queue=queue, all_reservations=all_reservations)
-    result = simulate_run(config, explain=True, observers=[log])
+    result = simulate_run(config, explain=True, observers=[log, *observers])
     return result, log
 
 
-__all__ = ["DecisionLog", "LogEntry", "clock", "explain"]
+__all__ = [
+    "DecisionLog",
+    "LogEntry",
+    "clock",
+    "explain",
+    "rejected_lines",
+    "run_header",
+    "run_title",
+]
+
+
+def run_header(result: Any, overrides: dict[str, Any] | None = None) -> str:
+    """One line naming the policy with every parameter override, the machine and the workload.
+
+    ``overrides``: the parameters the user changed (``--set``, ``--reservations``);
+    they are listed first, then the estimates and the window when set.
+    """
+    return f"{run_title(result, overrides)} on {result.machine.describe()}"
+
+
+def run_title(result: Any, overrides: dict[str, Any] | None = None) -> str:
+    """``policy (override=value, ...): workload[, estimates X]`` -- a chart title."""
+    pol = result.policy.get("name", "?")
+    shown = {k: result.policy.get(k, v) for k, v in (overrides or {}).items()}
+    text = pol + (" (" + ", ".join(f"{k}={v}" for k, v in shown.items()) + ")" if shown else "")
+    text += f": {result.config.get('workload', '')}"
+    est = result.config.get("estimates")
+    if est and est != "requested":
+        text += f", estimates {est}"
+    return text
+
+
+def rejected_lines(result: Any) -> list[str]:
+    """``J7: needs 12 procs, the largest host has 8`` for every job the run rejected."""
+    jobs = result.jobs
+    rej = jobs.loc[jobs["status"] == "rejected"]
+    return [f"J{int(j)}: {r or 'rejected'}" for j, r in zip(rej["job_id"], rej["reason"], strict=True)]

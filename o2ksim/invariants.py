@@ -7,8 +7,14 @@ result (empty when nothing is):
 * no job ever holds more processors than it requested;
 * no job starts before it is submitted;
 * every input job appears in the output exactly once;
+* no job ends before it starts, and no allocation segment ends before it starts;
+* every allocation is on a host of the machine;
 * work is conserved: a completed job that was never restarted received exactly
-  ``run_time * procs`` processor-seconds (across preemptions and resizes).
+  ``run_time * procs`` processor-seconds (across preemptions and resizes);
+  without segments, such a job's span ``end - start`` is at least its runtime,
+  and exactly its runtime when it was never interrupted.
+
+Users reach these checks with ``o2ksim run --check``.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from o2ksim.machine import KB_PER_MB, MachineSpec
 
 def violations(
     jobs: pd.DataFrame,
-    segments: pd.DataFrame,
+    segments: pd.DataFrame | None,
     machine: MachineSpec,
     input_ids: Iterable[int] | None = None,
     *,
@@ -50,6 +56,19 @@ def violations(
         )
     early = jobs.loc[jobs["start"] < jobs["submit"]]
     problems.extend(f"job {j} starts before it is submitted" for j in early["job_id"].head(5))
+    backwards = jobs.loc[jobs["end"] < jobs["start"] - tolerance]
+    problems.extend(f"job {j} ends before it starts" for j in backwards["job_id"].head(5))
+    if segments is None:
+        segments = pd.DataFrame(columns=["job_id", "host", "start", "end", "procs", "mem"])
+    if not segments.empty:
+        bad_seg = segments.loc[segments["end"] < segments["start"] - tolerance]
+        problems.extend(
+            f"job {j}: an allocation segment ends before it starts" for j in bad_seg["job_id"].head(5)
+        )
+        names = {h.name for h in machine.hosts}
+        stray = segments.loc[~segments["host"].isin(names)]
+        for jid, host in zip(stray["job_id"].head(5), stray["host"].head(5), strict=True):
+            problems.append(f"job {jid} holds processors on unknown host {host!r}")
 
     for host in machine.hosts:
         seg = segments.loc[segments["host"] == host.name]
@@ -64,18 +83,41 @@ def violations(
         used_m = np.cumsum(mem[order])
         if used_p.max() > host.procs + tolerance:
             at = times[order][int(np.argmax(used_p))]
-            problems.append(f"host {host.name}: {used_p.max():g} processors in use at t={at:g} (has {host.procs})")
+            problems.append(
+                f"host {host.name}: {used_p.max():g} processors in use at t={at:g} (has {host.procs})"
+            )
         cap_mb = host.memory / KB_PER_MB
         if np.isfinite(cap_mb) and used_m.max() > cap_mb * (1 + tolerance):
             at = times[order][int(np.argmax(used_m))]
-            problems.append(f"host {host.name}: {used_m.max():g} MB in use at t={at:g} (has {cap_mb:g})")
+            problems.append(
+                f"host {host.name}: {used_m.max():g} MB in use at t={at:g} (has {cap_mb:g})"
+            )
 
     done = jobs.loc[(jobs["status"] == "completed") & (jobs["restarts"] == 0)]
+    if not done.empty and segments.empty:
+        span = (done["end"] - done["start"]).to_numpy(float)
+        need = done["run_time"].to_numpy(float)
+        interrupted = np.zeros(len(done), dtype=bool)
+        for col in ("preemptions", "resizes"):
+            if col in done:
+                interrupted |= done[col].to_numpy() > 0
+        plain = ~interrupted
+        bad = (span < need - tolerance * np.maximum(need, 1.0) - 1e-6) | (
+            plain & (np.abs(span - need) > tolerance * np.maximum(need, 1.0) + 1e-6)
+        )
+        for jid, g, n in zip(done["job_id"][bad].head(5), span[bad][:5], need[bad][:5], strict=False):
+            problems.append(f"job {jid} ran {g:g} s from start to end, needs {n:g} s")
     if not done.empty and not segments.empty:
-        received = (segments["procs"] * (segments["end"] - segments["start"])).groupby(segments["job_id"]).sum()
+        received = (
+            (segments["procs"] * (segments["end"] - segments["start"]))
+            .groupby(segments["job_id"])
+            .sum()
+        )
         need = (done["run_time"] * done["procs"]).to_numpy(float)
         got = received.reindex(done["job_id"]).fillna(0.0).to_numpy(float)
         bad = np.abs(got - need) > tolerance * np.maximum(need, 1.0) + 1e-6
-        for jid, g, n in zip(done["job_id"][bad].head(5), got[bad][:5], need[bad][:5], strict=False):
+        for jid, g, n in zip(
+            done["job_id"][bad].head(5), got[bad][:5], need[bad][:5], strict=False
+        ):
             problems.append(f"job {jid} received {g:g} processor-seconds of work, needs {n:g}")
     return problems

@@ -28,6 +28,15 @@ from typing import Any
 
 from o2ksim import paths
 from o2ksim.errors import ConfigError
+from o2ksim.validation import (
+    MAX_PROCS,
+    MAX_TIME,
+    check_bool,
+    check_keys,
+    check_number,
+    check_str,
+    require_table,
+)
 
 KB_PER_MB = 1024
 KB_PER_GB = 1024 * 1024
@@ -110,6 +119,25 @@ def machine_from_header(header: Any, source: str | None = None) -> MachineSpec:
     return single_host(int(procs), name=computer.replace(" ", "-"))
 
 
+MACHINE_KEYS = {"name", "description", "host", "options"}
+HOST_KEYS = {"name", "procs", "memory_gb", "memory_mb", "memory_per_proc_mb", "dedicated"}
+OPTION_KEYS = {"kill_overrun", "overrun_grace"}
+MAX_MEMORY_KB = 2**53
+"""Largest host memory (8 EB): keeps free-memory arithmetic exact."""
+POLICY_TABLES: set[str] = {"lsf"}
+"""Names of the tables of policy data a machine file may hold (``[lsf]``,
+``[host.lsf]``); see :func:`register_machine_table`."""
+
+
+def register_machine_table(name: str) -> None:
+    """Let machine files hold a ``[name]`` / ``[host.name]`` table of data for a policy.
+
+    Any other table is an error naming the nearest known key, so that a typo
+    (``[option]`` for ``[options]``) is never silently kept as policy data.
+    """
+    POLICY_TABLES.add(name)
+
+
 def _memory_kb(table: dict[str, Any], procs: int, where: str, path: str) -> float:
     keys = [k for k in ("memory_gb", "memory_mb", "memory_per_proc_mb") if k in table]
     if len(keys) > 1:
@@ -117,26 +145,38 @@ def _memory_kb(table: dict[str, Any], procs: int, where: str, path: str) -> floa
     if not keys:
         return UNLIMITED
     key = keys[0]
-    value = table[key]
-    if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
-        raise ConfigError(path, f"must be a positive number, got {value!r}", field=f"{where}.{key}")
-    if key == "memory_gb":
-        return round(value * KB_PER_GB)
-    if key == "memory_mb":
-        return round(value * KB_PER_MB)
-    return round(value * KB_PER_MB * procs)
+    value = check_number(table[key], path, f"{where}.{key}", minimum=0, exclusive_minimum=True)
+    scale = {"memory_gb": KB_PER_GB, "memory_mb": KB_PER_MB}.get(key, KB_PER_MB * procs)
+    kb = value * scale
+    if kb < 1 or kb > MAX_MEMORY_KB:
+        raise ConfigError(
+            path,
+            f"{value:g} is {kb:g} KB; a host's memory must be from 1 KB to {MAX_MEMORY_KB:g} KB",
+            field=f"{where}.{key}",
+        )
+    return round(kb)
 
 
 def parse_machine(data: dict[str, Any], path: str = "<machine>") -> MachineSpec:
-    """Build and validate a machine from parsed TOML ``data``."""
+    """Build and validate a machine from parsed TOML ``data``.
+
+    Keys are checked: a key that is neither a machine setting nor a registered
+    table of policy data (:data:`POLICY_TABLES`: ``[lsf]``, ``[host.lsf]``,
+    kept as free-form data for policies) is an error naming the nearest known
+    key, so a typo (``memory_gbs``, ``[option]``) never silently drops a
+    constraint.
+    """
+    require_table(data, path, "machine")
+    check_keys(data, MACHINE_KEYS | POLICY_TABLES, path)
     hosts_data = data.get("host")
     if not isinstance(hosts_data, list) or not hosts_data:
         raise ConfigError(path, "a machine needs at least one [[host]] table", field="host")
     hosts: list[HostSpec] = []
     names: set[str] = set()
-    known = {"name", "procs", "memory_gb", "memory_mb", "memory_per_proc_mb"}
     for i, h in enumerate(hosts_data):
         where = f"host[{i}]"
+        require_table(h, path, where)
+        check_keys(h, HOST_KEYS | POLICY_TABLES, path, where + ".")
         name = h.get("name")
         if not isinstance(name, str) or not name:
             raise ConfigError(path, "every host needs a name (a string)", field=f"{where}.name")
@@ -148,15 +188,27 @@ def parse_machine(data: dict[str, Any], path: str = "<machine>") -> MachineSpec:
             raise ConfigError(
                 path, f"must be a positive integer, got {procs!r}", field=f"{where}.procs"
             )
-        params = {k: v for k, v in h.items() if k not in known}
+        check_number(procs, path, f"{where}.procs", maximum=MAX_PROCS, integer=True)
+        if "dedicated" in h:
+            check_bool(h["dedicated"], path, f"{where}.dedicated")
+        params = {k: v for k, v in h.items() if k not in HOST_KEYS}
         hosts.append(HostSpec(name, procs, _memory_kb(h, procs, where, path), params))
-    options = dict(data.get("options", {}))
-    for key in ("overrun_grace",):
-        if key in options and (not isinstance(options[key], int | float) or options[key] < 0):
-            raise ConfigError(
-                path, "must be a non-negative number of seconds", field=f"options.{key}"
-            )
-    params = {k: v for k, v in data.items() if k not in {"name", "description", "host", "options"}}
+    options = dict(require_table(data.get("options", {}), path, "options"))
+    check_keys(options, OPTION_KEYS, path, "options.")
+    if "kill_overrun" in options:
+        check_bool(options["kill_overrun"], path, "options.kill_overrun")
+    if "overrun_grace" in options:
+        check_number(
+            options["overrun_grace"], path, "options.overrun_grace", minimum=0,
+            maximum=MAX_TIME, unit=" (seconds)",
+        )  # fmt: skip
+    for key in POLICY_TABLES:
+        if key in data:
+            require_table(data[key], path, key)
+    for key in ("name", "description"):
+        if key in data:
+            check_str(data[key], path, key, empty=key == "description")
+    params = {k: v for k, v in data.items() if k not in MACHINE_KEYS}
     name = data.get("name") or Path(path).stem
     return MachineSpec(
         name=str(name),
@@ -176,6 +228,8 @@ def load_machine(name_or_path: str | os.PathLike[str]) -> MachineSpec:
             data = tomllib.load(f)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(path, f"not valid TOML: {exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(path, "not a text file (a machine file is UTF-8 TOML)") from None
     except OSError as exc:
         raise ConfigError(path, f"cannot read: {exc.strerror}") from None
     return parse_machine(data, str(path))

@@ -50,14 +50,19 @@ def resolve(kind: str, name_or_path: str | os.PathLike[str]) -> Path:
     """Turn a name (``o2k``) or a path (``hosts/o2k.toml``) into an existing file path."""
     text = os.fspath(name_or_path)
     path = Path(text)
-    if path.suffix == ".toml" or os.sep in text or path.exists():
+    if path.suffix == ".toml" or os.sep in text or (os.altsep and os.altsep in text):
         if not path.exists():
             raise O2KSimError(f"{text}: no such file")
+        if path.is_dir():
+            raise O2KSimError(f"{text}: is a directory, not a {kind[:-1]} file")
         return path
+    # a bare name is a shipped name first: a file or directory of that name in
+    # the working directory (say a results folder o2k/) must not shadow hosts/o2k.toml
     known = available(kind)
     if text in known:
         return known[text]
+    if path.is_file():
+        return path
     names = ", ".join(sorted(known)) or "none found"
-    raise O2KSimError(
-        f"unknown {kind[:-1] if kind.endswith('s') else kind} '{text}' (known: {names})"
-    )
+    what = {"hosts": "machine", "policies": "policy", "scenarios": "scenario"}.get(kind, kind)
+    raise O2KSimError(f"unknown {what} '{text}' (known: {names})")

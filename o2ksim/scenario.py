@@ -51,6 +51,8 @@ from typing import Any
 
 from o2ksim import paths
 from o2ksim.errors import ConfigError, O2KSimError
+from o2ksim.plugins import is_object_spec, resolve_spec
+from o2ksim.validation import MAX_RUNS, MAX_SPAN, MAX_TIME, MIN_INTERVAL, check_bool, check_keys
 
 TOP_KEYS = {
     "name", "description", "source", "machine", "workload", "policy", "policies",
@@ -141,6 +143,14 @@ class Scenario:
         """
         keys = list(self.factors)
         levels = [self.factors[k] for k in keys]
+        planned = len(self.seeds) * len(self.policies) * math.prod(len(v) for v in levels)
+        if planned > MAX_RUNS:
+            raise ConfigError(
+                self.path or "<scenario>",
+                f"the scenario plans {planned:,} runs, more than the limit of {MAX_RUNS:,} "
+                "(each run stores a results directory); use fewer seeds, policies or factor levels",
+                field="factors",
+            )
         runs: list[RunSpec] = []
         for seed in self.seeds:
             for combo in itertools.product(*levels):
@@ -180,10 +190,16 @@ class Scenario:
         if workload.get("estimates") == "requested":
             workload["estimates"] = None  # the same run as no estimates at all
         protocol["seed"] = seed
+        # user code ("module:Name") next to the scenario or in the working directory
+        # becomes an absolute file, found by every worker
+        search = [Path(self.path).parent] if self.path else []
+        name = resolve_spec(pol.name, search)
+        if isinstance(params.get("priority"), str):
+            params["priority"] = resolve_spec(params["priority"], search)
         return {
             "machine": machine,
             "workload": workload,
-            "policy": {"name": pol.name, "label": pol.label, "params": params},
+            "policy": {"name": name, "label": pol.label, "params": params},
             "protocol": protocol,
         }
 
@@ -196,7 +212,11 @@ class Scenario:
             + (" (reduced)" if self.reduced else "")
             + (f": {self.description}" if self.description else ""),
             "  machine   "
-            + (_show(self.machine) if self.machine is not None else "one host from the trace header"),
+            + (
+                _show(self.machine)
+                if self.machine is not None
+                else "one host from the trace header"
+            ),
             f"  workload  {workload_label(self.workload)}",
             f"  policies  {pols}",
             f"  seeds     {', '.join(map(str, self.seeds))}",
@@ -302,13 +322,7 @@ def _toml_error_line(exc: tomllib.TOMLDecodeError) -> int | None:
 
 
 def _unknown(table: dict[str, Any], known: set[str], where: str, prefix: str) -> None:
-    extra = sorted(set(table) - known)
-    if extra:
-        raise ConfigError(
-            where,
-            f"unknown key(s) {', '.join(extra)} (known: {', '.join(sorted(known))})",
-            field=(prefix + extra[0]) if prefix else extra[0],
-        )
+    check_keys(table, known, where, prefix)
 
 
 def _str(data: dict[str, Any], key: str, where: str) -> str:
@@ -362,7 +376,23 @@ def _duration(value: Any, where: str, fld: str, *, allow_none: bool = True) -> f
         raise ConfigError(where, str(exc), field=fld) from None
     if seconds < 0 or not math.isfinite(seconds):
         raise ConfigError(where, "must be a non-negative duration", field=fld)
+    if seconds >= MAX_TIME:
+        raise ConfigError(where, f"must be below {MAX_TIME:g} s, got {seconds:g}", field=fld)
     return seconds
+
+
+def _span(value: Any, where: str, fld: str) -> float:
+    """A generated workload's span: positive and at most :data:`MAX_SPAN`."""
+    span = _duration(value, where, fld, allow_none=False)
+    assert span is not None
+    if span <= 0 or span > MAX_SPAN:
+        raise ConfigError(
+            where,
+            f"must be longer than 0 and at most {MAX_SPAN / 86400:g} days "
+            f"(a longer generated workload exhausts memory), got {span / 86400:g} days",
+            field=fld,
+        )
+    return span
 
 
 def find_trace(value: str, base: Path) -> Path | None:
@@ -421,7 +451,7 @@ def _workload(value: Any, where: str, base: Path) -> dict[str, Any]:
             raise ConfigError(
                 where, "a model workload needs span (e.g. '37d')", field="workload.span"
             )
-        out["span"] = _duration(value["span"], where, "workload.span", allow_none=False)
+        out["span"] = _span(value["span"], where, "workload.span")
         params = value.get("params", {})
         if isinstance(params, str) and params.endswith(".toml"):
             p = Path(params) if Path(params).is_absolute() else base / params
@@ -558,7 +588,7 @@ def _policies(data: dict[str, Any], where: str, base: Path) -> tuple[PolicyEntry
         name = e.get("name")
         if not isinstance(name, str) or not name:
             raise ConfigError(where, "needs name = PRESET | KIND | PATH", field=f"{fld}.name")
-        if name.endswith(".toml") or "/" in name:
+        if (name.endswith(".toml") or "/" in name) and not is_object_spec(name):
             p = Path(name) if Path(name).is_absolute() else base / name
             if not p.exists():
                 raise ConfigError(where, f"{name}: no such preset file", field=f"{fld}.name")
@@ -628,8 +658,10 @@ def _protocol(value: Any, workload: dict[str, Any], where: str) -> dict[str, Any
         )
     out["seeds"] = seeds
     interval = _duration(value.get("interval"), where, "protocol.interval")
-    if interval is not None and interval <= 0:
-        raise ConfigError(where, "must be positive", field="protocol.interval")
+    if interval is not None and interval < MIN_INTERVAL:
+        raise ConfigError(
+            where, f"must be at least {MIN_INTERVAL:g} s, got {interval:g}", field="protocol.interval"
+        )
     out["interval"] = interval
     kill = value.get("kill_overrun")
     if kill is not None and not isinstance(kill, bool):
@@ -685,7 +717,13 @@ def _factors(
         normalised = []
         for v in levels:
             if key == "workload.span":
-                v = _duration(v, where, fld, allow_none=False)
+                v = _span(v, where, fld)
+            elif key == "protocol.interval":
+                v = _duration(v, where, fld)
+                if v is not None and v < MIN_INTERVAL:
+                    raise ConfigError(where, f"must be at least {MIN_INTERVAL:g} s", field=fld)
+            elif key == "protocol.kill_overrun" and v is not None:
+                check_bool(v, where, fld)
             elif key == "workload.estimates":
                 v = _estimates(v, where, fld)
             elif key == "workload.trace":
@@ -693,7 +731,7 @@ def _factors(
                 if found is None:
                     raise ConfigError(where, f"{v}: trace not found", field=fld)
                 v = str(found)
-            elif key in ("protocol.warmup", "protocol.interval", "protocol.overrun_grace"):
+            elif key in ("protocol.warmup", "protocol.overrun_grace"):
                 v = _duration(v, where, fld)
             elif key == "machine" and isinstance(v, str):
                 v = _data_path(v, base, "hosts", where, fld)

@@ -32,16 +32,28 @@ from o2ksim.engine.monitor import Observer, jobs_table
 from o2ksim.errors import O2KSimError
 from o2ksim.jobs import JobSpec
 from o2ksim.machine import MachineSpec, load_machine, machine_from_header
+from o2ksim.partitioning import JobColumns, allocation_columns
 from o2ksim.policies import Policy, make_policy
 from o2ksim.policies.immediate import SummaryCounts
+from o2ksim.validation import check_job_specs, check_jobs_frame, check_run_settings
 from o2ksim.workloads.convert import specs_from_frame
 from o2ksim.workloads.cooldown import cooldown_measures
 from o2ksim.workloads.transforms import Window, apply_estimates, select_window
 
 
-@dataclass
+@dataclass(repr=False)
 class Result:
     """What one run produced, with the configuration that produced it."""
+
+    def __repr__(self) -> str:
+        from o2ksim.report.compare import result_text
+
+        return result_text(self)
+
+    def _repr_html_(self) -> str:
+        from o2ksim.report.compare import result_html
+
+        return result_html(self)
 
     jobs: pd.DataFrame
     summary: dict[str, Any]
@@ -60,6 +72,13 @@ class Result:
             raise O2KSimError(
                 f"{out}: cannot create the output directory ({exc.strerror})"
             ) from None
+        try:
+            self._write(out, parquet)
+        except OSError as exc:
+            raise O2KSimError(f"{out}: cannot write the results ({exc.strerror or exc})") from None
+        return out
+
+    def _write(self, out: Path, parquet: bool) -> None:
         if parquet:
             self.jobs.to_parquet(out / "jobs.parquet", index=False)
         else:
@@ -82,7 +101,6 @@ class Result:
                 "versions": versions(),
             },
         )
-        return out
 
 
 def versions() -> dict[str, str]:
@@ -113,6 +131,17 @@ def _write_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(clean(data), indent=2) + "\n")
 
 
+def _run_durations(window: Any, interval: Any, grace: Any) -> tuple[Any, Any, Any]:
+    """The API takes what the CLI and TOML take: ``"14d"``, ``"5m"``, ``(start, end)``."""
+    from o2ksim.workloads.transforms import as_window, parse_duration
+
+    return (
+        as_window(window),
+        None if interval is None else parse_duration(interval),
+        None if grace is None else parse_duration(grace),
+    )
+
+
 def load_workload(source: Any, *, lenient: bool = False, strict_order: bool = False) -> Any:
     """A :class:`~o2ksim.workloads.swf.Trace` from a path (SWF, plain or gzip) or a Trace."""
     from o2ksim.workloads.swf import Trace, read_swf
@@ -130,11 +159,11 @@ def simulate(
     policy: PolicyProtocol | str = "fcfs-backfill",
     *,
     policy_params: dict[str, Any] | None = None,
-    window: Window | None = None,
+    window: Window | Sequence[float | str] | None = None,
     estimates: str | None = None,
-    interval: float | None = None,
+    interval: float | str | None = None,
     kill_overrun: bool | None = None,
-    overrun_grace: float | None = None,
+    overrun_grace: float | str | None = None,
     seed: int = 0,
     progress: bool = False,
     explain: bool = False,
@@ -149,13 +178,17 @@ def simulate(
     ``policy``: a preset or kind name, or a policy object (anything following
     :class:`~o2ksim.engine.contract.PolicyProtocol`, used as is).
     ``window``: analyse only jobs submitted in the window (with warm-up); the
-    run continues until each of them has finished.
+    run continues until each of them has finished.  A :class:`Window` or
+    ``(start, end[, warmup])``; times and durations are seconds or what the CLI
+    takes (``("14d", "28d")``); the warm-up defaults to 7 days, as on the CLI.
+    ``interval``/``overrun_grace``: seconds or a duration (``"5m"``).
     ``estimates``: runtime-estimate scenario (see
     :func:`~o2ksim.workloads.transforms.apply_estimates`).
     ``interval``, ``kill_overrun``, ``overrun_grace``: the run settings
     (:class:`~o2ksim.engine.contract.RunSettings`); the last two default to the
     machine file's ``[options]``.
     """
+    window, interval, overrun_grace = _run_durations(window, interval, overrun_grace)
     header = None
     source = None
     if isinstance(workload, Sequence) and workload and isinstance(workload[0], JobSpec):
@@ -170,6 +203,10 @@ def simulate(
         specs = None
     if frame is not None and len(frame) == 0:
         raise O2KSimError(f"{source or 'the workload'}: no jobs to simulate")
+    if frame is not None:
+        check_jobs_frame(frame, source)
+    else:
+        check_job_specs(specs)
 
     if isinstance(machine, MachineSpec):
         mach = machine
@@ -218,10 +255,15 @@ def simulate(
     if analysed is not None:
         jobs["analysed"] = jobs["job_id"].isin(analysed)
     segments = sim.monitor.segments()
+    jobs = allocation_columns(jobs, segments)
+    if isinstance(pol, JobColumns):  # e.g. EQspatial's catch-up credit
+        for col, values in pol.job_columns().items():
+            jobs[col] = jobs["job_id"].map(values).fillna(0.0)
     span = None
     if window is not None:
         span = (window.start, window.end)
     summ = metrics.summary(jobs, segments, mach.total_procs, span)
+    summ["resizes"] = int(jobs.loc[jobs["analysed"], "resizes"].sum() if "analysed" in jobs else jobs["resizes"].sum())
     if window is not None and frame is not None:  # the protocol's cool-down (T§3.4)
         last_submit = float(frame["submit"].max())
         summ.update(cooldown_measures(jobs, window.end, last_submit, stats.sim_end))
@@ -254,6 +296,7 @@ def run_settings(
     ``interval`` has no machine default; ``kill_overrun`` and ``overrun_grace``
     default to the machine's ``options`` (SPEC §2: off unless asked for).
     """
+    check_run_settings(interval, kill_overrun, overrun_grace)
     opts = machine.options
     kill = bool(opts.get("kill_overrun", False)) if kill_overrun is None else bool(kill_overrun)
     grace = float(opts.get("overrun_grace", 0.0)) if overrun_grace is None else float(overrun_grace)

@@ -31,6 +31,8 @@ How the pieces fit:
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import math
 import os
@@ -39,7 +41,8 @@ import sys
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -89,12 +92,23 @@ class SweepResult:
         return not self.failed
 
 
-def execute_run(run: RunSpec, *, keep_segments: bool = True) -> RunOutcome:
-    """Simulate one run and return its outcome; an error becomes a ``failed`` outcome."""
+def execute_run(
+    run: RunSpec, *, keep_segments: bool = True, registrations: bytes | None = None
+) -> RunOutcome:
+    """Simulate one run and return its outcome; an error becomes a ``failed`` outcome.
+
+    ``registrations``: the user's own priorities and policy kinds, packed by
+    :func:`o2ksim.plugins.pack_registrations` in the coordinating process
+    (a Dask worker gets them with every run; a local worker at start-up).
+    """
     from o2ksim.scenario import simulate_run
 
     t0 = time.perf_counter()
     try:
+        if registrations:
+            from o2ksim.plugins import install_registrations
+
+            install_registrations(registrations)
         result = simulate_run(run.config)
     except Exception as exc:
         if isinstance(exc, O2KSimError):
@@ -102,6 +116,13 @@ def execute_run(run: RunSpec, *, keep_segments: bool = True) -> RunOutcome:
         else:
             error = traceback.format_exc()
         return RunOutcome(run.run_id, "failed", {}, time.perf_counter() - t0, error=error)
+    return outcome_of(run.run_id, result, time.perf_counter() - t0, keep_segments=keep_segments)
+
+
+def outcome_of(
+    run_id: str, result: Any, wall_seconds: float, *, keep_segments: bool = True
+) -> RunOutcome:
+    """The stored form of a finished :class:`~o2ksim.simulate.Result`."""
     summary = {k: result.summary.get(k, math.nan) for k in METRICS}
     # policy counters (immediate service) and the protocol's cool-down, for the report
     summary.update((k, v) for k, v in result.summary.items() if k not in summary and k != "sim_seconds")
@@ -117,10 +138,10 @@ def execute_run(run: RunSpec, *, keep_segments: bool = True) -> RunOutcome:
         "workload": result.config.get("workload"),
     }
     return RunOutcome(
-        run.run_id,
+        run_id,
         "ok",
         summary,
-        time.perf_counter() - t0,
+        wall_seconds,
         jobs=result.jobs,
         segments=result.segments if keep_segments else None,
         info=info,
@@ -150,18 +171,58 @@ def run_dir(out_dir: Path, run_id: str) -> Path:
 
 
 def is_finished(out_dir: Path, run: RunSpec, *, count_failed: bool = False) -> bool:
-    """Whether ``run`` already has a complete workspace (``ok``; or ``failed`` if counted)."""
-    status = read_status(out_dir, run.run_id)
+    """Whether ``run`` already has a complete, verified workspace (``ok``; or ``failed`` if counted)."""
+    status = read_status(out_dir, run.run_id, verify=True)
     return status == "ok" or (count_failed and status == "failed")
 
 
-def read_status(out_dir: Path, run_id: str) -> str | None:
-    """``ok``/``failed`` for a stored run, ``None`` when it has not finished."""
+def read_status(out_dir: Path, run_id: str, *, verify: bool = False) -> str | None:
+    """``ok``/``failed`` for a stored run, ``None`` when it has not finished.
+
+    With ``verify``, an ``ok`` run whose stored tables do not match the sizes
+    and SHA-256 digests recorded in its ``summary.json`` (or, for results
+    written before digests were recorded, whose ``jobs.parquet`` cannot be
+    read) is ``"corrupt"``: it does not count as finished and is run again.
+    """
     p = run_dir(out_dir, run_id) / "summary.json"
     try:
-        return json.loads(p.read_text()).get("status")
+        stored = json.loads(p.read_text())
     except (OSError, ValueError):
         return None
+    status = stored.get("status") if isinstance(stored, dict) else None
+    if verify and status == "ok" and not _verified(p.parent, stored):
+        return "corrupt"
+    return status
+
+
+def _digest(path: Path) -> dict[str, Any]:
+    """Size and SHA-256 of a stored file (recorded when the run is stored)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return {"bytes": path.stat().st_size, "sha256": h.hexdigest()}
+
+
+def _verified(workspace: Path, stored: dict[str, Any]) -> bool:
+    """Whether a stored run's tables are the ones its ``summary.json`` recorded."""
+    files = stored.get("files")
+    if isinstance(files, dict) and files:
+        for name, want in files.items():
+            p = workspace / name
+            try:
+                if p.stat().st_size != want.get("bytes") or _digest(p) != want:
+                    return False
+            except (OSError, AttributeError):
+                return False
+        return True
+    try:  # results stored before digests were recorded: the table must at least be readable
+        import pyarrow.parquet as pq
+
+        pq.read_metadata(workspace / "jobs.parquet")
+    except Exception:
+        return False
+    return True
 
 
 def store_outcome(out_dir: Path, run: RunSpec, outcome: RunOutcome) -> Path:
@@ -179,11 +240,17 @@ def store_outcome(out_dir: Path, run: RunSpec, outcome: RunOutcome) -> Path:
         outcome.segments.to_parquet(tmp / "segments.parquet", index=False)
     if outcome.error:
         (tmp / "error.txt").write_text(outcome.error)
+    files = {
+        name: _digest(tmp / name)
+        for name in ("jobs.parquet", "segments.parquet")
+        if (tmp / name).exists()
+    }
     _write_json(
         tmp / "summary.json",
         {
             "run_id": run.run_id,
             "status": outcome.status,
+            "files": files,
             "factors": run.factors,
             "summary": outcome.summary,
             "wall_seconds": round(outcome.wall_seconds, 3),
@@ -227,7 +294,7 @@ def _adopt_renamed(out_dir: Path, runs: Sequence[RunSpec]) -> None:
             continue
         digest = run.run_id.rsplit("-", 1)[-1]
         for old in by_hash.get(digest, []):
-            if old.exists() and read_status(out_dir, old.name) == "ok":
+            if old.exists() and read_status(out_dir, old.name, verify=True) == "ok":
                 stored = json.loads((old / "summary.json").read_text())
                 stored.update(run_id=run.run_id, factors=run.factors)
                 _write_json(old / "summary.json", stored)
@@ -246,6 +313,9 @@ def summary_table(out_dir: Path, runs: Sequence[RunSpec]) -> pd.DataFrame:
         except (OSError, ValueError):
             stored = {"status": "pending", "summary": {}, "wall_seconds": math.nan, "error": ""}
         row["status"] = stored["status"]
+        if stored["status"] == "ok" and not _verified(run_dir(out_dir, run.run_id), stored):
+            row["status"] = "corrupt"
+            stored = {**stored, "error": "stored tables do not match summary.json (corrupt)"}
         row.update(run.factors)
         for k in METRICS:
             v = stored["summary"].get(k)
@@ -308,8 +378,61 @@ def run_sweep(
     what was skipped and the summary table (also written as
     ``summary.parquet``/``summary.csv``).
     """
-    t0 = time.perf_counter()
     out = Path(out_dir) if out_dir is not None else scenario.default_out_dir()
+    with results_lock(out):
+        return _sweep(scenario, out, workers, scheduler, client, progress, retry_failed, log)
+
+
+@contextmanager
+def results_lock(out_dir: Path) -> Iterator[None]:
+    """Hold the results directory for one sweep at a time.
+
+    Two sweeps on the same directory would both see a run as not finished and
+    simulate it twice; the second one is refused at once instead.  The lock is
+    an ``flock`` on ``OUT/.lock``, which the system releases when the process
+    ends, however it ends.
+    """
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fh = open(out / ".lock", "a+")  # noqa: SIM115 - held for the whole sweep
+    except OSError as exc:
+        raise O2KSimError(f"{out}: cannot use as a results directory ({exc.strerror or exc})") from None
+    try:
+        try:
+            import fcntl
+
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except ImportError:  # pragma: no cover - not POSIX: no lock
+            pass
+        except OSError:
+            fh.seek(0)
+            holder = fh.read().strip() or "?"
+            raise O2KSimError(
+                f"{out}: another sweep (process {holder}) is writing to this results "
+                "directory; wait for it to finish or give another --out"
+            ) from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(str(os.getpid()))
+        fh.flush()
+        yield
+    finally:
+        fh.close()
+
+
+def _sweep(
+    scenario: Scenario,
+    out: Path,
+    workers: int | None,
+    scheduler: str | None,
+    client: Any,
+    progress: bool | None,
+    retry_failed: bool,
+    log: Callable[[str], None] | None,
+) -> SweepResult:
+    """:func:`run_sweep` with the results directory locked."""
+    t0 = time.perf_counter()
     runs = scenario.plan()
     write_plan(out, scenario, runs)
     _clean_partial(out)
@@ -377,6 +500,48 @@ def run_sweep(
     )
 
 
+@contextlib.contextmanager
+def _without_main_module() -> Iterator[None]:
+    """Start worker processes that do not re-run the caller's script.
+
+    ``multiprocessing`` (spawn, forkserver) normally imports the parent's
+    ``__main__`` file in every worker so that functions defined there can be
+    unpickled.  A script calling :func:`run_sweep` at its top level, without
+    an ``if __name__ == "__main__":`` guard, then starts a sweep inside every
+    worker, and every run fails.  The workers need nothing from the script:
+    runs are plain configurations and the user's registered priorities and
+    policies travel by value (:func:`o2ksim.plugins.pack_registrations`).  So
+    while workers start, ``__main__`` is made to look like an interactive
+    session (no file, no module spec), which ``multiprocessing`` leaves alone.
+    """
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    missing = object()
+    saved = {a: getattr(main, a, missing) for a in ("__file__", "__spec__")}
+    try:
+        if saved["__file__"] is not missing:
+            del main.__file__
+        main.__spec__ = None
+        yield
+    finally:
+        for attr, value in saved.items():
+            if value is missing:
+                if hasattr(main, attr) and attr != "__spec__":
+                    delattr(main, attr)
+            else:
+                setattr(main, attr, value)
+
+
+def _init_worker(registrations: bytes | None, coordinator: int) -> None:
+    """Worker start-up: end with the coordinator; register the user's priorities and policy kinds."""
+    from o2ksim.plugins import install_registrations
+
+    watch_coordinator(coordinator)
+    install_registrations(registrations)
+
+
 def _run_pool(
     todo: Sequence[RunSpec],
     finished: Callable[[RunSpec, RunOutcome], None],
@@ -387,12 +552,22 @@ def _run_pool(
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
+    from o2ksim.plugins import pack_registrations
+
     # forkserver: workers are forked from a clean server process, never from a
     # parent that may hold threads (a Dask client, a GUI) -- and start fast.
     ctx = multiprocessing.get_context("forkserver")
-    pool = ProcessPoolExecutor(max_workers=n_workers, mp_context=ctx)
+    pool = ProcessPoolExecutor(
+        max_workers=n_workers,
+        mp_context=ctx,
+        initializer=_init_worker,
+        initargs=(pack_registrations(), os.getpid()),
+    )
     try:
-        pending = {pool.submit(execute_run, run, keep_segments=keep_segments): run for run in todo}
+        with _without_main_module():  # workers start while the runs are submitted
+            pending = {
+                pool.submit(execute_run, run, keep_segments=keep_segments): run for run in todo
+            }
         while pending:
             ready, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in ready:
@@ -410,6 +585,41 @@ def _run_pool(
     pool.shutdown(wait=True)
 
 
+def watch_coordinator(pid: int, period: float = 0.5) -> None:
+    """Make this worker process end when the coordinating process ``pid`` is gone.
+
+    A worker forked by the forkserver is not the coordinator's child, and it
+    keeps the pool's pipes open, so a coordinator killed with SIGKILL would
+    leave it (and through it the forkserver and the resource tracker) running
+    for ever.  A daemon thread looks every ``period`` seconds and ends the
+    process once the coordinator has gone; the forkserver and the resource
+    tracker then see their pipes close and end too.
+    """
+    import threading
+
+    def alive() -> bool:
+        if os.getppid() == pid:
+            return True
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:  # a process of another user reuses the id
+            return False
+        try:  # a zombie (killed, not yet reaped) is gone too
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                return f.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
+        except OSError:
+            return True
+
+    def watch() -> None:
+        while alive():
+            time.sleep(period)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="o2ksim-watch-coordinator", daemon=True).start()
+
+
 def _run_dask(
     todo: Sequence[RunSpec],
     finished: Callable[[RunSpec, RunOutcome], None],
@@ -425,9 +635,12 @@ def _run_dask(
     if own:
         try:
             client = Client(scheduler, set_as_default=False, timeout="20s")
-        except OSError as exc:
+        except (OSError, ValueError, TypeError) as exc:
             raise O2KSimError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
     try:
+        from o2ksim.plugins import pack_registrations
+
+        registrations = pack_registrations()
         tag = uuid.uuid4().hex[:6]
         futures = {}
         for run in todo:
@@ -435,6 +648,7 @@ def _run_dask(
                 execute_run,
                 run,
                 keep_segments=keep_segments,
+                registrations=registrations,
                 key=f"o2ksim-{run.run_id}-{tag}",
                 pure=False,
             )
@@ -479,12 +693,12 @@ class Results:
 
     def jobs(self, run_id: str) -> pd.DataFrame:
         """The per-job table of one finished run."""
-        return pd.read_parquet(run_dir(self.out_dir, run_id) / "jobs.parquet")
+        return _read_table(run_dir(self.out_dir, run_id) / "jobs.parquet")
 
     def segments(self, run_id: str) -> pd.DataFrame | None:
         """Allocation segments of one finished run (``None`` if not stored)."""
         p = run_dir(self.out_dir, run_id) / "segments.parquet"
-        return pd.read_parquet(p) if p.exists() else None
+        return _read_table(p) if p.exists() else None
 
     def run_summary(self, run_id: str) -> dict[str, Any]:
         return json.loads((run_dir(self.out_dir, run_id) / "summary.json").read_text())
@@ -497,6 +711,17 @@ class Results:
     def ok(self) -> pd.DataFrame:
         """Rows of the runs that finished without error."""
         return self.table.loc[self.table["status"] == "ok"]
+
+
+def _read_table(path: Path) -> pd.DataFrame:
+    """A stored parquet table; a missing or damaged file is a one-line error."""
+    try:
+        return pd.read_parquet(path)
+    except Exception as exc:  # pyarrow raises several types for damaged files
+        raise O2KSimError(
+            f"{path}: cannot read the stored table ({type(exc).__name__}); run "
+            "`o2ksim scenario run` on this directory again to redo the run"
+        ) from None
 
 
 def load_results(out_dir: str | os.PathLike[str]) -> Results:

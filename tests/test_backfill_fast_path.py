@@ -8,7 +8,9 @@ job at the same time on the same host.  The indexed scan is forced on even for
 short queues, and array-built profiles for hosts with few running jobs
 (``INDEXED_SCAN_MIN = ARRAY_PROFILE_MIN = 0``), so that small examples exercise them.
 
-Also by hand: how the availability profile treats a running job with a time
+Also: the numpy profile (ArrayProfile) against the list profile, operation by operation
+(windows ending exactly on a step boundary included), and by hand how the profile treats
+a running job with a time
 limit and a preempted job that keeps its memory.
 """
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -132,3 +135,75 @@ def test_profile_releases_time_limited_jobs_at_their_limit_and_keeps_preempted_m
     assert prof.fits(60.0, 6, 55, 1e9)
     assert prof.earliest(10, 75, 10.0) == 100.0
     assert prof.earliest(10, 76, 10.0) == math.inf  # would need C's memory
+
+
+class _Releases:
+    """Stands in for the engine's ReleaseIndex: sorted (time, procs, mem) arrays."""
+
+    def __init__(self, releases):
+        rel = sorted(releases)
+        self.irregular = {}
+        self._arrays = tuple(np.array([r[k] for r in rel], dtype=float) for k in range(3))
+
+    def arrays(self):
+        return self._arrays
+
+
+@st.composite
+def profile_cases(draw):
+    """Small integer times so that equal times and exact fits are common."""
+    now = draw(st.integers(0, 5))
+    releases = draw(
+        st.lists(
+            st.tuples(st.integers(0, 30), st.integers(1, 4), st.sampled_from([0, 1, 2])),
+            max_size=12,
+        )
+    )
+    free_p = draw(st.integers(0, 4))
+    free_m = draw(st.integers(0, 4))
+    ops = draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from(["earliest", "fits", "reserve", "take"]),
+                st.integers(0, 35),  # a time offset from now
+                st.integers(1, 8),  # procs
+                st.integers(0, 4),  # mem
+                st.integers(0, 12),  # duration
+            ),
+            max_size=10,
+        )
+    )
+    return now, free_p, free_m, releases, ops
+
+
+@settings(max_examples=300, deadline=None)
+@given(case=profile_cases())
+def test_array_profile_behaves_like_the_list_profile(case):
+    now, free_p, free_m, releases, ops = case
+    # the list profile is built with the releases due by now merged into its first step
+    plain = backfill.Profile(float(now), free_p, float(free_m), [(float(t), p, float(m)) for t, p, m in releases])
+    fast = backfill.Profile.from_release_index(float(now), free_p, float(free_m), _Releases(releases), [])
+    for op, dt, p, m, d in ops:
+        at = float(now + dt)
+        if op == "earliest":
+            assert plain.earliest(p, m, d, at) == fast.earliest(p, m, d, at)
+            assert plain.earliest(p, m, d) == fast.earliest(p, m, d)
+        elif op == "fits":
+            assert plain.fits(at, p, m, d) == fast.fits(at, p, m, d)
+        elif op == "reserve":
+            start = plain.earliest(p, m, d, at)
+            if math.isfinite(start):
+                plain.reserve(start, p, m, d)
+                fast.reserve(start, p, m, d)
+        else:
+            plain.take(float(now), p, m, d)
+            fast.take(float(now), p, m, d)
+        assert list(plain.times) == list(map(float, fast.times))
+        assert list(map(float, plain.procs)) == list(map(float, fast.procs))
+        assert list(map(float, plain.mem)) == list(map(float, fast.mem))
+        # windows that end exactly on a step boundary, the delicate case
+        times = plain.times
+        for gap in {b - a for a in times for b in times if b > a}:
+            for need in (1, 2, 3):
+                assert plain.earliest(need, 0, gap) == fast.earliest(need, 0, gap)
+                assert plain.fits(times[0], need, 0, gap) == fast.fits(times[0], need, 0, gap)

@@ -63,7 +63,7 @@ def test_parquet_output(tmp_path):
     ("args", "message"),
     [
         (["--policy", "no-such-policy"], "unknown policy 'no-such-policy'"),
-        (["--machine", "no-such-machine"], "unknown host 'no-such-machine'"),
+        (["--machine", "no-such-machine"], "unknown machine 'no-such-machine'"),
         (["--window", "5d", "1d"], "must be after its start"),
         (["--warmup", "3"], "--warmup needs --window"),
         (["--estimates", "scenario-c"], "unknown runtime-estimate scenario"),

@@ -118,7 +118,117 @@ def test_cli_explain_prints_the_log_and_draws_the_gantt_chart(tmp_path, capsys):
     png = tmp_path / "fig1.png"
     assert main(["explain", "--set", "reservations=2", "--gantt", str(png)]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("# fcfs-backfill on fig1: 1 host(s), 8 processors")
+    assert out.startswith("# fcfs-backfill (reservations=2): 6 inline job(s) on fig1: 1 host(s), 8 processors")
     assert "J4    reserved    h from 0:30:00" in out
     assert png.read_bytes()[:4] == b"\x89PNG"
     assert main(["explain", "--set", "reservations"]) == 2
+
+
+def test_teaching_gantt_marks_arrivals_reservations_requested_and_backfilled_jobs(tmp_path):
+    """T§3.2.1 Fig. 1 (scenarios/explain-backfill.toml): J3 is reserved at J1's requested end
+    (60 min), J10 and J11 are backfilled; with two reservations J4 is reserved too."""
+    from o2ksim.explain import explain as run_explain
+    from o2ksim.report.gantt import GanttRecorder, gantt_compare
+
+    rec1, rec2 = GanttRecorder(), GanttRecorder()
+    r1, _ = run_explain("explain-backfill", observers=(rec1,))
+    r2, _ = run_explain("explain-backfill", params={"reservations": 2}, observers=(rec2,))
+    t1 = rec1.teaching
+    assert t1.reservations[0] == (3, "h", 3600.0)  # J1 requests 60 min from 0
+    assert {10, 11} <= t1.backfilled
+    assert t1.submit[11] == 300.0 and t1.requested[11] == 45 * 60.0
+    assert 4 in {j for j, _h, _a in rec2.teaching.reservations}
+    fig = gantt_compare(
+        [(r1.segments, "reservations=1", t1), (r2.segments, "reservations=2", rec2.teaching)],
+        {"h": 8},
+    )
+    legend = {t.get_text() for t in fig.legends[0].get_texts()}
+    assert legend == {
+        "backfilled (hatched)", "requested runtime (dashed outline)",
+        "reservation: shadow time (dashed line)", "arrival (triangle)",
+    }  # fmt: skip
+    assert [ax.get_title() for ax in fig.axes] == ["reservations=1", "reservations=2"]
+
+
+def test_gantt_of_an_empty_window_is_a_one_line_warning(tmp_path, capsys):
+    png = tmp_path / "g.png"
+    assert main(["gantt", "explain-backfill", "-o", str(png), "--start", "5h", "--end", "6h"]) == 0
+    err = capsys.readouterr().err.strip()
+    assert err == "o2ksim: warning: no job holds processors between 5h and 6h; no chart written"
+    assert not png.exists()
+
+
+def test_explain_header_shows_every_override_and_lists_rejected_jobs(tmp_path, capsys):
+    sc = tmp_path / "s.toml"
+    sc.write_text(
+        """
+policies = ["fcfs-backfill"]
+[machine]
+name = "m"
+[[machine.host]]
+name = "h"
+procs = 4
+[workload]
+job = [
+  { id = 1, submit = 0, procs = 2, runtime = 60, requested = 60 },
+  { id = 2, submit = 0, procs = 8, runtime = 60, requested = 60 },
+]
+"""
+    )
+    assert main(["explain", str(sc), "--set", "reservations=2", "--no-queue"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# fcfs-backfill (reservations=2): 2 inline job(s) on m:")
+    assert "# 1 job(s) rejected:" in out and "#   J2: " in out
+
+
+def test_gantt_draws_preempted_and_resized_intervals_from_the_segments():
+    """Hand-made segments: J1 holds 4 procs 0-100, is preempted 100-150 (keeps its memory:
+    a 0-processor segment), resumes 150-200; J2 grows from 2 to 4 procs at 60."""
+    import pandas as pd
+    from matplotlib.patches import Rectangle
+
+    from o2ksim.report.gantt import gantt_figure
+
+    segs = pd.DataFrame(
+        [(1, "h", 0, 100, 4, 0), (1, "h", 100, 150, 0, 10), (1, "h", 150, 200, 4, 0),
+         (2, "h", 0, 60, 2, 0), (2, "h", 60, 120, 4, 0), (3, "h", 100, 150, 4, 0)],
+        columns=["job_id", "host", "start", "end", "procs", "mem"],
+    )  # fmt: skip
+    fig = gantt_figure(segs, {"h": 10})
+    ax = fig.axes[0]
+    texts = {t.get_text() for t in ax.texts}
+    assert "J1 preempted" in texts and " J2 2→4" in texts
+    hatched = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_hatch() == ".."]
+    assert [(p.get_x() * 60, (p.get_x() + p.get_width()) * 60, p.get_height()) for p in hatched] == [
+        (100.0, 150.0, 4)
+    ]
+
+
+def test_run_header_and_gantt_name_overrides_and_rejected_jobs(tmp_path, capsys):
+    sc = tmp_path / "s.toml"
+    sc.write_text(
+        """
+[[policy]]
+name = "fcfs-backfill"
+params = { reservations = 2 }
+[machine]
+name = "m"
+[[machine.host]]
+name = "h"
+procs = 4
+[workload]
+job = [
+  { id = 1, submit = 0, procs = 2, runtime = 60, requested = 60 },
+  { id = 2, submit = 0, procs = 8, runtime = 60, requested = 60 },
+]
+"""
+    )
+    assert main(["gantt", str(sc), "-o", str(tmp_path / "g.png")]) == 0
+    out = capsys.readouterr().out
+    assert "1 job(s) rejected (not drawn):" in out and "  J2: " in out
+    assert main(["run", "--trace", str(Path(__file__).parents[1] / "traces" / "tiny.swf"), "--reservations", "2",
+                 "--estimates", "actual", "-q"]) == 0  # fmt: skip
+    assert main(["run", "--trace", str(Path(__file__).parents[1] / "traces" / "tiny.swf"), "--reservations", "2",
+                 "--estimates", "actual"]) == 0  # fmt: skip
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("policy fcfs-backfill (reservations=2, estimates actual) on ")

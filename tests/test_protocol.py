@@ -62,9 +62,10 @@ def test_summary_measures_by_hand():
     assert s["mean_wait"] == pytest.approx(220 / 3)
     assert s["max_wait"] == 120
     assert s["p95_wait"] == pytest.approx(np.percentile([0, 100, 120], 95))
-    # slowdowns: 100/100, 130/30, 125/5 ; bounded: 100/100, 130/60, 125/60
+    # slowdowns: 100/100, 130/30, 125/5 ; bounded (G§4: a job under a minute counts
+    # as a one-minute job): 100/100, (100 + 60)/60, (120 + 60)/60
     assert s["mean_slowdown"] == pytest.approx((1 + 130 / 30 + 125 / 5) / 3)
-    assert s["mean_bounded_slowdown"] == pytest.approx((1 + 130 / 60 + 125 / 60) / 3)
+    assert s["mean_bounded_slowdown"] == pytest.approx((1 + 160 / 60 + 180 / 60) / 3)
     assert s["utilisation"] == pytest.approx(135 * 4 / (4 * 135))
 
 

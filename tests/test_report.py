@@ -144,7 +144,7 @@ def test_report_page_is_self_contained_with_figures_tables_scenario_and_versions
     assert f"<td class=''>{__version__}</td>" in page
     assert page.count("Failed runs") == 1 and "bad.swf" in page
     assert "8 planned runs: 4 finished" in page and "4 failed" in page
-    assert "One panel per seed." in page
+    assert "One panel per seed in every figure (2 panels: seed 0; seed 1)." in page
 
 
 def test_report_tables_hold_the_numbers_the_figures_draw(results_dir):
@@ -259,3 +259,98 @@ def test_report_has_wait_per_lsf_class_for_runs_on_the_o2k(tmp_path):
     assert row["ncsa-lsf max wait (h)"] * 3600 == pytest.approx(vst_sj["wait"].max())
     # not on the O2K hosts: no table
     assert _lsf_classes({"fcfs": [pd.DataFrame({"host": ["kth"], "status": ["completed"]})]}).empty
+
+
+def test_every_figure_draws_every_panel_it_announces(tmp_path):
+    """Six seeds, six panels in every per-panel figure (no 'seeds 1-4 of 6')."""
+    import matplotlib.image
+
+    from o2ksim.report.html import gather, make_figures
+
+    sample = REPO / "traces" / "kth-sp2-sample.swf"
+    sc = parse_scenario(
+        f"""
+name = "six"
+policies = ["fcfs-backfill"]
+[workload]
+trace = "{sample}"
+[protocol]
+window = ["9d", "11d"]
+warmup = "1d"
+seeds = [1, 2, 3, 4, 5, 6]
+""",
+        path=str(tmp_path / "s.toml"),
+    )
+    run_sweep(sc, tmp_path / "out", workers=1)
+    g = gather(load_results(tmp_path / "out"))
+    assert g.panels == [f"seed {i}" for i in range(1, 7)]
+    figs = make_figures(g, tmp_path / "figs")
+    # one panel title per seed in each per-panel figure: count the titled axes by
+    # re-drawing the figures with the same functions
+    from o2ksim.report import figures as F
+
+    with F.report_style():
+        for fig in (
+            F.runtime_figure(g.runtime, g.policies, g.panels, "mean_wait"),
+            F.size_figure(g.procs, g.policies, g.panels, "procs"),
+            F.utilisation_figure(g.util, g.policies, list(dict.fromkeys(g.util["panel"])),
+                                 g.window),
+        ):
+            titles = {ax.get_title() for ax in fig.axes if ax.get_visible() and ax.get_title()}
+            assert titles == set(g.panels)
+    assert set(g.util["panel"]) == set(g.panels)
+    assert matplotlib.image.imread(figs["utilisation"]).shape[0] > 6 * 200  # six rows drawn
+
+
+def test_which_policy_is_ranked_per_factor_level_not_averaged_across_levels():
+    """Hand-made table: A wins at load 0.5 (1 h vs 2 h), B at load 0.9 (3 h vs 9 h).
+    Averaged over the levels A would lose (5 h vs 2.5 h) -- the page must not say that."""
+    from o2ksim.report.html import Gathered, rankings
+
+    h = 3600.0
+    rows = [("A", 0.5, 1 * h), ("B", 0.5, 2 * h), ("A", 0.9, 9 * h), ("B", 0.9, 3 * h)]
+    table = pd.DataFrame(
+        {
+            "index": range(4),
+            "policy": [r[0] for r in rows],
+            "workload.load": [r[1] for r in rows],
+            "mean_wait": [r[2] for r in rows],
+            "p95_wait": [r[2] for r in rows],
+            "max_wait": [r[2] for r in rows],
+            "mean_slowdown": 1.0,
+            "mean_bounded_slowdown": 1.0,
+            "utilisation": 0.5,
+        }
+    )
+    empty = pd.DataFrame()
+    g = Gathered(table, ["A", "B"], [], ["workload.load"], False, 0, empty, empty, empty, empty,
+                 empty, None, level_cols=["workload.load"])  # fmt: skip
+    ranked = rankings(g)
+    assert [label for label, _ in ranked] == ["load 0.5", "load 0.9"]
+    best = [r.loc[r["mean wait (h)"].idxmin(), "policy"] for _, r in ranked]
+    assert best == ["A", "B"]
+
+
+def test_wait_axis_turns_logarithmic_only_when_waits_span_orders_of_magnitude():
+    from o2ksim.report import figures as F
+
+    _fig, (a, b) = F.subplots(1, 2)
+    F.wait_scale(a, [0.05, 0.2, 30.0])  # minutes next to 30 hours: 600x
+    F.wait_scale(b, [0.5, 2.0, 30.0])  # 60x: stays linear
+    assert a.get_yscale() == "symlog" and a.get_ylabel().endswith("(log scale)")
+    assert b.get_yscale() == "linear" and b.get_ylim()[0] == 0
+
+
+def test_long_factor_levels_are_wrapped_and_turned_under_the_bars():
+    from o2ksim.report import figures as F
+
+    levels = ["estimates scenario-a:100, load 0.9", "estimates scenario-b, load 0.9",
+              "estimates requested, load 0.9"]  # fmt: skip
+    table = pd.DataFrame(
+        [{"policy": p, "level": lv, "mean_wait": 3600.0, "p95_wait": 7200.0, "max_wait": 9000.0,
+          "mean_slowdown": 2.0} for p in ("A", "B") for lv in levels]
+    )  # fmt: skip
+    fig = F.overall_figure(table, ["A", "B"], "level", "estimates, load")
+    ticks = fig.axes[0].get_xticklabels()
+    assert all(max(len(line) for line in t.get_text().split("\n")) <= 16 for t in ticks)
+    assert all(t.get_rotation() == 25 for t in ticks)

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from o2ksim.errors import InputError
+from o2ksim.validation import MAX_JOB_MEMORY_KB, MAX_TIME
 from o2ksim.workloads.swf import (
     SWF_FIELDS,
     ReadReport,
@@ -641,6 +642,15 @@ field_value = st.one_of(st.just(-1), st.integers(0, 10**12))
 def frames(draw) -> pd.DataFrame:
     n = draw(st.integers(0, 25))
     rows = [draw(st.lists(field_value, min_size=18, max_size=18)) for _ in range(n)]
+    # what the reader accepts: distinct job ids, times below MAX_TIME, memory x
+    # processors below MAX_JOB_MEMORY_KB (tests/test_hostile.py checks the refusals)
+    ids = draw(st.lists(st.integers(0, 10**12), min_size=n, max_size=n, unique=True))
+    for row, job_id in zip(rows, ids, strict=True):
+        row[0] = job_id
+        for k in (1, 2, 3, 8, 17):  # submit, wait, run_time, req_time, think_time
+            row[k] = min(row[k], MAX_TIME - 1)
+        if row[9] > 0 and max(row[4], row[7]) > 0:  # req_mem x max(req_procs, alloc_procs)
+            row[9] = min(row[9], (MAX_JOB_MEMORY_KB - 1) // max(row[4], row[7]))
     frame = jobs_frame(rows)
     # read_swf returns rows sorted by submit; write them that way for an exact round trip
     return frame.sort_values("submit", kind="stable", ignore_index=True)

@@ -13,6 +13,7 @@ import pandas as pd
 
 from o2ksim.machine import KB_PER_MB, MachineSpec, load_machine
 from o2ksim.policies.lsf.classes import UNCLASSIFIED, LSFConfig, label, lsf_config
+from o2ksim.workloads.o2k_classes import class_labels
 
 
 def _config_of(machine: MachineSpec | LSFConfig | str | None) -> LSFConfig:
@@ -35,21 +36,9 @@ def job_classes(
     (default ``o2k``); rows that fit no class get ``"unclassified"``.
     """
     cfg = _config_of(machine)
-    req = jobs["req_time"].to_numpy(float)
-    procs = jobs["procs"].to_numpy(float)
     mem_kb = jobs["mem"].to_numpy(float) * KB_PER_MB
-    t_bounds = np.array([b for _n, b in cfg.time_classes])
-    t_idx = np.searchsorted(t_bounds, req, side="left")
-    t_names = np.array([n for n, _b in cfg.time_classes] + [""], dtype=object)
-    s_names = np.full(len(jobs), "", dtype=object)
-    for name, p, m in reversed(cfg.size_classes):
-        s_names[(procs <= p) & (mem_kb <= m + 0.5)] = name
-    t_lab = t_names[np.minimum(t_idx, len(t_names) - 1)]
-    out = np.where(
-        (t_lab != "") & (s_names != ""),
-        t_lab.astype(str) + "_" + s_names.astype(str),
-        UNCLASSIFIED,
-    )
+    procs, req = jobs["procs"].to_numpy(float), jobs["req_time"].to_numpy(float)
+    out = class_labels(procs, mem_kb, req, cfg.time_classes, cfg.size_classes)
     return pd.Series(out, index=jobs.index, name="lsf_class")
 
 

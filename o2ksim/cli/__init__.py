@@ -16,18 +16,37 @@ line and give exit code 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import pkgutil
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from o2ksim import __version__
 from o2ksim.errors import O2KSimError
+from o2ksim.validation import join_negative_values
+
+VALUE_OPTIONS = (
+    "--interval", "--span", "--warmup", "--grace", "--seed", "--workers", "-j",
+    "--reservations", "--limit", "--jobs", "--procs",
+)  # fmt: skip
+"""Options whose value may start with ``-``: ``--interval -5m`` reaches the
+option's parser (which refuses it with the reason) instead of argparse's
+"expected one argument"."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line, like every other error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"o2ksim: error: {self.prog.removeprefix('o2ksim ')}: {message} "
+                     f"(see {self.prog} --help)\n")  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser with every discovered sub-command."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="o2ksim",
         description="Simulate parallel-job scheduling policies (Chiang's O2K study and beyond).",
     )
@@ -44,10 +63,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@functools.lru_cache(maxsize=1)
+def _shared_parser() -> argparse.ArgumentParser:
+    """The parser :func:`main` uses, built once per process (building it takes
+    longer than parsing; tests and scripts call ``main`` many times)."""
+    return build_parser()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``o2ksim`` console script; returns the exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    parser = _shared_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = parser.parse_args(join_negative_values(argv, VALUE_OPTIONS))
+    except SystemExit as exc:  # --help, --version, a usage error: return the code, don't exit
+        return exc.code if isinstance(exc.code, int) else 2
     if not getattr(args, "func", None):
         parser.print_help()
         return 0

@@ -31,7 +31,16 @@ def register(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print every recomputed reservation, not only new or moved ones",
     )
-    parser.add_argument("--gantt", metavar="PNG", help="also draw the schedule as a Gantt chart")
+    parser.add_argument(
+        "--gantt", metavar="PNG",
+        help="also draw the schedule as a teaching Gantt chart (arrivals, reservations, "
+        "requested runtimes, backfilled jobs)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--versus", action="append", default=[], metavar="KEY=VALUE",
+        help="with --gantt: draw a second run beside the first with these overrides on top, "
+        "e.g. --versus reservations=2 (T§3.2.1 Fig. 1b vs 1c)",
+    )  # fmt: skip
     parser.add_argument(
         "--max-jobs",
         type=int,
@@ -44,31 +53,59 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from o2ksim.cli.run import parse_overrides
-    from o2ksim.explain import explain
+    from o2ksim.errors import O2KSimError
+    from o2ksim.explain import explain, rejected_lines, run_header, run_title
 
+    overrides = parse_overrides(args.set)
+    if args.versus and not args.gantt:
+        raise O2KSimError("--versus draws a second Gantt chart: give --gantt PNG too")
+    recorders = []
+    if args.gantt:
+        from o2ksim.report.gantt import GanttRecorder
+
+        recorders.append(GanttRecorder())
     result, log = explain(
         args.scenario,
         policy=args.policy,
-        params=parse_overrides(args.set),
+        params=overrides,
         queue=not args.no_queue,
         all_reservations=args.all_reservations,
         max_jobs=args.max_jobs,
+        observers=tuple(recorders),
     )
-    print(f"# {result.policy['name']} on {result.machine.describe()}; {result.config['workload']}")
+    print(f"# {run_header(result, overrides)}")
     print(log.text())
     s = result.summary
     print(
         f"# mean wait {s['mean_wait'] / 60:.1f} min, max wait {s['max_wait'] / 60:.1f} min, "
         f"utilisation {s.get('utilisation', float('nan')):.2f}"
     )
+    rejected = rejected_lines(result)
+    if rejected:
+        print(f"# {len(rejected)} job(s) rejected:")
+        for line in rejected:
+            print(f"#   {line}")
     if args.gantt:
-        from o2ksim.report.gantt import write_gantt
+        from o2ksim.report.gantt import EmptyWindow, gantt_compare
 
-        write_gantt(
-            result.segments,
-            {h.name: h.procs for h in result.machine.hosts},
-            args.gantt,
-            title=f"{result.policy['name']}: {result.config['workload']}",
-        )
+        hosts = {h.name: h.procs for h in result.machine.hosts}
+        shown = {**overrides, **parse_overrides(args.versus)}  # every setting that differs
+        columns = [(result.segments, run_title(result, shown), recorders[0].teaching)]
+        if args.versus:
+            from o2ksim.report.gantt import GanttRecorder
+
+            other_params = {**overrides, **parse_overrides(args.versus)}
+            rec = GanttRecorder()
+            other, _ = explain(
+                args.scenario, policy=args.policy, params=other_params, max_jobs=args.max_jobs,
+                observers=(rec,),
+            )  # fmt: skip
+            columns.append((other.segments, run_title(other, shown), rec.teaching))
+        try:
+            fig = gantt_compare(columns, hosts)
+        except EmptyWindow as exc:
+            print(f"o2ksim: warning: {exc}; no Gantt chart written")
+            return 0
+        fig.savefig(args.gantt, dpi=120)
         print(f"# Gantt chart: {args.gantt}")
     return 0

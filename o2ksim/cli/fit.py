@@ -31,9 +31,27 @@ def register(parser: argparse.ArgumentParser) -> None:
         "consistent with the generator) or the paper's plain MLE of completed jobs",
     )
     parser.add_argument(
+        "--size-fit",
+        choices=("paper", "exact"),
+        default="paper",
+        help="cirne-berman partition-size fit: C§6's least-squares line of the empirical CDF at "
+        "each distinct size (default, C Table 5) or least squares against the generator's own "
+        "CDF with its power-of-two step (returns the parameters a generated trace came from)",
+    )
+    parser.add_argument(
         "--no-queues",
         action="store_true",
         help="downey: one class for all parallel jobs instead of one per queue",
+    )
+    parser.add_argument(
+        "--classes",
+        metavar="RULE",
+        help="downey: lifetime classes from queue names (SWF field 15), see `o2ksim predict --help` (e.g. sdsc-paragon)",
+    )
+    parser.add_argument(
+        "--partition",
+        metavar="P",
+        help="downey: fit only this partition (SWF field 16, e.g. batch)",
     )
     parser.add_argument(
         "--lenient", action="store_true", help="skip malformed trace lines instead of stopping"
@@ -46,11 +64,11 @@ _COMMON = {
     "fit": "diagnostics of the fit (ignored by the generator)",
 }
 _CB_COMMENTS = {
-    "arrival.jobs_per_day": "C§4: jobs per day over the days kept (uncommon days removed by clustering)",
+    "arrival.jobs_per_day": "C§4: jobs per whole local day, over the days kept (uncommon days removed by clustering)",
     "arrival.coefficients": "C§4: least-squares polynomial of the per-minute rate in m_s, constant first",
     "cancellation.probability": "C§5: share of status-5 jobs",
     "cancellation.lag_chi": "C§5: least squares on the empirical CDF of the cancellation lag",
-    "partition.chi": "C§6: least squares of the empirical CDF against the generator's CDF",
+    "partition.chi": "C§6, Table 5: least squares of the empirical CDF of allocated processors (see fit.partition_method)",
     "partition.power_of_two": "C§6, Table 6: observed share of power-of-two sizes",
     "requested_time.chi": "C§7.2: least squares on the empirical CDF (log2 seconds)",
     "accuracy.alpha": "C§7.1: gamma maximum likelihood (see fit.accuracy_method)",
@@ -71,9 +89,17 @@ def run(args: argparse.Namespace) -> int:
 
     trace = read_swf(args.trace, lenient=args.lenient)
     if args.model == "cirne-berman":
-        params = models.fit(args.model, trace, accuracy_method=args.accuracy)
+        params = models.fit(
+            args.model, trace, accuracy_method=args.accuracy, partition_method=args.size_fit
+        )
     else:
-        params = models.fit(args.model, trace, by_queue=not args.no_queues)
+        params = models.fit(
+            args.model,
+            trace,
+            by_queue=not args.no_queues,
+            classes=args.classes,
+            partition=args.partition,
+        )
     models.load_params(args.model, {k: v for k, v in params.items() if k != "fit"})  # validates
     header = (
         f"{args.model} parameters fitted by o2ksim {__version__} from {args.trace}\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from o2ksim.errors import O2KSimError
@@ -22,7 +23,7 @@ def register(parser: argparse.ArgumentParser) -> None:
         "-o", "--out", metavar="PNG", default="gantt.png", help="output file (default gantt.png)"
     )
     parser.add_argument(
-        "--start", metavar="TIME", help="start of the time range (seconds, 90m, 2d)"
+        "--start", metavar="TIME", help="start of the time range (seconds since the trace start, 90m, 2d)"
     )
     parser.add_argument("--end", metavar="TIME", help="end of the time range")
     parser.add_argument("--hosts", metavar="H1,H2", help="hosts to draw, in order (default all)")
@@ -54,10 +55,27 @@ def _from_results(root: Path, run_id: str | None) -> tuple[Path, str]:
     return root / "runs" / rid, rid
 
 
+def _policy_title(policy: dict, workload: str, estimates: str | None = None) -> str:
+    """``name (param=value, ...): workload`` with every parameter of the run's policy."""
+    params = {k: v for k, v in policy.items() if k not in ("name", "kind") and v is not None}
+    text = policy.get("name", "?")
+    if params:
+        text += " (" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")"
+    text += f": {workload}"
+    if estimates and estimates != "requested":
+        text += f", estimates {estimates}"
+    return text
+
+
 def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from o2ksim.report.gantt import write_gantt
+    from o2ksim.report.gantt import (
+        EmptyWindow,
+        GanttRecorder,
+        teaching_from_jobs,
+        write_gantt,
+    )
     from o2ksim.workloads.transforms import parse_duration
 
     src = Path(args.source)
@@ -74,29 +92,44 @@ def run(args: argparse.Namespace) -> int:
         hosts = info.get("hosts")
         if not hosts:
             raise O2KSimError(f"{src}: summary.json does not record the hosts")
-        title = (
-            args.title or f"{info.get('policy', {}).get('name', '')}: {info.get('workload', '')}"
-        )
+        teaching, rejected = None, None
+        if (src / "jobs.parquet").exists():
+            jobs = pd.read_parquet(src / "jobs.parquet")
+            teaching = teaching_from_jobs(jobs)
+            rejected = jobs.loc[jobs["status"] == "rejected"]
+        title = args.title or _policy_title(info.get("policy", {}), info.get("workload", ""))
     else:
         from o2ksim.scenario import load_scenario, simulate_run
 
         sc = load_scenario(args.source)
-        result = simulate_run(sc.plan()[0].config)
+        recorder = GanttRecorder()
+        result = simulate_run(sc.plan()[0].config, explain=True, observers=[recorder])
         segments = result.segments
         hosts = {h.name: h.procs for h in result.machine.hosts}
-        title = args.title or f"{result.policy['name']}: {result.config['workload']}"
+        teaching = recorder.teaching
+        rejected = result.jobs.loc[result.jobs["status"] == "rejected"]
+        title = args.title or _policy_title(
+            result.policy, result.config["workload"], result.config.get("estimates")
+        )
     names = [h.strip() for h in args.hosts.split(",")] if args.hosts else None
     try:
+        start = parse_duration(args.start) if args.start else None
+        end = parse_duration(args.end) if args.end else None
+    except O2KSimError as exc:
+        raise O2KSimError(f"--start/--end: {exc}") from None
+    try:
         write_gantt(
-            segments,
-            hosts,
-            args.out,
-            start=parse_duration(args.start) if args.start else None,
-            end=parse_duration(args.end) if args.end else None,
-            host_names=names,
-            title=title,
-        )
+            segments, hosts, args.out, start=start, end=end, host_names=names, title=title,
+            teaching=teaching,
+        )  # fmt: skip
+    except EmptyWindow as exc:
+        print(f"o2ksim: warning: {exc}; no chart written", file=sys.stderr)
+        return 0
     except ValueError as exc:
         raise O2KSimError(str(exc)) from None
     print(f"Gantt chart: {args.out}")
+    if rejected is not None and len(rejected):
+        print(f"{len(rejected)} job(s) rejected (not drawn):")
+        for j, reason in zip(rejected["job_id"], rejected["reason"], strict=True):
+            print(f"  J{int(j)}: {reason or 'rejected'}")
     return 0

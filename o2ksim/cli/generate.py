@@ -23,6 +23,18 @@ def register(parser: argparse.ArgumentParser) -> None:
         "(cirne-berman); downey. Default: the model's own set (cirne-berman: kth)",
     )
     parser.add_argument(
+        "--month",
+        metavar="YYYY-MM",
+        help="o2k: the class mix and job count of one month of thesis Table 6 "
+        "(1999-10 ... 2000-03, 2000-10 ... 2000-12) instead of the nine-month average",
+    )
+    parser.add_argument(
+        "--dedicated",
+        choices=("exclude", "include"),
+        help="o2k: the vst jobs that ran on the three dedicated hosts -- left out as in the "
+        "thesis's simulations (default, T 3.4) or included (SWF partition 2), as Table 6 counts them",
+    )
+    parser.add_argument(
         "--span", default="30d", help="time covered: 30d, 12h, 3600s, 2w (default 30d)"
     )
     parser.add_argument(
@@ -73,12 +85,32 @@ def run(args: argparse.Namespace) -> int:
 
     if args.load is not None and not args.load > 0:
         raise O2KSimError(f"--load must be positive, got {args.load}")
+    try:
+        span = models.parse_span(args.span) if isinstance(args.span, str) else args.span
+    except O2KSimError as exc:
+        raise O2KSimError(f"--span {args.span}: {exc}") from None
+    params = args.params
+    overrides = None
+    if (args.month or args.dedicated) and args.model != "o2k":
+        raise O2KSimError("--month and --dedicated are options of the o2k model (--model o2k)")
+    if args.month:
+        if args.params:
+            raise O2KSimError("give either --month or --params, not both")
+        if args.month not in models.PARAM_SETS["o2k"][1:]:
+            raise O2KSimError(
+                f"--month: no Table 6 month '{args.month}' "
+                f"(known: {', '.join(models.PARAM_SETS['o2k'][1:])})"
+            )
+        params = args.month
+    if args.dedicated:
+        overrides = {"dedicated": {"include": args.dedicated == "include"}}
     trace = models.generate(
         args.model,
-        span=args.span,
+        span=span,
         seed=args.seed,
-        params=args.params,
+        params=params,
         start_time=_start(args.start),
+        overrides=overrides,
     )
     if len(trace.jobs) == 0:
         raise O2KSimError("the model generated no jobs for this span; use a longer --span")

@@ -9,7 +9,9 @@ HELP = "write the HTML report (figures, tables, scenario, versions) of a results
 
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "results", metavar="RESULTS_DIR", help="directory written by `o2ksim scenario run`"
+        "results",
+        metavar="RESULTS_DIR",
+        help="directory written by `o2ksim scenario run` (or by `o2ksim predict`: its prediction page)",
     )
     parser.add_argument(
         "--out",

@@ -7,7 +7,14 @@ import sys
 from pathlib import Path
 
 from o2ksim.errors import O2KSimError
-from o2ksim.workloads.transforms import ESTIMATES_HELP, Window, parse_duration, parse_time
+from o2ksim.validation import (
+    check_interval_option,
+    check_span_option,
+    option_duration,
+    seed_value,
+    writable_dir,
+)
+from o2ksim.workloads.transforms import ESTIMATES_HELP, Window, format_duration, parse_time
 
 HELP = "simulate one policy over a trace or a generated workload (default: a synthetic O2K month)"
 
@@ -53,6 +60,10 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--parquet", action="store_true", help="write jobs.parquet instead of jobs.csv"
     )
+    parser.add_argument(
+        "--report", action="store_true",
+        help="with --out: also write an HTML report of the run (DIR/report/report.html)",
+    )  # fmt: skip
     parser.add_argument(
         "--window",
         nargs=2,
@@ -120,6 +131,16 @@ def register(parser: argparse.ArgumentParser) -> None:
         "preempted (default 10 x quantum)",
     )
     parser.add_argument(
+        "--min-interval",
+        metavar="DURATION",
+        help="EQspatial: minimum time between two repartitionings of a host, e.g. 5m or 0 (T§3.2.3)",
+    )
+    parser.add_argument(
+        "--long-job-threshold",
+        metavar="DURATION",
+        help="EQspatial: jobs running longer keep their full request, e.g. 50h (T§6.1 />50hr)",
+    )
+    parser.add_argument(
         "--set",
         action="append",
         default=[],
@@ -127,7 +148,14 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="override any policy parameter (TOML value), repeatable",
     )
     parser.add_argument(
-        "--seed", type=int, default=0, help="seed of the run's random generator (default 0)"
+        "--seed", type=seed_value, default=0, help="seed of the run's random generator (default 0)"
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="verify the run's invariants (no over-commit, no early start, every job once, "
+        "work conserved); with --out also writes segments.csv and checks the written files; "
+        "exit 1 when one fails",
     )
     parser.add_argument(
         "--lenient",
@@ -156,7 +184,9 @@ def reservations_arg(text: str) -> int | str:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0 or 'all', got '{text}'") from None
+        raise argparse.ArgumentTypeError(
+            f"expected an integer >= 0 or 'all', got '{text}'"
+        ) from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected an integer >= 0 or 'all', got '{text}'")
     return value
@@ -183,9 +213,19 @@ def run(args: argparse.Namespace) -> int:
 
     if args.trace and (args.model or args.params or args.span):
         raise O2KSimError("give either --trace or --model/--params/--span, not both")
+    interval = (
+        check_interval_option(option_duration("--interval", args.interval, positive=True))
+        if args.interval
+        else None
+    )
+    grace = option_duration("--grace", args.grace) if args.grace else None
+    if args.out:
+        writable_dir(args.out, "--out")
     if args.trace:
         source = args.trace
-        trace = load_workload(Path(args.trace), lenient=args.lenient, strict_order=args.strict_order)
+        trace = load_workload(
+            Path(args.trace), lenient=args.lenient, strict_order=args.strict_order
+        )
         warn_about_reading(trace, args)
         if len(trace) == 0:
             raise O2KSimError(f"{args.trace}: the trace has no jobs")
@@ -194,13 +234,19 @@ def run(args: argparse.Namespace) -> int:
             unix = getattr(trace.header, "unix_start_time", None)
             start, end = (parse_time(t, unix) for t in args.window)
             warmup = parse_warmup(args.warmup) if args.warmup is not None else DEFAULT_WARMUP_DAYS * 86400
-            window = Window(start, end, warmup)
+            try:
+                window = Window(start, end, warmup)
+            except O2KSimError as exc:
+                raise O2KSimError(f"--window {' '.join(args.window)}: {exc}") from None
+            warn_about_window(trace, window, args)
         elif args.warmup is not None:
             raise O2KSimError("--warmup needs --window")
         machine = args.machine
     else:
         trace, window, source = generated_workload(args)
-        machine = args.machine or (DEFAULT_MODEL if (args.model or DEFAULT_MODEL) == "o2k" else None)
+        machine = args.machine or (
+            DEFAULT_MODEL if (args.model or DEFAULT_MODEL) == "o2k" else None
+        )
     params = parse_overrides(args.set)
     if args.reservations is not None:
         params["reservations"] = args.reservations
@@ -208,7 +254,8 @@ def run(args: argparse.Namespace) -> int:
         params["reservation_kind"] = args.reservation_kind
     if args.sliding is not None:
         params["sliding"] = args.sliding
-    for key in ("immediate_service", "quantum", "initial_memory", "eligible_after"):
+    for key in ("immediate_service", "quantum", "initial_memory", "eligible_after",
+                "min_interval", "long_job_threshold"):  # fmt: skip
         if getattr(args, key) is not None:
             params[key] = getattr(args, key)
     progress = sys.stderr.isatty() if args.progress is None else args.progress
@@ -221,9 +268,9 @@ def run(args: argparse.Namespace) -> int:
             policy_params=params,
             window=window,
             estimates=args.estimates,
-            interval=parse_duration(args.interval) if args.interval else None,
+            interval=interval,
             kill_overrun=args.kill_overrun,
-            overrun_grace=parse_duration(args.grace) if args.grace else None,
+            overrun_grace=grace,
             seed=args.seed,
             progress=progress and not args.quiet,
         )
@@ -252,10 +299,74 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         result.save(args.out, parquet=args.parquet)
     if not args.quiet:
-        print(format_summary(result))
+        print(format_summary(result, params))
         if args.out:
             print(f"results written to {args.out}/")
+    if args.report:
+        if not args.out:
+            raise O2KSimError("--report needs --out DIR (where to write the report)")
+        from o2ksim.report.html import write_result_report
+
+        page = write_result_report(result, args.out, name=result.policy["name"], description=source)
+        if not args.quiet:
+            print(f"report: {page} (open it in a browser)")
+    if args.check:
+        return check_result(result, trace, window, args)
     return 0
+
+
+def simulated_ids(trace, window: Window | None):
+    """Ids of the jobs a run simulates: all of them, or those from start - warm-up on."""
+    jobs = trace.jobs
+    if window is not None:
+        jobs = jobs.loc[jobs["submit"] >= window.start - window.warmup]
+    return jobs["job_id"].to_numpy()
+
+
+def check_result(result, trace, window: Window | None, args: argparse.Namespace) -> int:
+    """``--check``: the invariants of :mod:`o2ksim.invariants` on this run.
+
+    With ``--out`` the allocation segments are written as ``segments.csv`` and
+    the check reads back the files the user gets, not the objects in memory.
+    """
+    import pandas as pd
+
+    from o2ksim.invariants import violations
+
+    jobs, segments = result.jobs, result.segments
+    if args.out:
+        out = Path(args.out)
+        try:
+            segments.to_csv(out / "segments.csv", index=False)
+        except OSError as exc:
+            raise O2KSimError(f"{out}: cannot write segments.csv ({exc.strerror})") from None
+        jobs = pd.read_parquet(out / "jobs.parquet") if args.parquet else pd.read_csv(out / "jobs.csv")
+        segments = pd.read_csv(out / "segments.csv")
+        segments["host"] = segments["host"].astype(str)
+        jobs["host"] = jobs["host"].astype(object)
+    problems = violations(jobs, segments, result.machine, simulated_ids(trace, window))
+    if problems:
+        for p in problems:
+            print(f"o2ksim: check failed: {p}", file=sys.stderr)
+        return 1
+    if not args.quiet:
+        print(
+            f"check: ok ({len(jobs)} jobs, {len(segments)} allocation segments: no host "
+            "over-committed, no early start, no job lost or repeated, work conserved)"
+        )
+    return 0
+
+
+def warn_about_window(trace, window: Window, args: argparse.Namespace) -> None:
+    """Say how many jobs ``--window`` leaves out of the simulation (never silently)."""
+    before = int((trace.jobs["submit"] < window.start - window.warmup).sum())
+    if before and not args.quiet:
+        print(
+            f"o2ksim: warning: --window: {before} job(s) submitted before "
+            f"{window.start - window.warmup:g} s (window start - warm-up) are not simulated "
+            "and not in the outputs",
+            file=sys.stderr,
+        )
 
 
 def warn_about_reading(trace, args: argparse.Namespace) -> None:
@@ -281,13 +392,16 @@ def generated_workload(args: argparse.Namespace):
     from o2ksim.workloads.models import generate
 
     if args.window:
-        raise O2KSimError("--window applies to --trace; a generated workload is analysed over --span")
+        raise O2KSimError(
+            "--window applies to --trace; a generated workload is analysed over --span"
+        )
     model = args.model or DEFAULT_MODEL
-    span = parse_duration(args.span or DEFAULT_SPAN)
+    span = option_duration("--span", args.span or DEFAULT_SPAN, positive=True)
     warmup = parse_warmup(args.warmup) if args.warmup is not None else DEFAULT_WARMUP_DAYS * 86400
+    check_span_option(warmup + span)
     trace = generate(model, span=warmup + span, seed=args.seed, params=args.params)
     if len(trace) == 0:
-        raise O2KSimError(f"the {model} model generated no jobs over {warmup + span:g} s")
+        raise O2KSimError(f"the {model} model generated no jobs over {format_duration(warmup + span)}")
     window = Window(warmup, warmup + span, warmup)
     source = f"model {model} (seed {args.seed}, {warmup / 86400:g} d warm-up + {span / 86400:g} d)"
     return trace, window, source
@@ -295,17 +409,18 @@ def generated_workload(args: argparse.Namespace):
 
 def parse_warmup(text: str) -> float:
     """Warm-up: a bare number is days; otherwise a duration."""
-    try:
-        return float(text) * 86400.0
-    except ValueError:
-        return parse_duration(text)
+    return option_duration("--warmup", text, days=True)
 
 
-def format_summary(result) -> str:
+def format_summary(result, overrides: dict | None = None) -> str:
+    """The run's summary; the first line names every override (--set, --reservations, estimates)."""
     s = result.summary
     h = 3600.0
+    changed = [f"{k}={v}" for k, v in (overrides or {}).items()]
+    if result.config.get("estimates") not in (None, "requested"):
+        changed.append(f"estimates {result.config['estimates']}")
     lines = [
-        f"policy {result.policy['name']} on {result.machine.describe()}",
+        f"policy {result.policy['name']}{' (' + ', '.join(changed) + ')' if changed else ''} on {result.machine.describe()}",
         f"jobs {s['jobs']}: completed {s['completed']}, killed {s['killed']}, rejected {s['rejected']}, unfinished {s['unfinished']}",
         f"wait (h): mean {s['mean_wait'] / h:.2f}  95th {s['p95_wait'] / h:.2f}  max {s['max_wait'] / h:.2f}",
         f"slowdown: mean {s['mean_slowdown']:.2f}  bounded mean {s['mean_bounded_slowdown']:.2f}  bounded max {s['max_bounded_slowdown']:.1f}",
@@ -317,6 +432,9 @@ def format_summary(result) -> str:
             f"{s['immediate_service_completed']} finished in their trial, "
             f"{s['immediate_service_preempting']} preempted someone ({s['preemptions']} preemptions)"
         )
+    if "repartitions" in s:
+        lines.append(f"EQspatial: {s['repartitions']} repartitionings, {s['resizes']} resizes, "
+                     f"{s['placed_on_arrival']} jobs placed on arrival, {s['waited']} waited for memory")  # fmt: skip
     if "cooldown_seconds" in s:
         line = (f"cool-down: arrivals continued {s['cooldown_seconds'] / 86400:.1f} days after the "
                 f"window ({s['cooldown_arrivals']} jobs)")  # fmt: skip

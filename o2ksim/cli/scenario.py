@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from o2ksim.errors import O2KSimError
+from o2ksim.validation import check_dask_address, writable_dir
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -115,8 +116,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise O2KSimError("--workers must be at least 1")
     if args.scheduler and args.workers is not None:
         raise O2KSimError("give --workers or --scheduler, not both")
+    if args.scheduler:
+        check_dask_address(args.scheduler)
     sc = load_scenario(args.scenario, reduced=args.reduced)
     out = Path(args.out) if args.out else sc.default_out_dir()
+    writable_dir(out, "--out" if args.out else f"{sc.path or sc.name}: [outputs] dir")
     say = (lambda _m: None) if args.quiet else (lambda m: print(m, flush=True))
     progress = (sys.stderr.isatty() and not args.quiet) if args.progress is None else args.progress
     res = run_sweep(
@@ -150,7 +154,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         page = write_report(out)
         if not args.quiet:
             print(f"report: {page}")
-    return 1 if res.failed else 0
+    # failed runs kept from an earlier sweep (--no-retry-failed) count as well
+    return 1 if res.failed or (res.table["status"] != "ok").any() else 0
 
 
 MAX_ROWS = 40

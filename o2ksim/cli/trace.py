@@ -150,8 +150,11 @@ def _describe(trace: Trace, name: str) -> str:
     if h.unix_start_time is None:
         rows.append(("UnixStartTime", "-"))
     else:
-        start = datetime.fromtimestamp(h.unix_start_time, tz=UTC)
-        rows.append(("UnixStartTime", f"{h.unix_start_time} ({start:%Y-%m-%d %H:%M:%S} UTC)"))
+        try:
+            start = f"{datetime.fromtimestamp(h.unix_start_time, tz=UTC):%Y-%m-%d %H:%M:%S} UTC"
+        except (OverflowError, OSError, ValueError):
+            start = "not a representable date"
+        rows.append(("UnixStartTime", f"{h.unix_start_time} ({start})"))
     rows.append(("notes", str(len(h.notes))))
     n = len(jobs)
     rows.append(("jobs", str(n)))

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from o2ksim import metrics
 from o2ksim.jobs import Job, JobState
 from o2ksim.machine import KB_PER_MB
 
@@ -23,7 +24,7 @@ JOB_COLUMNS = (
     "user", "queue", "reason",
 )  # fmt: skip
 
-BOUNDED_SLOWDOWN_FLOOR = 60.0  # seconds: runtime floor of bounded slowdown (G§4, SPEC §5)
+BOUNDED_SLOWDOWN_FLOOR = metrics.BOUNDED_SLOWDOWN_FLOOR  # seconds (G§4, SPEC §5)
 
 
 class Observer:
@@ -127,9 +128,7 @@ def jobs_table(jobs: list[Job]) -> pd.DataFrame:
     completed = df["status"] == "completed"
     runtime = df["run_time"].where(df["run_time"] > 0)
     df["slowdown"] = (df["response"] / runtime).where(completed)
-    df["bounded_slowdown"] = (
-        df["response"] / np.maximum(df["run_time"], BOUNDED_SLOWDOWN_FLOOR)
-    ).where(completed)
+    df["bounded_slowdown"] = metrics.bounded_slowdown(df["wait"], df["run_time"]).where(completed)
     return df.loc[:, list(JOB_COLUMNS)]
 
 

@@ -54,13 +54,15 @@ class ReleaseIndex:
         n = self._n
         return self._t[:n], self._p[:n], self._m[:n]
 
-    def _position(self, t: float, p: float, m: float, job_id: int) -> int:
-        n = self._n
-        lo = int(np.searchsorted(self._t[:n], t, side="left"))
-        hi = int(np.searchsorted(self._t[:n], t, side="right"))
-        pp, mm, ids = self._p, self._m, self._id
-        while lo < hi and (pp[lo], mm[lo], ids[lo]) < (p, m, job_id):
-            lo += 1
+    def _position(self, t: float, p: float, m: float) -> int:
+        """Where a release ``(t, p, m)`` goes: after every entry that sorts before or equal."""
+        times = self._t[: self._n]
+        lo = int(times.searchsorted(t, side="left"))
+        hi = int(times.searchsorted(t, side="right"))
+        if lo < hi:  # same-time releases: order by processors, then memory
+            pp, mm = self._p, self._m
+            while lo < hi and (pp[lo] < p or (pp[lo] == p and mm[lo] <= m)):
+                lo += 1
         return lo
 
     def add(self, job: Job) -> None:
@@ -73,7 +75,7 @@ class ReleaseIndex:
                 np.concatenate([a, np.empty_like(a)]) for a in (self._t, self._p, self._m, self._id)
             )
         t, p, m = regular_release(job), float(job.alloc_procs), float(job.alloc_mem)
-        i = self._position(t, p, m, job.id)
+        i = self._position(t, p, m)
         n = self._n
         for arr, value in ((self._t, t), (self._p, p), (self._m, m), (self._id, job.id)):
             arr[i + 1 : n + 1] = arr[i:n]
@@ -85,8 +87,11 @@ class ReleaseIndex:
         if self.irregular.pop(job.id, None) is not None:
             return
         n = self._n
-        i = self._position(regular_release(job), float(job.alloc_procs), float(job.alloc_mem), job.id)
-        if i >= n or self._id[i] != job.id:
+        i = int(self._t[:n].searchsorted(regular_release(job), side="left"))
+        ids = self._id
+        while i < n and ids[i] != job.id:
+            i += 1
+        if i >= n:
             raise RuntimeError(f"job {job.id} is not in the release index")  # an engine bug
         for arr in (self._t, self._p, self._m, self._id):
             arr[i : n - 1] = arr[i + 1 : n]

@@ -24,4 +24,13 @@ for _info in pkgutil.iter_modules(__path__):
     if not _info.name.startswith("_") and _info.name not in ("base", "priority"):
         importlib.import_module(f"{__name__}.{_info.name}")
 
-__all__ = ["POLICIES", "Param", "Policy", "Preset", "Registry", "load_preset", "make_policy", "presets"]
+__all__ = [
+    "POLICIES",
+    "Param",
+    "Policy",
+    "Preset",
+    "Registry",
+    "load_preset",
+    "make_policy",
+    "presets",
+]

@@ -630,7 +630,7 @@ class Backfill(Policy):
           later job fits now somewhere, so they are placed at that moment — in
           order, on the same profile state, hence with the same result.
         * Once the ``N`` reservations are held, the rest of the queue is scanned
-          with numpy (:func:`_next_candidate`): each step finds the first job
+          with numpy (:func:`_fits`): each step finds the first job
           that fits now on some host by processors and memory and fits the
           profile of every reserved host over its requested runtime; only that
           job is then placed in Python (same host rule as the reference).
@@ -678,21 +678,25 @@ class Backfill(Policy):
             return
         rows = _rows_in_order(index, order, consumed)
         procs, mem, req = index.procs[rows], index.mem[rows], index.req_time[rows]
-        at = 0
-        while at < len(rows) and p.max_free > 0:
-            if p.profiles is None:
-                k = _next_candidate(p, procs, mem, req, at, with_profiles=False)
-                if k is None:
-                    return
-                at = k
-                p.build_profiles()
-                p.place(pending)
-            k = _next_candidate(p, procs, mem, req, at, with_profiles=True)
-            if k is None:
+        # Resources only shrink during a pass, so a job that fails the test now fails
+        # at its turn too: each step tests only the jobs that passed the last one.
+        left_at = np.arange(len(rows))
+        if p.profiles is None:
+            fit = left_at[_fits(p, procs, mem, req, with_profiles=False)]
+            if not len(fit):
                 return
-            started = p.backfill(index.jobs[rows[k]])
+            left_at = left_at[int(fit[0]) :]
+            p.build_profiles()
+            p.place(pending)
+        while len(left_at) and p.max_free > 0:
+            left_at = left_at[
+                _fits(p, procs[left_at], mem[left_at], req[left_at], with_profiles=True)
+            ]
+            if not len(left_at):
+                return
+            started = p.backfill(index.jobs[rows[left_at[0]]])
             assert started, "the indexed scan and the job-by-job test disagree"
-            at = k + 1
+            left_at = left_at[1:]
 
     def _wake_ups(self, reservations: Iterable[tuple[str, float]], now: float) -> list[WakeAt]:
         """A pass at every kept (non-slid) reservation time not yet asked for.
@@ -831,23 +835,21 @@ def _rows_in_order(index: QueueIndex, order: Collection[Job], skip: int) -> np.n
     return index.rows()[skip:]  # the queue itself, in queue (= row) order
 
 
-def _next_candidate(
+def _fits(
     p: _Pass,
     procs: np.ndarray,
     mem: np.ndarray,
     req: np.ndarray,
-    start: int,
     *,
     with_profiles: bool,
-) -> int | None:
-    """The first position >= ``start`` whose job fits now on some host (and, ``with_profiles``,
-    delays no reservation there); ``None`` if there is none.
+) -> np.ndarray:
+    """Which of these requests fit now on some host (and, ``with_profiles``, delay no
+    reservation there): the reference pass's test, for many jobs at once.
 
     A job fits a reserved host's profile over ``[now, now + req)`` iff every
     step starting before ``now + req`` has its processors and memory, i.e. iff
     the running minimum of the steps up to the last such step does.
     """
-    procs, mem, req = procs[start:], mem[start:], req[start:]
     ok = np.zeros(len(procs), dtype=bool)
     for h in p.hosts:
         f = p.free[h.name]
@@ -864,10 +866,7 @@ def _next_candidate(
             min_mem = np.minimum.accumulate(np.asarray(prof.mem, dtype=float))
             here[fit] = (min_procs[last] >= procs[fit]) & (min_mem[last] >= mem[fit])
         ok |= here
-    k = int(ok.argmax()) if len(ok) else 0
-    if len(ok) == 0 or not ok[k]:
-        return None
-    return start + k
+    return ok
 
 
 def _backfill_host(

@@ -30,6 +30,7 @@ parameters::
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
@@ -45,6 +46,7 @@ from o2ksim.engine.snapshot import Snapshot
 from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.jobs import Job
 from o2ksim.machine import MachineSpec
+from o2ksim.validation import check_keys, nearest
 
 
 @dataclass(frozen=True)
@@ -99,9 +101,13 @@ class Policy:
             )
         if unknown:
             known = ", ".join(sorted(cls.PARAMS)) or "none"
+            first = sorted(unknown)[0]
+            guess = nearest(first, cls.PARAMS)
+            hint = f"did you mean '{guess}'? " if guess else ""
             raise ConfigError(
                 path or where,
-                f"unknown parameter(s) {', '.join(sorted(unknown))} for policy kind '{cls.kind}' (known: {known})",
+                f"unknown parameter(s) {', '.join(sorted(unknown))} for policy kind '{cls.kind}' ({hint}known: {known})",
+                field=first,
             )
         out = {}
         for key, spec in cls.PARAMS.items():
@@ -116,6 +122,8 @@ class Policy:
                     raise ConfigError(
                         path or where, f"expected {_type_name(spec.type)}, got {value!r}", field=key
                     )
+                if isinstance(value, float) and not math.isfinite(value) and spec.type is float:
+                    raise ConfigError(path or where, f"must be a finite number, got {value}", field=key)
                 if spec.choices is not None and value not in spec.choices:
                     raise ConfigError(
                         path or where,
@@ -203,6 +211,8 @@ def load_preset(path: str | os.PathLike[str]) -> Preset:
             data = tomllib.load(f)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(path, f"not valid TOML: {exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(path, "not a text file (a policy preset is UTF-8 TOML)") from None
     except OSError as exc:
         raise ConfigError(path, f"cannot read: {exc.strerror}") from None
     kind = data.get("kind")
@@ -214,9 +224,7 @@ def load_preset(path: str | os.PathLike[str]) -> Preset:
     params = data.get("params", {})
     if not isinstance(params, dict):
         raise ConfigError(path, "must be a table", field="params")
-    unknown = set(data) - {"name", "kind", "description", "source", "params"}
-    if unknown:
-        raise ConfigError(path, f"unknown key(s) {', '.join(sorted(unknown))}")
+    check_keys(data, {"name", "kind", "description", "source", "params"}, str(path))
     cls.validate(params, path=str(path))
     return Preset(
         name=str(data.get("name", path.stem)),
@@ -234,13 +242,20 @@ def presets() -> dict[str, Preset]:
 
 
 def make_policy(name: str, **overrides: Any) -> Policy:
-    """Build a fresh policy from a preset name, a preset path or a registered kind.
+    """Build a fresh policy from a preset name, a preset path, a registered kind or ``"module:Class"``.
 
     ``overrides`` replace preset parameters (``None`` values are ignored), e.g.
     ``make_policy("lxfw-backfill", reservations=2)``.
     """
     overrides = {k: v for k, v in overrides.items() if v is not None}
     text = os.fspath(name)
+    from o2ksim.plugins import is_object_spec, load_object
+
+    if is_object_spec(text):  # "module:Class" or "file.py:Class" (o2ksim.plugins)
+        cls = load_object(text, what="policy")
+        if not (isinstance(cls, type) and callable(getattr(cls, "schedule", None))):
+            raise O2KSimError(f"policy '{text}' is not a Policy class")
+        return cls(name=cls.kind or text.rpartition(":")[2], **overrides)
     preset: Preset | None = None
     if text.endswith(".toml") or os.sep in text:
         preset = load_preset(paths.resolve("policies", text))

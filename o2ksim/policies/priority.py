@@ -34,7 +34,6 @@ over the queue.
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from functools import cached_property
@@ -285,7 +284,32 @@ class FunctionPriority(Priority):
         self.name = name
 
     def scores(self, q: QueueView) -> np.ndarray:
-        return self.fn(q)
+        """The user function's scores, checked: numbers, none NaN.
+
+        A user function that raises or returns something else would otherwise
+        show a traceback or (NaN) silently scramble the queue order.  Errors are
+        plain :class:`O2KSimError` (SimPy re-raises them by ``type(exc)(*args)``).
+        """
+        try:
+            raw = self.fn(q)
+        except Exception as exc:
+            raise O2KSimError(
+                f"priority function '{self.name}' raised {type(exc).__name__}: {exc}"
+            ) from None
+        try:
+            score = np.asarray(raw, dtype=float)
+        except (TypeError, ValueError):
+            raise O2KSimError(
+                f"priority function '{self.name}' must return numbers (one per waiting job), "
+                f"got {str(raw)[:60]!r}"
+            ) from None
+        if score.shape == (len(q),) and np.isnan(score).any():
+            bad = int(np.count_nonzero(np.isnan(score)))
+            raise O2KSimError(
+                f"priority function '{self.name}' returned {bad} NaN score(s) for {len(q)} "
+                "waiting jobs; NaN has no order (use -inf for 'last')"
+            )
+        return score
 
 
 PRIORITIES: dict[str, Callable[[], Priority]] = {
@@ -293,6 +317,8 @@ PRIORITIES: dict[str, Callable[[], Priority]] = {
     "sjf": SJFPriority,
     "lxf": LXFPriority,
 }
+BUILTIN_PRIORITIES = frozenset(PRIORITIES)
+"""The names o2ksim defines; everything else in :data:`PRIORITIES` was registered by the user."""
 
 
 def register_priority(
@@ -318,13 +344,9 @@ def register_priority(
 
 
 def _import_function(path: str) -> PriorityFunction:
-    module, _, attr = path.partition(":")
-    try:
-        fn = getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(
-            None, f"cannot import priority function '{path}': {exc}", field="priority"
-        ) from None
+    from o2ksim.plugins import load_object
+
+    fn = load_object(path, what="priority")
     if not callable(fn):
         raise ConfigError(None, f"'{path}' is not callable", field="priority")
     return fn
@@ -358,8 +380,12 @@ def make_priority(spec: str | Mapping[str, float] | Priority | PriorityFunction)
 
 def check_priority(spec: Any) -> bool:
     """Whether ``spec`` names a priority (used to validate presets before a run)."""
+    from o2ksim.plugins import is_object_spec
+
     try:
         make_priority(spec)
     except ConfigError:
+        if is_object_spec(spec):
+            raise  # the import's own error says more than "must be a known priority"
         return False
     return True

@@ -7,7 +7,10 @@
   six runtime ranges at the runtimes where they occur;
 * :func:`size_groups` -- average and maximum wait versus requested processors
   or requested memory (T§3.5 "auxiliary data", T§5.3.3 Fig. 59(e)-(h));
-* :func:`utilisation_series` -- the fraction of processors held, per time bin.
+* :func:`class_groups` -- mean/max wait and mean slowdown per NCSA-LSF* job
+  class (T§3.6 Figs. 5-6);
+* :func:`utilisation_series` -- the fraction of processors held, per time bin;
+* :func:`queue_series` -- the number of waiting jobs over time.
 
 Every function takes the per-job table of :func:`o2ksim.simulate.simulate`
 (``Result.jobs``) and uses only analysed jobs that ran, like
@@ -172,3 +175,35 @@ def utilisation_series(
             "utilisation": busy / (total_procs * width),
         }
     )
+
+
+def class_groups(jobs: pd.DataFrame, machine: object = "o2k") -> pd.DataFrame:
+    """Per NCSA-LSF* job class (T§3.6 Figs. 5-6): jobs, mean_wait, max_wait, mean_slowdown.
+
+    The classes (time class by requested runtime, size class by processors and
+    memory, thesis Table 3) are those of ``machine``'s LSF configuration
+    (default: the O2K hosts).  Classes without jobs are left out.
+    """
+    from o2ksim.policies.lsf import lsf_class_table
+
+    waits = lsf_class_table(jobs, machine)
+    slow = lsf_class_table(jobs.assign(wait=jobs["slowdown"]), machine)  # same classes, slowdown
+    out = waits[["class", "jobs", "mean_wait", "max_wait"]].copy()
+    out["mean_slowdown"] = slow["mean_wait"].to_numpy()
+    return out.loc[out["jobs"] > 0].reset_index(drop=True)
+
+
+def queue_series(jobs: pd.DataFrame, start: float, end: float, bins: int = 100) -> pd.DataFrame:
+    """Time-averaged number of waiting jobs in each of ``bins`` equal bins of ``[start, end)``.
+
+    A job waits from its submission to its first start (or the end of the
+    run, if it never started).  Exact, like :func:`utilisation_series`: the
+    queue length is a step function.  Columns: start, end, mid, queue.
+    """
+    submit = jobs["submit"].to_numpy(float)
+    first = jobs["start"].to_numpy(float)
+    first = np.where(np.isnan(first), np.inf, first)
+    segs = pd.DataFrame({"start": submit, "end": np.minimum(first, end), "procs": 1.0})
+    segs = segs.loc[segs["end"] > segs["start"]]
+    util = utilisation_series(segs, 1, start, end, bins)
+    return util.rename(columns={"utilisation": "queue"})

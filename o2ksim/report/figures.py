@@ -13,16 +13,17 @@ here reads files.
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Sequence
+import textwrap
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import matplotlib
-
-matplotlib.use("Agg")  # figures are written to files; never open a window
-
-import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 import seaborn as sns
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
@@ -32,9 +33,66 @@ RUNTIME_TICK_LABELS = ("10s", "1m", "10m", "1h", "10h", "100h", "1000h")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
 
 
+def style_rc() -> dict[str, Any]:
+    """The report's look as matplotlib settings: white grid, paper context, colour-blind palette."""
+    from cycler import cycler
+
+    return {
+        **sns.axes_style("whitegrid"),
+        **sns.plotting_context("paper", font_scale=1.1),
+        "axes.prop_cycle": cycler(color=sns.color_palette("colorblind")),
+    }
+
+
+@contextlib.contextmanager
+def report_style() -> Iterator[None]:
+    """Use the report's look inside the ``with`` block only.
+
+    The user's own matplotlib settings and backend are never changed: o2ksim
+    draws on :class:`~matplotlib.figure.Figure` objects it creates itself
+    (not pyplot), so importing o2ksim in a notebook leaves ``plt.plot`` working.
+    """
+    with matplotlib.rc_context(style_rc()):
+        yield
+
+
 def setup_style() -> None:
-    """The report's look: white grid, paper context, colour-blind palette."""
-    sns.set_theme(style="whitegrid", context="paper", palette="colorblind", font_scale=1.1)
+    """Kept for compatibility: the style is now applied per figure (:func:`report_style`)."""
+
+
+def subplots(nrows: int = 1, ncols: int = 1, **kw: Any) -> tuple[Figure, Any]:
+    """Like ``plt.subplots`` but without pyplot: the figure belongs to no window or backend.
+
+    In Jupyter such a figure still displays (as the value of a cell); written
+    to a file with :func:`save`.
+    """
+    fig_kw = {k: kw.pop(k) for k in ("figsize", "layout", "dpi") if k in kw}
+    fig = Figure(**fig_kw)
+    axes = fig.subplots(nrows, ncols, **kw)
+    return fig, axes
+
+
+def wait_scale(ax: Axes, hours: Sequence[float] | np.ndarray) -> None:
+    """Linear waits from 0, or a symmetric-log axis when they span more than 100x.
+
+    With FCFS-backfill waits of minutes next to NCSA-LSF* waits of tens of
+    hours, a linear axis flattens the small ones onto zero.
+    """
+    vals = np.asarray([v for v in np.asarray(hours, dtype=float).ravel() if np.isfinite(v)])
+    pos = vals[vals > 0]
+    if len(pos) and pos.max() / pos.min() > 100:
+        ax.set_yscale("symlog", linthresh=max(float(pos.min()), 0.01), linscale=0.5)
+        ax.set_ylim(bottom=0)
+        ax.yaxis.set_minor_locator(NullLocator())
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: "" if v == 0 else f"{v:g}"))
+        ax.set_ylabel(ax.get_ylabel() + " (log scale)")
+    else:
+        ax.set_ylim(bottom=0)
+
+
+def wrap_label(text: str, width: int = 16) -> str:
+    """A tick label broken into lines of at most ``width`` characters."""
+    return "\n".join(textwrap.wrap(str(text), width, break_on_hyphens=False)) or str(text)
 
 
 def policy_styles(policies: Sequence[str]) -> tuple[dict[str, tuple], dict[str, str]]:
@@ -51,7 +109,7 @@ def policy_styles(policies: Sequence[str]) -> tuple[dict[str, tuple], dict[str, 
     )
 
 
-def _runtime_axis(ax: plt.Axes, label: bool = True) -> None:
+def _runtime_axis(ax: Axes, label: bool = True) -> None:
     ax.set_xscale("log")
     ax.xaxis.set_major_locator(FixedLocator(RUNTIME_TICKS))
     ax.xaxis.set_major_formatter(
@@ -72,7 +130,7 @@ def _grid(
     rows = math.ceil(n / cols)
     if n == 1:
         width, height = max(width, 7.5), max(height, 4.4)
-    fig, axes = plt.subplots(
+    fig, axes = subplots(
         rows, cols, figsize=(width * cols, height * rows + 0.8), squeeze=False, layout="constrained"
     )
     flat = list(axes.flat)
@@ -133,16 +191,23 @@ def overall_figure(
     n_bars = data[xcol].nunique() * (len(policies) if x is not None else 1)
     fig, axes = _grid(4, width=min(7.5, max(4.2, 0.32 * n_bars)), max_cols=2)
     multi = data.groupby([xcol, "policy"]).size().max() > 1
+    order = list(dict.fromkeys(data[xcol]))
+    long_labels = sum(len(str(o)) for o in order) > 60
     for ax, (col, label) in zip(axes, measures, strict=True):
         sns.barplot(
             data=data, x=xcol, y=col, hue="policy", hue_order=list(policies),
-            order=list(dict.fromkeys(data[xcol])), palette=colours, ax=ax,
+            order=order, palette=colours, ax=ax,
             errorbar=("ci", 95) if multi else None, err_kws={"linewidth": 1.2}, seed=0,
         )  # fmt: skip
         ax.set_ylabel(label)
         ax.set_xlabel("" if x is None else (xlabel or x))
-        if x is None:
-            ax.tick_params(axis="x", labelrotation=20)
+        ax.set_xticks(range(len(order)), [wrap_label(o) for o in order])
+        if x is None or long_labels:
+            ax.tick_params(axis="x", labelrotation=25)
+            for t in ax.get_xticklabels():
+                t.set_horizontalalignment("right")
+        if col != "mean_slowdown":
+            wait_scale(ax, data[col])
     return _legend(fig, axes, policies, "Overall performance")
 
 
@@ -185,11 +250,14 @@ def runtime_figure(
                 markersize=5,
             )
         _runtime_axis(ax)
+        ax.set_ylabel(ylabel)
         if measure == "mean_slowdown":
             ax.set_yscale("log")
         else:
-            ax.set_ylim(bottom=0)
-        ax.set_ylabel(ylabel)
+            wait_scale(ax, groups[measure] / HOUR)  # the same scale in every panel
+            top = float(np.nanmax(groups[measure])) / HOUR if len(groups) else 0.0
+            if top > 0:
+                ax.set_ylim(top=top * (1.6 if ax.get_yscale() == "symlog" else 1.05))
         if len(panels) > 1 or panel:
             ax.set_title(panel or "all runs")
     return _legend(fig, axes, policies, title)
@@ -222,8 +290,11 @@ def p95_figure(points: pd.DataFrame, policies: Sequence[str], panels: Sequence[s
         for b in (60.0, 600.0, 6000.0, 60000.0, 60 * 10**3.5):
             ax.axvline(b, color="0.85", linewidth=0.8, zorder=0)
         _runtime_axis(ax)
-        ax.set_ylim(bottom=0)
         ax.set_ylabel("95th-percentile wait (h)")
+        wait_scale(ax, points["wait"] / HOUR)
+        top = float(points["wait"].max()) / HOUR if len(points) else 0.0
+        if top > 0:
+            ax.set_ylim(top=top * (1.6 if ax.get_yscale() == "symlog" else 1.05))
         if len(panels) > 1 or panel:
             ax.set_title(panel or "all runs")
     return _legend(
@@ -241,7 +312,7 @@ def size_figure(
     """
     colours, markers = policy_styles(policies)
     what = "requested processors" if by == "procs" else "requested memory"
-    fig, axes = plt.subplots(
+    fig, axes = subplots(
         len(panels), 2, figsize=(10.5, 3.3 * len(panels) + 0.8), squeeze=False, layout="constrained"
     )
     order = groups.sort_values("group").drop_duplicates("group")
@@ -273,7 +344,7 @@ def size_figure(
             )
             ax.set_xlabel(what)
             ax.set_ylabel(ylabel)
-            ax.set_ylim(bottom=0)
+            wait_scale(ax, groups[col] / HOUR)
             if len(panels) > 1 or panel:
                 ax.set_title(panel or "all runs")
     flat = list(axes.flat)
@@ -293,7 +364,7 @@ def utilisation_figure(
     window is shaded.
     """
     colours, _ = policy_styles(policies)
-    fig, axes = plt.subplots(
+    fig, axes = subplots(
         len(panels), 1, figsize=(10.5, 2.9 * len(panels) + 0.8), squeeze=False, layout="constrained"
     )
     for ax, panel in zip(axes[:, 0], panels, strict=True):
@@ -314,26 +385,69 @@ def utilisation_figure(
                 label="analysis window",
             )
         ax.set_ylim(0, 1.05)
+        ax.yaxis.set_major_locator(FixedLocator([0, 0.25, 0.5, 0.75, 1.0]))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
         ax.set_xlabel("time (days since the trace start)")
-        ax.set_ylabel("processors in use")
+        ax.set_ylabel("utilisation\n(fraction of processors)")
         if len(panels) > 1 or panel:
             ax.set_title(panel or "all runs")
     return _legend(fig, list(axes[:, 0]), [*policies, "analysis window"], "Utilisation over time")
 
 
+def class_figure(classes: pd.DataFrame, policies: Sequence[str], panels: Sequence[str],
+                 measure: str) -> Figure:  # fmt: skip
+    """Average or maximum wait (or average slowdown) per NCSA-LSF* job class (T§3.6 Figs. 5-6).
+
+    ``classes``: :func:`o2ksim.report.data.class_groups` rows with ``panel``
+    and ``policy``.  One group of bars per job class (time class x size class,
+    thesis Table 3), one bar per policy; one panel per month / load / level.
+    """
+    colours, _ = policy_styles(policies)
+    titles = {
+        "mean_wait": ("Average wait per job class (as T§3.6 Fig. 5)", "average wait (h)"),
+        "max_wait": ("Maximum wait per job class (as T§3.6 Fig. 6)", "maximum wait (h)"),
+        "mean_slowdown": ("Average slowdown per job class", "average slowdown"),
+    }
+    title, ylabel = titles[measure]
+    data = classes.copy()
+    if measure != "mean_slowdown":
+        data[measure] = data[measure] / HOUR
+    order = list(dict.fromkeys(data["class"]))
+    fig, axes = _grid(len(panels), width=max(4.6, 0.5 * len(order)), max_cols=2)
+    for ax, panel in zip(axes, panels, strict=True):
+        part = data.loc[data["panel"] == panel]
+        sns.barplot(
+            data=part, x="class", y=measure, hue="policy", hue_order=list(policies),
+            order=order, palette=colours, ax=ax, errorbar=None,
+        )  # fmt: skip
+        ax.set_xlabel("job class (time-size)")
+        ax.set_ylabel(ylabel)
+        ax.tick_params(axis="x", labelrotation=45)
+        if measure == "mean_slowdown":
+            ax.set_yscale("log")
+        else:
+            wait_scale(ax, data[measure])
+        if len(panels) > 1 or panel:
+            ax.set_title(panel or "all runs")
+    return _legend(fig, axes, policies, title)
+
+
 def save(fig: Figure, path: str, dpi: int = 110) -> None:
     """Write ``fig`` as PNG and free it."""
     fig.savefig(path, dpi=dpi)
-    plt.close(fig)
 
 
 __all__ = [
+    "class_figure",
     "overall_figure",
     "p95_figure",
     "policy_styles",
+    "report_style",
     "runtime_figure",
     "save",
     "setup_style",
     "size_figure",
+    "subplots",
     "utilisation_figure",
+    "wait_scale",
 ]

@@ -12,9 +12,16 @@ engine.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from o2ksim.engine.decisions import Reserve, Start
+from o2ksim.engine.monitor import Observer
+from o2ksim.jobs import Job
+from o2ksim.workloads.transforms import format_duration
 
 ROW_COLUMNS = ["job_id", "host", "start", "end", "row", "rows"]
 
@@ -87,12 +94,71 @@ def _runs(idx: np.ndarray) -> list[tuple[int, int]]:
     return out
 
 
+class EmptyWindow(ValueError):
+    """No job holds processors in the requested time range (nothing to draw)."""
+
+
+@dataclass
+class Teaching:
+    """What a teaching Gantt chart marks beyond the allocations (all optional).
+
+    ``submit``/``requested``: per job id, arrival time and requested runtime
+    (from ``Result.jobs``); ``backfilled``: ids of jobs started by
+    backfilling; ``reservations``: ``(job, host, at)`` -- the first reserved
+    start (shadow time) of each job that got a reservation.  Filled by
+    :class:`GanttRecorder` during a run, or by :func:`teaching_from_jobs`.
+    """
+
+    submit: dict[int, float] = field(default_factory=dict)
+    requested: dict[int, float] = field(default_factory=dict)
+    backfilled: set[int] = field(default_factory=set)
+    reservations: list[tuple[int, str, float]] = field(default_factory=list)
+
+
+def teaching_from_jobs(jobs: pd.DataFrame) -> Teaching:
+    """Arrivals and requested runtimes from a per-job table (no decision information)."""
+    ids = jobs["job_id"].astype(int).tolist()
+    return Teaching(
+        submit=dict(zip(ids, jobs["submit"].astype(float), strict=True)),
+        requested=dict(zip(ids, jobs["req_time"].astype(float), strict=True)),
+    )
+
+
+class GanttRecorder(Observer):
+    """Collects a :class:`Teaching` during a run (attach it with ``observers=[...]``).
+
+    Reservations are reported only when the run is made with ``explain=True``.
+    """
+
+    def __init__(self) -> None:
+        self.teaching = Teaching()
+        self._reserved: set[int] = set()
+
+    def on_arrival(self, job: Job, now: float) -> None:
+        self.teaching.submit[job.id] = job.spec.submit
+        self.teaching.requested[job.id] = job.spec.req_time
+
+    def on_decision(self, now: float, decision: Any) -> None:
+        if isinstance(decision, Start) and decision.note.startswith("backfilled"):
+            self.teaching.backfilled.add(decision.job.id)
+        elif isinstance(decision, Reserve) and decision.job.id not in self._reserved:
+            self._reserved.add(decision.job.id)  # the first reservation: the shadow time
+            self.teaching.reservations.append((decision.job.id, decision.host, decision.at))
+
+
 def _unit(span: float) -> tuple[float, str]:
     if span <= 3 * 3600:
         return 60.0, "minutes"
     if span <= 3 * 86400:
         return 3600.0, "hours"
     return 86400.0, "days"
+
+
+def job_colour(job_id: int) -> Any:
+    """A job's colour, the same in every chart (so two settings can be compared side by side)."""
+    import matplotlib
+
+    return matplotlib.colormaps["tab20"]((int(job_id) * 7) % 20)
 
 
 def gantt_figure(
@@ -104,76 +170,176 @@ def gantt_figure(
     host_names: Sequence[str] | None = None,
     title: str = "",
     label_jobs: bool = True,
+    teaching: Teaching | None = None,
 ):
     """A Gantt chart (one panel per host, height proportional to its processors).
 
     ``start``/``end`` (seconds) crop the time range (default: all segments);
-    ``host_names`` selects and orders hosts.  Each job has one colour; its id
-    is written on bars large enough to hold it.
+    ``host_names`` selects and orders hosts.  Each job has one colour (the
+    same in every chart); its id is written on bars large enough to hold it.
+    With ``teaching``: arrivals (triangles under the axis), requested-runtime
+    outlines beside the actual runtime, backfilled jobs hatched, each
+    reservation's shadow time (dashed line), and a legend.  Preempted intervals
+    (a job's gap between two allocations) and resizes (a change in its
+    processors) are drawn from the segments alone.  Raises :class:`EmptyWindow`
+    when no job runs in the range.
     """
-    import matplotlib
+    return gantt_compare(
+        [(segments, title, teaching)], hosts, start=start, end=end,
+        host_names=host_names, label_jobs=label_jobs,
+    )  # fmt: skip
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.patches import Rectangle
+
+def gantt_compare(
+    runs: Sequence[tuple[pd.DataFrame, str, Teaching | None]],
+    hosts: Mapping[str, int],
+    *,
+    start: float | None = None,
+    end: float | None = None,
+    host_names: Sequence[str] | None = None,
+    label_jobs: bool = True,
+    suptitle: str = "",
+):
+    """Several runs side by side (one column each, same time axis and job colours).
+
+    ``runs``: ``(segments, title, teaching)`` per column, e.g. ``reservations=1``
+    and ``reservations=2`` on the example of T§3.2.1 Fig. 1.
+    """
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch, Rectangle
 
     names = list(host_names) if host_names else list(hosts)
     unknown = [h for h in names if h not in hosts]
     if unknown:
         raise ValueError(f"unknown host(s): {', '.join(unknown)} (known: {', '.join(hosts)})")
-    bars = assign_rows(segments, hosts)
-    t0 = float(segments["start"].min()) if start is None and len(segments) else (start or 0.0)
-    t1 = float(segments["end"].max()) if end is None and len(segments) else (end or t0 + 1.0)
+    all_segs = pd.concat([r[0] for r in runs], ignore_index=True)
+    t0 = float(all_segs["start"].min()) if start is None and len(all_segs) else (start or 0.0)
+    t1 = float(all_segs["end"].max()) if end is None and len(all_segs) else (end or t0 + 1.0)
     if not t1 > t0:
         raise ValueError("the time range is empty (end must be after start)")
-    bars = bars.loc[(bars["end"] > t0) & (bars["start"] < t1) & bars["host"].isin(names)]
+    drawn = all_segs.loc[(all_segs["end"] > t0) & (all_segs["start"] < t1) & (all_segs["procs"] > 0)]
+    if drawn.empty or not drawn["host"].isin(names).any():
+        raise EmptyWindow(
+            f"no job holds processors between {format_duration(t0)} and {format_duration(t1)}"
+            + (f" on {', '.join(names)}" if host_names else "")
+        )
     scale, unit = _unit(t1 - t0)
     ratios = [max(hosts[h], 1) for h in names]
-    height = 1.0 + (3.0 if len(names) == 1 else 2.2 if len(names) <= 3 else 1.3) * len(names)
-    fig, axes = plt.subplots(
-        len(names), 1, figsize=(11, height), sharex=True, squeeze=False,
-        gridspec_kw={"height_ratios": ratios}, layout="constrained",
+    height = 1.4 + (3.0 if len(names) == 1 else 2.2 if len(names) <= 3 else 1.3) * len(names)
+    fig = Figure(figsize=(11 if len(runs) == 1 else 7.5 * len(runs), height), layout="constrained")
+    axes = fig.subplots(
+        len(names), len(runs), sharex=True, sharey="row", squeeze=False,
+        gridspec_kw={"height_ratios": ratios},
     )  # fmt: skip
-    cmap = plt.get_cmap("tab20")
-    jobs = sorted(bars["job_id"].unique())
-    colour = {j: cmap(k % 20) for k, j in enumerate(jobs)}
-    for ax, host in zip(axes[:, 0], names, strict=True):
-        part = bars.loc[bars["host"] == host]
-        procs = hosts[host]
-        for b in part.itertuples(index=False):
-            x0 = (max(b.start, t0)) / scale
-            x1 = (min(b.end, t1)) / scale
-            ax.add_patch(
-                Rectangle(
-                    (x0, b.row),
-                    x1 - x0,
-                    b.rows,
-                    facecolor=colour[b.job_id],
-                    edgecolor="white",
-                    linewidth=0.6,
-                )
-            )
-            wide = (x1 - x0) > 0.035 * (t1 - t0) / scale
-            tall = b.rows >= max(1, 0.07 * procs)
-            if label_jobs and wide and tall:
-                ax.text(
-                    (x0 + x1) / 2,
-                    b.row + b.rows / 2,
-                    f"J{b.job_id}",
-                    ha="center",
-                    va="center",
-                    fontsize=8,
-                    color="black",
-                )
-        ax.set_ylim(0, procs)
-        ax.set_xlim(t0 / scale, t1 / scale)
-        ax.set_ylabel(f"{host}\n({procs} procs)", rotation=0, ha="right", va="center", fontsize=9)
-        ax.set_yticks([0, procs])
-        ax.grid(axis="x", color="0.9")
-        ax.set_axisbelow(True)
-    axes[-1, 0].set_xlabel(f"time ({unit})")
-    fig.suptitle(title or "Processor allocation per host", fontsize=12, fontweight="bold")
+    legend: dict[str, Any] = {}
+    for col, (segments, title, teach) in enumerate(runs):
+        bars = assign_rows(segments, hosts)
+        bars = bars.loc[(bars["end"] > t0) & (bars["start"] < t1) & bars["host"].isin(names)]
+        first_bar = bars.sort_values(["start", "row"]).drop_duplicates("job_id")
+        for ax, host in zip(axes[:, col], names, strict=True):
+            part = bars.loc[bars["host"] == host]
+            procs = hosts[host]
+            for b in part.itertuples(index=False):
+                x0, x1 = max(b.start, t0) / scale, min(b.end, t1) / scale
+                back = teach is not None and b.job_id in teach.backfilled
+                ax.add_patch(Rectangle(
+                    (x0, b.row), x1 - x0, b.rows, facecolor=job_colour(b.job_id),
+                    edgecolor="white", linewidth=0.6, hatch="//" if back else None,
+                ))  # fmt: skip
+                if back:
+                    legend["backfilled (hatched)"] = Patch(facecolor="0.85", hatch="//",
+                                                           edgecolor="0.4")  # fmt: skip
+                wide = (x1 - x0) > 0.035 * (t1 - t0) / scale
+                tall = b.rows >= max(1, 0.07 * procs)
+                if label_jobs and wide and tall:
+                    ax.text((x0 + x1) / 2, b.row + b.rows / 2, f"J{b.job_id}" + (" B" if back else ""),
+                            ha="center", va="center", fontsize=8, color="black")  # fmt: skip
+            # requested runtime: outline from the first start to start + requested
+            if teach is not None and teach.requested:
+                for b in first_bar.loc[first_bar["host"] == host].itertuples(index=False):
+                    req = teach.requested.get(int(b.job_id))
+                    if req is None:
+                        continue
+                    rows = int(segments.loc[segments["job_id"] == b.job_id, "procs"].iloc[0])
+                    ax.add_patch(Rectangle(
+                        (b.start / scale, b.row), req / scale, rows, fill=False,
+                        edgecolor=job_colour(b.job_id), linestyle="--", linewidth=1.1, zorder=3,
+                    ))  # fmt: skip
+                    legend["requested runtime (dashed outline)"] = Patch(
+                        fill=False, edgecolor="0.3", linestyle="--"
+                    )
+            _draw_interruptions(ax, segments, bars, host, scale, legend)
+            if teach is not None:
+                shown = [(j, a) for j, h, a in teach.reservations if h == host and t0 <= a <= t1]
+                for k, (job, at) in enumerate(shown):
+                    ax.axvline(at / scale, color="black", linestyle=(0, (4, 3)), linewidth=1.2)
+                    ax.text(at / scale, procs * (0.97 - 0.09 * (k % 4)), f" J{job} reserved",
+                            fontsize=8, va="top", ha="left",
+                            bbox={"facecolor": "white", "alpha": 0.7, "linewidth": 0})  # fmt: skip
+                    if shown:
+                        legend["reservation: shadow time (dashed line)"] = Line2D(
+                            [], [], color="black", linestyle=(0, (4, 3))
+                        )
+            ax.set_ylim(0, procs)
+            ax.set_xlim(t0 / scale, t1 / scale)
+            if col == 0:
+                ax.set_ylabel(f"{host}\n({procs} procs)", rotation=0, ha="right", va="center",
+                              fontsize=9)  # fmt: skip
+            ax.set_yticks([0, procs])
+            ax.grid(axis="x", color="0.9")
+            ax.set_axisbelow(True)
+        bottom = axes[-1, col]
+        if teach is not None and teach.submit:
+            arrivals = [(j, t) for j, t in teach.submit.items() if t0 <= t <= t1]
+            if arrivals:
+                bottom.plot([t / scale for _j, t in arrivals], [0] * len(arrivals), marker="^",
+                            linestyle="none", color="black", markersize=7, clip_on=False,
+                            zorder=5)  # fmt: skip
+                legend["arrival (triangle)"] = Line2D([], [], marker="^", color="black",
+                                                      linestyle="none")  # fmt: skip
+        bottom.set_xlabel(f"time ({unit})")
+        axes[0, col].set_title(title or "Processor allocation per host", fontsize=11,
+                               fontweight="bold", pad=14)  # fmt: skip
+    if suptitle:
+        fig.suptitle(suptitle, fontsize=12, fontweight="bold")
+    if legend:
+        fig.legend(list(legend.values()), list(legend), loc="outside lower center",
+                   ncol=min(len(legend), 3), frameon=False, fontsize=9)  # fmt: skip
     return fig
+
+
+def _draw_interruptions(ax: Any, segments: pd.DataFrame, bars: pd.DataFrame, host: str,
+                        scale: float, legend: dict[str, Any]) -> None:  # fmt: skip
+    """Preempted intervals (gaps between a job's allocations) and resizes, from the segments."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch, Rectangle
+
+    segs = segments.sort_values(["job_id", "start"], kind="stable")
+    for job_id, js in segs.groupby("job_id", sort=False):
+        held = js.loc[js["procs"] > 0]
+        if len(held) < 2 and len(js) < 2:
+            continue
+        rows = bars.loc[(bars["job_id"] == job_id) & (bars["host"] == host)]
+        for prev, nxt in zip(held.iloc[:-1].itertuples(), held.iloc[1:].itertuples(), strict=True):
+            if nxt.start > prev.end and prev.host == host:  # off the processors: preempted
+                r = rows.loc[rows["end"] == prev.end]
+                row = int(r["row"].iloc[0]) if len(r) else 0
+                ax.add_patch(Rectangle(
+                    (prev.end / scale, row), (nxt.start - prev.end) / scale, int(prev.procs),
+                    facecolor="none", edgecolor=job_colour(job_id), hatch="..", linewidth=0.8,
+                ))  # fmt: skip
+                ax.text((prev.end + nxt.start) / 2 / scale, row + int(prev.procs), f"J{job_id} preempted",
+                        fontsize=7, ha="center", va="top", zorder=6,
+                        bbox={"facecolor": "white", "alpha": 0.8, "linewidth": 0})  # fmt: skip
+                legend["preempted (dotted)"] = Patch(facecolor="none", edgecolor="0.4", hatch="..")
+            elif nxt.start == prev.end and nxt.procs != prev.procs and nxt.host == host:
+                ax.axvline(nxt.start / scale, color=job_colour(job_id), linewidth=2.0,
+                           linestyle=":")  # fmt: skip
+                ax.text(nxt.start / scale, 0, f" J{job_id} {int(prev.procs)}→{int(nxt.procs)}",
+                        fontsize=7, va="bottom")  # fmt: skip
+                legend["resized (dotted line)"] = Line2D([], [], color="0.4", linestyle=":",
+                                                         linewidth=2)  # fmt: skip
 
 
 def write_gantt(
@@ -186,14 +352,23 @@ def write_gantt(
     host_names: Sequence[str] | None = None,
     title: str = "",
     dpi: int = 120,
+    teaching: Teaching | None = None,
 ) -> str:
     """Draw :func:`gantt_figure` and write it as PNG to ``path``."""
-    import matplotlib.pyplot as plt
-
-    fig = gantt_figure(segments, hosts, start=start, end=end, host_names=host_names, title=title)
+    fig = gantt_figure(segments, hosts, start=start, end=end, host_names=host_names,
+                       title=title, teaching=teaching)  # fmt: skip
     fig.savefig(path, dpi=dpi)
-    plt.close(fig)
     return path
 
 
-__all__ = ["assign_rows", "gantt_figure", "write_gantt"]
+__all__ = [
+    "EmptyWindow",
+    "GanttRecorder",
+    "Teaching",
+    "assign_rows",
+    "gantt_compare",
+    "gantt_figure",
+    "job_colour",
+    "teaching_from_jobs",
+    "write_gantt",
+]

@@ -12,9 +12,16 @@ mailed or archived alone; the PNGs and the tables (CSV) are also written next
 to it.
 
 Panels: whatever the sweep varies besides the policy (months = seeds, loads,
-estimate scenarios) gets one panel per level.  With more than
+estimate scenarios) gets one panel per level, in every figure.  With more than
 ``MAX_PANELS`` combinations the seeds are pooled (the jobs of all seeds
-together); beyond that only the first ``MAX_PANELS`` are drawn, as the page says.
+together); beyond that only the first ``MAX_PANELS`` are drawn, and the page
+says so next to every figure concerned.
+
+The page is a list of *sections* (:data:`SECTIONS`): each is a function
+``section(ctx) -> str`` returning an HTML fragment (or ``""``) from a
+:class:`PageContext`.  Another module adds its own page section with
+``SECTIONS.insert(i, my_section)`` or :func:`add_section` -- the report itself
+needs no other change.
 """
 
 from __future__ import annotations
@@ -25,17 +32,18 @@ import json
 import math
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from o2ksim.report import data
+from o2ksim.report import data, partitioning_view
 from o2ksim.sweep import Results, load_results
 
 MAX_PANELS = 6
-MAX_UTIL_PANELS = 4
+MAX_UTIL_PANELS = MAX_PANELS  # every figure draws every panel it has
 HOUR = 3600.0
 
 
@@ -57,6 +65,10 @@ class Gathered:
     window: tuple[float, float] | None
     notes: list[str] = field(default_factory=list)
     lsf_classes: pd.DataFrame = field(default_factory=pd.DataFrame)
+    classes: pd.DataFrame = field(default_factory=pd.DataFrame)
+    level_cols: list[str] = field(default_factory=list)
+    short_panels: dict[str, str] = field(default_factory=dict)
+    partitioning: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def _level(v: Any) -> str:
@@ -86,13 +98,17 @@ def gather(results: Results, max_panels: int = MAX_PANELS) -> Gathered:
         pooled = True
         notes.append("Seeds are pooled: each panel shows the jobs of every seed together.")
     ok["panel"] = [_panel_label(r, vary) for _, r in ok.iterrows()] if vary else ""
+    short = {
+        _panel_label(r, vary): ", ".join(_level(r[c]) for c in vary) for _, r in ok.iterrows()
+    } if vary else {}  # fmt: skip
     panels = list(dict.fromkeys(ok.sort_values("index")["panel"]))
     truncated = max(0, len(panels) - max_panels)
     if truncated:
         notes.append(f"Only the first {max_panels} of {len(panels)} panels are drawn.")
         panels = panels[:max_panels]
 
-    rt, p95, procs, mem = [], [], [], []
+    rt, p95, procs, mem, classes = [], [], [], [], []
+    on_o2k = True
     by_policy: dict[str, list[pd.DataFrame]] = {}
     for (panel, pol), grp in ok.loc[ok["panel"].isin(panels)].groupby(
         ["panel", "policy"], sort=False
@@ -107,6 +123,9 @@ def gather(results: Results, max_panels: int = MAX_PANELS) -> Gathered:
         ):
             if len(frame):
                 out.append(frame.assign(panel=panel, policy=pol))
+        on_o2k = on_o2k and _on_o2k_hosts(jobs)
+        if on_o2k:
+            classes.append(data.class_groups(jobs).assign(panel=panel, policy=pol))
 
     lsf_classes = _lsf_classes(by_policy)
     util, window = _utilisation(results, ok, panels[:MAX_UTIL_PANELS], pooled)
@@ -127,7 +146,20 @@ def gather(results: Results, max_panels: int = MAX_PANELS) -> Gathered:
         window=window,
         notes=notes,
         lsf_classes=lsf_classes,
+        classes=_concat(classes) if on_o2k else pd.DataFrame(),
+        level_cols=[f for f in vary if f != "seed"],
+        short_panels=short,
+        partitioning=partitioning_view.partitioning_table(by_policy),
     )
+
+
+def _on_o2k_hosts(jobs: pd.DataFrame) -> bool:
+    """Whether every job ran on a host of ``hosts/o2k.toml`` (where the LSF classes are defined)."""
+    from o2ksim.machine import load_machine
+
+    names = {h.name for h in load_machine("o2k").hosts}
+    hosts = set(jobs["host"].dropna())
+    return bool(hosts) and hosts <= names
 
 
 def _lsf_classes(by_policy: dict[str, list[pd.DataFrame]]) -> pd.DataFrame:
@@ -234,18 +266,35 @@ FIGURES = (
         "jobs without a memory request are left out.",
     ),
     (
+        "class_mean_wait",
+        "Average wait per NCSA-LSF* job class, every policy (as T§3.6 Fig. 5): time class "
+        "(s, m, l: requested runtime) and size class (sj, mj, lj: processors and memory), "
+        "thesis Table 3.",
+    ),
+    (
+        "class_max_wait",
+        "Maximum wait per NCSA-LSF* job class, every policy (as T§3.6 Fig. 6).",
+    ),
+    (
+        "class_slowdown",
+        "Average slowdown per NCSA-LSF* job class, every policy; log scale.",
+    ),
+    (
         "utilisation",
-        "Fraction of the machine's processors in use over time; the analysis window "
-        "is shaded (the warm-up is before it).",
+        "Fraction of the machine's processors in use over time (0 to 1); the analysis "
+        "window is shaded (the warm-up is before it).",
     ),
 )
+"""Every figure of the page in order: file name and caption."""
 
 
 def make_figures(g: Gathered, fig_dir: Path) -> dict[str, Path]:
-    """Draw every figure that has data; returns name -> PNG path."""
+    """Draw every figure that has data; returns name -> PNG path.
+
+    Every figure draws every panel in ``g.panels``: none is dropped silently.
+    """
     from o2ksim.report import figures as F
 
-    F.setup_style()
     fig_dir.mkdir(parents=True, exist_ok=True)
     out: dict[str, Path] = {}
 
@@ -254,52 +303,55 @@ def make_figures(g: Gathered, fig_dir: Path) -> dict[str, Path]:
         F.save(fig, str(path))
         out[name] = path
 
-    x = None
-    if g.panel_cols:
-        x = "panel"
-    tab = g.table.loc[g.table["panel"].isin(g.panels)] if g.panels else g.table
-    if len(tab):
-        xlabel = ", ".join(c.rsplit(".", 1)[-1] for c in g.panel_cols)
-        keep("overall", F.overall_figure(tab, g.policies, x, xlabel))
-    if len(g.runtime):
-        keep("wait_vs_runtime", F.runtime_figure(g.runtime, g.policies, g.panels, "mean_wait"))
-    if len(g.p95):
-        keep("p95_vs_runtime", F.p95_figure(g.p95, g.policies, g.panels))
-    if len(g.runtime):
-        keep("max_vs_runtime", F.runtime_figure(g.runtime, g.policies, g.panels, "max_wait"))
-        if g.runtime["mean_slowdown"].notna().any():
-            keep(
-                "slowdown_vs_runtime",
-                F.runtime_figure(g.runtime, g.policies, g.panels, "mean_slowdown"),
-            )
-    size_panels = g.panels[:MAX_UTIL_PANELS]
-    if len(g.procs):
-        keep(
-            "wait_vs_procs",
-            F.size_figure(
-                g.procs.loc[g.procs["panel"].isin(size_panels)], g.policies, size_panels, "procs"
-            ),
-        )
-    if len(g.mem):
-        keep(
-            "wait_vs_mem",
-            F.size_figure(
-                g.mem.loc[g.mem["panel"].isin(size_panels)], g.policies, size_panels, "mem"
-            ),
-        )
-    if len(g.util):
-        util_panels = list(dict.fromkeys(g.util["panel"]))
-        keep("utilisation", F.utilisation_figure(g.util, g.policies, util_panels, g.window))
+    with F.report_style():
+        x = "level" if g.panel_cols else None
+        tab = g.table.loc[g.table["panel"].isin(g.panels)] if g.panels else g.table
+        if len(tab):
+            tab = tab.assign(level=[g.short_panels.get(p, p) for p in tab["panel"]])
+            xlabel = ", ".join(c.rsplit(".", 1)[-1] for c in g.panel_cols)
+            keep("overall", F.overall_figure(tab, g.policies, x, xlabel))
+        if len(g.runtime):
+            keep("wait_vs_runtime", F.runtime_figure(g.runtime, g.policies, g.panels, "mean_wait"))
+        if len(g.p95):
+            keep("p95_vs_runtime", F.p95_figure(g.p95, g.policies, g.panels))
+        if len(g.runtime):
+            keep("max_vs_runtime", F.runtime_figure(g.runtime, g.policies, g.panels, "max_wait"))
+            if g.runtime["mean_slowdown"].notna().any():
+                keep(
+                    "slowdown_vs_runtime",
+                    F.runtime_figure(g.runtime, g.policies, g.panels, "mean_slowdown"),
+                )
+        if len(g.procs):
+            keep("wait_vs_procs", F.size_figure(g.procs, g.policies, g.panels, "procs"))
+        if len(g.mem):
+            keep("wait_vs_mem", F.size_figure(g.mem, g.policies, g.panels, "mem"))
+        if len(g.classes):
+            keep("class_mean_wait", F.class_figure(g.classes, g.policies, g.panels, "mean_wait"))
+            keep("class_max_wait", F.class_figure(g.classes, g.policies, g.panels, "max_wait"))
+            if g.classes["mean_slowdown"].notna().any():
+                keep(
+                    "class_slowdown",
+                    F.class_figure(g.classes, g.policies, g.panels, "mean_slowdown"),
+                )
+        if len(g.util):
+            util_panels = list(dict.fromkeys(g.util["panel"]))
+            keep("utilisation", F.utilisation_figure(g.util, g.policies, util_panels, g.window))
     return out
 
 
 # ------------------------------------------------------------------------------------ tables
-def ranking(g: Gathered) -> pd.DataFrame:
-    """Per policy: runs and the mean over its runs of each overall measure (waits in hours)."""
-    t = g.table
+def ranking(g: Gathered, table: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per policy: runs and the mean over its runs of each overall measure (waits in hours).
+
+    ``table``: the runs to rank (default: all finished runs).  See
+    :func:`rankings` for one ranking per factor level.
+    """
+    t = g.table if table is None else table
     rows = []
     for pol in g.policies:
         part = t.loc[t["policy"] == pol]
+        if part.empty:
+            continue
         rows.append(
             {
                 "policy": pol,
@@ -309,10 +361,31 @@ def ranking(g: Gathered) -> pd.DataFrame:
                 "max wait (h)": part["max_wait"].mean() / HOUR,
                 "mean slowdown": part["mean_slowdown"].mean(),
                 "mean bounded slowdown": part["mean_bounded_slowdown"].mean(),
-                "utilisation": part["utilisation"].mean(),
+                "utilisation (fraction)": part["utilisation"].mean(),
             }
         )
     return pd.DataFrame(rows)
+
+
+def rankings(g: Gathered) -> list[tuple[str, pd.DataFrame]]:
+    """One ranking per level of the factors the sweep varies (seeds are averaged).
+
+    A policy that wins at light load may lose at heavy load: averaging over
+    the levels would hide that, so each level gets its own table.  Returns
+    ``(level label, ranking)`` pairs; one pair with label ``""`` without factors.
+    """
+    if not g.level_cols or len(g.table) == 0:
+        return [("", ranking(g))]
+    t = g.table
+    keys = t[g.level_cols].astype(str).agg(" | ".join, axis=1)
+    out = []
+    for key in dict.fromkeys(keys.loc[t.sort_values("index").index]):
+        part = t.loc[keys == key]
+        label = ", ".join(
+            f"{c.rsplit('.', 1)[-1]} {_level(part[c].iloc[0])}" for c in g.level_cols
+        )
+        out.append((label, ranking(g, part)))
+    return out
 
 
 LOWER_IS_BETTER = (
@@ -392,7 +465,7 @@ def runs_table(results: Results) -> pd.DataFrame:
     ):
         out[name] = t[k] / HOUR
     out["mean slowdown"] = t["mean_slowdown"]
-    out["utilisation"] = t["utilisation"]
+    out["utilisation (fraction)"] = t["utilisation"]
     out["wall (s)"] = t["wall_seconds"]
     return out
 
@@ -417,17 +490,30 @@ nav a { margin-right: 14px; font-size: 0.92em; }
 """
 
 
-def build_page(results: Results, g: Gathered, figs: dict[str, Path]) -> str:
-    """The HTML text (figures embedded from ``figs``)."""
-    from o2ksim.simulate import versions
+@dataclass
+class PageContext:
+    """What a page section may use: the results, the gathered tables and the drawn figures."""
 
+    results: Results
+    g: Gathered
+    figs: dict[str, Path]
+    out_dir: Path | None = None
+
+
+def _figure_html(name: str, path: Path, caption: str) -> str:
     esc = html.escape
+    b64 = base64.b64encode(path.read_bytes()).decode("ascii")
+    return (
+        f"<figure id='fig-{esc(name)}'><img alt='{esc(name)}' src='data:image/png;base64,{b64}'>"
+        f"<figcaption>{esc(caption)}</figcaption></figure>"
+    )
+
+
+def section_header(ctx: PageContext) -> str:
+    """Title, description, run counts and the navigation bar."""
+    results, esc = ctx.results, html.escape
     title = f"o2ksim report: {results.scenario_name}" + (" (reduced)" if results.reduced else "")
-    parts = [
-        f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{esc(title)}</title>",
-        f"<style>{CSS}</style></head><body><main>",
-        f"<h1>{esc(title)}</h1>",
-    ]
+    parts = [f"<h1>{esc(title)}</h1>"]
     if results.description:
         parts.append(f"<p>{esc(results.description)}</p>")
     n_ok = int((results.table["status"] == "ok").sum())
@@ -447,90 +533,221 @@ def build_page(results: Results, g: Gathered, figs: dict[str, Path]) -> str:
         "<a href='#runs'>Runs</a><a href='#scenario'>Scenario</a>"
         "<a href='#versions'>Versions</a></nav>"
     )
+    return "\n".join(parts)
 
-    parts.append("<h2 id='answer'>Which policy?</h2>")
+
+def section_answer(ctx: PageContext) -> str:
+    """"Which policy?": a ranking per factor level, with the best value of each measure marked."""
+    g = ctx.g
+    parts = ["<h2 id='answer'>Which policy?</h2>"]
     if len(g.table) == 0:
         parts.append("<p class='note'>No run has finished.</p>")
-    else:
-        rank = ranking(g)
+        return "\n".join(parts)
+    parts.append(
+        "<p>Mean over each policy's finished runs (seeds averaged); the best value of each "
+        "measure is highlighted. Waits in hours; slowdown = response time / actual runtime; "
+        "utilisation is the fraction of processors in use."
+        + (" One ranking per factor level: a policy that wins at one level may lose at another."
+           if g.level_cols else "")
+        + "</p>"
+    )  # fmt: skip
+    for label, rank in rankings(g):
+        if label:
+            parts.append(f"<h3>{html.escape(label)}</h3>")
         best = {c: rank[c].min() for c in LOWER_IS_BETTER if rank[c].notna().any()}
-        parts.append(
-            "<p>Mean over each policy's finished runs; the best value of each measure is "
-            "highlighted. Waits in hours; slowdown = response time / actual runtime.</p>"
-        )
         parts.append(_html_table(rank, best))
         sentences = verdict(rank)
         if sentences:
             parts.append("<ul>" + "".join(f"<li>{s}</li>" for s in sentences) + "</ul>")
-        counts = rank["runs"].unique()
-        if len(counts) > 1:
+        if rank["runs"].nunique() > 1:
             parts.append(
                 "<p class='note'>The policies have different numbers of finished runs, "
                 "so their means are over different runs.</p>"
             )
     for n in g.notes:
-        parts.append(f"<p class='note'>{esc(n)}</p>")
+        parts.append(f"<p class='note'>{html.escape(n)}</p>")
+    return "\n".join(parts)
 
-    parts.append("<h2 id='figures'>Figures</h2>")
+
+def section_figures(ctx: PageContext) -> str:
+    """Every drawn figure with its caption; says which panels there are and what is missing."""
+    g, figs, esc = ctx.g, ctx.figs, html.escape
+    parts = ["<h2 id='figures'>Figures</h2>"]
     if g.panel_cols:
+        what = ", ".join(c.rsplit(".", 1)[-1] for c in g.panel_cols)
         parts.append(
-            f"<p>One panel per {esc(', '.join(c.rsplit('.', 1)[-1] for c in g.panel_cols))}.</p>"
+            f"<p>One panel per {esc(what)} in every figure ({len(g.panels)} panels: "
+            f"{esc('; '.join(g.panels))}).</p>"
+        )
+    if g.truncated:
+        parts.append(
+            f"<p class='note'>{g.truncated} more panel(s) are not drawn (at most {MAX_PANELS} "
+            "per figure); their runs are in the tables below.</p>"
         )
     for name, caption in FIGURES:
-        if name not in figs:
-            continue
-        b64 = base64.b64encode(figs[name].read_bytes()).decode("ascii")
-        parts.append(
-            f"<figure id='fig-{name}'><img alt='{esc(name)}' src='data:image/png;base64,{b64}'>"
-            f"<figcaption>{esc(caption)}</figcaption></figure>"
-        )
+        if name in figs:
+            parts.append(_figure_html(name, figs[name], caption))
     missing = [n for n, _ in FIGURES if n not in figs]
     if missing and len(g.table):
         parts.append(f"<p class='meta'>Not drawn (no data): {esc(', '.join(missing))}.</p>")
+    return "\n".join(parts)
 
-    if len(g.lsf_classes):
-        parts.append("<h2 id='lsf-classes'>Wait per LSF class</h2>")
-        parts.append(
+
+def section_classes(ctx: PageContext) -> str:
+    """The per-class table behind thesis Figs. 5-6 (runs on the O2K hosts only)."""
+    g = ctx.g
+    if not len(g.lsf_classes):
+        return ""
+    return "\n".join(
+        [
+            "<h2 id='lsf-classes'>Wait per LSF class</h2>",
             "<p>Mean and maximum wait of each NCSA-LSF* job class (time class by requested "
             "runtime, size class by processors and memory; thesis Table 3, Figures 5-6), "
-            "for every policy, seeds pooled.</p>"
-        )
-        parts.append(_html_table(g.lsf_classes, cls="lsf"))
+            "for every policy, seeds pooled.</p>",
+            _html_table(g.lsf_classes, cls="lsf"),
+        ]
+    )
 
+
+
+def section_immediate(ctx: PageContext) -> str:
+    """Immediate service's counters and the ≤ 1 min / > 1 min comparison (thesis §5.5)."""
     from o2ksim.report import immediate
 
-    parts.append(immediate.section(results))  # thesis §5.5 counters; "" without immediate service
-    parts.append("<h2 id='runs'>Runs</h2>")
-    parts.append(_html_table(runs_table(results), cls="runs"))
+    return immediate.section(ctx.results)  # "" without immediate service
+
+
+def section_partitioning(ctx: PageContext) -> str:
+    """Dynamic partitioning: repartitionings, resizes and processor shares (thesis §6.1)."""
+    return partitioning_view.section(ctx.g.partitioning, _html_table)
+
+
+def section_goal(ctx: PageContext) -> str:
+    """Goal-oriented policies: total normalized excessive waits and the class wait matrix (G§4)."""
+    from o2ksim.report.goal import goal_section
+
+    return "\n".join(goal_section(ctx.results, ctx.g))
+
+
+def section_runs(ctx: PageContext) -> str:
+    """Every planned run, and the failed runs with their errors."""
+    results, esc = ctx.results, html.escape
+    parts = ["<h2 id='runs'>Runs</h2>", _html_table(runs_table(results), cls="runs")]
     failed = results.table.loc[results.table["status"] == "failed", "run_id"]
     if len(failed):
         parts.append("<h3 class='failed'>Failed runs</h3>")
         for rid in failed:
             parts.append(f"<p><b>{esc(rid)}</b></p><pre>{esc(results.error(rid))}</pre>")
+    return "\n".join(parts)
 
-    parts.append("<h2 id='scenario'>Scenario</h2>")
-    parts.append(
-        f"<pre>{html.escape(results.scenario_text or '(not recorded)', quote=False)}</pre>"
-    )
 
-    parts.append("<h2 id='versions'>Versions</h2>")
-    vers = versions()
+def section_scenario(ctx: PageContext) -> str:
+    """The scenario text the sweep ran."""
+    text = ctx.results.scenario_text or "(not recorded)"
+    return f"<h2 id='scenario'>Scenario</h2>\n<pre>{html.escape(text, quote=False)}</pre>"
+
+
+def section_versions(ctx: PageContext) -> str:
+    """Versions that made the report, and those recorded by the runs."""
     import matplotlib
     import seaborn
 
+    from o2ksim.simulate import versions
+
+    vers = versions()
     vers.update({"seaborn": seaborn.__version__, "matplotlib": matplotlib.__version__})
-    parts.append("<p>This report was made with:</p>")
+    parts = ["<h2 id='versions'>Versions</h2>", "<p>This report was made with:</p>"]
     parts.append(_html_table(pd.DataFrame([vers])))
     recorded = {}
-    for rid in results.ok["run_id"]:
-        v = results.run_summary(rid).get("versions")
+    for rid in ctx.results.ok["run_id"]:
+        v = ctx.results.run_summary(rid).get("versions")
         if v:
             recorded[json.dumps(v, sort_keys=True)] = v
     if recorded:
         parts.append("<p>The runs were simulated with:</p>")
         parts.append(_html_table(pd.DataFrame(list(recorded.values()))))
-    parts.append("</main></body></html>")
     return "\n".join(parts)
+
+
+SECTIONS: list[Callable[[PageContext], str]] = [
+    section_header,
+    section_answer,
+    section_figures,
+    section_classes,
+    section_immediate,
+    section_partitioning,
+    section_goal,
+    section_runs,
+    section_scenario,
+    section_versions,
+]
+"""The page, top to bottom.  Other modules add sections here (see :func:`add_section`)."""
+
+
+def add_section(section: Callable[[PageContext], str], *, before: str = "section_runs") -> None:
+    """Insert ``section`` into :data:`SECTIONS` before the section named ``before``.
+
+    E.g. a queue-time prediction page: ``add_section(prediction_section)``
+    puts it after the figures and the class tables, before the list of runs.
+    """
+    names = [f.__name__ for f in SECTIONS]
+    if section in SECTIONS:
+        return
+    SECTIONS.insert(names.index(before) if before in names else len(SECTIONS), section)
+
+
+def build_page(results: Results, g: Gathered, figs: dict[str, Path]) -> str:
+    """The HTML text (figures embedded from ``figs``): every section of :data:`SECTIONS`."""
+    title = f"o2ksim report: {results.scenario_name}" + (" (reduced)" if results.reduced else "")
+    ctx = PageContext(results, g, figs)
+    body = [part for section in SECTIONS if (part := section(ctx))]
+    return "\n".join(
+        [
+            "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            f"<title>{html.escape(title)}</title>",
+            f"<style>{CSS}</style></head><body><main>",
+            *body,
+            "</main></body></html>",
+        ]
+    )
+
+
+def write_result_report(
+    result: Any, out_dir: str | os.PathLike[str], *, name: str = "run", description: str = ""
+) -> Path:
+    """The HTML report of one :class:`~o2ksim.simulate.Result` (``o2ksim run --report``).
+
+    The result is stored as a one-run results directory in ``OUT_DIR/results``
+    (the layout of :mod:`o2ksim.sweep`, so ``o2ksim gantt OUT_DIR/results`` works
+    on it too) and the page is written to ``OUT_DIR/report/report.html``.
+    """
+    import re
+
+    from o2ksim.scenario import RunSpec
+    from o2ksim.sweep import _write_json, outcome_of, store_outcome, summary_table, write_table
+
+    out = Path(out_dir)
+    results_dir = out / "results"
+    label = str(result.config.get("label") or result.policy.get("name", "policy"))
+    run = RunSpec(re.sub(r"[^A-Za-z0-9.+=-]+", "_", label), 0, {"policy": label}, result.config)
+    results_dir.mkdir(parents=True, exist_ok=True)
+    (results_dir / "scenario.toml").write_text(
+        "# made by o2ksim run; the run's configuration:\n"
+        + "".join(f"# {k} = {v}\n" for k, v in result.config.items())
+    )
+    _write_json(
+        results_dir / "plan.json",
+        {
+            "scenario": name,
+            "description": description,
+            "source": str(result.config.get("workload", "")),
+            "factors": ["policy"],
+            "runs": [run.to_dict()],
+        },
+    )
+    store_outcome(results_dir, run, outcome_of(run.run_id, result, result.stats.wall_seconds))
+    write_table(results_dir, summary_table(results_dir, [run]))
+    return write_report(results_dir, out / "report")
 
 
 def write_report(
@@ -540,6 +757,10 @@ def write_report(
 
     ``out_dir`` defaults to ``RESULTS_DIR/report``.
     """
+    from o2ksim.report.prediction import is_prediction_dir, write_prediction_report
+
+    if is_prediction_dir(results_dir):  # an `o2ksim predict` directory: the prediction page
+        return write_prediction_report(results_dir, out_dir)
     results = load_results(results_dir)
     out = Path(out_dir) if out_dir is not None else Path(results_dir) / "report"
     out.mkdir(parents=True, exist_ok=True)
@@ -548,12 +769,15 @@ def write_report(
     tables = out / "tables"
     tables.mkdir(exist_ok=True)
     if len(g.table):
-        ranking(g).to_csv(tables / "ranking.csv", index=False)
+        pd.concat(
+            [r.assign(level=label) for label, r in rankings(g)], ignore_index=True
+        ).to_csv(tables / "ranking.csv", index=False)
     for name, frame in (
         ("runtime_groups", g.runtime),
         ("p95_points", g.p95),
         ("wait_vs_procs", g.procs),
         ("wait_vs_mem", g.mem),
+        ("class_groups", g.classes),
     ):
         if len(frame):
             frame.to_csv(tables / f"{name}.csv", index=False)
@@ -563,4 +787,16 @@ def write_report(
     return page
 
 
-__all__ = ["Gathered", "build_page", "gather", "make_figures", "ranking", "write_report"]
+__all__ = [
+    "SECTIONS",
+    "Gathered",
+    "PageContext",
+    "add_section",
+    "build_page",
+    "gather",
+    "make_figures",
+    "ranking",
+    "rankings",
+    "write_report",
+    "write_result_report",
+]

@@ -12,7 +12,8 @@ One PNG per figure, drawn from a :class:`~o2ksim.workloads.characterize.Characte
 * ``ratio.png`` -- actual/requested runtime CDF (T Fig. 40);
 * ``lsf_classes.png`` -- job share per LSF class next to the Table 6 mean.
 
-Runtime axes are logarithmic.  Matplotlib uses the Agg backend (files only).
+Runtime axes are logarithmic.  Figures are drawn without pyplot, so the
+user's matplotlib backend and style are left alone.
 """
 
 from __future__ import annotations
@@ -20,15 +21,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")  # figures are written to files; never open a window
-
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+from o2ksim.report.figures import report_style, subplots
 
 __all__ = ["write_figures"]
 
@@ -54,20 +52,23 @@ def _ecdf(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _save(fig: Any, path: Path) -> Path:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
     return path
 
 
 def write_figures(char: Any, out_dir: str | Path) -> list[Path]:
     """Draw the characterisation's figures into *out_dir*; returns the files written."""
+    with report_style():
+        return _write_figures(char, out_dir)
+
+
+def _write_figures(char: Any, out_dir: str | Path) -> list[Path]:
     d = Path(out_dir)
     d.mkdir(parents=True, exist_ok=True)
-    sns.set_theme(style="whitegrid", context="paper", palette="colorblind", font_scale=1.1)
     out: list[Path] = []
     t = char.tables
     data = char.data
 
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    fig, ax = subplots(figsize=(6, 3.5))
     sns.barplot(
         data=t["jobs_per_day_of_week"], x="day", y="mean_jobs", ax=ax, color=sns.color_palette()[0]
     )
@@ -75,7 +76,7 @@ def write_figures(char: Any, out_dir: str | Path) -> list[Path]:
     ax.set_xlabel("")
     out.append(_save(fig, d / "jobs_per_day.png"))
 
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    fig, ax = subplots(figsize=(6, 3.5))
     hours = t["jobs_per_hour"].melt(id_vars="hour", var_name="days", value_name="jobs")
     hours["days"] = hours["days"].str.replace("_mean", "")
     sns.lineplot(data=hours, x="hour", y="jobs", hue="days", marker="o", ax=ax)
@@ -87,7 +88,7 @@ def write_figures(char: Any, out_dir: str | Path) -> list[Path]:
     inter = data.get("interarrivals", {})
     names = [n for n in periods["period"] if len(inter.get(n, [])) > 1]
     if names:
-        fig, axes = plt.subplots(
+        fig, axes = subplots(
             1, len(names), figsize=(3.2 * len(names), 3.2), sharey=True, squeeze=False
         )
         for ax, name in zip(axes[0], names, strict=True):
@@ -118,7 +119,7 @@ def write_figures(char: Any, out_dir: str | Path) -> list[Path]:
         axes[0][-1].legend(fontsize=7)
         out.append(_save(fig, d / "interarrivals.png"))
 
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    fig, ax = subplots(figsize=(6, 3.5))
     sns.barplot(data=t["processors"], x="procs", y="share", ax=ax, color=sns.color_palette()[1])
     ax.set_ylabel("share of jobs")
     ax.set_xlabel("requested processors")
@@ -126,7 +127,7 @@ def write_figures(char: Any, out_dir: str | Path) -> list[Path]:
 
     mem = data.get("mem_mb")
     if mem is not None and np.isfinite(mem).any():
-        fig, ax = plt.subplots(figsize=(6, 3.5))
+        fig, ax = subplots(figsize=(6, 3.5))
         x, f = _ecdf(mem[np.isfinite(mem) & (mem > 0)])
         ax.step(x, f, where="post")
         ax.set_xscale("log")
@@ -134,7 +135,7 @@ def write_figures(char: Any, out_dir: str | Path) -> list[Path]:
         ax.set_ylabel("cumulative share of jobs")
         out.append(_save(fig, d / "memory.png"))
 
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    fig, ax = subplots(figsize=(6, 3.5))
     req, run = data["req"], data["run"]
     if (req > 0).any():
         x, f = _ecdf(req[req > 0])
@@ -148,7 +149,7 @@ def write_figures(char: Any, out_dir: str | Path) -> list[Path]:
 
     ratio = data.get("ratio")
     if ratio is not None and len(ratio):
-        fig, ax = plt.subplots(figsize=(6, 3.5))
+        fig, ax = subplots(figsize=(6, 3.5))
         x, f = _ecdf(np.maximum(ratio, 1e-5))
         ax.step(x, f, where="post")
         ax.set_xscale("log")
@@ -167,7 +168,7 @@ def write_figures(char: Any, out_dir: str | Path) -> list[Path]:
     cls["source"] = cls["source"].map(
         {"share": "this trace", "table6_share": "thesis Table 6 (mean)"}
     )
-    fig, ax = plt.subplots(figsize=(8, 3.5))
+    fig, ax = subplots(figsize=(8, 3.5))
     sns.barplot(data=cls, x="class", y="share_of_jobs", hue="source", ax=ax)
     ax.set_ylabel("share of jobs")
     ax.set_xlabel("LSF job class")

@@ -32,7 +32,18 @@ import numpy as np
 import pandas as pd
 
 from o2ksim.errors import O2KSimError
-from o2ksim.workloads.o2k import LSF_CLASSES
+from o2ksim.workloads import distributions as dist
+from o2ksim.workloads.clock import local_clock, local_clock_unix, trace_tz
+from o2ksim.workloads.o2k_classes import (
+    CLASS_NAMES,
+    KB_PER_MB,
+    SIZE_CLASSES,
+    TABLE6_JOB_SHARE,
+    TABLE6_JOB_SHARE_RANGE,
+    TABLE6_PXT,
+    TIME_CLASSES,
+    class_index,
+)
 from o2ksim.workloads.reshape import offered_load
 
 __all__ = [
@@ -56,57 +67,7 @@ DEFAULT_PERIODS: tuple[dict[str, Any], ...] = (
 )
 """The arrival-rate periods of T§4.3 (weekday peak 8am-6pm, intermediate 6pm-midnight, low midnight-8am)."""
 
-_CLASSES = LSF_CLASSES
-TABLE6_JOB_SHARE: dict[str, float] = dict(
-    zip(
-        _CLASSES,
-        (
-            0.3686,
-            0.2325,
-            0.0657,
-            0.0121,
-            0.1039,
-            0.0573,
-            0.0199,
-            0.0043,
-            0.0880,
-            0.0328,
-            0.0117,
-            0.0031,
-        ),
-        strict=True,
-    )
-)
-"""Share of jobs per LSF class, mean of the nine months of thesis Table 6 (Oct 1999 - Dec 2000)."""
-TABLE6_JOB_SHARE_RANGE: dict[str, tuple[float, float]] = dict(
-    zip(
-        _CLASSES,
-        (
-            (0.3084, 0.4691),
-            (0.1615, 0.2808),
-            (0.0390, 0.1641),
-            (0.0047, 0.0285),
-            (0.0816, 0.1494),
-            (0.0323, 0.0661),
-            (0.0107, 0.0276),
-            (0.0018, 0.0076),
-            (0.0608, 0.1286),
-            (0.0180, 0.0589),
-            (0.0055, 0.0214),
-            (0.0018, 0.0080),
-        ),
-        strict=True,
-    )
-)
-"""Smallest and largest share of jobs per LSF class over the nine months of thesis Table 6."""
-TABLE6_PXT: dict[str, float] = dict(
-    zip(
-        _CLASSES,
-        (0.018, 0.097, 0.099, 0.041, 0.024, 0.099, 0.130, 0.033, 0.057, 0.138, 0.131, 0.059),
-        strict=True,
-    )
-)
-"""Processor demand per LSF class as a fraction of the eight hosts' capacity, nine-month mean of Table 6."""
+_CLASSES = CLASS_NAMES
 
 _DAYNAMES = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 _P_BINS = [
@@ -148,53 +109,6 @@ _O2K_DEFAULTS_S = (18000, 180000, 720000, 1440000)
 
 
 # ============================================================================
-# clocks
-# ============================================================================
-
-
-def local_clock_unix(
-    unix: np.ndarray, tz: str | int | None = None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(day, minute, weekday)`` of Unix times on a local clock.
-
-    ``day`` counts local calendar days since 1970-01-01, ``minute`` is the
-    minute of the day (0-1439), ``weekday`` 0 = Monday.  *tz* is an IANA zone
-    name (daylight saving applied), a fixed offset in seconds added to UTC, or
-    ``None`` for UTC.  An unknown zone name falls back to UTC.
-    """
-    unix = np.asarray(unix, dtype=np.int64)
-    if isinstance(tz, str) and tz and tz.upper() not in ("UTC", "GMT", "Z"):
-        try:
-            idx = pd.to_datetime(unix, unit="s", utc=True).tz_convert(tz)
-            offset = np.asarray(idx.tz_localize(None).as_unit("s").asi8, dtype=np.int64) - unix
-        except Exception:  # unknown zone: UTC
-            offset = np.zeros(len(unix), dtype=np.int64)
-    elif isinstance(tz, int | np.integer) and not isinstance(tz, bool):
-        offset = np.full(len(unix), int(tz), dtype=np.int64)
-    else:
-        offset = np.zeros(len(unix), dtype=np.int64)
-    local = unix + offset
-    day = np.floor_divide(local, 86400)
-    minute = (local - day * 86400) // 60
-    weekday = (day + 3) % 7
-    return day, minute, weekday
-
-
-def _trace_tz(header: Any) -> str | int | None:
-    tzs = getattr(header, "time_zone_string", None)
-    if tzs:
-        return str(tzs).strip()
-    tz = getattr(header, "time_zone", None)
-    return int(tz) if tz is not None else None
-
-
-def local_clock(trace: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`local_clock_unix` of a trace's submit times (``UnixStartTime`` + submit; 0 when unknown)."""
-    start = int(getattr(trace.header, "unix_start_time", None) or 0)
-    return local_clock_unix(trace.jobs["submit"].to_numpy() + start, _trace_tz(trace.header))
-
-
-# ============================================================================
 # derived job quantities
 # ============================================================================
 
@@ -214,7 +128,8 @@ def class_shares(
     jobs: pd.DataFrame,
     *,
     capacity: float | None = None,
-    lsf: Mapping[str, Sequence[float]] | None = None,
+    time_classes: Sequence[tuple[str, float]] = TIME_CLASSES,
+    size_classes: Sequence[tuple[str, int, float]] = SIZE_CLASSES,
 ) -> pd.DataFrame:
     """Jobs and processor demand per LSF class (T Table 3) next to Table 6 (nine-month mean and range).
 
@@ -222,18 +137,11 @@ def class_shares(
     demand into a fraction of the machine.  Jobs that fit no class are counted
     in ``none``.
     """
-    from o2ksim.workloads.o2k import lsf_class
-
-    lsf = lsf or {
-        "time_limits_h": [5, 50, 200, 400],
-        "size_procs": [8, 16, 64],
-        "size_mem_mb": [2048, 4096, 16384],
-    }
     p = _procs(jobs)
     mem = np.nan_to_num(_memory_mb(jobs, p), nan=0.0)
     req = jobs["req_time"].to_numpy().astype(float)
     req = np.where(req > 0, req, np.inf)
-    cls = lsf_class(p, mem, req, lsf)
+    cls = class_index(p, mem * KB_PER_MB, req, time_classes, size_classes)
     pxt = np.maximum(p, 0) * np.maximum(jobs["run_time"].to_numpy(), 0).astype(float)
     rows = []
     n = max(len(jobs), 1)
@@ -433,18 +341,16 @@ def characterize(
             "cv": ia.std() / ia.mean() if len(ia) > 1 else float("nan"),
         }
         if fits and len(ia) >= 20:
-            from o2ksim.workloads import fitting
-
             x = (
                 ia
                 if len(ia) <= max_fit_samples
                 else np.sort(ia)[:: math.ceil(len(ia) / max_fit_samples)]
             )
-            h = fitting.hyperexp_fit(x)
-            hg = fitting.hyperexp_goodness(x, h)
-            w = fitting.weibull_fit(x)
-            g = fitting.gamma_fit(x)
-            e = fitting.exponential_fit(x)
+            h = dist.hyperexp_fit(x)
+            hg = dist.hyperexp_goodness(x, h)
+            w = dist.weibull_fit(x)
+            g = dist.gamma_fit(x)
+            e = dist.exponential_fit(x)
             row.update(
                 {
                     "hyperexp_p1": h["p1"],
@@ -559,7 +465,7 @@ def characterize(
     load = offered_load(trace, procs, span) if span > 0 else float("nan")
     tables["lsf_classes"] = class_shares(jobs, capacity=procs * span if span > 0 else None)
 
-    tz = _trace_tz(header)
+    tz = trace_tz(header)
     clock = (
         "no UnixStartTime: days of the week are arbitrary"
         if getattr(header, "unix_start_time", None) is None

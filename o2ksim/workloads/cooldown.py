@@ -28,6 +28,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from o2ksim.workloads.models import generate
+from o2ksim.workloads.swf import Trace
+
 COOLDOWN_CHUNK = 30 * 86400.0  # seconds of arrivals per generated tail chunk (default)
 MAX_CHUNKS = 4
 _TAIL_STREAM = 0xC001D0  # keeps tail seeds apart from the main workload's seed
@@ -44,7 +47,7 @@ def tail_seed(seed: int, chunk: int) -> int:
 
 
 def append_tail(
-    trace: Any,
+    trace: Trace,
     model: str,
     *,
     after: float,
@@ -52,7 +55,7 @@ def append_tail(
     params: Any = None,
     chunks: int = 1,
     chunk_length: float = COOLDOWN_CHUNK,
-) -> Any:
+) -> Trace:
     """``trace`` followed by ``chunks`` generated cool-down chunks starting at ``after`` seconds.
 
     Each chunk is the model's workload over ``chunk_length`` seconds (seed
@@ -60,9 +63,6 @@ def append_tail(
     (``UnixStartTime`` shifted by its start), shifted in time and renumbered
     after the trace's last job id.  The trace's own jobs are unchanged.
     """
-    from o2ksim.workloads.models import generate
-    from o2ksim.workloads.swf import Trace
-
     if chunks <= 0:
         return trace
     frames = [trace.jobs]

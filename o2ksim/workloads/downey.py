@@ -27,15 +27,23 @@ SWF output: ``queue`` = class number (1-based, listed in the header),
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
-from o2ksim.workloads.models import Checker
+from o2ksim.errors import O2KSimError
+from o2ksim.prediction.model import ALL, fit_clm, select_jobs
+from o2ksim.workloads.distributions import uniform_log_ls
+from o2ksim.workloads.params import Checker
+from o2ksim.workloads.reshape import trace_span
+from o2ksim.workloads.swf import Trace
+from o2ksim.workloads.synthetic import streams, synthetic_trace
 
-__all__ = ["class_bounds", "generate", "generate_jobs", "validate"]
+__all__ = ["class_bounds", "fit", "generate", "generate_jobs", "truncated_uniform_log", "validate"]
 
 _STREAMS = ("arrivals", "class", "lifetime", "size")
 
@@ -79,6 +87,8 @@ def validate(raw: Mapping[str, Any], source: str | Path = "<downey parameters>")
                 "sequential": bool(c.get("sequential", False)),
             }
         )
+        if "stages" in c:
+            out[-1]["stages"] = _stages(ch, c["stages"], f + ".stages")
     total = sum(c["share"] for c in out)
     if abs(total - 1.0) > 1e-3:
         raise ch.fail("class", f"class shares must sum to 1, they sum to {total:.6g}")
@@ -88,28 +98,70 @@ def validate(raw: Mapping[str, Any], source: str | Path = "<downey parameters>")
     return p
 
 
+def _stages(ch: Checker, raw: Any, field: str) -> list[dict[str, float]]:
+    """A multistage uniform-log lifetime (D§5.4): ``[{min_s, max_s, share}, ...]``."""
+    if not isinstance(raw, list) or not raw:
+        raise ch.fail(field, "must be a list of {min_s, max_s, share} tables")
+    stages = []
+    for i, st in enumerate(raw):
+        f = f"{field}[{i}]"
+        lo = ch.number(st, "min_s", f + ".min_s", lo=0, lo_open=True)
+        hi = ch.number(st, "max_s", f + ".max_s", lo=lo, lo_open=True)
+        stages.append(
+            {"min_s": lo, "max_s": hi, "share": ch.number(st, "share", f + ".share", lo=0, hi=1)}
+        )
+    total = sum(st["share"] for st in stages)
+    if abs(total - 1.0) > 1e-3:
+        raise ch.fail(field, f"stage shares must sum to 1, they sum to {total:.6g}")
+    for st in stages:
+        st["share"] /= total
+    return stages
+
+
+def multistage_uniform_log(
+    rng: np.random.Generator, n: int, stages: list[dict[str, float]], cap: float
+) -> np.ndarray:
+    """Draws of a piecewise uniform-log distribution (D§5.4): a stage by its share, then ln t uniform in it."""
+    k = rng.choice(len(stages), size=n, p=[st["share"] for st in stages])
+    lo = np.log([min(st["min_s"], cap) for st in stages])[k]
+    hi = np.log([min(st["max_s"], cap) for st in stages])[k]
+    return np.exp(lo + (hi - lo) * rng.random(n))
+
+
 def class_bounds(beta0: float, beta1: float) -> tuple[float, float]:
     """``(t_min, t_max)`` of ``cdf = beta0 + beta1 ln t`` (D§3, below eq. 2)."""
     return math.exp(-beta0 / beta1), math.exp((1.0 - beta0) / beta1)
+
+
+def truncated_uniform_log(
+    rng: np.random.Generator, n: int, beta0: float, beta1: float, lo: float, hi: float
+) -> np.ndarray:
+    """Draws of ``cdf(x) = beta0 + beta1 ln x`` conditioned on ``lo < x <= hi`` (inverse transform).
+
+    Where the line lies below 0 or above 1 inside the interval the
+    distribution has no mass, so the draws stay within the line's own range
+    as well.  Truncating, not clipping, keeps the shape: no pile of jobs at
+    either bound.
+    """
+    lo_u = min(max(beta0 + beta1 * math.log(max(lo, 1e-300)), 0.0), 1.0)
+    hi_u = min(max(beta0 + beta1 * math.log(hi), 0.0), 1.0)
+    if hi_u <= lo_u:
+        return np.full(n, float(hi))
+    u = lo_u + (hi_u - lo_u) * rng.random(n)
+    return np.exp((u - beta0) / beta1)
 
 
 def generate_jobs(
     params: Mapping[str, Any], *, span: float, seed: int, start_time: int
 ) -> dict[str, np.ndarray]:
     """Job attributes as arrays: submit, cls, procs, run_s, req_s (the whole model)."""
-    streams = dict(
-        zip(
-            _STREAMS,
-            (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(len(_STREAMS))),
-            strict=True,
-        )
-    )
+    rngs = streams(seed, _STREAMS)
     rate = params["arrival"]["jobs_per_day"] / 86400.0
-    ra = streams["arrivals"]
+    ra = rngs["arrivals"]
     n = int(ra.poisson(rate * span))
     submit = np.sort(np.floor(ra.random(n) * span))
     classes = params["class"]
-    cls = streams["class"].choice(len(classes), size=n, p=[c["share"] for c in classes])
+    cls = rngs["class"].choice(len(classes), size=n, p=[c["share"] for c in classes])
     run_s = np.empty(n)
     req_s = np.empty(n)
     procs = np.ones(n, dtype=np.int64)
@@ -121,46 +173,162 @@ def generate_jobs(
         m = int(mask.sum())
         if not m:
             continue
-        u = streams["lifetime"].random(m)
-        t = np.exp((u - c["beta0"]) / c["beta1"])
+        # lifetimes beyond the site's limit do not exist (D§3 fn. 1): the uniform-log truncated at it
         limit = min(class_bounds(c["beta0"], c["beta1"])[1], cap)
+        if "stages" in c:  # D§5.4's multistage model of a class the single line fits poorly
+            limit = min(max(st["max_s"] for st in c["stages"]), cap)
+            t = multistage_uniform_log(rngs["lifetime"], m, c["stages"], limit)
+        else:
+            t = truncated_uniform_log(rngs["lifetime"], m, c["beta0"], c["beta1"], 1.0, limit)
         run_s[mask] = np.clip(np.rint(t), 1.0, math.floor(limit))
         req_s[mask] = math.ceil(limit)
         if not c["sequential"]:
-            x = np.exp((streams["size"].random(m) - cs["beta0"]) / cs["beta1"])
+            # n = ceil(x) with x uniform-log on (lo - 1, hi]: every size from lo (2) to hi can occur
+            x = truncated_uniform_log(rngs["size"], m, cs["beta0"], cs["beta1"], lo - 1.0, hi)
             procs[mask] = np.clip(np.ceil(x), lo, max(lo, hi)).astype(np.int64)
     return {"submit": submit, "cls": cls, "procs": procs, "run_s": run_s, "req_s": req_s}
 
 
-def generate(params: Mapping[str, Any], *, span: float, seed: int, start_time: int) -> Any:
+def generate(params: Mapping[str, Any], *, span: float, seed: int, start_time: int) -> Trace:
     """A :class:`~o2ksim.workloads.swf.Trace` of Downey's model (see the module docstring)."""
-    from o2ksim.workloads.swf import SWFHeader, Trace, jobs_from_columns
-
     j = generate_jobs(params, span=span, seed=seed, start_time=start_time)
-    n = len(j["submit"])
-    jobs = jobs_from_columns(
-        n,
-        submit=j["submit"],
-        run_time=j["run_s"],
-        alloc_procs=j["procs"],
-        req_procs=j["procs"],
-        req_time=j["req_s"],
-        status=1,
-        queue=j["cls"] + 1,
-    )
-    procs = params["machine"]["procs"]
-    header = SWFHeader(
-        version="2.2",
+    return synthetic_trace(
+        {
+            "submit": j["submit"],
+            "run_time": j["run_s"],
+            "alloc_procs": j["procs"],
+            "req_procs": j["procs"],
+            "req_time": j["req_s"],
+            "status": 1,
+            "queue": j["cls"] + 1,
+        },
         computer=params["machine"]["computer"],
         installation=f"synthetic, Downey model, {params['site']} parameters",
-        unix_start_time=int(start_time),
-        time_zone=0,
-        time_zone_string="UTC",
-        max_procs=procs,
-        max_nodes=procs,
+        start_time=start_time,
+        procs=params["machine"]["procs"],
         max_runtime=int(params["lifetime"]["max_s"]),
         queues="queue = lifetime class: "
         + ", ".join(f"{i + 1} {c['name']}" for i, c in enumerate(params["class"])),
         notes=["req_time = the class's longest lifetime (its queue limit), wall-clock seconds"],
     )
-    return Trace(jobs=jobs, header=header, source=None)
+
+
+# ============================================================================
+# fit (D§3)
+# ============================================================================
+
+
+def fit(
+    trace: Any,
+    *,
+    by_queue: bool = True,
+    sequential_class: bool = True,
+    trim: float = 0.1,
+    min_class_jobs: int = 20,
+    classes: str | None = None,
+    partition: int | str | None = None,
+    window: tuple[float, float] | None = None,
+) -> dict[str, Any]:
+    """Downey parameters of *trace*: per-class uniform-log lifetimes and uniform-log cluster sizes.
+
+    The lifetime classes are fitted by :func:`o2ksim.prediction.model.fit_clm`
+    (D§3, §3.1): classes by the grouping rule *classes* on the queue names
+    (SWF field 15; default one class per queue, ``none`` without *by_queue*),
+    with *sequential_class* the one-processor jobs a class of their own (D
+    Table 1); queues with fewer than *min_class_jobs* jobs are merged into
+    ``other``; least squares on the middle ``1 - 2*trim`` of each class.
+    *partition* (field 16) and *window* (submit times) select the jobs first.
+    """
+    if partition is not None or window is not None:
+        selected = select_jobs(trace.jobs, trace.header, partition=partition, window=window)
+        trace = type(trace)(jobs=selected, header=trace.header, source=trace.source)
+    jobs = trace.jobs
+    header = trace.header
+    if len(jobs) < 10:
+        raise O2KSimError("the trace has too few jobs to fit (need at least 10)")
+    procs = _procs(jobs)
+    run = jobs["run_time"].to_numpy().astype(float)
+    ok = (run > 0) & (procs >= 1) & (jobs["status"].to_numpy() != 5)
+    if ok.sum() < 10:
+        raise O2KSimError("the trace has too few jobs with a positive run time and processor count")
+    rule = classes or ("queue" if by_queue else "none")
+    clm = fit_clm(
+        jobs.loc[ok],
+        header,
+        rule=rule,
+        sequential=sequential_class,
+        trim=trim,
+        min_class_jobs=min_class_jobs,
+    )
+    labels = clm.labels(jobs.loc[ok], header)
+    fitted = [c for name, c in clm.classes.items() if name != ALL] or [clm.classes[ALL]]
+    total = int(ok.sum())
+    fitted_classes = []
+    for c in fitted:
+        n = total if c.name == ALL else int((labels == c.name).sum())
+        fitted_classes.append(
+            {
+                "name": c.name,
+                "share": float(n / total),
+                "beta0": c.beta0,
+                "beta1": c.beta1,
+                "sequential": bool(c.name == "sequential"),
+            }
+        )
+    classes = fitted_classes
+    s = sum(c["share"] for c in classes)
+    for c in classes:
+        c["share"] /= s
+    par = ok & (procs >= 2)
+    max_procs = int(
+        getattr(header, "max_procs", None) or getattr(header, "max_nodes", None) or procs.max()
+    )
+    if par.sum() >= 2 and len(np.unique(procs[par])) >= 2:
+        g1, g0 = uniform_log_ls(procs[par], base=math.e)
+    else:
+        g1, g0 = 1.0, 0.0
+    span_days = max(trace_span(trace) / 86400.0, 1.0 / 24)
+    return {
+        "model": "downey",
+        "site": str(
+            getattr(header, "installation", None) or getattr(header, "computer", None) or "trace"
+        ).splitlines()[0][:60],
+        "machine": {
+            "procs": max_procs,
+            "computer": str(getattr(header, "computer", None) or "fitted"),
+        },
+        "arrival": {"jobs_per_day": float(len(jobs) / span_days)},
+        "lifetime": {"max_s": float(run[ok].max())},
+        "cluster_size": {"beta0": g0, "beta1": g1, "min": 2, "max": max_procs},
+        "class": classes,
+        "fit": {
+            "source": str(getattr(trace, "source", None) or ""),
+            "jobs": len(jobs),
+            "trim": trim,
+            "by_queue": bool(by_queue),
+            "classes": clm.rule.text,
+        },
+    }
+
+
+def _procs(jobs: pd.DataFrame) -> np.ndarray:
+    req = jobs["req_procs"].to_numpy()
+    return np.where(req > 0, req, jobs["alloc_procs"].to_numpy())
+
+
+def _queue_names(header: Any) -> dict[int, str]:
+    """Queue numbers to names from ``Queue:`` header lines or a ``Queues:`` list, when present."""
+    names: dict[int, str] = {}
+    queues = getattr(header, "queues", None)
+    if queues:  # o2ksim's generators: "queue = ...: 1 sequential, 2 short, ..."
+        for num, name in re.findall(r"(\d+)\s+([A-Za-z_][\w-]*)", str(queues).split(":", 1)[-1]):
+            names[int(num)] = name
+    extra = getattr(header, "extra", {}) or {}
+    for key, value in extra.items():
+        if key.lower() != "queue":
+            continue
+        for line in str(value).splitlines():
+            parts = line.split()
+            if len(parts) >= 2 and parts[0].lstrip("-").isdigit():
+                names[int(parts[0])] = parts[1]
+    return names

@@ -50,38 +50,30 @@ from typing import Any
 import numpy as np
 
 from o2ksim.errors import ConfigError
-from o2ksim.workloads.models import Checker
+from o2ksim.workloads.distributions import beta_params, hyperexp_sample
+from o2ksim.workloads.o2k_classes import CLASS_NAMES, KB_PER_MB, TABLE6, TABLE6_MONTHS, class_index
+from o2ksim.workloads.params import Checker
+from o2ksim.workloads.swf import Trace
+from o2ksim.workloads.synthetic import streams, synthetic_trace
 
 __all__ = [
     "LSF_CLASSES",
     "arrival_intervals",
+    "expected_jobs",
     "generate",
     "generate_jobs",
-    "hyperexp_params",
     "lsf_class",
+    "month_params",
     "validate",
 ]
 
-LSF_CLASSES: tuple[str, ...] = (
-    "vst_sj",
-    "st_sj",
-    "mt_sj",
-    "lt_sj",
-    "vst_mj",
-    "st_mj",
-    "mt_mj",
-    "lt_mj",
-    "vst_lj",
-    "st_lj",
-    "mt_lj",
-    "lt_lj",
-)
+LSF_CLASSES: tuple[str, ...] = CLASS_NAMES
 """The twelve LSF job classes (T Table 3) in Table 6's column order; ``queue`` = index + 1."""
 
 _DAY = 86400.0
 _INF = float("inf")
-MB_KB = 1024
-_STREAMS = ("arrivals", "procs", "memory", "runtime", "ratio", "peak")
+MB_KB = KB_PER_MB
+_STREAMS = ("arrivals", "procs", "memory", "runtime", "ratio", "peak", "classes", "dedicated")
 
 
 # ============================================================================
@@ -89,11 +81,44 @@ _STREAMS = ("arrivals", "procs", "memory", "runtime", "ratio", "peak")
 # ============================================================================
 
 
-def beta_params(mean: float, cv: float) -> tuple[float, float]:
-    """Beta(a, b) on (0, 1) with the given mean and coefficient of variation (moment match)."""
-    var = (cv * mean) ** 2
-    nu = mean * (1.0 - mean) / var - 1.0
-    return mean * nu, (1.0 - mean) * nu
+def expected_jobs(params: Mapping[str, Any], span: float, start_time: int) -> float:
+    """Expected number of jobs in ``[0, span)``: the sum of interval lengths / their period's mean."""
+    periods = params["arrivals"]["period"]
+    scale = params["arrivals"].get("rate_scale", 1.0)
+    return sum(
+        (b - a) / periods[k]["mean_s"] * scale
+        for a, b, k in arrival_intervals(periods, span, start_time)
+    )
+
+
+def month_params(month: str, base: Mapping[str, Any], start_time: int) -> dict[str, Any]:
+    """Overrides that give the month's own Table 6 column (``--month 2000-02``).
+
+    The class shares become the month's (Table 6 job counts / all jobs) and
+    every arrival rate is scaled so that a span of the month's length (from
+    *start_time*) has the month's number of jobs; the attributes of each
+    class's jobs follow the model as in the average month.  Table 6 counts all
+    jobs, the dedicated-host vst jobs among them.
+    """
+    if month not in TABLE6:
+        raise ConfigError(
+            "o2k parameters",
+            f"no Table 6 month '{month}' (known: {', '.join(TABLE6_MONTHS)})",
+            field="classes.month",
+        )
+    total, counts, _pxt, _cls_pxt = TABLE6[month]
+    year, mon = (int(x) for x in month.split("-"))
+    days = (
+        (np.datetime64(f"{year + mon // 12:04d}-{mon % 12 + 1:02d}") - np.datetime64(month))
+        .astype("timedelta64[D]")
+        .astype(int)
+    )
+    plain = {**base, "arrivals": {**base["arrivals"], "rate_scale": 1.0}}
+    scale = total / expected_jobs(plain, days * _DAY, start_time)
+    return {
+        "classes": {"month": month, "shares": [c / total for c in counts]},
+        "arrivals": {"rate_scale": scale},
+    }
 
 
 def _ratio_part(ch: Checker, rule: Mapping[str, Any], field: str) -> dict[str, float]:
@@ -158,6 +183,27 @@ def validate(raw: Mapping[str, Any], source: str | Path = "<o2k parameters>") ->
             }
         )
     p["arrivals"] = {"period": plist}
+    if "rate_scale" in a:
+        p["arrivals"]["rate_scale"] = ch.number(
+            a, "rate_scale", "arrivals.rate_scale", lo=0, lo_open=True
+        )
+
+    ded = ch.get(raw, "dedicated", "dedicated")
+    inc = ded.get("include", False)
+    if not isinstance(inc, bool):
+        raise ch.fail("dedicated.include", f"must be true or false, got {inc!r}")
+    p["dedicated"] = {
+        "include": inc,
+        "scale": ch.number(ded, "scale", "dedicated.scale", lo=0),
+        "full_procs": ch.number(ded, "full_procs", "dedicated.full_procs", lo=1),
+    }
+    if "classes" in raw:
+        cl = raw["classes"]
+        p["classes"] = {
+            "shares": ch.probabilities(cl, "shares", "classes.shares", n=len(CLASS_NAMES))
+        }
+        if "month" in cl:
+            p["classes"]["month"] = str(cl["month"])
 
     pr = ch.get(raw, "processors", "processors")
     groups = ch.get(pr, "group", "processors.group")
@@ -303,28 +349,6 @@ def validate(raw: Mapping[str, Any], source: str | Path = "<o2k parameters>") ->
 # ============================================================================
 
 
-def hyperexp_params(mean: float, cv: float) -> tuple[float, float, float]:
-    """Two-stage hyperexponential with balanced means: ``(p1, mean1, mean2)``.
-
-    The standard construction (Allen 1990, cited in T§4.3 footnote 2): the
-    stages carry equal shares of the mean, ``p1*mean1 = p2*mean2 = mean/2``,
-    and ``p1 = (1 + sqrt((cv^2 - 1)/(cv^2 + 1)))/2``.  ``cv = 1`` gives an
-    exponential distribution.
-    """
-    c2 = cv * cv
-    p1 = 0.5 * (1.0 + math.sqrt(max(c2 - 1.0, 0.0) / (c2 + 1.0)))
-    p2 = 1.0 - p1
-    m1 = mean / (2.0 * p1)
-    m2 = mean / (2.0 * p2) if p2 > 0 else m1
-    return p1, m1, m2
-
-
-def _hyperexp(rng: np.random.Generator, n: int, mean: float, cv: float) -> np.ndarray:
-    p1, m1, m2 = hyperexp_params(mean, cv)
-    stage1 = rng.random(n) < p1
-    return rng.standard_exponential(n) * np.where(stage1, m1, m2)
-
-
 def arrival_intervals(
     periods: Sequence[Mapping[str, Any]], span: float, start_time: int
 ) -> list[tuple[float, float, int]]:
@@ -360,9 +384,9 @@ def _arrivals(
         mean, cv = periods[k]["mean_s"], periods[k]["cv"]
         length = b - a
         want = int(length / mean * 1.3) + 20
-        t = np.cumsum(_hyperexp(rng, want, mean, cv))
+        t = np.cumsum(hyperexp_sample(rng, want, mean, cv))
         while t[-1] < length:  # rare: draw more until the interval is covered
-            t = np.concatenate([t, t[-1] + np.cumsum(_hyperexp(rng, want, mean, cv))])
+            t = np.concatenate([t, t[-1] + np.cumsum(hyperexp_sample(rng, want, mean, cv))])
         chunks.append(a + t[t < length])
     if not chunks:
         return np.empty(0)
@@ -405,14 +429,16 @@ def lsf_class(
     Size: the smallest of sj/mj/lj whose processor and memory limits both hold;
     time: the smallest of vst/st/mt/lt whose limit holds the requested runtime.
     """
-    size = np.full(len(procs), -1)
-    for k in range(2, -1, -1):
-        ok = (procs <= lsf["size_procs"][k]) & (mem_mb <= lsf["size_mem_mb"][k])
-        size = np.where(ok, k, size)
-    time = np.full(len(procs), -1)
-    for k in range(3, -1, -1):
-        time = np.where(req_s <= lsf["time_limits_h"][k] * 3600.0, k, time)
-    return np.where((size >= 0) & (time >= 0), size * 4 + time, -1)
+    times = tuple(
+        zip(("vst", "st", "mt", "lt"), (h * 3600.0 for h in lsf["time_limits_h"]), strict=True)
+    )
+    sizes = tuple(
+        (name, int(p), m * KB_PER_MB)
+        for name, p, m in zip(
+            ("sj", "mj", "lj"), lsf["size_procs"], lsf["size_mem_mb"], strict=True
+        )
+    )
+    return class_index(procs, np.asarray(mem_mb) * KB_PER_MB, req_s, times, sizes)
 
 
 # ============================================================================
@@ -420,32 +446,15 @@ def lsf_class(
 # ============================================================================
 
 
-def generate_jobs(
-    params: Mapping[str, Any], *, span: float, seed: int, start_time: int
+def _draw(
+    params: Mapping[str, Any], rngs: Mapping[str, np.random.Generator], n: int
 ) -> dict[str, np.ndarray]:
-    """The job attributes as arrays: submit, procs, mem_mb, req_s, run_s, peak_mb, cls, dist, over.
-
-    This is the whole model; :func:`generate` only turns it into SWF rows.
-    One child random stream per component (``SeedSequence(seed).spawn``), so
-    changing, say, the peak-memory parameters leaves every runtime unchanged.
-    """
-    streams = dict(
-        zip(
-            _STREAMS,
-            (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(len(_STREAMS))),
-            strict=True,
-        )
-    )
-    submit = np.floor(
-        _arrivals(params["arrivals"]["period"], span, start_time, streams["arrivals"])
-    )
-    n = len(submit)
-
+    """The attributes of *n* jobs (steps 2-6 of the module docstring), independent of arrivals."""
     # requested processors: group, then uniform within the group
     groups = params["processors"]["group"]
-    gi = streams["procs"].choice(len(groups), size=n, p=[g["probability"] for g in groups])
+    gi = rngs["procs"].choice(len(groups), size=n, p=[g["probability"] for g in groups])
     procs = np.empty(n, dtype=np.int64)
-    u = streams["procs"].random(n)
+    u = rngs["procs"].random(n)
     for k, g in enumerate(groups):
         mask = gi == k
         vals = np.asarray(g["values"], dtype=np.int64)
@@ -457,7 +466,7 @@ def generate_jobs(
     for g in params["memory"]["group"]:
         lo, hi = g["procs"]
         mask = (procs >= lo) & (procs <= hi)
-        mem_mb[mask] = streams["memory"].choice(grid, size=int(mask.sum()), p=g["probabilities"])
+        mem_mb[mask] = rngs["memory"].choice(grid, size=int(mask.sum()), p=g["probabilities"])
     # SWF stores KB per processor; the job's memory is that times P (floor: stay within class limits)
     req_mem_kb = np.floor(mem_mb * MB_KB / procs).astype(np.int64)
     mem_mb = req_mem_kb * procs / MB_KB
@@ -473,7 +482,7 @@ def generate_jobs(
         free &= ~mask
     defaults = np.asarray(rt["default_s"], dtype=float)
     req_s = np.empty(n)
-    rr = streams["runtime"]
+    rr = rngs["runtime"]
     is_default = np.zeros(n, dtype=bool)
     for k, name in enumerate(names):
         d = rt["dist"][name]
@@ -510,7 +519,7 @@ def generate_jobs(
         )
         m = int(mask.sum())
         if m:
-            ratio[mask], over[mask] = _ratios(streams["ratio"], m, rule)
+            ratio[mask], over[mask] = _ratios(rngs["ratio"], m, rule)
         free &= ~mask
     if free.any():
         raise ConfigError(
@@ -531,7 +540,7 @@ def generate_jobs(
         mask = free & _in_ranges(mem_mb, rule["mem_mb"]) & _in_ranges(run_s, rule["run_s"])
         m = int(mask.sum())
         if m:
-            pratio[mask] = _ratios(streams["peak"], m, rule)[0]
+            pratio[mask] = _ratios(rngs["peak"], m, rule)[0]
         free &= ~mask
     if free.any():
         raise ConfigError(
@@ -543,7 +552,6 @@ def generate_jobs(
 
     cls = lsf_class(procs, mem_mb, req_s, params["lsf"])
     return {
-        "submit": submit,
         "procs": procs,
         "mem_mb": mem_mb,
         "req_mem_kb": req_mem_kb,
@@ -557,42 +565,121 @@ def generate_jobs(
     }
 
 
-def generate(params: Mapping[str, Any], *, span: float, seed: int, start_time: int) -> Any:
-    """A :class:`~o2ksim.workloads.swf.Trace` of the O2K model (see the module docstring)."""
-    from o2ksim.workloads.swf import SWFHeader, Trace, jobs_from_columns
+def generate_jobs(
+    params: Mapping[str, Any], *, span: float, seed: int, start_time: int
+) -> dict[str, np.ndarray]:
+    """The job attributes as arrays: submit, procs, mem_mb, req_s, run_s, peak_mb, cls, dist, over, dedicated.
 
+    This is the whole model; :func:`generate` only turns it into SWF rows.
+    One child random stream per component (``SeedSequence(seed).spawn``), so
+    changing, say, the peak-memory parameters leaves every runtime unchanged.
+    With ``[classes]`` (a month's Table 6 column, :func:`month_params`) each
+    job's LSF class is drawn from the given shares first and its attributes
+    from the model conditioned on that class.  ``dedicated`` marks the vst
+    jobs that run on the three dedicated hosts (T§3.4, ``[dedicated]``).
+    """
+    rngs = streams(seed, _STREAMS)
+    periods = params["arrivals"]["period"]
+    scale = params["arrivals"].get("rate_scale", 1.0)
+    if scale != 1.0:
+        periods = [{**per, "mean_s": per["mean_s"] / scale} for per in periods]
+    submit = np.floor(_arrivals(periods, span, start_time, rngs["arrivals"]))
+    n = len(submit)
+    shares = params.get("classes", {}).get("shares")
+    jobs = _draw(params, rngs, n) if shares is None else _draw_by_class(params, rngs, n, shares)
+    jobs["submit"] = submit
+    jobs["dedicated"] = _dedicated(params, rngs["dedicated"], jobs)
+    return jobs
+
+
+def _draw_by_class(
+    params: Mapping[str, Any],
+    rngs: Mapping[str, np.random.Generator],
+    n: int,
+    shares: Sequence[float],
+) -> dict[str, np.ndarray]:
+    """*n* jobs whose classes follow *shares*, each drawn from the model given its class (rejection)."""
+    want = rngs["classes"].choice(len(shares), size=n, p=np.asarray(shares) / sum(shares))
+    need = np.bincount(want, minlength=len(shares))
+    picked: dict[int, list[dict[str, np.ndarray]]] = {k: [] for k in range(len(shares))}
+    have = np.zeros(len(shares), dtype=np.int64)
+    for _ in range(50):
+        if (have >= need).all():
+            break
+        pool = _draw(params, rngs, max(4 * n, 1000))
+        for k in np.flatnonzero(have < need):
+            idx = np.flatnonzero(pool["cls"] == k)[: need[k] - have[k]]
+            picked[k].append({key: v[idx] for key, v in pool.items()})
+            have[k] += len(idx)
+    short = [CLASS_NAMES[k] for k in np.flatnonzero(have < need)]
+    if short:
+        raise ConfigError(
+            "o2k parameters",
+            f"the model almost never produces class(es) {', '.join(short)}; cannot follow classes.shares",
+            field="classes.shares",
+        )
+    keys = list(picked[int(np.argmax(need))][0])
+    out = {key: np.empty(n, dtype=picked[int(np.argmax(need))][0][key].dtype) for key in keys}
+    for k in range(len(shares)):
+        if need[k] == 0:
+            continue
+        pos = np.flatnonzero(want == k)
+        for key in keys:
+            out[key][pos] = np.concatenate([part[key] for part in picked[k]])[: need[k]]
+    return out
+
+
+def _dedicated(
+    params: Mapping[str, Any], rng: np.random.Generator, jobs: Mapping[str, np.ndarray]
+) -> np.ndarray:
+    """Which vst jobs run on the dedicated hosts (T§3.4): probability ``scale x P / 64``, at most 1."""
+    d = params["dedicated"]
+    u = rng.random(len(jobs["procs"]))
+    vst = (jobs["cls"] >= 0) & (jobs["cls"] % 4 == 0)
+    prob = np.minimum(d["scale"] * jobs["procs"] / d["full_procs"], 1.0)
+    return vst & (u < prob)
+
+
+def generate(params: Mapping[str, Any], *, span: float, seed: int, start_time: int) -> Trace:
+    """A :class:`~o2ksim.workloads.swf.Trace` of the O2K model (see the module docstring)."""
     j = generate_jobs(params, span=span, seed=seed, start_time=start_time)
+    include = params["dedicated"]["include"]
+    if not include:  # T§3.4: the thesis simulates the space-shared hosts and their jobs only
+        j = {k: v[~j["dedicated"]] for k, v in j.items()}
     n = len(j["submit"])
-    jobs = jobs_from_columns(
-        n,
-        submit=j["submit"],
-        run_time=j["run_s"],
-        alloc_procs=j["procs"],
-        used_mem=np.maximum(np.rint(j["peak_mb"] * MB_KB / j["procs"]), 1),
-        req_procs=j["procs"],
-        req_time=j["req_s"],
-        req_mem=j["req_mem_kb"],
-        status=1,
-        queue=j["cls"] + 1,
-    )
+    req_mem = j["req_mem_kb"]
     mach = params["machine"]
-    header = SWFHeader(
-        version="2.2",
+    columns: dict[str, Any] = {
+        "submit": j["submit"],
+        "run_time": j["run_s"],
+        "alloc_procs": j["procs"],
+        "used_mem": np.maximum(np.rint(j["peak_mb"] * MB_KB / j["procs"]), 1),
+        "req_procs": j["procs"],
+        "req_time": j["req_s"],
+        "req_mem": req_mem,
+        "status": 1,
+        "queue": j["cls"] + 1,
+    }
+    if include:  # SWF field 16: 1 = the eight space-shared hosts, 2 = the three dedicated hosts
+        columns["partition"] = np.where(j["dedicated"], 2, 1)
+    notes = [
+        "req_time is wall-clock seconds; req_mem and used_mem are KB per processor (job memory = value x procs)",
+        "used_mem is the peak memory of the job (thesis Table 11) divided by its processors",
+        "vst jobs that ran on the dedicated hosts (thesis 3.4) are "
+        + ("included, partition 2" if include else "left out, as in the thesis's simulations"),
+    ]
+    if "month" in params.get("classes", {}):
+        notes.append(f"class mix and job count of {params['classes']['month']} (thesis Table 6)")
+    return synthetic_trace(
+        columns,
         computer=mach["computer"],
         installation=mach["installation"],
-        unix_start_time=int(start_time),
-        time_zone=0,
-        time_zone_string="UTC",
-        max_procs=mach["procs"],
-        max_nodes=mach["procs"],
+        start_time=start_time,
+        procs=mach["procs"],
         max_runtime=int(j["run_s"].max()) if n else None,
-        max_memory=int(jobs["req_mem"].max()) if n else None,
+        max_memory=int(req_mem.max()) if n else None,
         allow_overuse=False,
         queues="queue = LSF job class (thesis Table 3): "
         + ", ".join(f"{i + 1} {c}" for i, c in enumerate(LSF_CLASSES)),
-        notes=[
-            "req_time is wall-clock seconds; req_mem and used_mem are KB per processor (job memory = value x procs)",
-            "used_mem is the peak memory of the job (thesis Table 11) divided by its processors",
-        ],
+        notes=notes,
     )
-    return Trace(jobs=jobs, header=header, source=None)

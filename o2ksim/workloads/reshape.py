@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from o2ksim.errors import O2KSimError
+from o2ksim.workloads.swf import SWFHeader, Trace
 
 __all__ = ["merge", "offered_load", "scale_load", "shift", "trace_span"]
 
@@ -90,8 +91,6 @@ def offered_load(trace: Any, procs: int | None = None, span: float | None = None
 
 
 def _copy_trace(trace: Any, jobs: pd.DataFrame) -> Any:
-    from o2ksim.workloads.swf import Trace
-
     return Trace(jobs=jobs, header=copy.deepcopy(trace.header), source=trace.source)
 
 
@@ -147,8 +146,6 @@ def merge(traces: Sequence[Any], *, align: str = "unix", distinct_users: bool = 
     (field 16) follow their jobs.  With *distinct_users*, user and group ids
     of later traces are offset so they do not collide.
     """
-    from o2ksim.workloads.swf import SWFHeader, Trace
-
     if not traces:
         raise O2KSimError("nothing to merge")
     if align not in ("unix", "start"):

@@ -48,6 +48,7 @@ import numpy as np
 import pandas as pd
 
 from o2ksim.errors import InputError
+from o2ksim.validation import MAX_JOB_MEMORY_KB, MAX_PROCS, MAX_TIME, MAX_UNIX_TIME
 
 __all__ = [
     "SWF_FIELDS",
@@ -424,11 +425,12 @@ def read_swf(
     reordered = 0
     if values is not None:
         reordered = _count_reordered(values[:, _SUBMIT])
-        if reordered and strict_order:
+        if (reordered and strict_order) or _out_of_range(values).any() or _has_duplicates(values):
             values = None  # need line numbers: take the exact path
     if values is None:
         values, line_numbers, body_comments, problems = _scan(body, first_line)
         comments.extend(body_comments)
+        values, line_numbers = _drop_out_of_range(values, line_numbers, problems)
         values, problems, reordered = _check_order(values, line_numbers, problems, strict_order)
 
     header = _parse_header(comments, problems)
@@ -521,6 +523,9 @@ def _load_bytes(path: str) -> bytes:
                 )
     if raw[:3] == b"\xef\xbb\xbf":  # UTF-8 byte-order mark
         raw = raw[3:]
+    if b"\r" in raw:
+        # every line ending reads as one: CR LF (DOS) and a lone CR (old Mac OS)
+        raw = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     return raw
 
 
@@ -721,6 +726,84 @@ def _scan(
     return values, numbers, comments, problems
 
 
+_TIME_COLUMNS = tuple(
+    SWF_FIELDS.index(n) for n in ("submit", "wait", "run_time", "req_time", "think_time")
+)
+_JOB_ID = SWF_FIELDS.index("job_id")
+_REQ_MEM = SWF_FIELDS.index("req_mem")
+_PROC_COLUMNS = (SWF_FIELDS.index("req_procs"), SWF_FIELDS.index("alloc_procs"))
+
+
+def _out_of_range(values: np.ndarray) -> np.ndarray:
+    """Rows whose values the simulation cannot use exactly: a time at or beyond
+    :data:`~o2ksim.validation.MAX_TIME` (the float clock stops stepping near
+    2**53 s) or a memory request x processors beyond
+    :data:`~o2ksim.validation.MAX_JOB_MEMORY_KB` (int64 would wrap around)."""
+    if not values.size:
+        return np.zeros(len(values), dtype=bool)
+    bad = (values[:, list(_TIME_COLUMNS)] >= MAX_TIME).any(axis=1)
+    procs = np.maximum(values[:, _PROC_COLUMNS[0]], values[:, _PROC_COLUMNS[1]]).astype(np.float64)
+    mem = values[:, _REQ_MEM].astype(np.float64) * np.maximum(procs, 0.0)
+    return bad | (mem >= MAX_JOB_MEMORY_KB)
+
+
+def _has_duplicates(values: np.ndarray) -> bool:
+    """Whether a job id repeats (O(n) when the ids increase, as in archive files)."""
+    ids = values[:, _JOB_ID]
+    if len(ids) < 2 or bool((ids[1:] > ids[:-1]).all()):
+        return False
+    ordered = np.sort(ids)
+    return bool((ordered[1:] == ordered[:-1]).any())
+
+
+def _range_reason(row: np.ndarray, seen_line: int | None) -> tuple[str, str, str | None]:
+    """Why a row :func:`_out_of_range` flagged (or a duplicate id) is refused."""
+    for k in _TIME_COLUMNS:
+        if row[k] >= MAX_TIME:
+            return (
+                "out of range",
+                f"{row[k]} s is beyond the largest time o2ksim simulates ({MAX_TIME:g} s, "
+                "about 31,700 years)",
+                _field_name(k + 1),
+            )
+    if seen_line is None:
+        procs = max(int(row[_PROC_COLUMNS[0]]), int(row[_PROC_COLUMNS[1]]))
+        return (
+            "out of range",
+            f"{row[_REQ_MEM]} KB per processor x {procs} processors is beyond "
+            f"{MAX_JOB_MEMORY_KB:g} KB of memory",
+            _field_name(_REQ_MEM + 1),
+        )
+    return (
+        "duplicate job id",
+        f"job id {row[_JOB_ID]} is already used on line {seen_line}",
+        _field_name(_JOB_ID + 1),
+    )
+
+
+def _drop_out_of_range(
+    values: np.ndarray, numbers: np.ndarray, problems: list[_Problem]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Report (and drop) rows out of range and rows repeating an earlier job id."""
+    bad = _out_of_range(values)
+    dup = np.zeros(len(values), dtype=bool)
+    first_line: dict[int, int] = {}
+    if _has_duplicates(values):
+        _, first = np.unique(np.ascontiguousarray(values[:, _JOB_ID]), return_index=True)
+        dup[:] = True
+        dup[first] = False
+        first_line = {int(values[i, _JOB_ID]): int(numbers[i, 0]) for i in first.tolist()}
+    for row in np.flatnonzero(bad | dup).tolist():
+        seen = None if bad[row] else first_line[int(values[row, _JOB_ID])]
+        problems.append(
+            _job_problem(int(numbers[row, 0]), int(numbers[row, 1]), *_range_reason(values[row], seen))
+        )
+    keep = ~(bad | dup)
+    if keep.all():
+        return values, numbers
+    return values[keep], numbers[keep]
+
+
 def _job_problem(line: int, job_no: int, key: str, message: str, field: str | None) -> _Problem:
     """A problem on a job line; the message also gives the job line's rank among
     the job lines (comments and blank lines not counted), which is the job
@@ -878,7 +961,20 @@ def _parse_header(comments: list[tuple[int, bytes]], problems: list[_Problem]) -
                         )
                     )
                     continue
-                setattr(header, attr, int(im.group(1)))
+                value_int = int(im.group(1))
+                limit = {"unix_start_time": MAX_UNIX_TIME, "max_procs": MAX_PROCS,
+                         "max_nodes": MAX_PROCS}.get(attr, _INT64_MAX)  # fmt: skip
+                if not -limit <= value_int <= limit:
+                    problems.append(
+                        _Problem(
+                            number,
+                            "bad header value",
+                            f"header {label}: {value_int} is out of range (at most {limit})",
+                            None,
+                        )
+                    )
+                    continue
+                setattr(header, attr, value_int)
                 if im.group(2):
                     extras[label.lower()] = (label, [value])
                 else:

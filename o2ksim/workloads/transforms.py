@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from o2ksim.errors import O2KSimError
 
@@ -34,6 +35,19 @@ def parse_duration(text: str | float | int) -> float:
     if not m or m.group(2) not in ("", *_UNITS):
         raise O2KSimError(f"'{text}' is not a duration (examples: 3600, 90s, 5m, 12h, 7d, 2w)")
     return float(m.group(1)) * _UNITS.get(m.group(2) or "s", 1)
+
+
+def format_duration(seconds: float) -> str:
+    """Seconds as a user writes them: ``0s``, ``45s``, ``1.5m``, ``12h``, ``20d`` (3 digits)."""
+    if not math.isfinite(seconds):
+        return str(seconds)
+    sign = "-" if seconds < 0 else ""
+    s = abs(float(seconds))
+    for unit, size in (("d", 86400.0), ("h", 3600.0), ("m", 60.0), ("s", 1.0)):
+        if s >= size or unit == "s":
+            v = s / size
+            return f"{sign}{v:,.0f}{unit}" if v >= 1000 else f"{sign}{float(f'{v:.3g}'):g}{unit}"
+    return f"{seconds:g}s"
 
 
 def parse_time(text: str | float | int, unix_start: int | None = None) -> float:
@@ -59,17 +73,40 @@ def parse_time(text: str | float | int, unix_start: int | None = None) -> float:
 
 @dataclass(frozen=True)
 class Window:
-    """The analysis window ``[start, end)`` and the warm-up before it (seconds)."""
+    """The analysis window ``[start, end)`` and the warm-up before it.
+
+    Each bound is seconds since the trace start or a duration as the CLI and
+    TOML take it (``Window("14d", "28d")``).  The warm-up defaults to 7 days,
+    as ``o2ksim run --window`` and a scenario's ``[protocol]`` (T§3.4's week
+    before each simulated month); give ``warmup=0`` to analyse from the start.
+    """
 
     start: float
     end: float
-    warmup: float = 0.0
+    warmup: float = 7 * 86400.0
 
     def __post_init__(self) -> None:
+        for name in ("start", "end", "warmup"):
+            object.__setattr__(self, name, parse_duration(getattr(self, name)))
         if self.end <= self.start:
-            raise O2KSimError(f"window end ({self.end:g}) must be after its start ({self.start:g})")
+            raise O2KSimError(
+                f"window end ({format_duration(self.end)}) must be after its start "
+                f"({format_duration(self.start)})"
+            )
         if self.warmup < 0:
             raise O2KSimError("warm-up must not be negative")
+
+
+def as_window(value: Window | Sequence[Any] | None) -> Window | None:
+    """A :class:`Window` from a Window, ``(start, end)`` or ``(start, end, warmup)``, or ``None``."""
+    if value is None or isinstance(value, Window):
+        return value
+    if isinstance(value, str) or not isinstance(value, Sequence) or len(value) not in (2, 3):
+        raise O2KSimError(
+            f"window: expected (start, end) or (start, end, warmup), e.g. ('14d', '28d'), "
+            f"not {value!r}"
+        )
+    return Window(*value)
 
 
 def select_window(jobs: pd.DataFrame, win: Window) -> tuple[pd.DataFrame, np.ndarray]:
@@ -79,9 +116,12 @@ def select_window(jobs: pd.DataFrame, win: Window) -> tuple[pd.DataFrame, np.nda
     sub = keep["submit"].to_numpy()
     analysed = keep.loc[(sub >= win.start) & (sub < win.end), "job_id"].to_numpy()
     if len(analysed) == 0:
+        first = format_duration(submit.min()) if len(submit) else "0s"
+        last = format_duration(submit.max()) if len(submit) else "0s"
         raise O2KSimError(
-            f"no job is submitted in the window [{win.start:g}, {win.end:g}) s "
-            f"(the trace spans {submit.min() if len(submit) else 0:g} .. {submit.max() if len(submit) else 0:g} s)"
+            f"no job is submitted in the window [{format_duration(win.start)}, "
+            f"{format_duration(win.end)}) (jobs are submitted from {first} to {last} "
+            "after the trace start)"
         )
     return keep, analysed
 

@@ -1,7 +1,8 @@
 """NCSA-LSF* job classes and limits: the ``[lsf]`` / ``[host.lsf]`` tables of a machine file.
 
-The one place that defines the O2K job classes for the policy (T§3.1, Tables
-3-4): time classes by requested runtime, size classes by processors and
+The policy's view of the O2K job classes (T§3.1, Tables 3-4; labels and the
+classifying rule are shared with the workload model in
+:mod:`o2ksim.workloads.o2k_classes`): time classes by requested runtime, size classes by processors and
 memory, per-host priorities and limits, system-wide limits, drain waits.
 """
 
@@ -15,10 +16,11 @@ from typing import Any
 
 from o2ksim.errors import ConfigError
 from o2ksim.machine import KB_PER_GB, MachineSpec
+from o2ksim.workloads.o2k_classes import UNCLASSIFIED as UNCLASSIFIED  # re-exported
+from o2ksim.workloads.o2k_classes import label
 
 HOUR = 3600.0
 DOC = "docs/background/policies/ncsa-lsf.md"
-UNCLASSIFIED = "unclassified"
 
 # ------------------------------------------------------------------------------- configuration
 @dataclass(frozen=True)
@@ -89,11 +91,6 @@ class LSFConfig:
             keys = (cls[0], cls[1], label(*cls), "all")
             self._keys[cls] = keys
         return keys
-
-
-def label(time_class: str, size_class: str) -> str:
-    """The class label of thesis Table 6, e.g. ``vst_sj``."""
-    return f"{time_class}_{size_class}"
 
 
 def lsf_config(machine: MachineSpec) -> LSFConfig:

@@ -1,0 +1,220 @@
+"""Goal-oriented policies vs backfill, month by month (G§4-§6; issue 12).
+
+Runs FCFS-backfill, LXF-backfill, Lexical(Tw -> avgX), A-Tradeoff(Tw:avgX) and
+A-Tradeoff(maxW:avgX) on calendar months of archive traces, at the original
+load and at rho = 0.9 (interarrival times of the month shrunk, G§4), with a
+one-week warm-up and a cool-down that lasts until every job of the month has
+finished; the runtimes known to the scheduler are the actual ones (G§4,
+``estimates = "actual"``).  A second part varies L for Strict Lexical(Tw ->
+avgX) with DDS-LXF, DDS-FCFS and LDS-LXF (G Fig. 3).
+
+Writes ``OUT/months.csv`` (one row per trace, month, load and policy),
+``OUT/lsweep.csv``, ``OUT/classes.csv`` (Fig. 12 matrices),
+``OUT/timings.csv`` (per decision point: waiting jobs, node visits, seconds)
+and the figures ``fig3_lsweep.png``, ``fig11_months.png``,
+``fig12_classes.png``.  Usage (what docs/guides/goal-oriented.md records)::
+
+    python benchmarks/goal_experiment.py --out reports/goal \\
+        --months KTH:1997-01,1997-03 --months SDSC-Par:1996-03 \\
+        --loads orig,0.9 --lsweep KTH:1997-01:100,400,1000,4000,16000 --lsweep-days 14
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from o2ksim.goal_metrics import class_wait_matrix, comparison, month_windows, month_workload
+from o2ksim.policies import make_policy
+from o2ksim.simulate import load_workload, simulate
+
+TRACES = {
+    "KTH": ("../shared/traces/KTH-SP2-1996-2.1-cln.swf.gz", "kth-sp2", 100),
+    "SDSC-Par": ("../shared/traces/SDSC-Par-1996-3.1-cln.swf.gz", "sdsc-par", 400),
+}
+POLICIES = {
+    "FCFS-backfill": ("fcfs-backfill", {}),
+    "LXF-backfill": ("lxf-backfill", {}),
+    "Lexical(Tw->avgX)": ("lexical-tw-avgx", {}),
+    "A-Tradeoff(Tw:avgX)": ("tradeoff-tw-avgx", {}),
+    "A-Tradeoff(maxW:avgX)": ("tradeoff-maxw-avgx", {}),
+}
+LSWEEP_SEARCHES = {"DDS-LXF": ("dds", "lxf"), "DDS-FCFS": ("dds", "fcfs"), "LDS-LXF": ("lds", "lxf")}
+
+
+def run_one(trace, machine, window, policy, params, timings_out, tag):
+    pol = make_policy(policy, **params)
+    t0 = time.perf_counter()
+    cpu0 = time.process_time()
+    r = simulate(trace, machine, pol, window=window, estimates="actual")
+    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    for n, visits, sec in getattr(pol, "timings", []):
+        timings_out.append({**tag, "waiting": n, "visits": visits, "seconds": sec})
+    return r, wall, cpu
+
+
+def summarize(r, fcfs_jobs):
+    s = r.summary
+    jobs = r.jobs.loc[r.jobs["analysed"]] if "analysed" in r.jobs else r.jobs
+    out = {
+        "jobs": s["jobs"],
+        "mean_wait_h": s["mean_wait"] / 3600,
+        "max_wait_h": s["max_wait"] / 3600,
+        "mean_bsld": s["mean_bounded_slowdown"],
+        "max_bsld": s["max_bounded_slowdown"],
+    }
+    if fcfs_jobs is not None:
+        out.update(comparison(jobs, fcfs_jobs))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default="reports/goal")
+    ap.add_argument("--months", action="append", default=[], help="TRACE:YYYY-MM[,YYYY-MM...]")
+    ap.add_argument("--loads", default="orig,0.9")
+    ap.add_argument("--lsweep", default=None, help="TRACE:YYYY-MM:L1,L2,...")
+    ap.add_argument("--lsweep-days", type=float, default=None,
+                    help="analyse only the first DAYS of the L-sweep month (time budget)")
+    ap.add_argument("--policies", default=",".join(POLICIES))
+    args = ap.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows, timings, classes, lrows = [], [], [], []
+    loads = [None if x == "orig" else float(x) for x in args.loads.split(",")]
+    wanted = args.policies.split(",")
+    started = time.perf_counter()
+    for spec in args.months:
+        tname, months = spec.split(":")
+        path, machine, procs = TRACES[tname]
+        trace = load_workload(path)
+        by_label = {m.label: m for m in month_windows(trace)}
+        for label in months.split(","):
+            for rho in loads:
+                sub, win, load = month_workload(trace, by_label[label], procs, rho)
+                fcfs_jobs = None
+                for name in wanted:
+                    policy, params = POLICIES[name]
+                    tag = {"trace": tname, "month": label, "load": "orig" if rho is None else rho,
+                           "policy": name}
+                    r, wall, cpu = run_one(sub, machine, win, policy, params, timings, tag)
+                    jobs = r.jobs.loc[r.jobs["analysed"]]
+                    if name == "FCFS-backfill":
+                        fcfs_jobs = jobs
+                    row = {**tag, "offered_load": load, **summarize(r, fcfs_jobs),
+                           "wall_s": wall, "cpu_s": cpu}
+                    rows.append(row)
+                    m = class_wait_matrix(jobs, n_bounds=(procs / 16, procs / 8, procs / 4, procs / 2, math.inf))
+                    for ti, tl in enumerate(m.index):
+                        for ni, nl in enumerate(m.columns):
+                            classes.append({**tag, "T": tl, "N": nl, "mean_wait_h": m.iloc[ti, ni]})
+                    print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()}),
+                          flush=True)
+                    pd.DataFrame(rows).to_csv(out / "months.csv", index=False)
+    if args.lsweep:
+        tname, label, ls = args.lsweep.split(":")
+        path, machine, procs = TRACES[tname]
+        trace = load_workload(path)
+        month = {m.label: m for m in month_windows(trace)}[label]
+        if args.lsweep_days:
+            from o2ksim.goal_metrics import Month
+
+            month = Month(label, month.start, month.start + args.lsweep_days * 86400)
+        sub, win, _ = month_workload(trace, month, procs, 0.9)
+        fr, _, _ = run_one(sub, machine, win, "fcfs-backfill", {}, [], {})
+        fcfs_jobs = fr.jobs.loc[fr.jobs["analysed"]]
+        for L in [int(x) for x in ls.split(",")]:
+            for sname, (method, branching) in LSWEEP_SEARCHES.items():
+                tag = {"trace": tname, "month": label, "load": 0.9, "policy": f"Strict Lexical(Tw->avgX) {sname}",
+                       "L": L}
+                params = {"model": "lexical", "measures": "tw,avgx", "slack": 0.0, "search": method,
+                          "branching": branching, "limit": L}
+                r, wall, cpu = run_one(sub, machine, win, "goal", params, timings, tag)
+                row = {**tag, **summarize(r, fcfs_jobs), "wall_s": wall, "cpu_s": cpu}
+                lrows.append(row)
+                print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()}),
+                      flush=True)
+                pd.DataFrame(lrows).to_csv(out / "lsweep.csv", index=False)
+    pd.DataFrame(classes).to_csv(out / "classes.csv", index=False)
+    pd.DataFrame(timings).to_csv(out / "timings.csv", index=False)
+    print(f"total wall {time.perf_counter() - started:.0f} s", flush=True)
+    plots(out)
+
+
+def plots(out: Path) -> None:
+    """Figs. 3, 11 and 12 of the paper from the CSV files in ``out``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if (out / "lsweep.csv").exists():
+        ls = pd.read_csv(out / "lsweep.csv")
+        fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+        for (pol, part) in ls.groupby("policy"):
+            part = part.sort_values("L")
+            for ax, col in zip(axes, ["mean_bsld", "max_wait_h", "E_98W_fcfs_bf"], strict=True):
+                ax.plot(part["L"], part[col], marker="o", label=pol.split(") ")[-1])
+        for ax, t in zip(axes, ["(a) average bounded slowdown", "(b) maximum wait (h)",
+                                "(c) total E^98%W_FCFS-bf"], strict=True):
+            ax.set_xscale("log")
+            ax.set_xlabel("L")
+            ax.set_title(t)
+        axes[0].legend()
+        fig.suptitle("Strict Lexical(Tw -> avgX) vs L (cf. G Fig. 3), rho = 0.9")
+        fig.tight_layout()
+        fig.savefig(out / "fig3_lsweep.png", dpi=110)
+        plt.close(fig)
+    if (out / "months.csv").exists():
+        mo = pd.read_csv(out / "months.csv")
+        mo["case"] = mo["trace"] + " " + mo["month"] + " rho=" + mo["load"].astype(str)
+        cols = ["max_wait_h", "E_maxW_fcfs_bf", "mean_bsld", "max_bsld"]
+        fig, axes = plt.subplots(1, 4, figsize=(17, 4))
+        cases = list(dict.fromkeys(mo["case"]))
+        pols = list(dict.fromkeys(mo["policy"]))
+        width = 0.8 / len(pols)
+        for ax, col in zip(axes, cols, strict=True):
+            for k, pol in enumerate(pols):
+                part = mo.loc[mo["policy"] == pol].set_index("case").reindex(cases)
+                ax.bar(np.arange(len(cases)) + k * width, part[col], width, label=pol)
+            ax.set_xticks(np.arange(len(cases)) + 0.4 - width / 2, cases, rotation=30, ha="right", fontsize=7)
+            ax.set_title(col)
+        axes[0].legend(fontsize=7)
+        fig.suptitle("Goal-oriented vs backfill policies per month (cf. G Fig. 11), L = 4,000")
+        fig.tight_layout()
+        fig.savefig(out / "fig11_months.png", dpi=110)
+        plt.close(fig)
+    if (out / "classes.csv").exists() and (out / "classes.csv").stat().st_size > 1:
+        cl = pd.read_csv(out / "classes.csv")
+        if len(cl):
+            first = cl.iloc[0]
+            sel = cl.loc[(cl["trace"] == first["trace"]) & (cl["month"] == first["month"])
+                         & (cl["load"].astype(str) == "0.9")]
+            pols = [p for p in POLICIES if p in set(sel["policy"])][:4]
+            if pols:
+                fig, axes = plt.subplots(1, len(pols), figsize=(4.2 * len(pols), 3.8))
+                axes = np.atleast_1d(axes)
+                for ax, pol in zip(axes, pols, strict=True):
+                    m = sel.loc[sel["policy"] == pol].pivot(index="T", columns="N", values="mean_wait_h")
+                    m = m.reindex(index=list(dict.fromkeys(sel["T"])), columns=list(dict.fromkeys(sel["N"])))
+                    im = ax.imshow(m.to_numpy(float), cmap="viridis", vmin=0)
+                    ax.set_xticks(range(len(m.columns)), m.columns, fontsize=7)
+                    ax.set_yticks(range(len(m.index)), m.index, fontsize=7)
+                    for (i, j), v in np.ndenumerate(m.to_numpy(float)):
+                        if not np.isnan(v):
+                            ax.text(j, i, f"{v:.1f}", ha="center", va="center", color="w", fontsize=7)
+                    ax.set_title(pol, fontsize=9)
+                fig.colorbar(im, ax=list(axes), shrink=0.8, label="mean wait (h)")
+                fig.suptitle(f"Average wait per N x T class, {first['trace']} {first['month']}, rho = 0.9 (cf. G Fig. 12)")
+                fig.savefig(out / "fig12_classes.png", dpi=110)
+                plt.close(fig)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,244 @@
+"""Comparing results in a script or notebook: ``compare([r1, r2, ...])`` and one-result views.
+
+>>> from o2ksim import simulate, compare  # doctest: +SKIP
+>>> a = simulate("traces/kth-sp2-sample.swf", policy="fcfs-backfill")  # doctest: +SKIP
+>>> b = simulate("traces/kth-sp2-sample.swf", policy="lxf-backfill")  # doctest: +SKIP
+>>> c = compare([a, b])  # doctest: +SKIP
+>>> c  # a DataFrame: one row per result, the overall measures  # doctest: +SKIP
+>>> c.plot_runtime("mean_wait")  # the thesis's wait-versus-runtime view  # doctest: +SKIP
+
+:class:`Comparison` is a :class:`pandas.DataFrame` (one row per result,
+waits in hours) with plotting methods for the views of T§3.5 -- average,
+95th-percentile and maximum wait and average slowdown versus actual runtime
+(Fig. 4), per NCSA-LSF* job class (Figs. 5-6) and the overall bars.
+:func:`timeline` draws utilisation and queue length over time for one result.
+
+The figures are :class:`matplotlib.figure.Figure` objects drawn without
+pyplot, so they display as cell output in Jupyter and never change the
+user's matplotlib backend or style.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import pandas as pd
+
+from o2ksim.report import data
+
+HOUR = 3600.0
+MEASURES = {
+    "mean_wait": "mean wait (h)",
+    "p95_wait": "95th wait (h)",
+    "max_wait": "max wait (h)",
+    "mean_slowdown": "mean slowdown",
+    "mean_bounded_slowdown": "mean bounded slowdown",
+    "utilisation": "utilisation",
+}
+
+
+def result_label(result: Any) -> str:
+    """The name a result goes by: its scenario label, or the policy and its parameters."""
+    label = result.config.get("label")
+    return str(label) if label else str(result.policy.get("name", "?"))
+
+
+def _summary_items(result: Any) -> list[tuple[str, str]]:
+    from o2ksim.workloads.transforms import format_duration
+
+    s, c = result.summary, result.config
+    params = {k: v for k, v in result.policy.items() if k not in ("name", "kind")}
+
+    def dur(key: str) -> str:
+        v = s.get(key)
+        return "–" if v is None or v != v else format_duration(float(v))
+
+    def num(key: str, fmt: str = ".3g") -> str:
+        v = s.get(key)
+        return "–" if v is None or v != v else format(float(v), fmt)
+
+    counts = ", ".join(
+        f"{s[k]} {k}" for k in ("completed", "killed", "rejected", "unfinished") if s.get(k)
+    )
+    items = [
+        ("policy", result_label(result)
+         + (" (" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")" if params else "")),
+        ("machine", result.machine.describe()),
+        ("workload", str(c.get("workload", "?"))
+         + (f", estimates {c['estimates']}" if c.get("estimates") not in (None, "requested") else "")),
+        ("jobs", f"{s.get('jobs', '?')} analysed" + (f" ({counts})" if counts else "")),
+        ("wait", f"mean {dur('mean_wait')}, 95th {dur('p95_wait')}, max {dur('max_wait')}"),
+        ("slowdown", f"mean {num('mean_slowdown')}, bounded {num('mean_bounded_slowdown')}"),
+        ("utilisation", num("utilisation", ".3f")),
+    ]  # fmt: skip
+    win = c.get("window")
+    if win:
+        items.insert(3, ("window", f"[{format_duration(win[0])}, {format_duration(win[1])}), "
+                         f"{format_duration(win[2])} warm-up"))  # fmt: skip
+    return items
+
+
+def result_text(result: Any) -> str:
+    """A compact multi-line summary of a result (its ``repr``)."""
+    lines = [f"<o2ksim Result: {result_label(result)}, {result.summary.get('jobs', '?')} jobs>"]
+    lines += [f"  {k:<12}{v}" for k, v in _summary_items(result)]
+    lines.append("  (tables: .jobs, .segments, .summary; compare([...]) for views)")
+    return "\n".join(lines)
+
+
+def result_html(result: Any) -> str:
+    """The same summary as a small HTML table (Jupyter's rich display)."""
+    import html
+
+    rows = "".join(
+        f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
+        f"<td style='text-align:left'>{html.escape(v)}</td></tr>"
+        for k, v in _summary_items(result)
+    )
+    return (
+        f"<div><b>o2ksim Result</b>: {html.escape(result_label(result))}"
+        f"<table>{rows}</table><small>.jobs, .segments, .summary</small></div>"
+    )
+
+
+def _labels(results: Sequence[Any], labels: Sequence[str] | None) -> list[str]:
+    if labels is not None:
+        if len(labels) != len(results):
+            raise ValueError(f"compare: {len(labels)} labels for {len(results)} results")
+        return [str(x) for x in labels]
+    out = [result_label(r) for r in results]
+    seen: dict[str, int] = {}
+    for i, lab in enumerate(out):
+        if out.count(lab) > 1:
+            seen[lab] = seen.get(lab, 0) + 1
+            out[i] = f"{lab} #{seen[lab]}"
+    return out
+
+
+class Comparison(pd.DataFrame):
+    """One row per result (index: label) with the overall measures, plus the thesis's views."""
+
+    _metadata: ClassVar[list[str]] = ["results"]
+
+    @property
+    def _constructor(self) -> type[pd.DataFrame]:
+        return pd.DataFrame  # slices and arithmetic give plain frames
+
+    # -- figures ------------------------------------------------------------------------
+    def _jobs(self) -> dict[str, pd.DataFrame]:
+        return {label: r.jobs for label, r in self.results.items()}
+
+    def plot_runtime(self, measure: str = "mean_wait") -> Any:
+        """Average (``mean_wait``) or maximum (``max_wait``) wait, or ``mean_slowdown``, vs runtime.
+
+        T§3.5 Fig. 4 (a), (c), (d): eleven runtime groups, log runtime axis.
+        """
+        from o2ksim.report import figures as F
+
+        groups = pd.concat(
+            [data.runtime_groups(j).assign(policy=p, panel="") for p, j in self._jobs().items()],
+            ignore_index=True,
+        )
+        with F.report_style():
+            return F.runtime_figure(groups, list(self.results), [""], measure)
+
+    def plot_p95(self) -> Any:
+        """The 95th-percentile wait versus runtime plot (T§3.5 Fig. 4(b))."""
+        from o2ksim.report import figures as F
+
+        points = pd.concat(
+            [data.p95_points(j).assign(policy=p, panel="") for p, j in self._jobs().items()],
+            ignore_index=True,
+        )
+        with F.report_style():
+            return F.p95_figure(points, list(self.results), [""])
+
+    def plot_overall(self) -> Any:
+        """Overall mean, 95th-percentile and maximum wait and mean slowdown, one bar per result."""
+        from o2ksim.report import figures as F
+
+        table = pd.DataFrame(
+            [
+                {"policy": p, **{k: r.summary.get(k) for k in MEASURES}}
+                for p, r in self.results.items()
+            ]
+        )
+        with F.report_style():
+            return F.overall_figure(table, list(self.results), None)
+
+    def plot_classes(self, measure: str = "mean_wait", machine: Any = "o2k") -> Any:
+        """Mean or max wait, or mean slowdown, per NCSA-LSF* job class (T§3.6 Figs. 5-6).
+
+        ``machine``: whose LSF classes to use (default the O2K hosts).
+        """
+        from o2ksim.report import figures as F
+
+        classes = pd.concat(
+            [
+                data.class_groups(j, machine).assign(policy=p, panel="")
+                for p, j in self._jobs().items()
+            ],
+            ignore_index=True,
+        )
+        with F.report_style():
+            return F.class_figure(classes, list(self.results), [""], measure)
+
+
+def compare(results: Sequence[Any], labels: Sequence[str] | None = None) -> Comparison:
+    """A :class:`Comparison` of several :class:`~o2ksim.simulate.Result` objects.
+
+    Columns: policy, jobs (analysed), and the overall measures of
+    :func:`o2ksim.metrics.summary` -- waits in hours.  ``labels`` names the
+    rows (default: each result's label or policy name).
+    """
+    results = list(results)
+    if not results:
+        raise ValueError("compare: give at least one result")
+    names = _labels(results, labels)
+    rows = []
+    for r in results:
+        s = r.summary
+        row: dict[str, Any] = {"policy": r.policy.get("name"), "jobs": s.get("jobs")}
+        for key, col in MEASURES.items():
+            v = s.get(key)
+            row[col] = v / HOUR if (v is not None and key.endswith("_wait")) else v
+        rows.append(row)
+    out = Comparison(pd.DataFrame(rows, index=pd.Index(names, name="result")))
+    out.results = dict(zip(names, results, strict=True))
+    return out
+
+
+def timeline(result: Any, bins: int = 200) -> Any:
+    """Utilisation (fraction of processors) and queue length over time for one result.
+
+    Both are exact time averages per bin (:func:`o2ksim.report.data.utilisation_series`,
+    :func:`~o2ksim.report.data.queue_series`); the analysis window is shaded.
+    """
+    from o2ksim.report import figures as F
+
+    jobs, segs = result.jobs, result.segments
+    t0 = float(jobs["submit"].min())
+    t1 = float(max(jobs["end"].max(), segs["end"].max() if len(segs) else t0 + 1))
+    util = data.utilisation_series(segs, result.machine.total_procs, t0, t1, bins)
+    queue = data.queue_series(jobs, t0, t1, bins)
+    day = 86400.0 if t1 - t0 > 3 * 86400 else 3600.0
+    unit = "days" if day == 86400.0 else "hours"
+    with F.report_style():
+        fig, (a1, a2) = F.subplots(2, 1, figsize=(10, 5.2), sharex=True, layout="constrained")
+        a1.step(util["start"] / day, util["utilisation"], where="post", linewidth=1.2)
+        a1.set_ylim(0, 1.05)
+        a1.set_ylabel("utilisation\n(fraction of processors)")
+        a2.step(queue["start"] / day, queue["queue"], where="post", color="C1", linewidth=1.2)
+        a2.set_ylim(bottom=0)
+        a2.set_ylabel("waiting jobs")
+        a2.set_xlabel(f"time ({unit} since the trace start)")
+        win = result.config.get("window")
+        if win:
+            for ax in (a1, a2):
+                ax.axvspan(win[0] / day, win[1] / day, color="0.93", zorder=0)
+        fig.suptitle(f"{result_label(result)}: utilisation and queue length", fontweight="bold")
+    return fig
+
+
+__all__ = ["Comparison", "compare", "result_html", "result_label", "result_text", "timeline"]

@@ -1,0 +1,393 @@
+"""One small toolkit for checking what users feed o2ksim.
+
+Every configuration value (machine files, scenario TOML, policy presets, run
+settings, command-line values) and every range a workload must respect is
+checked here, with messages of one shape: the file (or the option), the line
+when known, the field, what was expected and what was found.  A failed check
+raises :class:`~o2ksim.errors.ConfigError` (an :class:`~o2ksim.errors.O2KSimError`),
+which the CLI prints as one ``o2ksim: error: ...`` line with exit code 2.
+
+Why one module: the rules ("a boolean is a TOML boolean", "a number is finite",
+"an unknown key names the nearest valid one") must be the same everywhere, and
+so must the limits that keep a run from hanging or wrapping around
+(:data:`MAX_TIME`, :data:`MAX_JOB_MEMORY_KB`, :data:`MIN_INTERVAL`, ...).
+``docs/reference/refusals.md`` lists every refusal and its reason.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import os
+import re
+import uuid
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from o2ksim.errors import ConfigError, InputError, O2KSimError
+
+# ------------------------------------------------------------------------------------- limits
+MAX_TIME = 10**12
+"""Largest time in seconds (about 31,700 years) a trace field or setting may hold.
+
+Simulated times are floats; at 2**53 s adding one second no longer changes the
+clock, and a run spins forever.  Below 10**12 s a float still resolves
+0.2 ms, far finer than SWF's whole seconds."""
+MAX_JOB_MEMORY_KB = 2**53
+"""Largest memory request of one job (KB per processor x processors): 8 EB.
+Keeps the product exact in int64 and in floats (no wrap-around to a negative
+or zero demand)."""
+MAX_PROCS = 2**31 - 1
+"""Largest processor count of a job or host."""
+MIN_INTERVAL = 1.0
+"""Shortest periodic scheduling interval (seconds): SWF times are whole seconds,
+so a shorter interval only adds empty passes (1e-6 s would mean 10**12 passes a
+month)."""
+MAX_SPAN = 3660 * 86400.0
+"""Longest generated workload (ten years), warm-up included: the O2K model makes
+about 10,000 jobs a month, so ten years is already over a million jobs."""
+MAX_RUNS = 100_000
+"""Most runs one scenario may plan: each run stores a directory of results."""
+MAX_UNIX_TIME = 253402300799
+"""``UnixStartTime`` of 9999-12-31 23:59:59 UTC, the last date Python can show."""
+
+_BOOL_HINT = "a TOML boolean (true or false, without quotes)"
+
+
+# --------------------------------------------------------------------------------- key checks
+def nearest(word: str, candidates: Iterable[str]) -> str | None:
+    """The candidate closest to ``word`` (for "did you mean"), or None when none is close."""
+    found = difflib.get_close_matches(word, sorted(candidates), n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def check_keys(
+    table: Mapping[str, Any], known: Iterable[str], where: str | None, prefix: str = ""
+) -> None:
+    """Refuse keys of ``table`` not in ``known``, suggesting the nearest valid key.
+
+    A misspelt key (``memory_gbs``) would otherwise be ignored and its value
+    silently replaced by a default.
+    """
+    known = set(known)
+    extra = sorted(str(k) for k in table if k not in known)
+    if not extra:
+        return
+    key = extra[0]
+    guess = nearest(key, known)
+    hint = f"; did you mean '{guess}'?" if guess else f" (known: {', '.join(sorted(known))})"
+    raise ConfigError(where, f"unknown key '{key}'{hint}", field=prefix + key)
+
+
+def require_table(value: Any, where: str | None, field: str) -> dict[str, Any]:
+    """``value`` when it is a TOML table."""
+    if not isinstance(value, dict):
+        raise ConfigError(where, f"must be a table, got {_show(value)}", field=field)
+    return value
+
+
+# ------------------------------------------------------------------------------- value checks
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def check_bool(value: Any, where: str | None, field: str) -> bool:
+    """A boolean, and only a real one: ``"no"`` or ``0`` is not ``False``."""
+    if not isinstance(value, bool):
+        raise ConfigError(where, f"must be {_BOOL_HINT}, got {_show(value)}", field=field)
+    return value
+
+
+def check_number(
+    value: Any,
+    where: str | None,
+    field: str,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    exclusive_minimum: bool = False,
+    integer: bool = False,
+    unit: str = "",
+) -> float | int:
+    """A finite number (an integer when ``integer``) in ``[minimum, maximum]``.
+
+    ``exclusive_minimum`` makes the lower bound strict (``> 0`` rather than ``>= 0``).
+    NaN and infinity are always refused: they compare false with everything
+    and so slip through every other check.
+    """
+    kind = "an integer" if integer else "a number"
+    ok_type = isinstance(value, int) if integer else isinstance(value, int | float)
+    if isinstance(value, bool) or not ok_type:
+        raise ConfigError(where, f"must be {kind}{unit}, got {_show(value)}", field=field)
+    if not math.isfinite(value):
+        raise ConfigError(where, f"must be a finite number{unit}, got {value}", field=field)
+    if minimum is not None and (value <= minimum if exclusive_minimum else value < minimum):
+        rel = ">" if exclusive_minimum else ">="
+        raise ConfigError(where, f"must be {rel} {minimum:g}{unit}, got {value:g}", field=field)
+    if maximum is not None and value > maximum:
+        raise ConfigError(
+            where, f"must be at most {maximum:g}{unit}, got {value:g}", field=field
+        )
+    return value
+
+
+def check_str(value: Any, where: str | None, field: str, *, empty: bool = False) -> str:
+    """A string (non-empty unless ``empty``)."""
+    if not isinstance(value, str) or (not empty and not value):
+        raise ConfigError(where, f"must be a non-empty string, got {_show(value)}", field=field)
+    return value
+
+
+# ------------------------------------------------------------------------------- run settings
+def check_run_settings(
+    interval: Any = None, kill_overrun: Any = None, overrun_grace: Any = None, *, where: str | None = None
+) -> None:
+    """The run settings every path into the engine passes (CLI, scenario, API, machine file).
+
+    ``interval`` (seconds, None = at every event) at least :data:`MIN_INTERVAL`;
+    ``kill_overrun`` a real boolean; ``overrun_grace`` a finite number of
+    seconds >= 0 (a NaN grace would silently disable every kill).
+    """
+    where = where or "run settings"
+    if interval is not None:
+        check_number(
+            interval, where, "interval", minimum=MIN_INTERVAL, maximum=MAX_TIME, unit=" (seconds)"
+        )
+    if kill_overrun is not None:
+        check_bool(kill_overrun, where, "kill_overrun")
+    if overrun_grace is not None:
+        check_number(
+            overrun_grace, where, "overrun_grace", minimum=0, maximum=MAX_TIME, unit=" (seconds)"
+        )
+
+
+# ------------------------------------------------------------------------------ command line
+def option_duration(option: str, text: str, *, positive: bool = False, days: bool = False) -> float:
+    """A duration given to ``option`` on the command line, in seconds, checked.
+
+    ``-5m`` is read as a value (see :func:`join_negative_values`) and refused as
+    negative; ``nan`` and ``inf`` are refused; a bare number is days when
+    ``days`` (``--warmup 7``), else seconds.
+    """
+    from o2ksim.workloads.transforms import parse_duration
+
+    raw = text.strip()
+    said = f"{option} {text}"
+    if raw.startswith("-"):
+        raise O2KSimError(f"{said}: must not be negative (a duration such as 12h)")
+    try:
+        number = float(raw)
+    except ValueError:
+        number = None
+    if number is not None:
+        if not math.isfinite(number):
+            raise O2KSimError(f"{said}: must be a finite duration (e.g. 5m)")
+        seconds = number * (86400.0 if days else 1.0)
+    else:
+        try:
+            seconds = parse_duration(raw)
+        except O2KSimError as exc:
+            raise O2KSimError(f"{said}: {exc}") from None
+    if positive and seconds <= 0:
+        raise O2KSimError(f"{said}: must be longer than 0 (e.g. 5m)")
+    if seconds > MAX_TIME:
+        raise O2KSimError(f"{said}: at most {MAX_TIME:g} s")
+    return seconds
+
+
+def check_interval_option(seconds: float, option: str = "--interval") -> float:
+    """Refuse a scheduling interval below :data:`MIN_INTERVAL` with the reason."""
+    if seconds < MIN_INTERVAL:
+        raise O2KSimError(
+            f"{option}: at least {MIN_INTERVAL:g} s (trace times are whole seconds; "
+            f"{seconds:g} s would only add empty scheduling passes)"
+        )
+    return seconds
+
+
+def check_span_option(seconds: float, option: str = "--span") -> float:
+    """Refuse a generated workload longer than :data:`MAX_SPAN` with the reason."""
+    if seconds > MAX_SPAN:
+        raise O2KSimError(
+            f"{option}: at most {MAX_SPAN / 86400:g} days including the warm-up, got "
+            f"{seconds / 86400:g} days (a longer generated workload exhausts memory; "
+            "simulate a recorded trace or several shorter spans)"
+        )
+    return seconds
+
+
+def seed_value(text: str) -> int:
+    """``--seed``: an integer from 0 to 2**63 - 1 (what numpy's generator takes)."""
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got '{text}'") from None
+    if not 0 <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"expected an integer from 0 to 2**63-1, got '{text}'")
+    return value
+
+
+def join_negative_values(argv: list[str], options: Iterable[str]) -> list[str]:
+    """``--interval -5m`` -> ``--interval=-5m`` for options that take one value.
+
+    argparse takes a token starting with ``-`` for an option and answers
+    "expected one argument"; joined, the value reaches its parser, which can
+    say what is wrong with it.
+    """
+    wanted = set(options)
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        if (
+            tok in wanted
+            and i + 1 < len(argv)
+            and re.match(r"-[0-9.]", argv[i + 1])
+        ):
+            out.append(f"{tok}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(tok)
+        i += 1
+    return out
+
+
+def writable_dir(path: str | os.PathLike[str], option: str) -> Path:
+    """Make sure ``path`` is (or can be made) a directory o2ksim can write into.
+
+    Checked before a run starts, so an unwritable ``--out`` fails in a second,
+    not after the simulation.
+    """
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise O2KSimError(f"{option} {out}: exists and is not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / f".o2ksim-write-test-{uuid.uuid4().hex[:8]}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise O2KSimError(
+            f"{option} {out}: cannot write there ({exc.strerror or exc})"
+        ) from None
+    return out
+
+
+DASK_ADDRESS = re.compile(r"[a-z][a-z0-9+.-]*://\S+|[A-Za-z0-9_.\-\[\]:]+:[0-9]{1,5}")
+
+
+def check_dask_address(address: str) -> str:
+    """``tcp://host:port`` (or ``host:port``): refused at once when malformed,
+    instead of a 20 s connection time-out per attempt."""
+    if not DASK_ADDRESS.fullmatch(address.strip()):
+        raise O2KSimError(
+            f"--scheduler: '{address}' is not a scheduler address (expected tcp://HOST:PORT)"
+        )
+    return address.strip()
+
+
+# ------------------------------------------------------------------------------ workload table
+TIME_FIELDS = ("submit", "wait", "run_time", "req_time", "think_time")
+
+
+def check_jobs_frame(frame: Any, source: str | None = None) -> None:
+    """Ranges the engine relies on, checked on a job table with the SWF columns.
+
+    * job ids are unique (the engine and every output key jobs by id);
+    * times are below :data:`MAX_TIME` (beyond 2**53 s the clock cannot step);
+    * a job's memory (KB per processor x processors) stays below
+      :data:`MAX_JOB_MEMORY_KB`, so it cannot wrap around int64.
+
+    The SWF reader does the same with line numbers; this covers tables built
+    in Python (generators, scenario inline jobs, user frames).
+    """
+    where = source or "the workload"
+    if "job_id" in frame:
+        ids = frame["job_id"].to_numpy()
+        ordered = ids if bool((ids[1:] > ids[:-1]).all()) else np.sort(ids)
+        if bool((ordered[1:] == ordered[:-1]).any()):
+            _, first = np.unique(ids, return_index=True)
+            dup_rows = np.setdiff1d(np.arange(len(ids)), first)
+            raise InputError(
+                where, f"job id {ids[dup_rows[0]]} appears more than once", field="job_id"
+            )
+    for name in TIME_FIELDS:
+        if name in frame:
+            col = frame[name].to_numpy(np.float64)
+            bad = ~np.isfinite(col) | (col >= MAX_TIME)
+            if bad.any():
+                row = int(np.flatnonzero(bad)[0])
+                raise InputError(
+                    where,
+                    f"{col[row]:g} s is beyond the largest time o2ksim simulates ({MAX_TIME:g} s)",
+                    field=f"{name} (job {frame['job_id'].iloc[row] if 'job_id' in frame else row})",
+                )
+    if "req_mem" in frame:
+        procs = np.zeros(len(frame))
+        for name in ("req_procs", "alloc_procs"):
+            if name in frame:
+                procs = np.maximum(procs, frame[name].to_numpy(np.float64))
+        mem = frame["req_mem"].to_numpy(np.float64) * np.maximum(procs, 0)
+        bad = mem >= MAX_JOB_MEMORY_KB
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise InputError(
+                where,
+                f"memory {frame['req_mem'].iloc[row]} KB x {procs[row]:g} processors is beyond "
+                f"{MAX_JOB_MEMORY_KB:g} KB",
+                field="req_mem",
+            )
+
+
+def check_job_specs(specs: Iterable[Any], source: str = "the job list") -> None:
+    """:func:`check_jobs_frame` for a list of :class:`~o2ksim.jobs.JobSpec` (the API's
+    other workload form): unique ids, finite times below :data:`MAX_TIME`, memory
+    below :data:`MAX_JOB_MEMORY_KB`."""
+    seen: set[int] = set()
+    for s in specs:
+        if s.job_id in seen:
+            raise InputError(source, f"job id {s.job_id} appears more than once", field="job_id")
+        seen.add(s.job_id)
+        for name in ("submit", "run_time", "req_time"):
+            value = getattr(s, name)
+            if not (math.isfinite(value) and value < MAX_TIME):
+                raise InputError(
+                    source,
+                    f"{value} s is not a time o2ksim simulates (finite, below {MAX_TIME:g} s)",
+                    field=f"{name} (job {s.job_id})",
+                )
+        if not s.mem < MAX_JOB_MEMORY_KB:
+            raise InputError(
+                source, f"{s.mem} KB is beyond {MAX_JOB_MEMORY_KB:g} KB", field=f"mem (job {s.job_id})"
+            )
+
+
+__all__ = [
+    "MAX_JOB_MEMORY_KB",
+    "MAX_RUNS",
+    "MAX_SPAN",
+    "MAX_TIME",
+    "MIN_INTERVAL",
+    "check_bool",
+    "check_dask_address",
+    "check_interval_option",
+    "check_job_specs",
+    "check_jobs_frame",
+    "check_keys",
+    "check_number",
+    "check_run_settings",
+    "check_span_option",
+    "check_str",
+    "join_negative_values",
+    "nearest",
+    "option_duration",
+    "require_table",
+    "seed_value",
+    "writable_dir",
+]

@@ -1,0 +1,316 @@
+"""Parameter files of the workload models: reading, merging, validating, writing TOML.
+
+Everything here is model-independent: each model module validates its own
+mapping with a :class:`Checker` (so an error names the file, the line and the
+dotted field), and :mod:`o2ksim.workloads.models` finds, merges and loads the
+files.  Also here: :func:`parse_span` and the default start of generated
+traces, which every generator shares.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from o2ksim.errors import ConfigError, O2KSimError
+
+__all__ = [
+    "DEFAULT_START_TIME",
+    "Checker",
+    "ParamSource",
+    "deep_merge",
+    "dump_toml",
+    "parse_span",
+    "read_toml",
+    "write_params",
+]
+
+DEFAULT_START_TIME = 946857600
+"""2000-01-03 00:00:00 UTC, a Monday: the default ``UnixStartTime`` of generated traces.
+
+Starting on a Monday at midnight makes the weekday/weekend and hour-of-day
+periods of the models exact in trace time."""
+
+ParamSource = str | os.PathLike[str] | Mapping[str, Any] | None
+"""``None`` (a model's default set), a shipped set name, a TOML path, or a mapping."""
+
+
+_SPAN_UNITS = {"s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
+
+
+def parse_span(text: str | float | int) -> float:
+    """Seconds from ``30d``, ``12h``, ``90m``, ``3600s``, ``3600``, ``2w`` (also ``1.5d``).
+
+    Raises :class:`O2KSimError` for anything else or a span that is not positive.
+    """
+    if isinstance(text, int | float) and not isinstance(text, bool):
+        value = float(text)
+    else:
+        s = str(text).strip().lower()
+        unit = ""
+        num = s
+        for u in sorted(_SPAN_UNITS, key=len, reverse=True):
+            if s.endswith(u):
+                unit, num = u, s[: -len(u)].strip()
+                break
+        try:
+            value = float(num) * _SPAN_UNITS.get(unit, 1.0)
+        except ValueError:
+            raise O2KSimError(f"'{text}' is not a span (examples: 30d, 12h, 3600s, 2w)") from None
+    if not math.isfinite(value) or value <= 0:
+        raise O2KSimError(f"span must be positive, got '{text}'")
+    return value
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """The TOML file at *path*; a missing or malformed file is a one-line user error."""
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise O2KSimError(f"{path}: no such parameter file") from None
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None)
+        raise ConfigError(path, f"not valid TOML: {exc}", line=line) from None
+
+
+def deep_merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """A deep copy of *base* with *over* merged in (tables recursively, everything else replaced)."""
+    out = copy.deepcopy(base)
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | np.integer):
+        return str(int(value))
+    if isinstance(value, float | np.floating):
+        v = float(value)
+        if not math.isfinite(v):
+            return "inf" if v > 0 else ("-inf" if v < 0 else "nan")
+        text = repr(v)
+        return text if ("." in text or "e" in text or "n" in text) else text + ".0"
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list | tuple | np.ndarray):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        return (
+            "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + " }"
+        )
+    raise TypeError(f"cannot write {type(value).__name__} to TOML")
+
+
+def _toml_key(key: str) -> str:
+    k = str(key)
+    return k if k and all(c.isalnum() or c in "-_" for c in k) else json.dumps(k)
+
+
+def _is_table_array(value: Any) -> bool:
+    return (
+        isinstance(value, list | tuple)
+        and len(value) > 0
+        and all(isinstance(v, Mapping) for v in value)
+    )
+
+
+def dump_toml(
+    data: Mapping[str, Any], comments: Mapping[str, str] | None = None, header: str = ""
+) -> str:
+    """A TOML document for nested mappings (tables, arrays of tables, scalars, arrays).
+
+    *comments* maps dotted key paths (``"partition.chi"``) to a trailing
+    comment; *header* is written first as ``#`` lines.  Python's ``tomllib``
+    reads but does not write, and the parameter files are small, so this
+    writer is enough.
+    """
+    comments = comments or {}
+    out: list[str] = [f"# {line}".rstrip() for line in header.splitlines()]
+    if out:
+        out.append("")
+
+    def emit(table: Mapping[str, Any], prefix: str) -> None:
+        scalars = [
+            (k, v)
+            for k, v in table.items()
+            if not isinstance(v, Mapping) and not _is_table_array(v)
+        ]
+        for k, v in scalars:
+            path = f"{prefix}{k}"
+            note = comments.get(path)
+            out.append(f"{_toml_key(k)} = {_toml_value(v)}" + (f"  # {note}" if note else ""))
+        for k, v in table.items():
+            path = f"{prefix}{k}"
+            if isinstance(v, Mapping):
+                out.append("")
+                if path in comments:
+                    out.append(f"# {comments[path]}")
+                out.append(f"[{'.'.join(_toml_key(p) for p in path.split('.'))}]")
+                emit(v, path + ".")
+            elif _is_table_array(v):
+                for item in v:
+                    out.append("")
+                    out.append(f"[[{'.'.join(_toml_key(p) for p in path.split('.'))}]]")
+                    emit(item, path + ".")
+
+    emit(data, "")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def write_params(
+    params: Mapping[str, Any],
+    path: str | os.PathLike[str],
+    *,
+    header: str = "",
+    comments: Mapping[str, str] | None = None,
+) -> None:
+    """Write a parameter mapping as a TOML file :func:`load_params` reads back."""
+    Path(path).write_text(dump_toml(params, comments, header), encoding="utf-8")
+
+
+class Checker:
+    """Validation helpers for parameter files: each failure is a :class:`ConfigError` naming
+    the file, the dotted field path and, when the file is at hand, the line of that key."""
+
+    def __init__(self, source: str | Path) -> None:
+        self.source = source
+        self._lines: list[str] | None = None
+        if isinstance(source, Path) and source.exists():
+            try:
+                self._lines = source.read_text(encoding="utf-8").splitlines()
+            except OSError:
+                self._lines = None
+
+    def fail(self, field: str, message: str) -> ConfigError:
+        return ConfigError(self.source, message, line=self._line_of(field), field=field)
+
+    def _line_of(self, field: str) -> int | None:
+        """The line of *field* (``a.b[2].c``) in the file: follows tables and arrays of tables."""
+        if self._lines is None:
+            return None
+        parts = field.split(".")
+        start = 0
+        prefix: list[str] = []
+        for part in parts[:-1]:
+            m = re.fullmatch(r"(\w[\w-]*)\[(\d+)\]", part)
+            name, idx = (m.group(1), int(m.group(2))) if m else (part, None)
+            prefix.append(name)
+            full = ".".join(prefix)
+            header = f"[[{full}]]" if idx is not None else f"[{full}]"
+            seen = -1
+            for i in range(start, len(self._lines)):
+                if self._lines[i].strip().startswith(header):
+                    seen += 1
+                    if idx is None or seen == idx:
+                        start = i + 1
+                        break
+        key = parts[-1].split("[", 1)[0]
+        for i in range(start, len(self._lines)):
+            text = self._lines[i].strip()
+            if text.startswith("[") and i > start and not text.startswith("[" + ".".join(prefix)):
+                break
+            if text.split("=", 1)[0].strip() == key and "=" in text:
+                return i + 1
+        for i, text in enumerate(self._lines):  # fall back to the first line with that key
+            if text.strip().split("=", 1)[0].strip() == key and "=" in text:
+                return i + 1
+        return None
+
+    def get(self, table: Mapping[str, Any], key: str, field: str) -> Any:
+        if not isinstance(table, Mapping) or key not in table:
+            raise self.fail(field, "missing")
+        return table[key]
+
+    def number(
+        self,
+        table: Mapping[str, Any],
+        key: str,
+        field: str,
+        *,
+        lo: float = -math.inf,
+        hi: float = math.inf,
+        lo_open: bool = False,
+    ) -> float:
+        v = self.get(table, key, field)
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(float(v)):
+            raise self.fail(field, f"must be a number, got {v!r}")
+        v = float(v)
+        if v < lo or v > hi or (lo_open and v == lo):
+            bound = f"> {lo:g}" if lo_open else f">= {lo:g}"
+            raise self.fail(field, f"must be {bound} and <= {hi:g}, got {v:g}")
+        return v
+
+    def numbers(
+        self,
+        table: Mapping[str, Any],
+        key: str,
+        field: str,
+        *,
+        n: int | None = None,
+        lo: float = -math.inf,
+    ) -> list[float]:
+        v = self.get(table, key, field)
+        if not isinstance(v, list) or not v:
+            raise self.fail(field, "must be a non-empty list of numbers")
+        out = []
+        for x in v:
+            if (
+                isinstance(x, bool)
+                or not isinstance(x, int | float)
+                or not math.isfinite(float(x))
+                or x < lo
+            ):
+                raise self.fail(field, f"must hold numbers >= {lo:g}, got {x!r}")
+            out.append(float(x))
+        if n is not None and len(out) != n:
+            raise self.fail(field, f"must have {n} values, got {len(out)}")
+        return out
+
+    def probabilities(
+        self, table: Mapping[str, Any], key: str, field: str, n: int | None = None
+    ) -> list[float]:
+        p = self.numbers(table, key, field, n=n, lo=0.0)
+        total = sum(p)
+        if abs(total - 1.0) > 1e-3:
+            raise self.fail(field, f"probabilities must sum to 1, they sum to {total:.6g}")
+        return [x / total for x in p]
+
+    def ranges(self, table: Mapping[str, Any], key: str, field: str) -> list[list[float]] | None:
+        """An optional list of inclusive ``[lo, hi]`` ranges (a single ``[lo, hi]`` is accepted)."""
+        if key not in table:
+            return None
+        v = table[key]
+        if (
+            isinstance(v, list)
+            and len(v) == 2
+            and all(isinstance(x, int | float) and not isinstance(x, bool) for x in v)
+        ):
+            v = [v]
+        if not isinstance(v, list) or not v:
+            raise self.fail(field, "must be [lo, hi] or a list of [lo, hi] ranges")
+        out = []
+        for r in v:
+            if (
+                not isinstance(r, list)
+                or len(r) != 2
+                or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in r)
+                or r[0] > r[1]
+            ):
+                raise self.fail(field, f"bad range {r!r}: expected [lo, hi] with lo <= hi")
+            out.append([float(r[0]), float(r[1])])
+        return out
