@@ -218,6 +218,15 @@ def current_slowdown(job: Job, now: float) -> float:
     return (now - job.spec.submit) / ran if ran > 0 else math.inf
 
 
+def _running_slowdown(job: Job, now: float) -> float:
+    """:func:`current_slowdown` of a running job, with the same arithmetic inlined (hot path)."""
+    spec = job.spec
+    if not spec.procs:
+        return math.inf
+    ran = (spec.work - job.remaining_work + (now - job.segment_start) * job.alloc_procs) / spec.procs
+    return (now - spec.submit) / ran if ran > 0 else math.inf
+
+
 def is_eligible_victim(job: Job, now: float, t: float) -> bool:
     """Run uninterrupted for at least ``t`` and predicted (by its request) to need more than ``t``."""
     return now - job.last_start >= t and job.predicted_end(now) - now > t
@@ -248,6 +257,45 @@ def choose_victims(
     return chosen
 
 
+_Entry = tuple[Job, float, float | None]  # (job, last_start, constant predicted end or None)
+
+
+class EligibilityCache:
+    """Per host, what eligibility needs of each running job, rebuilt only when the host changes.
+
+    Keyed by :attr:`HostView.version` (bumped by the engine on every start,
+    preemption, resumption, resize or departure on the host), so between two
+    such events a pass reuses the host's entries instead of asking every
+    running job again.  An entry keeps the job, the start of its current
+    uninterrupted run and, for a job running on its full request as it
+    started, its predicted end (constant during the run); the per-pass
+    eligibility test is then two float comparisons per job, computed exactly
+    as :func:`is_eligible_victim` computes them.
+    """
+
+    __slots__ = ("_hosts",)
+
+    def __init__(self) -> None:
+        self._hosts: dict[str, tuple[int, list[_Entry]]] = {}
+
+    def entries(self, host: HostView) -> list[_Entry]:
+        """``host``'s running jobs as ``(job, last_start, predicted end or None)``."""
+        cached = self._hosts.get(host.name)
+        if cached is not None and cached[0] == host.version:
+            return cached[1]
+        got: list[_Entry] = []
+        for v in host.running:
+            spec = v.spec
+            end: float | None = None
+            if v.alloc_procs == spec.procs and not (v.resizes or v.preemptions or v.reduced):
+                end = v.last_start + spec.req_time
+                if v.time_limit < end:
+                    end = v.time_limit
+            got.append((v, v.last_start, end))
+        self._hosts[host.name] = (host.version, got)
+        return got
+
+
 class VictimLists:
     """Per host, the jobs eligible for preemption in preemption order, built once per pass.
 
@@ -255,13 +303,21 @@ class VictimLists:
     (eligible running jobs by increasing current slowdown, ties by id) and
     reused for every other job that wants a trial in the same pass.
     :meth:`remove` drops jobs chosen as victims (or started as trials) so that
-    nobody is preempted twice.
+    nobody is preempted twice.  ``cache`` (kept by the caller between passes)
+    saves rebuilding what each running job's eligibility depends on.
     """
 
-    def __init__(self, now: float, t: float, protected: Iterable[int] = ()) -> None:
+    def __init__(
+        self,
+        now: float,
+        t: float,
+        protected: Iterable[int] = (),
+        cache: EligibilityCache | None = None,
+    ) -> None:
         self.now = now
         self.t = t
         self.removed: set[int] = set(protected)
+        self._cache = cache if cache is not None else EligibilityCache()
         self._lists: dict[str, list[Job]] = {}
         self._sorted: set[str] = set()
         self._procs: dict[str, int] = {}
@@ -271,9 +327,17 @@ class VictimLists:
         name = host.name
         if name not in self._lists:
             now, t, removed = self.now, self.t, self.removed
-            got = [v for v in host.running if v.id not in removed and is_eligible_victim(v, now, t)]
+            got = []
+            procs = 0
+            for v, last_start, end in self._cache.entries(host):
+                # the same arithmetic as is_eligible_victim, so the same decisions
+                if now - last_start >= t and (
+                    end - now > t if end is not None else v.predicted_end(now) - now > t
+                ) and v.id not in removed:
+                    got.append(v)
+                    procs += v.alloc_procs
             self._lists[name] = got
-            self._procs[name] = sum(v.alloc_procs for v in got)
+            self._procs[name] = procs
         return self._procs[name]
 
     def of(self, host: HostView) -> tuple[list[Job], int]:
@@ -283,7 +347,7 @@ class VictimLists:
         got = self._lists[name]
         if name not in self._sorted:
             now = self.now
-            got.sort(key=lambda v: (current_slowdown(v, now), v.id))
+            got.sort(key=lambda v: (_running_slowdown(v, now), v.id))
             self._sorted.add(name)
         return got, total
 
@@ -529,6 +593,7 @@ class ImmediateService:
         self.book = TrialBook()
         self._awaiting: dict[int, Job] = {}
         self._wakes: set[float] = set()
+        self._eligibility = EligibilityCache()
 
     def schedule(self, snap: Snapshot, inner: Callable[[Snapshot], Sequence[Any]]) -> list[Any]:
         now = snap.now
@@ -559,7 +624,7 @@ class ImmediateService:
                 f[0] -= d.job.spec.procs if d.procs is None else d.procs
                 f[1] -= d.job.spec.mem if d.mem is None else d.mem
         protected = set(book.running)
-        victims = VictimLists(now, self.settings.eligible_after, protected)
+        victims = VictimLists(now, self.settings.eligible_after, protected, self._eligibility)
         preemptive = self.settings.preemptive
         room = -1.0  # most processors a trial could get on one host now (an upper bound)
         for job_id, job in list(self._awaiting.items()):
@@ -648,6 +713,7 @@ def _view(snap: Snapshot, borrowed: dict[str, list[_Borrowed]]) -> Snapshot:
 __all__ = [
     "MODES",
     "PARAMS",
+    "EligibilityCache",
     "ImmediateService",
     "SummaryCounts",
     "TrialBook",
