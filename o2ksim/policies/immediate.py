@@ -257,7 +257,8 @@ def choose_victims(
     return chosen
 
 
-_Entry = tuple[Job, float, float | None]  # (job, last_start, constant predicted end or None)
+_Entry = tuple[Job, float, float, bool]  # (job, last_start, predicted end, exact?)
+_SLACK = 1e-3  # s: within this of the eligibility boundary, ask the job itself (rounding)
 
 
 class EligibilityCache:
@@ -267,10 +268,13 @@ class EligibilityCache:
     preemption, resumption, resize or departure on the host), so between two
     such events a pass reuses the host's entries instead of asking every
     running job again.  An entry keeps the job, the start of its current
-    uninterrupted run and, for a job running on its full request as it
-    started, its predicted end (constant during the run); the per-pass
-    eligibility test is then two float comparisons per job, computed exactly
-    as :func:`is_eligible_victim` computes them.
+    uninterrupted run and its predicted end, constant during the run: exact
+    for a job running on its full request as it started (the same sum
+    :meth:`Job.predicted_end` makes), otherwise the end at its current rate
+    seen when the entry was made, which can differ from the job's own answer
+    by rounding only -- so within ``_SLACK`` of the boundary the pass asks the
+    job.  The per-pass eligibility test is then two float comparisons per job,
+    with the same outcome as :func:`is_eligible_victim`.
     """
 
     __slots__ = ("_hosts",)
@@ -278,20 +282,24 @@ class EligibilityCache:
     def __init__(self) -> None:
         self._hosts: dict[str, tuple[int, list[_Entry]]] = {}
 
-    def entries(self, host: HostView) -> list[_Entry]:
-        """``host``'s running jobs as ``(job, last_start, predicted end or None)``."""
+    def entries(self, host: HostView, now: float) -> list[_Entry]:
+        """``host``'s running jobs as ``(job, last_start, predicted end, exact?)``."""
         cached = self._hosts.get(host.name)
         if cached is not None and cached[0] == host.version:
             return cached[1]
         got: list[_Entry] = []
         for v in host.running:
             spec = v.spec
-            end: float | None = None
-            if v.alloc_procs == spec.procs and not (v.resizes or v.preemptions or v.reduced):
+            exact = v.alloc_procs == spec.procs and not (v.resizes or v.preemptions or v.reduced)
+            if exact:
                 end = v.last_start + spec.req_time
-                if v.time_limit < end:
-                    end = v.time_limit
-            got.append((v, v.last_start, end))
+            elif v.alloc_procs:
+                end = now + (spec.procs * spec.req_time - v.work_done(now)) / v.alloc_procs
+            else:
+                end = math.inf
+            if v.time_limit < end:
+                end = v.time_limit
+            got.append((v, v.last_start, end, exact))
         self._hosts[host.name] = (host.version, got)
         return got
 
@@ -329,11 +337,20 @@ class VictimLists:
             now, t, removed = self.now, self.t, self.removed
             got = []
             procs = 0
-            for v, last_start, end in self._cache.entries(host):
-                # the same arithmetic as is_eligible_victim, so the same decisions
-                if now - last_start >= t and (
-                    end - now > t if end is not None else v.predicted_end(now) - now > t
-                ) and v.id not in removed:
+            for v, last_start, end, exact in self._cache.entries(host, now):
+                # the same outcome as is_eligible_victim (see EligibilityCache)
+                if now - last_start < t or v.id in removed:
+                    continue
+                margin = end - now - t
+                if exact:
+                    ok = end - now > t
+                elif margin > _SLACK:
+                    ok = True
+                elif margin < -_SLACK:
+                    ok = False
+                else:
+                    ok = v.predicted_end(now) - now > t
+                if ok:
                     got.append(v)
                     procs += v.alloc_procs
             self._lists[name] = got
@@ -347,7 +364,8 @@ class VictimLists:
         got = self._lists[name]
         if name not in self._sorted:
             now = self.now
-            got.sort(key=lambda v: (_running_slowdown(v, now), v.id))
+            keyed = sorted((_running_slowdown(v, now), v.id, v) for v in got)
+            got[:] = [k[2] for k in keyed]
             self._sorted.add(name)
         return got, total
 
