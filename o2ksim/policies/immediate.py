@@ -277,10 +277,49 @@ class EligibilityCache:
     with the same outcome as :func:`is_eligible_victim`.
     """
 
-    __slots__ = ("_hosts",)
+    __slots__ = ("_eligible", "_hosts")
 
     def __init__(self) -> None:
         self._hosts: dict[str, tuple[int, list[_Entry]]] = {}
+        # per host: (version, t, valid from, valid until, eligible jobs)
+        self._eligible: dict[str, tuple[int, float, float, float, list[Job]]] = {}
+
+    def eligible(self, host: HostView, now: float, t: float) -> list[Job]:
+        """``host``'s running jobs eligible for preemption at ``now`` (:func:`is_eligible_victim`).
+
+        The answer is kept until the host changes or the first time at which
+        some job's eligibility could change (a job reaching ``t`` of
+        uninterrupted run, or an eligible job's predicted end coming within
+        ``t``), less ``_SLACK``; so a pass usually reuses it without a scan.
+        """
+        name = host.name
+        kept = self._eligible.get(name)
+        if (
+            kept is not None and kept[0] == host.version and kept[1] == t
+            and kept[2] <= now < kept[3]
+        ):  # fmt: skip
+            return kept[4]
+        got: list[Job] = []
+        until = math.inf
+        for v, last_start, end, exact in self.entries(host, now):
+            if now - last_start < t:
+                until = min(until, last_start + t - _SLACK)
+                continue
+            margin = end - now - t
+            if exact:
+                ok = end - now > t
+            elif margin > _SLACK:
+                ok = True
+            elif margin < -_SLACK:
+                ok = False
+            else:
+                ok = v.predicted_end(now) - now > t
+                until = now  # rounding decides: ask again next time
+            if ok:
+                got.append(v)
+                until = min(until, end - t - _SLACK)
+        self._eligible[name] = (host.version, t, now, until, got)
+        return got
 
     def entries(self, host: HostView, now: float) -> list[_Entry]:
         """``host``'s running jobs as ``(job, last_start, predicted end, exact?)``."""
@@ -334,27 +373,10 @@ class VictimLists:
         """Processors of ``host``'s eligible jobs (no sorting needed for this bound)."""
         name = host.name
         if name not in self._lists:
-            now, t, removed = self.now, self.t, self.removed
-            got = []
-            procs = 0
-            for v, last_start, end, exact in self._cache.entries(host, now):
-                # the same outcome as is_eligible_victim (see EligibilityCache)
-                if now - last_start < t or v.id in removed:
-                    continue
-                margin = end - now - t
-                if exact:
-                    ok = end - now > t
-                elif margin > _SLACK:
-                    ok = True
-                elif margin < -_SLACK:
-                    ok = False
-                else:
-                    ok = v.predicted_end(now) - now > t
-                if ok:
-                    got.append(v)
-                    procs += v.alloc_procs
+            removed = self.removed
+            got = [v for v in self._cache.eligible(host, self.now, self.t) if v.id not in removed]
             self._lists[name] = got
-            self._procs[name] = procs
+            self._procs[name] = sum(v.alloc_procs for v in got)
         return self._procs[name]
 
     def of(self, host: HostView) -> tuple[list[Job], int]:
