@@ -218,15 +218,6 @@ def current_slowdown(job: Job, now: float) -> float:
     return (now - job.spec.submit) / ran if ran > 0 else math.inf
 
 
-def _running_slowdown(job: Job, now: float) -> float:
-    """:func:`current_slowdown` of a running job, with the same arithmetic inlined (hot path)."""
-    spec = job.spec
-    if not spec.procs:
-        return math.inf
-    ran = (spec.work - job.remaining_work + (now - job.segment_start) * job.alloc_procs) / spec.procs
-    return (now - spec.submit) / ran if ran > 0 else math.inf
-
-
 def is_eligible_victim(job: Job, now: float, t: float) -> bool:
     """Run uninterrupted for at least ``t`` and predicted (by its request) to need more than ``t``."""
     return now - job.last_start >= t and job.predicted_end(now) - now > t
@@ -281,11 +272,12 @@ class EligibilityCache:
 
     def __init__(self) -> None:
         self._hosts: dict[str, tuple[int, list[_Entry]]] = {}
-        # per host: (version, t, valid from, valid until, eligible jobs)
-        self._eligible: dict[str, tuple[int, float, float, float, list[Job]]] = {}
+        # per host: (version, t, valid from, valid until, eligible jobs, their ids)
+        self._eligible: dict[str, tuple[int, float, float, float, list[Job], frozenset[int]]] = {}
 
-    def eligible(self, host: HostView, now: float, t: float) -> list[Job]:
-        """``host``'s running jobs eligible for preemption at ``now`` (:func:`is_eligible_victim`).
+    def eligible(self, host: HostView, now: float, t: float) -> tuple[list[Job], frozenset[int]]:
+        """``host``'s running jobs eligible for preemption at ``now`` (:func:`is_eligible_victim`),
+        and their ids.
 
         The answer is kept until the host changes or the first time at which
         some job's eligibility could change (a job reaching ``t`` of
@@ -298,7 +290,7 @@ class EligibilityCache:
             kept is not None and kept[0] == host.version and kept[1] == t
             and kept[2] <= now < kept[3]
         ):  # fmt: skip
-            return kept[4]
+            return kept[4], kept[5]
         got: list[Job] = []
         until = math.inf
         for v, last_start, end, exact in self.entries(host, now):
@@ -318,8 +310,9 @@ class EligibilityCache:
             if ok:
                 got.append(v)
                 until = min(until, end - t - _SLACK)
-        self._eligible[name] = (host.version, t, now, until, got)
-        return got
+        ids = frozenset(v.spec.job_id for v in got)
+        self._eligible[name] = (host.version, t, now, until, got, ids)
+        return got, ids
 
     def entries(self, host: HostView, now: float) -> list[_Entry]:
         """``host``'s running jobs as ``(job, last_start, predicted end, exact?)``."""
@@ -374,7 +367,11 @@ class VictimLists:
         name = host.name
         if name not in self._lists:
             removed = self.removed
-            got = [v for v in self._cache.eligible(host, self.now, self.t) if v.id not in removed]
+            eligible, ids = self._cache.eligible(host, self.now, self.t)
+            if removed.isdisjoint(ids):
+                got = list(eligible)
+            else:
+                got = [v for v in eligible if v.spec.job_id not in removed]
             self._lists[name] = got
             self._procs[name] = sum(v.alloc_procs for v in got)
         return self._procs[name]
@@ -386,7 +383,16 @@ class VictimLists:
         got = self._lists[name]
         if name not in self._sorted:
             now = self.now
-            keyed = sorted((_running_slowdown(v, now), v.id, v) for v in got)
+            inf = math.inf
+            keyed = []
+            for v in got:  # current_slowdown's arithmetic, inlined: this is the hot loop
+                spec = v.spec
+                ran = (
+                    (spec.work - v.remaining_work + (now - v.segment_start) * v.alloc_procs) / spec.procs
+                    if spec.procs else 0.0
+                )  # fmt: skip
+                keyed.append(((now - spec.submit) / ran if ran > 0 else inf, spec.job_id, v))
+            keyed.sort()
             got[:] = [k[2] for k in keyed]
             self._sorted.add(name)
         return got, total
