@@ -271,7 +271,8 @@ class EligibilityCache:
     __slots__ = ("_eligible", "_hosts")
 
     def __init__(self) -> None:
-        self._hosts: dict[str, tuple[int, list[_Entry]]] = {}
+        # per host: (version, entries, job id -> (segment start, processors, time limit, entry))
+        self._hosts: dict[str, tuple[int, list[_Entry], dict[int, tuple[float, int, float, _Entry]]]] = {}
         # per host: (version, t, valid from, valid until, eligible jobs, their ids)
         self._eligible: dict[str, tuple[int, float, float, float, list[Job], frozenset[int]]] = {}
 
@@ -319,9 +320,19 @@ class EligibilityCache:
         cached = self._hosts.get(host.name)
         if cached is not None and cached[0] == host.version:
             return cached[1]
+        before = cached[2] if cached is not None else {}
         got: list[_Entry] = []
+        by_job: dict[int, tuple[float, int, float, _Entry]] = {}
         for v in host.running:
             spec = v.spec
+            old = before.get(spec.job_id)
+            if (
+                old is not None and old[0] == v.segment_start and old[1] == v.alloc_procs
+                and old[2] == v.time_limit
+            ):  # fmt: skip
+                got.append(old[3])  # the same run as when its entry was made
+                by_job[spec.job_id] = old
+                continue
             exact = v.alloc_procs == spec.procs and not (v.resizes or v.preemptions or v.reduced)
             if exact:
                 end = v.last_start + spec.req_time
@@ -331,8 +342,10 @@ class EligibilityCache:
                 end = math.inf
             if v.time_limit < end:
                 end = v.time_limit
-            got.append((v, v.last_start, end, exact))
-        self._hosts[host.name] = (host.version, got)
+            entry = (v, v.last_start, end, exact)
+            got.append(entry)
+            by_job[spec.job_id] = (v.segment_start, v.alloc_procs, v.time_limit, entry)
+        self._hosts[host.name] = (host.version, got, by_job)
         return got
 
 
@@ -457,6 +470,8 @@ def plan_trial(
         idle = int(f[0]) + sum(v.alloc_procs for v in chosen) - need
         if plan is None or idle < plan.idle_after:
             plan = TrialPlan(job, h.name, mem, tuple(chosen), idle)
+            if idle == 0:
+                break  # no later host can do better (host ties go to machine order)
     return plan
 
 
