@@ -41,6 +41,9 @@ The pieces, usable by any policy:
 * :class:`TrialBook` — trials in progress, their victims (resumed when the
   trial ends, on the processors they had), the processors those victims are
   owed per host, and the counters;
+* :class:`EligibilityCache` — per host, what eligibility needs of each
+  running job and the eligible jobs until the next time that could change,
+  kept between passes so that a pass does not rescan every running job;
 * :class:`ImmediateService` — the option of every backfill policy: it runs
   the backfill pass on a view in which the victims still hold their
   processors (so the availability profile never promises them twice), then
@@ -249,6 +252,7 @@ def choose_victims(
 
 
 _Entry = tuple[Job, float, float, bool]  # (job, last_start, predicted end, exact?)
+_Kept = tuple[float, int, float, _Entry]  # (segment start, processors, time limit, entry)
 _SLACK = 1e-3  # s: within this of the eligibility boundary, ask the job itself (rounding)
 
 
@@ -272,7 +276,7 @@ class EligibilityCache:
 
     def __init__(self) -> None:
         # per host: (version, entries, job id -> (segment start, processors, time limit, entry))
-        self._hosts: dict[str, tuple[int, list[_Entry], dict[int, tuple[float, int, float, _Entry]]]] = {}
+        self._hosts: dict[str, tuple[int, list[_Entry], dict[int, _Kept]]] = {}
         # per host: (version, t, valid from, valid until, eligible jobs, their ids)
         self._eligible: dict[str, tuple[int, float, float, float, list[Job], frozenset[int]]] = {}
 
@@ -322,7 +326,7 @@ class EligibilityCache:
             return cached[1]
         before = cached[2] if cached is not None else {}
         got: list[_Entry] = []
-        by_job: dict[int, tuple[float, int, float, _Entry]] = {}
+        by_job: dict[int, _Kept] = {}
         for v in host.running:
             spec = v.spec
             old = before.get(spec.job_id)
