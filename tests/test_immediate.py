@@ -22,7 +22,9 @@ from o2ksim.jobs import Job, JobSpec, JobState
 from o2ksim.machine import KB_PER_GB, KB_PER_MB, HostSpec, MachineSpec
 from o2ksim.policies import make_policy
 from o2ksim.policies.immediate import (
+    EligibilityCache,
     TrialSettings,
+    VictimLists,
     choose_victims,
     current_slowdown,
     is_eligible_victim,
@@ -187,6 +189,33 @@ def test_choose_victims_selects_in_order_then_deselects():
 def test_current_slowdown_excludes_time_preempted():
     j = _running(1, procs=4, start=100, req=5000, submit=0)
     assert current_slowdown(j, 200) == pytest.approx(200 / 100)
+
+
+def test_eligibility_cache_agrees_with_the_definition_at_every_time():
+    """The cache (kept between passes of an unchanged host) gives, at every time, the
+    jobs that have run uninterrupted >= t and are predicted to need > t more."""
+    t = 600.0
+    fresh = _running(1, 4, start=1000, req=5000)  # eligible from 1600 until 5400
+    short = _running(2, 2, start=0, req=1000)  # never: predicted to need <= t once it has run t
+    resumed = _running(3, 4, start=1200, req=4000)  # preempted once, 1000 s of work done before
+    resumed.preemptions, resumed.remaining_work = 1, 4 * 4000.0 - 4 * 1000.0
+    limited = _running(4, 8, start=500, req=9999)
+    limited.time_limit = 2000.0  # e.g. a kill at its limit: needs > t only until 1400
+    jobs = (fresh, short, resumed, limited)
+    host = HostView(HostSpec("a", 32, 8 * GB), 14, 8 * GB, jobs, ())
+    cache = EligibilityCache()
+    boundaries = [1600, 5400, 1800, 1200 + 3000 - t, 1100, 1400]  # each job's start and end of eligibility
+    times = sorted({*range(0, 7000, 50), *boundaries, *(b - 1e-7 for b in boundaries)})
+    for now in times:
+        expected = [j for j in jobs if now - j.last_start >= t and j.predicted_end(now) - now > t]
+        got, ids = cache.eligible(host, now, t)
+        assert got == expected, now
+        assert ids == {j.id for j in expected}
+        lists = VictimLists(now, t, protected={1}, cache=cache)
+        assert lists.total(host) == sum(j.alloc_procs for j in expected if j.id != 1), now
+    # spot checks by hand: at 2000 fresh (ran 1000, needs 4000) and resumed (ran 800, owes 2200)
+    assert [j.id for j in cache.eligible(host, 2000.0, t)[0]] == [1, 3]
+    assert [j.id for j in cache.eligible(host, 1200.0, t)[0]] == [4]  # ran 700, needs 800
 
 
 def test_the_host_left_with_fewest_idle_processors_wins():
