@@ -20,6 +20,9 @@ job attribute conditioned on the ones drawn before it:
 5. **Actual runtime T = R x ratio** (T§4.5.1, Table 10): the ratio T/R is
    conditioned on R, P and M; with the row's share a job overruns its request
    (ratio > 1), but never by more than the one-hour grace the O2K allowed.
+   A ratio <= 1 then takes its LSF class's shape s (``ratio.class_shape``):
+   r -> 1 - (1 - r)^s, calibrated so each class's processor demand is close
+   to Table 6's (Table 10 does not condition on the class; Table 6 does).
 6. **Peak memory | (M, T)** (T§4.5.2, Table 11): the ratio peak/requested
    memory, again split into <= 1 and > 1 parts.
 
