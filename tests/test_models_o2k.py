@@ -490,3 +490,27 @@ def test_cli_generate_default_is_o2k_and_fast(tmp_path):
         check=False,
     )
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_class_shape_is_the_closed_form(params):
+    """r -> 1 - (1 - r)^s maps Beta(1, b) to Beta(1, b / s): mean 1 / (1 + b / s).
+
+    One ratio rule for every job, Beta(1, 3) (mean 0.25, variance 3 / (16 x 5)), no overruns;
+    shape 2 for every class gives Beta(1, 1.5), mean 0.4; shape 0.5 Beta(1, 6), mean 1/7.
+    """
+    rule = {"name": "all", "under_mean": 0.25, "under_cv": float(np.sqrt(3 / 80) / 0.25)}
+    rule["over_share"] = 0.0
+    for shape, mean in ((1.0, 0.25), (2.0, 1 / (1 + 3 / 2)), (0.5, 1 / (1 + 3 / 0.5))):
+        p, _src = models.load_params(
+            "o2k", {"ratio": {"rule": [rule], "class_shape": [shape] * 12}}
+        )
+        jobs = o2k.generate_jobs(p, span=4 * MONTH, seed=5, start_time=models.DEFAULT_START_TIME)
+        long = jobs["req_s"] >= 3600  # whole-second rounding is negligible here
+        ratio = jobs["run_s"][long] / jobs["req_s"][long]
+        assert ratio.mean() == pytest.approx(mean, rel=0.03), shape
+    with pytest.raises(ConfigError) as err:
+        models.load_params("o2k", {"ratio": {"class_shape": [1.0] * 11 + [0.0]}})
+    assert err.value.field == "ratio.class_shape"
+    with pytest.raises(ConfigError) as err:
+        models.load_params("o2k", {"ratio": {"class_shape": [1.0] * 3}})
+    assert err.value.field == "ratio.class_shape"
