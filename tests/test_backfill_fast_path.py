@@ -207,3 +207,22 @@ def test_array_profile_behaves_like_the_list_profile(case):
             for need in (1, 2, 3):
                 assert plain.earliest(need, 0, gap) == fast.earliest(need, 0, gap)
                 assert plain.fits(times[0], need, 0, gap) == fast.fits(times[0], need, 0, gap)
+
+
+def test_release_index_predicts_a_job_started_on_fewer_processors_from_the_work_it_owes():
+    # A job asking for 4 processors x 100 s that the engine started on 2 at t=0
+    # (immediate service's trial or EQspatial's share): it owes 4 * 100 = 400
+    # processor-seconds at 2 processors, so it frees its 2 processors at 200, not
+    # at start + requested runtime = 100 (which the sorted release arrays would say).
+    from o2ksim.engine.releases import ReleaseIndex
+
+    reduced = Job(JobSpec(1, 0.0, 4, 10, 100.0, 100.0))
+    reduced.state, reduced.host, reduced.alloc_procs, reduced.alloc_mem = JobState.RUNNING, "h", 2, 10
+    reduced.first_start = reduced.last_start = reduced.segment_start = 0.0
+    reduced.reduced = True
+    index = ReleaseIndex()
+    index.add(reduced)
+    assert set(index.irregular) == {1} and len(index.arrays()[0]) == 0
+    assert reduced.predicted_end(0.0) == pytest.approx(200.0)
+    index.remove(reduced)
+    assert len(index) == 0

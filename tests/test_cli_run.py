@@ -112,3 +112,13 @@ def test_default_run_is_a_generated_o2k_month_on_the_o2k_hosts(tmp_path):
 def test_trace_and_model_are_exclusive():
     r = cli("run", "--trace", TINY, "--model", "o2k")
     assert r.returncode == 2 and "either --trace or --model" in r.stderr
+
+
+@pytest.mark.parametrize("policy", ["fcfs-backfill", "tradeoff-tw-avgx", "eqspatial-5m"])
+def test_run_with_report_writes_the_page_for_every_kind_of_policy(tmp_path, policy):
+    """What ``make demo`` does (``run --out DIR --report``), for backfill, goal and EQspatial runs."""
+    out = tmp_path / "out"
+    code = main(["run", "--trace", str(TINY), "--policy", policy, "--out", str(out), "--report", "-q"])
+    assert code == 0
+    page = (out / "report" / "report.html").read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and policy in page

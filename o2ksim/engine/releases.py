@@ -12,8 +12,9 @@ runtime, SPEC §2), or the time limit it was started with if that comes first
 (there the engine stops it).  Once that time has passed the scheduler
 predicts it *now*; :meth:`ReleaseIndex.arrays` leaves that clamping to the
 reader.  A job that was resized or resumed after a preemption has a
-prediction that moves with time (:meth:`~o2ksim.jobs.Job.predicted_end`); such
-jobs are listed apart, in :attr:`ReleaseIndex.irregular`.
+prediction that moves with time (:meth:`~o2ksim.jobs.Job.predicted_end`), and
+one started on fewer processors than it requested is predicted from the work
+it owes at its reduced rate; such jobs are listed apart, in :attr:`ReleaseIndex.irregular`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from o2ksim.jobs import Job
 
 
 def regular_release(job: Job) -> float:
-    """The fixed expected release time of a job never resized or preempted."""
+    """The fixed expected release time of a job never resized, preempted or reduced."""
     end = job.last_start + job.spec.req_time
     return job.time_limit if job.time_limit < end else end
 
@@ -67,8 +68,8 @@ class ReleaseIndex:
 
     def add(self, job: Job) -> None:
         """``job`` now runs on this host."""
-        if job.resizes or job.preemptions:
-            self.irregular[job.id] = job
+        if job.resizes or job.preemptions or job.reduced or job.alloc_procs != job.spec.procs:
+            self.irregular[job.id] = job  # its predicted end follows its rate (Job.predicted_end)
             return
         if self._n == len(self._t):
             self._t, self._p, self._m, self._id = (

@@ -255,7 +255,8 @@ def make_policy(name: str, **overrides: Any) -> Policy:
         cls = load_object(text, what="policy")
         if not (isinstance(cls, type) and callable(getattr(cls, "schedule", None))):
             raise O2KSimError(f"policy '{text}' is not a Policy class")
-        return cls(name=cls.kind or text.rpartition(":")[2], **overrides)
+        kind = getattr(cls, "kind", "") or text.rpartition(":")[2]
+        return cls(name=kind, **overrides)
     preset: Preset | None = None
     if text.endswith(".toml") or os.sep in text:
         preset = load_preset(paths.resolve("policies", text))

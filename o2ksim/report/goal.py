@@ -29,10 +29,15 @@ def _is_goal(policy: str) -> bool:
         return False
 
 
+def _policy_name(policy: Any) -> str:
+    """A run's policy name: scenario runs store ``{"name", "label", "params"}``, one-run results a name."""
+    return str(policy["name"]) if isinstance(policy, dict) else str(policy)
+
+
 def goal_section(results: Any, g: Any) -> list[str]:
     """HTML parts of the section (empty when the scenario has no goal-oriented policy)."""
     ok = g.table
-    names = {r["factors"]["policy"]: r["config"]["policy"]["name"] for r in results.runs}
+    names = {r["factors"]["policy"]: _policy_name(r["config"]["policy"]) for r in results.runs}
     if len(ok) == 0 or not any(_is_goal(names.get(p, p)) for p in g.policies):
         return []
     esc = html.escape

@@ -27,7 +27,6 @@ SWF output: ``queue`` = class number (1-based, listed in the header),
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -314,21 +313,3 @@ def fit(
 def _procs(jobs: pd.DataFrame) -> np.ndarray:
     req = jobs["req_procs"].to_numpy()
     return np.where(req > 0, req, jobs["alloc_procs"].to_numpy())
-
-
-def _queue_names(header: Any) -> dict[int, str]:
-    """Queue numbers to names from ``Queue:`` header lines or a ``Queues:`` list, when present."""
-    names: dict[int, str] = {}
-    queues = getattr(header, "queues", None)
-    if queues:  # o2ksim's generators: "queue = ...: 1 sequential, 2 short, ..."
-        for num, name in re.findall(r"(\d+)\s+([A-Za-z_][\w-]*)", str(queues).split(":", 1)[-1]):
-            names[int(num)] = name
-    extra = getattr(header, "extra", {}) or {}
-    for key, value in extra.items():
-        if key.lower() != "queue":
-            continue
-        for line in str(value).splitlines():
-            parts = line.split()
-            if len(parts) >= 2 and parts[0].lstrip("-").isdigit():
-                names[int(parts[0])] = parts[1]
-    return names

@@ -20,6 +20,9 @@ job attribute conditioned on the ones drawn before it:
 5. **Actual runtime T = R x ratio** (T§4.5.1, Table 10): the ratio T/R is
    conditioned on R, P and M; with the row's share a job overruns its request
    (ratio > 1), but never by more than the one-hour grace the O2K allowed.
+   A ratio <= 1 then takes its LSF class's shape s (``ratio.class_shape``):
+   r -> 1 - (1 - r)^s, calibrated so each class's processor demand is close
+   to Table 6's (Table 10 does not condition on the class; Table 6 does).
 6. **Peak memory | (M, T)** (T§4.5.2, Table 11): the ratio peak/requested
    memory, again split into <= 1 and > 1 parts.
 
@@ -316,7 +319,13 @@ def validate(raw: Mapping[str, Any], source: str | Path = "<o2k parameters>") ->
     if any(r["req_s"] is None and r["procs"] is None and r["mem_mb"] is None for r in rules[:-1]):
         raise ch.fail("ratio.rule", "only the last rule may match every job")
     over = ra.get("overrun_limit_s", 3600)
+    class_shape = [1.0] * len(CLASS_NAMES)
+    if "class_shape" in ra:
+        class_shape = ch.numbers(ra, "class_shape", "ratio.class_shape", n=len(CLASS_NAMES), lo=0)
+        if min(class_shape) <= 0:
+            raise ch.fail("ratio.class_shape", "must hold numbers > 0 (1 leaves a class as is)")
     p["ratio"] = {
+        "class_shape": class_shape,
         "overrun_limit_s": None
         if over is False or over is None or over == -1
         else ch.number(ra, "overrun_limit_s", "ratio.overrun_limit_s", lo=0),
@@ -527,6 +536,12 @@ def _draw(
             "no ratio rule matches some jobs; make the last rule match all",
             field="ratio.rule",
         )
+    # per LSF class: a ratio r <= 1 becomes 1 - (1 - r)^s (s > 1 longer, s < 1 shorter, still in (0, 1])
+    cls = lsf_class(procs, mem_mb, req_s, params["lsf"])
+    shape = np.asarray(ra["class_shape"], dtype=float)[np.where(cls >= 0, cls, 0)]
+    shape = np.where(cls >= 0, shape, 1.0)
+    under = ~over & (shape != 1.0)
+    ratio[under] = -np.expm1(shape[under] * np.log1p(-np.minimum(ratio[under], 1.0 - 1e-12)))
     run_s = req_s * ratio
     if ra["overrun_limit_s"] is not None:
         run_s = np.minimum(run_s, req_s + ra["overrun_limit_s"])
@@ -550,7 +565,6 @@ def _draw(
         )
     peak_mb = np.minimum(mem_mb * pratio, pk["max_gb"] * 1024.0)
 
-    cls = lsf_class(procs, mem_mb, req_s, params["lsf"])
     return {
         "procs": procs,
         "mem_mb": mem_mb,
