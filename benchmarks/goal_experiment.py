@@ -12,7 +12,7 @@ Writes ``OUT/months.csv`` (one row per trace, month, load and policy),
 ``OUT/lsweep.csv``, ``OUT/classes.csv`` (Fig. 12 matrices),
 ``OUT/timings.csv`` (per decision point: waiting jobs, node visits, seconds)
 and the figures ``fig3_lsweep.png``, ``fig11_months.png``,
-``fig12_classes.png``.  Usage (what docs/guides/goal-oriented.md records)::
+``fig12_classes_TRACE_MONTH.png`` (one per trace and month at rho = 0.9).  Usage (what docs/guides/goal-oriented.md records)::
 
     python benchmarks/goal_experiment.py --out reports/goal \\
         --months KTH:1997-01,1997-03 --months SDSC-Par:1996-03 \\
@@ -82,6 +82,8 @@ def main() -> None:
     ap.add_argument("--lsweep", default=None, help="TRACE:YYYY-MM:L1,L2,...")
     ap.add_argument("--lsweep-days", type=float, default=None,
                     help="analyse only the first DAYS of the L-sweep month (time budget)")
+    ap.add_argument("--lsweep-searches", default=",".join(LSWEEP_SEARCHES),
+                    help="searches of the L sweep, run in this order at each L (smallest L first)")
     ap.add_argument("--policies", default=",".join(POLICIES))
     args = ap.parse_args()
     out = Path(args.out)
@@ -117,6 +119,7 @@ def main() -> None:
                     print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()}),
                           flush=True)
                     pd.DataFrame(rows).to_csv(out / "months.csv", index=False)
+                    pd.DataFrame(classes).to_csv(out / "classes.csv", index=False)
     if args.lsweep:
         tname, label, ls = args.lsweep.split(":")
         path, machine, procs = TRACES[tname]
@@ -130,7 +133,8 @@ def main() -> None:
         fr, _, _ = run_one(sub, machine, win, "fcfs-backfill", {}, [], {})
         fcfs_jobs = fr.jobs.loc[fr.jobs["analysed"]]
         for L in [int(x) for x in ls.split(",")]:
-            for sname, (method, branching) in LSWEEP_SEARCHES.items():
+            for sname in args.lsweep_searches.split(","):
+                method, branching = LSWEEP_SEARCHES[sname]
                 tag = {"trace": tname, "month": label, "load": 0.9, "policy": f"Strict Lexical(Tw->avgX) {sname}",
                        "L": L}
                 params = {"model": "lexical", "measures": "tw,avgx", "slack": 0.0, "search": method,
@@ -192,29 +196,32 @@ def plots(out: Path) -> None:
         plt.close(fig)
     if (out / "classes.csv").exists() and (out / "classes.csv").stat().st_size > 1:
         cl = pd.read_csv(out / "classes.csv")
-        if len(cl):
-            first = cl.iloc[0]
-            sel = cl.loc[(cl["trace"] == first["trace"]) & (cl["month"] == first["month"])
-                         & (cl["load"].astype(str) == "0.9")]
-            pols = [p for p in POLICIES if p in set(sel["policy"])][:4]
-            if pols:
-                fig, axes = plt.subplots(1, len(pols), figsize=(4.2 * len(pols), 3.8))
-                axes = np.atleast_1d(axes)
-                for ax, pol in zip(axes, pols, strict=True):
-                    m = sel.loc[sel["policy"] == pol].pivot(index="T", columns="N", values="mean_wait_h")
-                    m = m.reindex(index=list(dict.fromkeys(sel["T"])), columns=list(dict.fromkeys(sel["N"])))
-                    im = ax.imshow(m.to_numpy(float), cmap="viridis", vmin=0)
-                    ax.set_xticks(range(len(m.columns)), m.columns, fontsize=7)
-                    ax.set_yticks(range(len(m.index)), m.index, fontsize=7)
-                    for (i, j), v in np.ndenumerate(m.to_numpy(float)):
-                        if not np.isnan(v):
-                            ax.text(j, i, f"{v:.1f}", ha="center", va="center", color="w", fontsize=7)
-                    ax.set_title(pol, fontsize=9)
-                fig.colorbar(im, ax=list(axes), shrink=0.8, label="mean wait (h)")
-                fig.suptitle(f"Average wait per N x T class, {first['trace']} {first['month']}, rho = 0.9 (cf. G Fig. 12)")
-                fig.savefig(out / "fig12_classes.png", dpi=110)
-                plt.close(fig)
+        for (tname, month), sel in cl.loc[cl["load"].astype(str) == "0.9"].groupby(["trace", "month"], sort=False):
+            _fig12(plt, sel, out / f"fig12_classes_{tname}_{month}.png", f"{tname} {month}")
 
+
+def _fig12(plt, sel: pd.DataFrame, path: Path, title: str) -> None:
+    """One G Fig. 12 panel row: average wait per N x T class for up to four policies."""
+    pols = [p for p in POLICIES if p in set(sel["policy"])]
+    pols = [p for p in pols if p != "Lexical(Tw->avgX)"][:4] if len(pols) > 4 else pols
+    if not pols:
+        return
+    fig, axes = plt.subplots(1, len(pols), figsize=(4.2 * len(pols), 3.8))
+    axes = np.atleast_1d(axes)
+    for ax, pol in zip(axes, pols, strict=True):
+        m = sel.loc[sel["policy"] == pol].pivot(index="T", columns="N", values="mean_wait_h")
+        m = m.reindex(index=list(dict.fromkeys(sel["T"])), columns=list(dict.fromkeys(sel["N"])))
+        im = ax.imshow(m.to_numpy(float), cmap="viridis", vmin=0)
+        ax.set_xticks(range(len(m.columns)), m.columns, fontsize=7)
+        ax.set_yticks(range(len(m.index)), m.index, fontsize=7)
+        for (i, j), v in np.ndenumerate(m.to_numpy(float)):
+            if not np.isnan(v):
+                ax.text(j, i, f"{v:.1f}", ha="center", va="center", color="w", fontsize=7)
+        ax.set_title(pol, fontsize=9)
+    fig.colorbar(im, ax=list(axes), shrink=0.8, label="mean wait (h)")
+    fig.suptitle(f"Average wait per N x T class, {title}, rho = 0.9 (cf. G Fig. 12)")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 if __name__ == "__main__":
     main()
