@@ -256,11 +256,15 @@ class Profile:
             self.take(start, spare_p, spare_m, later - start)
         self.take(start, procs, mem, duration)
 
+    def _step_at(self, t: float) -> int:
+        """Index of the profile step in force at ``t``."""
+        return bisect.bisect_right(self.times, t) - 1
+
     def _unneeded_releases(self, start: float, procs: int, mem: float) -> tuple[int, float]:
         rel = self.releases.get(start)
         if not rel:
             return 0, 0.0
-        i = bisect.bisect_right(self.times, start) - 1
+        i = self._step_at(start)
         have_p = self.procs[i] - sum(p for p, _ in rel)
         have_m = self.mem[i] - sum(m for _, m in rel)
         spare_p, spare_m = 0, 0.0
@@ -356,22 +360,8 @@ class ArrayProfile(Profile):
         k = int(np.argmax(ok))
         return float(starts[k]) if ok[k] else math.inf
 
-    def _unneeded_releases(self, start: float, procs: int, mem: float) -> tuple[int, float]:
-        rel = self.releases.get(start)
-        if not rel:
-            return 0, 0.0
-        i = int(np.searchsorted(self.times, start, side="right")) - 1
-        have_p = self.procs[i] - sum(p for p, _ in rel)
-        have_m = self.mem[i] - sum(m for _, m in rel)
-        spare_p, spare_m = 0, 0.0
-        for p, m in rel:
-            if have_p >= procs and have_m >= mem:
-                spare_p += p
-                spare_m += m
-            else:
-                have_p += p
-                have_m += m
-        return spare_p, spare_m
+    def _step_at(self, t: float) -> int:
+        return int(np.searchsorted(self.times, t, side="right")) - 1
 
     def take(self, start: float, procs: int, mem: float, duration: float) -> None:
         if duration <= 0:

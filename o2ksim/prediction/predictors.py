@@ -179,11 +179,7 @@ def predict_a(
     t_last: Any = None,
 ) -> float:
     """Predictor A (D eq. 8) for one machine state; ``nan`` when no running job has ``n_i >= n'``."""
-    return float(
-        predict_states(States.single(ages, procs, beta0, beta1, need, t_last), overdue=overdue)[
-            "A"
-        ][0]
-    )
+    return _predict_one("A", ages, procs, beta0, beta1, need, overdue, t_last)
 
 
 def predict_b(
@@ -197,11 +193,15 @@ def predict_b(
     t_last: Any = None,
 ) -> float:
     """Predictor B (D eq. 9) for one machine state; ``nan`` when ``F`` never reaches ``n'``."""
-    return float(
-        predict_states(States.single(ages, procs, beta0, beta1, need, t_last), overdue=overdue)[
-            "B"
-        ][0]
-    )
+    return _predict_one("B", ages, procs, beta0, beta1, need, overdue, t_last)
+
+
+def _predict_one(
+    which: str, ages: Any, procs: Any, beta0: Any, beta1: Any, need: float, overdue: str, t_last: Any
+) -> float:
+    """Predictor ``which`` ("A" or "B") for the single machine state given by the arguments."""
+    state = States.single(ages, procs, beta0, beta1, need, t_last)
+    return float(predict_states(state, overdue=overdue)[which][0])
 
 
 def combined(
