@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from o2ksim.cli import main
@@ -66,7 +66,8 @@ def test_piecewise_fit_recovers_its_knots():
     pmf = cb.knots_pmf(kx, kf, pb, 100)
     sizes = np.random.default_rng(6).choice(np.arange(1, 101), size=60000, p=pmf)
     got_x, got_f = cb.fit_piecewise(sizes, 100, float(cb._is_pow2(sizes).mean()))
-    assert got_x[-1] == sizes.max() and got_x[-1] == pytest.approx(90, abs=1)
+    top = sizes[(sizes & (sizes - 1)) != 0].max()  # the largest size not a power of two
+    assert got_x[-1] == top and got_x[-1] == pytest.approx(90, abs=1)
     assert got_x[1] == pytest.approx(12.0, rel=0.1)
     assert got_f[:2] == pytest.approx(kf[:2], abs=0.02)
 
@@ -157,6 +158,52 @@ def test_cirne_berman_fit_recovers_generating_parameters(chi, rho, pb, tchi, trh
     assert fit["accuracy"]["alpha"] == pytest.approx(alpha, rel=0.08)
     assert fit["accuracy"]["beta"] == pytest.approx(beta, rel=0.1)
     assert fit["arrival"]["jobs_per_day"] == pytest.approx(300.0, rel=0.05)
+
+
+@settings(
+    max_examples=3,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    phases=(Phase.explicit, Phase.reuse, Phase.generate),  # a failing fit is too slow to shrink
+)
+@given(
+    f0=st.floats(0.3, 0.5),
+    rise=st.floats(0.3, 0.45),
+    bend=st.floats(6.0, 20.0),
+    top=st.integers(50, 100),
+    pb=st.floats(0.6, 0.85),
+    r=st.floats(-0.2, 0.6),
+)
+def test_extended_fit_recovers_knots_and_correlation(f0, rise, bend, top, pb, r):
+    """o2ksim's extensions keep the round trip: two-piece sizes and the copula come back from a fit."""
+    params = _cb_params(0.09, 0.45, pb, 0.1035, -0.7313, 0.6, 1.0)
+    knots = [1.0, bend, float(top)], [f0, f0 + rise, 1.0]
+    params["partition"].update(knots_procs=knots[0], knots_cdf=knots[1])
+    params["accuracy"]["correlation"] = r
+    trace = models.generate("cirne-berman", span="40d", seed=12, params=params)
+    fit = models.fit("cirne-berman", trace)  # the defaults: piecewise sizes, censored copula accuracy
+    kx, kf = fit["partition"]["knots_procs"], fit["partition"]["knots_cdf"]
+    assert kx[-1] == pytest.approx(top, rel=0.06)
+    at = np.array([1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96])
+    want = distributions.piecewise_log_cdf(at, *knots)
+    assert distributions.piecewise_log_cdf(at, kx, kf) == pytest.approx(want, abs=0.03)
+    assert fit["accuracy"]["correlation"] == pytest.approx(r, abs=0.04)
+    assert fit["accuracy"]["alpha"] == pytest.approx(0.6, rel=0.08)
+    assert fit["accuracy"]["beta"] == pytest.approx(1.0, rel=0.1)
+
+
+def test_extension_parameters_are_checked(tmp_path, capsys):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        'base = "kth"\n[partition]\nknots_procs = [1, 30, 20]\nknots_cdf = [0.4, 0.9, 1.0]\n'
+    )
+    out = ["--span", "1d", "--out", str(tmp_path / "g.swf")]
+    assert main(["generate", "--model", "cirne-berman", "--params", str(bad), *out]) == 2
+    err = capsys.readouterr().err
+    assert "partition.knots_procs" in err and "increasing" in err
+    bad.write_text('base = "kth"\n[accuracy]\ncorrelation = 1.0\n')
+    assert main(["generate", "--model", "cirne-berman", "--params", str(bad), *out]) == 2
+    assert "accuracy.correlation" in capsys.readouterr().err
 
 
 def _hourly(params):
@@ -346,7 +393,7 @@ def test_kth_round_trip_reproduces_load_sizes_and_run_times(kth, seed):
 @pytest.mark.traces
 def test_kth_paper_line_alone_cannot_reach_the_largest_job(kth):
     """C§6's single line (``--size-fit paper``): the largest job ends where the line reaches 1."""
-    trace, fit = kth
+    _trace, fit = kth
     params = {k: v for k, v in fit.items() if k != "fit"}
     params["partition"] = {
         k: v for k, v in params["partition"].items() if k in ("chi", "rho", "power_of_two")

@@ -48,9 +48,9 @@ import pandas as pd
 from o2ksim.errors import O2KSimError
 from o2ksim.workloads.clock import local_clock_unix, trace_tz
 from o2ksim.workloads.distributions import (
+    copula_correlation,
     ecdf_points,
     gamma_mle,
-    copula_correlation,
     piecewise_log_cdf,
     piecewise_log_sample,
     uniform_log_ls,
@@ -114,9 +114,9 @@ def validate(
         kf = ch.numbers(pa, "knots_cdf", "partition.knots_cdf", n=len(kx), lo=0)
         if len(kx) < 2:
             raise ch.fail("partition.knots_procs", "needs at least two knots")
-        if any(b <= a for a, b in zip(kx, kx[1:])):
+        if any(b <= a for a, b in itertools.pairwise(kx)):
             raise ch.fail("partition.knots_procs", "must be strictly increasing")
-        if any(b <= a for a, b in zip(kf, kf[1:])) or kf[-1] != 1.0:
+        if any(b <= a for a, b in itertools.pairwise(kf)) or kf[-1] != 1.0:
             raise ch.fail("partition.knots_cdf", "must be strictly increasing and end at 1")
         p["partition"]["knots_procs"] = kx
         p["partition"]["knots_cdf"] = kf
@@ -210,7 +210,8 @@ def _partition(
     rng: np.random.Generator, n: int, part: Mapping[str, Any], max_procs: int
 ) -> np.ndarray:
     chi, rho, pb = part["chi"], part["rho"], part["power_of_two"]
-    if "knots_procs" in part:  # o2ksim's piecewise uniform-log (the line's chi, rho are then unused)
+    # o2ksim's piecewise uniform-log, when given, replaces the line (chi, rho are then unused)
+    if "knots_procs" in part:
         kx, kf = part["knots_procs"], part["knots_cdf"]
         pmf_nonpow = knots_pmf(kx, kf, 0.0, max_procs)
 
@@ -594,8 +595,9 @@ def fit_piecewise(
     C§6 fits one uniform-log line "by the method of least squared error" to
     the observed sizes.  Here the CDF is linear in log2(size) on each of
     *segments* pieces: knots at 1 processor, at *segments* - 1 free
-    breakpoints and at the largest size observed (where the CDF reaches 1:
-    the sample maximum estimates the distribution's upper end).  The CDF
+    breakpoints and at the largest size observed that is not a power of two
+    (where the CDF reaches 1: the sample maximum estimates the distribution's
+    upper end, and a power of two may be a smaller size rounded up).  The CDF
     values at the knots and the breakpoints are least squares of the same
     points C§6 fits (the empirical CDF at each distinct size), against the
     generator's CDF with C§6's power-of-two step (share *pb*), so fitting a
@@ -606,7 +608,9 @@ def fit_piecewise(
 
     n = np.asarray(sizes, dtype=np.int64)
     values, ecdf = ecdf_points(n)
-    top = float(values[-1])
+    # the largest size the power-of-two step cannot have made (it rounds sizes up, 48 -> 64)
+    not_pow2 = values[~_is_pow2(values.astype(np.int64))]
+    top = float(not_pow2[-1] if len(not_pow2) else values[-1])
     k = max(1, min(int(segments), len(values) - 1))
     if top < 2 or len(values) < 3:
         return None
@@ -701,6 +705,8 @@ def fit(
         raise O2KSimError(
             f"partition method must be one of {', '.join(PARTITION_METHODS)}, not '{partition_method}'"
         )
+    if size_segments < 1:
+        raise O2KSimError(f"size segments must be at least 1, not {size_segments}")
     if accuracy_method not in ("censored", "paper"):
         raise O2KSimError(f"accuracy_method must be 'censored' or 'paper', not '{accuracy_method}'")
     jobs = trace.jobs
