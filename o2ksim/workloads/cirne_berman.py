@@ -26,6 +26,17 @@ sections build it:
   request, ``a`` is capped at 1: those jobs run to their requested time and
   are killed (SWF status 0), as schedulers do.
 
+o2ksim's extensions (used when a parameter file has them, as ``o2ksim fit``
+writes by default; the paper's four sets do not):
+
+* **Piecewise uniform-log size** (``partition.knots_procs``,
+  ``partition.knots_cdf``): the CDF of the size before the power-of-two step
+  is linear in log2(size) between knots instead of one line
+  (:func:`fit_piecewise`).
+* **Accuracy correlated with the requested time** (``accuracy.correlation``
+  = ``r``): ``(tr, a)`` are drawn through a Gaussian copula with correlation
+  ``r``; both margins stay the paper's.
+
 SWF output: ``req_procs = alloc_procs = n``, ``req_time = tr``, ``run_time = te``
 (at least 1 s), ``status`` 1 (completed), 0 (killed at the request) or 5
 (cancelled).  A cancelled job is written as a log records a job cancelled
