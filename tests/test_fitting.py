@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -222,7 +223,7 @@ def test_fitted_file_round_trip(tmp_path):
     for table, keys, tol in (
         ("partition", ("chi", "rho", "power_of_two"), 0.06),
         ("requested_time", ("chi", "rho"), 0.05),
-        ("accuracy", ("alpha", "beta"), 0.08),
+        ("accuracy", ("alpha", "beta", "correlation"), 0.08),
         ("cancellation", ("probability", "lag_chi"), 0.12),
     ):
         for k in keys:
@@ -268,6 +269,12 @@ def test_cli_fit_writes_a_file_generate_reads(tmp_path, capsys):
     assert "parameters written" in capsys.readouterr().out
     text = out.read_text()
     assert 'model = "cirne-berman"' in text and "[accuracy]" in text
+    assert "knots_procs" in text and "correlation" in text  # o2ksim's extensions by default
+    paper = tmp_path / "anl-paper.toml"
+    argv = ["fit", str(trace), "--size-fit", "paper", "--accuracy", "paper", "--out", str(paper)]
+    assert main(argv) == 0
+    written = tomllib.loads(paper.read_text())
+    assert "knots_procs" not in written["partition"] and "correlation" not in written["accuracy"]
     swf = tmp_path / "g.swf"
     assert (
         main(
