@@ -27,16 +27,25 @@ def register(parser: argparse.ArgumentParser) -> None:
         "--accuracy",
         choices=("censored", "paper"),
         default="censored",
-        help="cirne-berman accuracy fit: gamma MLE with accuracies >= 1 censored (default, "
-        "consistent with the generator) or the paper's plain MLE of completed jobs",
+        help="cirne-berman accuracy fit: gamma MLE with jobs killed at their request censored "
+        "and a Gaussian copula to the requested time (default, o2ksim's extension, consistent "
+        "with the generator) or the paper's plain MLE of completed jobs, independent of it",
     )
     parser.add_argument(
         "--size-fit",
-        choices=("paper", "exact"),
-        default="paper",
-        help="cirne-berman partition-size fit: C§6's least-squares line of the empirical CDF at "
-        "each distinct size (default, C Table 5) or least squares against the generator's own "
-        "CDF with its power-of-two step (returns the parameters a generated trace came from)",
+        choices=("piecewise", "paper", "exact"),
+        default="piecewise",
+        help="cirne-berman partition-size fit: C§6's line plus a piecewise uniform-log fitted to "
+        "the same empirical CDF, which the generator uses (default, o2ksim's extension); C§6's "
+        "least-squares line alone (paper, C Table 5); or the line by least squares against the "
+        "generator's own CDF with its power-of-two step (exact)",
+    )
+    parser.add_argument(
+        "--size-segments",
+        type=int,
+        default=2,
+        metavar="N",
+        help="cirne-berman, --size-fit piecewise: number of uniform-log pieces (default 2)",
     )
     parser.add_argument(
         "--no-queues",
@@ -70,6 +79,9 @@ _CB_COMMENTS = {
     "cancellation.lag_chi": "C§5: least squares on the empirical CDF of the cancellation lag",
     "partition.chi": "C§6, Table 5: least squares of the empirical CDF of allocated processors (see fit.partition_method)",
     "partition.power_of_two": "C§6, Table 6: observed share of power-of-two sizes",
+    "partition.knots_procs": "o2ksim's extension: piecewise uniform-log knots (processors), used instead of chi, rho",
+    "partition.knots_cdf": "P(n <= knot), least squares of the same empirical CDF with the power-of-two step",
+    "accuracy.correlation": "o2ksim's extension: Gaussian copula of requested time and accuracy (Spearman matched)",
     "requested_time.chi": "C§7.2: least squares on the empirical CDF (log2 seconds)",
     "accuracy.alpha": "C§7.1: gamma maximum likelihood (see fit.accuracy_method)",
     "accuracy.beta": "scale parameter",
@@ -90,7 +102,11 @@ def run(args: argparse.Namespace) -> int:
     trace = read_swf(args.trace, lenient=args.lenient)
     if args.model == "cirne-berman":
         params = models.fit(
-            args.model, trace, accuracy_method=args.accuracy, partition_method=args.size_fit
+            args.model,
+            trace,
+            accuracy_method=args.accuracy,
+            partition_method=args.size_fit,
+            size_segments=args.size_segments,
         )
     else:
         params = models.fit(
@@ -128,6 +144,7 @@ def _summary(model: str, p: dict) -> str:
             f"rho {p['partition']['rho']:.4f} pb {p['partition']['power_of_two']:.4f}; requested time chi "
             f"{p['requested_time']['chi']:.4f} rho {p['requested_time']['rho']:.4f}; accuracy alpha "
             f"{p['accuracy']['alpha']:.4f} beta {p['accuracy']['beta']:.4f}; cancelled {p['cancellation']['probability']:.4f}"
+            + _cb_extensions(p)
         )
     classes = ", ".join(
         f"{c['name']} {c['share']:.3f} ({c['beta0']:.3f}, {c['beta1']:.3f})" for c in p["class"]
@@ -136,3 +153,17 @@ def _summary(model: str, p: dict) -> str:
         f"{p['site']}: {p['fit']['jobs']} jobs, {p['arrival']['jobs_per_day']:.1f}/day; classes share (beta0, beta1): "
         f"{classes}; cluster size ({p['cluster_size']['beta0']:.3f}, {p['cluster_size']['beta1']:.3f})"
     )
+
+
+def _cb_extensions(p: dict) -> str:
+    """The summary of o2ksim's Cirne-Berman extensions, when fitted."""
+    out = ""
+    if "knots_procs" in p["partition"]:
+        knots = ", ".join(
+            f"({x:.3g}, {f:.4f})"
+            for x, f in zip(p["partition"]["knots_procs"], p["partition"]["knots_cdf"], strict=True)
+        )
+        out += f"; size knots (procs, cdf) {knots}"
+    if "correlation" in p["accuracy"]:
+        out += f"; accuracy-request copula r {p['accuracy']['correlation']:.4f}"
+    return out

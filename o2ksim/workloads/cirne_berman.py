@@ -26,6 +26,17 @@ sections build it:
   request, ``a`` is capped at 1: those jobs run to their requested time and
   are killed (SWF status 0), as schedulers do.
 
+o2ksim's extensions (used when a parameter file has them, as ``o2ksim fit``
+writes by default; the paper's four sets do not):
+
+* **Piecewise uniform-log size** (``partition.knots_procs``,
+  ``partition.knots_cdf``): the CDF of the size before the power-of-two step
+  is linear in log2(size) between knots instead of one line
+  (:func:`fit_piecewise`).
+* **Accuracy correlated with the requested time** (``accuracy.correlation``
+  = ``r``): ``(tr, a)`` are drawn through a Gaussian copula with correlation
+  ``r``; both margins stay the paper's.
+
 SWF output: ``req_procs = alloc_procs = n``, ``req_time = tr``, ``run_time = te``
 (at least 1 s), ``status`` 1 (completed), 0 (killed at the request) or 5
 (cancelled).  A cancelled job is written as a log records a job cancelled
@@ -36,6 +47,7 @@ reads generated and real traces the same way (lag = wait + run time).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping
 from pathlib import Path
@@ -47,8 +59,11 @@ import pandas as pd
 from o2ksim.errors import O2KSimError
 from o2ksim.workloads.clock import local_clock_unix, trace_tz
 from o2ksim.workloads.distributions import (
+    copula_correlation,
     ecdf_points,
     gamma_mle,
+    piecewise_log_cdf,
+    piecewise_log_sample,
     uniform_log_ls,
     uniform_log_sample,
 )
@@ -60,7 +75,9 @@ __all__ = [
     "arrival_shape",
     "generate",
     "generate_jobs",
+    "knots_pmf",
     "partition_pmf",
+    "partition_pmf_from_cdf",
     "uniform_log_sample",
     "validate",
 ]
@@ -103,6 +120,17 @@ def validate(
     }
     if pa.get("max") is not None:
         p["partition"]["max"] = int(ch.number(pa, "max", "partition.max", lo=1))
+    if pa.get("knots_procs") is not None or pa.get("knots_cdf") is not None:
+        kx = ch.numbers(pa, "knots_procs", "partition.knots_procs", lo=1)
+        kf = ch.numbers(pa, "knots_cdf", "partition.knots_cdf", n=len(kx), lo=0)
+        if len(kx) < 2:
+            raise ch.fail("partition.knots_procs", "needs at least two knots")
+        if any(b <= a for a, b in itertools.pairwise(kx)):
+            raise ch.fail("partition.knots_procs", "must be strictly increasing")
+        if any(b <= a for a, b in itertools.pairwise(kf)) or kf[-1] != 1.0:
+            raise ch.fail("partition.knots_cdf", "must be strictly increasing and end at 1")
+        p["partition"]["knots_procs"] = kx
+        p["partition"]["knots_cdf"] = kf
     r = ch.get(raw, "requested_time", "requested_time")
     p["requested_time"] = {
         "chi": ch.number(r, "chi", "requested_time.chi", lo=0, lo_open=True),
@@ -113,6 +141,11 @@ def validate(
         "alpha": ch.number(ac, "alpha", "accuracy.alpha", lo=0, lo_open=True),
         "beta": ch.number(ac, "beta", "accuracy.beta", lo=0, lo_open=True),
     }
+    if ac.get("correlation") is not None:
+        r = ch.number(ac, "correlation", "accuracy.correlation", lo=-1, hi=1)
+        if abs(r) >= 1:
+            raise ch.fail("accuracy.correlation", "must lie strictly between -1 and 1")
+        p["accuracy"]["correlation"] = r
     return p
 
 
@@ -143,12 +176,35 @@ def _nearest_pow2(n: np.ndarray, cap: int) -> np.ndarray:
 
 
 def partition_pmf(chi: float, rho: float, pb: float, max_procs: int) -> np.ndarray:
-    """P(n = k) for k = 1..max_procs under the generator's partition-size model.
+    """P(n = k) for k = 1..max_procs under the generator's partition-size model (C§6's line).
 
     Used by the fit (least squares against the empirical CDF) and by tests.
     """
     k = np.arange(1, max_procs + 1)
-    cdf = np.clip(chi * np.log2(k) + rho, 0.0, 1.0)
+    return partition_pmf_from_cdf(np.clip(chi * np.log2(k) + rho, 0.0, 1.0), pb)
+
+
+def knots_pmf(
+    knots_procs: list[float] | np.ndarray,
+    knots_cdf: list[float] | np.ndarray,
+    pb: float,
+    max_procs: int,
+) -> np.ndarray:
+    """P(n = k) for k = 1..max_procs with the piecewise uniform-log size (o2ksim's extension)."""
+    cdf = piecewise_log_cdf(np.arange(1, max_procs + 1), knots_procs, knots_cdf)
+    return partition_pmf_from_cdf(cdf, pb)
+
+
+def partition_pmf_from_cdf(cdf: np.ndarray, pb: float) -> np.ndarray:
+    """P(n = k), k = 1..len(cdf), of sizes ``n = ceil(x)`` with ``P(x <= k) = cdf[k-1]``, then C§6's step.
+
+    The step: with probability *pb* the size is moved to its closest power of
+    two, otherwise it is a non-power-of-two size of the same distribution.
+    Sizes above the machine (the last entry) are clipped to it.
+    """
+    max_procs = len(cdf)
+    k = np.arange(1, max_procs + 1)
+    cdf = np.asarray(cdf, dtype=float).copy()
     cdf[-1] = 1.0  # sizes above the machine are clipped to it
     q = np.diff(np.concatenate([[0.0], cdf]))
     is2 = _is_pow2(k)
@@ -165,20 +221,30 @@ def _partition(
     rng: np.random.Generator, n: int, part: Mapping[str, Any], max_procs: int
 ) -> np.ndarray:
     chi, rho, pb = part["chi"], part["rho"], part["power_of_two"]
-    size = np.clip(np.ceil(uniform_log_sample(rng, n, chi, rho)), 1, max_procs).astype(np.int64)
+    # o2ksim's piecewise uniform-log, when given, replaces the line (chi, rho are then unused)
+    if "knots_procs" in part:
+        kx, kf = part["knots_procs"], part["knots_cdf"]
+        pmf_nonpow = knots_pmf(kx, kf, 0.0, max_procs)
+
+        def base(k: int) -> np.ndarray:
+            return piecewise_log_sample(rng, k, kx, kf)
+    else:
+        pmf_nonpow = partition_pmf(chi, rho, 0.0, max_procs)
+
+        def base(k: int) -> np.ndarray:
+            return uniform_log_sample(rng, k, chi, rho)
+
+    size = np.clip(np.ceil(base(n)), 1, max_procs).astype(np.int64)
     to_pow2 = rng.random(n) < pb
     size[to_pow2] = _nearest_pow2(size[to_pow2], max_procs)
     need = ~to_pow2 & _is_pow2(size)
     # non-power-of-two branch: redraw the powers of two (rejection), when any other size exists
-    pmf_nonpow = partition_pmf(chi, rho, 0.0, max_procs)
     if pmf_nonpow.sum() > 0 and not _is_pow2(np.arange(1, max_procs + 1))[pmf_nonpow > 0].all():
         for _ in range(200):
             k = int(need.sum())
             if not k:
                 break
-            draw = np.clip(np.ceil(uniform_log_sample(rng, k, chi, rho)), 1, max_procs).astype(
-                np.int64
-            )
+            draw = np.clip(np.ceil(base(k)), 1, max_procs).astype(np.int64)
             idx = np.flatnonzero(need)
             size[idx] = draw
             need[idx] = _is_pow2(draw)
@@ -208,9 +274,20 @@ def generate_jobs(
     max_procs = int(params["partition"].get("max", params["machine"]["procs"]))
     procs = _partition(rngs["partition"], n, params["partition"], max_procs)
     rq = params["requested_time"]
-    req_s = np.maximum(np.rint(uniform_log_sample(rngs["requested"], n, rq["chi"], rq["rho"])), 1.0)
     ac = params["accuracy"]
-    acc = rngs["accuracy"].gamma(ac["alpha"], ac["beta"], n)
+    r = float(ac.get("correlation", 0.0))
+    if r == 0.0:  # C§7: accuracy independent of the requested time
+        req_s = np.maximum(
+            np.rint(uniform_log_sample(rngs["requested"], n, rq["chi"], rq["rho"])), 1.0
+        )
+        acc = rngs["accuracy"].gamma(ac["alpha"], ac["beta"], n)
+    else:  # o2ksim's extension: a Gaussian copula with correlation r between tr and a
+        from scipy import special
+
+        u = rngs["requested"].random(n)
+        req_s = np.maximum(np.rint(np.exp2((u - rq["rho"]) / rq["chi"])), 1.0)
+        z = r * special.ndtri(u) + math.sqrt(1.0 - r * r) * rngs["accuracy"].standard_normal(n)
+        acc = special.gammaincinv(ac["alpha"], special.ndtr(z)) * ac["beta"]
     killed = acc >= 1.0
     acc = np.minimum(acc, 1.0)
     run_s = np.maximum(np.rint(req_s * acc), 1.0)
@@ -458,27 +535,49 @@ def _procs(jobs: pd.DataFrame) -> np.ndarray:
     return np.where(alloc > 0, alloc, jobs["req_procs"].to_numpy())
 
 
-def fit_partition(sizes: np.ndarray, max_procs: int, *, method: str = "paper") -> dict[str, float]:
+PARTITION_METHODS = ("piecewise", "paper", "exact")
+
+
+def fit_partition(
+    sizes: np.ndarray, max_procs: int, *, method: str = "piecewise", segments: int = 2
+) -> dict[str, Any]:
     """Partition-size parameters: ``chi``, ``rho`` of the uniform-log and ``pb`` (C§6, Tables 5-6).
 
-    ``pb`` is the observed power-of-two share (C Table 6).  With
-    ``method="paper"`` (the default) ``chi, rho`` are C§6's least-squares
-    straight line of the empirical CDF against log2 of the size, one point
-    per distinct size (C Table 5).  With ``method="exact"`` they are the least
-    squares of the empirical CDF (every job one point) against the
-    generator's own CDF, power-of-two step included: the estimator that
-    returns the parameters a generated trace came from.  Both are returned
-    (``paper_chi``... ``exact_chi``...) when ``method="exact"``.
+    ``pb`` is the observed power-of-two share (C Table 6).  ``chi, rho`` are
+    C§6's least-squares straight line of the empirical CDF against log2 of the
+    size, one point per distinct size (C Table 5), except with
+    ``method="exact"``, where they are the least squares of the empirical CDF
+    (every job one point) against the generator's own CDF, power-of-two step
+    included: the estimator that returns the line a generated trace came from.
+    The paper's line is always returned as ``paper_chi``, ``paper_rho``.
+
+    ``method="piecewise"`` (the default) adds o2ksim's extension
+    (:func:`fit_piecewise`): ``knots_procs``, ``knots_cdf`` of a piecewise
+    uniform-log with *segments* pieces, which the generator then uses
+    instead of the line.
     """
-    if method not in ("paper", "exact"):
-        raise O2KSimError(f"partition method must be 'paper' or 'exact', not '{method}'")
+    if method not in PARTITION_METHODS:
+        raise O2KSimError(
+            f"partition method must be one of {', '.join(PARTITION_METHODS)}, not '{method}'"
+        )
     n = np.asarray(sizes, dtype=np.int64)
     n = n[(n >= 1) & (n <= max_procs)]
     if len(n) < 2:
         raise O2KSimError("too few jobs with a known processor count to fit partition sizes")
     pb = float(((n & (n - 1)) == 0).mean())
     chi0, rho0 = uniform_log_ls(n)
-    out = {"chi": chi0, "rho": rho0, "power_of_two": pb, "paper_chi": chi0, "paper_rho": rho0}
+    out: dict[str, Any] = {
+        "chi": chi0,
+        "rho": rho0,
+        "power_of_two": pb,
+        "paper_chi": chi0,
+        "paper_rho": rho0,
+    }
+    if method == "piecewise":
+        knots = fit_piecewise(n, max_procs, pb, segments=segments)
+        if knots is not None:
+            out["knots_procs"], out["knots_cdf"] = knots
+        return out
     if method == "paper":
         return out
     from scipy import optimize
@@ -499,6 +598,69 @@ def fit_partition(sizes: np.ndarray, max_procs: int, *, method: str = "paper") -
     return out
 
 
+def fit_piecewise(
+    sizes: np.ndarray, max_procs: int, pb: float, *, segments: int = 2
+) -> tuple[list[float], list[float]] | None:
+    """Knots of a piecewise uniform-log partition size (o2ksim's extension of C§6), or ``None``.
+
+    C§6 fits one uniform-log line "by the method of least squared error" to
+    the observed sizes.  Here the CDF is linear in log2(size) on each of
+    *segments* pieces: knots at 1 processor, at *segments* - 1 free
+    breakpoints and at the largest size observed that is not a power of two
+    (where the CDF reaches 1: the sample maximum estimates the distribution's
+    upper end, and a power of two may be a smaller size rounded up).  The CDF
+    values at the knots and the breakpoints are least squares of the same
+    points C§6 fits (the empirical CDF at each distinct size), against the
+    generator's CDF with C§6's power-of-two step (share *pb*), so fitting a
+    trace generated from knots returns them.  ``None`` when the sizes are
+    too few or too narrow for a piece (the line is then used).
+    """
+    from scipy import optimize
+
+    n = np.asarray(sizes, dtype=np.int64)
+    values, ecdf = ecdf_points(n)
+    # the largest size the power-of-two step cannot have made (it rounds sizes up, 48 -> 64)
+    not_pow2 = values[~_is_pow2(values.astype(np.int64))]
+    top = float(not_pow2[-1] if len(not_pow2) else values[-1])
+    k = max(1, min(int(segments), len(values) - 1))
+    if top < 2 or len(values) < 3:
+        return None
+    vi = values.astype(np.int64) - 1
+    ltop = math.log2(top)
+
+    def knots(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        f = np.concatenate([[z[0]], z[0] + np.cumsum(z[1:k]), [1.0]])
+        x = np.exp2(np.concatenate([[0.0], np.sort(z[k:]), [ltop]]))
+        return x, f
+
+    def resid(z: np.ndarray) -> np.ndarray:
+        x, f = knots(z)
+        if f[0] < 0 or np.any(np.diff(f) < 0) or np.any(np.diff(x) <= 0):
+            return np.full(len(values), 10.0)
+        return np.cumsum(knots_pmf(x, f, pb, max_procs))[vi] - ecdf
+
+    grid = np.linspace(0.5, ltop - 0.5, 10) if ltop > 1 else np.array([ltop / 2])
+    best = None
+    for breaks in itertools.combinations(grid, k - 1):
+        f_at = np.interp(np.exp2(np.array(breaks)), values, ecdf)
+        steps = np.maximum(np.diff(np.concatenate([[ecdf[0]], f_at])), 1e-3)
+        z0 = np.concatenate([[ecdf[0]], steps, breaks])
+        res = optimize.least_squares(resid, z0, method="lm")
+        if best is None or res.cost < best.cost:
+            best = res
+    assert best is not None
+    x, f = knots(best.x)
+    x[-1] = top  # exactly the largest size (exp2(log2(top)) may round)
+    f[0] = max(f[0], 0.0)
+    for i in range(len(f) - 2, -1, -1):  # a flat piece is written as a tiny rise (files need one)
+        f[i] = min(f[i], f[i + 1] - 1e-9)
+        x[i] = min(x[i], x[i + 1] * (1 - 1e-9))
+    return [float(v) for v in x], [float(v) for v in f]
+
+
+_PARTITION_KEYS = ("chi", "rho", "power_of_two", "knots_procs", "knots_cdf")
+
+
 def _fixed_offset(header: Any) -> str | int | None:
     """The log's clock for C§4: SWF's fixed ``TimeZone`` offset when given, else the zone name.
 
@@ -512,10 +674,15 @@ def _fixed_offset(header: Any) -> str | int | None:
     return trace_tz(header)
 
 
+KILLED_WITHIN = 0.02
+"""A job that failed (SWF status 0) within this fraction of its requested time was killed at it."""
+
+
 def fit(
     trace: Trace,
     *,
-    partition_method: str = "paper",
+    partition_method: str = "piecewise",
+    size_segments: int = 2,
     accuracy_method: str = "censored",
     max_degree: int = 20,
     tol: float = 0.05,
@@ -526,19 +693,31 @@ def fit(
 
     Processors are the allocated ones (SWF field 5; field 8 when missing).
     Arrivals: :func:`fit_arrivals` on the log's clock.  Partition size:
-    :func:`fit_partition` (``partition_method``).  Requested time and
+    :func:`fit_partition` (``partition_method``, ``size_segments``; the
+    default adds o2ksim's piecewise uniform-log).  Requested time and
     cancellation lag: uniform-log least squares.  Accuracy: with
     ``accuracy_method="paper"`` C§7.1's gamma maximum likelihood of the
-    completed jobs' accuracies in (0, 1]; with ``"censored"`` accuracies of
-    1 or more are right-censored and run times under a minute treated as the
-    interval they were rounded from (the estimator that inverts the
-    generator).  Real and generated traces take exactly the same path.
+    completed jobs' accuracies in (0, 1], independent of the requested time
+    as in C§7; with ``"censored"`` (the default) jobs killed at their request
+    (accuracy 1 or more, or status 0 within :data:`KILLED_WITHIN` of it) are
+    right-censored at 1, run times under a minute are treated as the interval
+    they were rounded from, and the Gaussian-copula correlation between the
+    requested time and the accuracy is fitted
+    (:func:`~o2ksim.workloads.distributions.copula_correlation`;
+    o2ksim's extension, C Table 8 measures the dependence).  Real and
+    generated traces take exactly the same path.
 
     The result is a complete parameter mapping (``model``, ``machine``,
     ``arrival``, ``cancellation``, ``partition``, ``requested_time``,
     ``accuracy``) plus a ``fit`` table of diagnostics, including the
     estimates of the other methods.
     """
+    if partition_method not in PARTITION_METHODS:
+        raise O2KSimError(
+            f"partition method must be one of {', '.join(PARTITION_METHODS)}, not '{partition_method}'"
+        )
+    if size_segments < 1:
+        raise O2KSimError(f"size segments must be at least 1, not {size_segments}")
     if accuracy_method not in ("censored", "paper"):
         raise O2KSimError(f"accuracy_method must be 'censored' or 'paper', not '{accuracy_method}'")
     jobs = trace.jobs
@@ -578,7 +757,7 @@ def fit(
         lag_chi, lag_rho = 0.064315, -0.2339
 
     sized = procs[~canc] if (~canc).sum() >= 2 else procs
-    part = fit_partition(sized, max_procs, method=partition_method)
+    part = fit_partition(sized, max_procs, method=partition_method, segments=size_segments)
     ok_req = req > 0
     rt_chi, rt_rho = uniform_log_ls(req[ok_req & ~canc])
 
@@ -589,9 +768,17 @@ def fit(
     paper_acc = (run[completed] / req[completed]) if completed.sum() >= 2 else acc
     paper_acc = paper_acc[(paper_acc > 0) & (paper_acc <= 1)]
     p_alpha, p_beta = gamma_mle(paper_acc)
-    c_alpha, c_beta = gamma_mle(acc, censor_at=1.0, scale_of=req[okacc])
+    # killed at the request: ran to it (a >= 1), or failed within KILLED_WITHIN of it (a log's
+    # accounting stops a killed job a few seconds early: KTH has 3,900 failed jobs at 0.98-1.01)
+    killed = (acc >= 1.0) | ((status[okacc] == 0) & (acc >= 1.0 - KILLED_WITHIN))
+    capped = np.where(killed, 1.0, acc)
+    c_alpha, c_beta = gamma_mle(capped, censor_at=1.0, scale_of=req[okacc])
+    r_acc = copula_correlation(req[okacc], capped, killed) if okacc.sum() >= 3 else 0.0
     alpha, beta = (c_alpha, c_beta) if accuracy_method == "censored" else (p_alpha, p_beta)
 
+    accuracy: dict[str, Any] = {"alpha": alpha, "beta": beta}
+    if accuracy_method == "censored":
+        accuracy["correlation"] = r_acc
     name = site or str(
         getattr(header, "installation", None) or getattr(header, "computer", None) or "trace"
     )
@@ -608,9 +795,13 @@ def fit(
         "censored_accuracy_alpha": c_alpha,
         "censored_accuracy_beta": c_beta,
         "accuracy_jobs": int(okacc.sum()),
+        "accuracy_killed_jobs": int(killed.sum()),
+        "accuracy_correlation": r_acc,
         "paper_partition_chi": part["paper_chi"],
         "paper_partition_rho": part["paper_rho"],
     }
+    if "knots_procs" in part:
+        diagnostics["size_segments"] = len(part["knots_procs"]) - 1
     return {
         "model": "cirne-berman",
         "site": name.splitlines()[0][:60],
@@ -620,8 +811,8 @@ def fit(
         },
         "arrival": {"jobs_per_day": arr["jobs_per_day"], "coefficients": arr["coefficients"]},
         "cancellation": {"probability": p_cancel, "lag_chi": lag_chi, "lag_rho": lag_rho},
-        "partition": {"chi": part["chi"], "rho": part["rho"], "power_of_two": part["power_of_two"]},
+        "partition": {k: part[k] for k in _PARTITION_KEYS if k in part},
         "requested_time": {"chi": rt_chi, "rho": rt_rho},
-        "accuracy": {"alpha": alpha, "beta": beta},
+        "accuracy": accuracy,
         "fit": diagnostics,
     }

@@ -2,6 +2,12 @@
 
 * uniform-log ``cdf(x) = chi*log_base(x) + rho`` (C§5-§7, D§3): sampling and
   the least-squares fit of the empirical CDF (:func:`uniform_log_ls`);
+* piecewise uniform-log, a CDF linear in ``log2(x)`` between knots
+  (:func:`piecewise_log_cdf`, :func:`piecewise_log_sample`; o2ksim's
+  extension of C§6's partition size);
+* the correlation of a Gaussian copula from Spearman's rank correlation, one
+  margin right-censored (:func:`copula_correlation`, :func:`copula_spearman`;
+  o2ksim's extension of C§7's accuracy);
 * gamma: maximum likelihood, plain, right-censored or interval-censored
   (:func:`gamma_mle`, C§7.1);
 * beta with a given mean and CV (:func:`beta_params`, the ratio shapes of
@@ -25,6 +31,8 @@ from o2ksim.errors import O2KSimError
 
 __all__ = [
     "beta_params",
+    "copula_correlation",
+    "copula_spearman",
     "ecdf_points",
     "exponential_fit",
     "gamma_fit",
@@ -33,6 +41,8 @@ __all__ = [
     "hyperexp_goodness",
     "hyperexp_params",
     "hyperexp_sample",
+    "piecewise_log_cdf",
+    "piecewise_log_sample",
     "uniform_log_ls",
     "uniform_log_sample",
     "weibull_fit",
@@ -42,6 +52,87 @@ __all__ = [
 def uniform_log_sample(rng: np.random.Generator, n: int, chi: float, rho: float) -> np.ndarray:
     """Draws of the uniform-log ``cdf(x) = chi*log2(x) + rho`` (inverse transform, continuous)."""
     return np.exp2((rng.random(n) - rho) / chi)
+
+
+def piecewise_log_cdf(x: np.ndarray, knots_x: np.ndarray, knots_cdf: np.ndarray) -> np.ndarray:
+    """CDF of the piecewise uniform-log distribution with the given knots, at *x*.
+
+    Between two knots ``(x_i, F_i)`` and ``(x_(i+1), F_(i+1))`` the CDF is
+    linear in ``log2(x)`` (a uniform-log piece); it is 0 below the first knot
+    (whose ``F_0`` is an atom at ``x_0``) and 1 from the last knot on
+    (``F`` of the last knot must be 1).  One knot pair is C§6's single line.
+    """
+    lx = np.log2(np.maximum(np.asarray(x, dtype=float), 1e-300))
+    return np.interp(lx, np.log2(np.asarray(knots_x, dtype=float)), knots_cdf, left=0.0, right=1.0)
+
+
+def piecewise_log_sample(
+    rng: np.random.Generator, n: int, knots_x: np.ndarray, knots_cdf: np.ndarray
+) -> np.ndarray:
+    """*n* draws of :func:`piecewise_log_cdf` by inverse transform (draws below ``F_0`` are ``x_0``)."""
+    u = rng.random(n)
+    return np.exp2(np.interp(u, knots_cdf, np.log2(np.asarray(knots_x, dtype=float))))
+
+
+def copula_spearman(r: float, censored_share: float = 0.0) -> float:
+    """Spearman's rank correlation of a Gaussian copula with correlation *r*, the top of *y* censored.
+
+    The top *censored_share* of the second margin is replaced by one tied
+    value (an accuracy capped at 1), ranked at its mid-rank.  Without
+    censoring this is the closed form ``(6 / pi) * asin(r / 2)``; with it,
+    a quadrature (Gauss-Hermite in x, a fine grid in y).
+    """
+    from scipy import special
+
+    p = float(censored_share)
+    if p <= 0.0:
+        return 6.0 / math.pi * math.asin(r / 2.0)
+    if p >= 1.0:
+        return 0.0
+    c = float(special.ndtri(1.0 - p))
+    zx, wx = np.polynomial.hermite_e.hermegauss(96)
+    wx = wx / wx.sum()
+    s = math.sqrt(max(1.0 - r * r, 1e-12))
+    y = np.linspace(-9.0, c, 3001)
+    dens = np.exp(-0.5 * ((y[None, :] - r * zx[:, None]) / s) ** 2) / (s * math.sqrt(2 * math.pi))
+    below = np.trapezoid(special.ndtr(y)[None, :] * dens, y, axis=1)
+    above = special.ndtr((r * zx - c) / s)
+    e_v = below + (1.0 - p / 2.0) * above  # E[V | x], V = the mid-rank score of y
+    e_uv = float((special.ndtr(zx) * e_v * wx).sum())
+    var_v = (1.0 - p) ** 3 / 3.0 + p * (1.0 - p / 2.0) ** 2 - 0.25
+    return (e_uv - 0.25) / math.sqrt(var_v / 12.0)
+
+
+def copula_correlation(x: np.ndarray, y: np.ndarray, censored: np.ndarray | None = None) -> float:
+    """Correlation ``r`` of the Gaussian copula whose rank correlation is that of ``(x, y)``.
+
+    Spearman's rank correlation of the pairs (mid-ranks for ties) is matched
+    by :func:`copula_spearman`; where *censored* is true *y* is only known to
+    be above every uncensored value (an accuracy capped at 1), so those
+    values tie at the top, in the data and in the matched copula alike.  A
+    generator that draws ``y`` through the copula and then caps it is
+    inverted by this estimator.
+    """
+    from scipy import optimize, stats
+
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    cens = np.zeros(len(x), dtype=bool) if censored is None else np.asarray(censored, dtype=bool)
+    if len(x) < 3 or len(y) != len(x) or len(cens) != len(x):
+        raise O2KSimError("need at least three pairs to fit a copula correlation")
+    top = np.where(cens, np.inf, y)
+    rho_s = float(stats.spearmanr(x, top)[0])
+    if not math.isfinite(rho_s):
+        return 0.0
+    p = float(cens.mean())
+    lo, hi = copula_spearman(-0.999, p), copula_spearman(0.999, p)
+    if rho_s <= lo:
+        return -0.999
+    if rho_s >= hi:
+        return 0.999
+    return float(
+        optimize.brentq(lambda r: copula_spearman(r, p) - rho_s, -0.999, 0.999, xtol=1e-9)
+    )
 
 
 def ecdf_points(x: np.ndarray, *, strict: bool = False) -> tuple[np.ndarray, np.ndarray]:
