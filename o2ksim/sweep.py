@@ -101,7 +101,8 @@ def execute_run(
     :func:`o2ksim.plugins.pack_registrations` in the coordinating process
     (a Dask worker gets them with every run; a local worker at start-up).
     """
-    from o2ksim.scenario import simulate_run
+    from o2ksim.runconfig import RunConfig
+    from o2ksim.simulate import run_config
 
     t0 = time.perf_counter()
     try:
@@ -109,7 +110,7 @@ def execute_run(
             from o2ksim.plugins import install_registrations
 
             install_registrations(registrations)
-        result = simulate_run(run.config)
+        result = run_config(RunConfig.from_dict(run.config))
     except Exception as exc:
         if isinstance(exc, O2KSimError):
             error = f"{type(exc).__name__}: {exc}\n"
