@@ -12,6 +12,7 @@ Both work on the SWF columns and return new frames (inputs are not changed).
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -86,8 +87,17 @@ class Window:
     warmup: float = 7 * 86400.0
 
     def __post_init__(self) -> None:
+        from o2ksim.validation import MAX_TIME, check_number
+
         for name in ("start", "end", "warmup"):
-            object.__setattr__(self, name, parse_duration(getattr(self, name)))
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real | str):
+                raise O2KSimError(
+                    f"window {name}: expected seconds or a duration such as '7d', got {value!r}"
+                )
+            seconds = parse_duration(value if isinstance(value, str) else float(value))
+            check_number(seconds, "window", name, minimum=-MAX_TIME, maximum=MAX_TIME)
+            object.__setattr__(self, name, seconds)
         if self.end <= self.start:
             raise O2KSimError(
                 f"window end ({format_duration(self.end)}) must be after its start "
