@@ -54,12 +54,15 @@ from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.machine import MachineSpec
 from o2ksim.plugins import is_object_spec, resolve_spec
 from o2ksim.validation import (
+    MAX_JOB_MEMORY_KB,
     MAX_RUNS,
     check_bool,
     check_count,
     check_duration,
     check_interval,
     check_keys,
+    check_number,
+    check_seed,
     check_span,
     check_str,
 )
@@ -477,20 +480,15 @@ def _workload(value: Any, where: str, base: Path) -> dict[str, Any]:
             )
         out["params"] = params
         seed = value.get("seed")
-        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
-            raise ConfigError(where, "must be an integer", field="workload.seed")
-        out["seed"] = seed
+        out["seed"] = None if seed is None else check_seed(seed, where, "workload.seed")
     else:
         out["jobs"] = _inline_jobs(value["job"], where)
     if "load" in value:
         load = value["load"]
-        if load is not None and (
-            isinstance(load, bool) or not isinstance(load, int | float) or load <= 0
-        ):
-            raise ConfigError(
-                where, "must be a positive number (offered load)", field="workload.load"
-            )
-        out["load"] = None if load is None else float(load)
+        out["load"] = None if load is None else float(
+            check_number(load, where, "workload.load", minimum=0, exclusive_minimum=True,
+                         unit=" (offered load)")
+        )  # fmt: skip
     if "estimates" in value:
         out["estimates"] = _estimates(value["estimates"], where, "workload.estimates")
     if "lenient" in value:
@@ -531,22 +529,24 @@ def _inline_jobs(value: Any, where: str) -> list[dict[str, Any]]:
         run = check_duration(j["runtime"], where, f"{fld}.runtime", allow_none=False)
         req = check_duration(j.get("requested", j["runtime"]), where, f"{fld}.requested")
         mem_mb = j.get("mem_mb")
+        max_mb = MAX_JOB_MEMORY_KB / 1024
         if "mem_gb" in j:
             if mem_mb is not None:
                 raise ConfigError(where, "give mem_mb or mem_gb, not both", field=fld)
-            mem_mb = j["mem_gb"] * 1024
-        if mem_mb is not None and (
-            isinstance(mem_mb, bool) or not isinstance(mem_mb, int | float) or mem_mb < 0
-        ):
-            raise ConfigError(where, "memory must be a non-negative number", field=fld)
+            mem_mb = 1024 * check_number(
+                j["mem_gb"], where, f"{fld}.mem_gb", minimum=0, maximum=max_mb / 1024, unit=" (GB)"
+            )
+        elif mem_mb is not None:
+            check_number(mem_mb, where, f"{fld}.mem_mb", minimum=0, maximum=max_mb, unit=" (MB)")
         used_mb = j.get("used_mb")  # peak memory used (judges immediate-service trials)
-        if used_mb is not None and (
-            isinstance(used_mb, bool) or not isinstance(used_mb, int | float) or used_mb < 0
-        ):
-            raise ConfigError(where, "must be a non-negative number", field=f"{fld}.used_mb")
-        job_id = j.get("id", i)
-        if not isinstance(job_id, int) or isinstance(job_id, bool) or job_id < 0:
-            raise ConfigError(where, "must be a non-negative integer", field=f"{fld}.id")
+        if used_mb is not None:
+            check_number(used_mb, where, f"{fld}.used_mb", minimum=0, maximum=max_mb, unit=" (MB)")
+        job_id = check_number(
+            j.get("id", i), where, f"{fld}.id", minimum=0, maximum=2**63 - 1, integer=True
+        )
+        user = check_number(
+            j.get("user", -1), where, f"{fld}.user", minimum=-1, maximum=2**63 - 1, integer=True
+        )
         jobs.append(
             {
                 "id": job_id,
@@ -556,7 +556,7 @@ def _inline_jobs(value: Any, where: str) -> list[dict[str, Any]]:
                 "requested": req,
                 "mem_mb": None if mem_mb is None else float(mem_mb),
                 **({} if used_mb is None else {"used_mb": float(used_mb)}),
-                "user": int(j.get("user", -1)),
+                "user": user,
             }
         )
     ids = [j["id"] for j in jobs]

@@ -293,3 +293,45 @@ def test_the_cli_and_the_api_build_the_same_run(tmp_path, capsys):
     assert list(cli["start"]) == list(api.jobs["start"])
     stored = json.loads((tmp_path / "run.json").read_text())["config"]
     assert stored["interval"] == 300.0 and stored["estimates"] == "actual"
+
+
+# ------------------------------------------------------------- scenario fields on the toolkit
+INLINE = """
+name = "inline"
+machine = {name = "m", host = [{name = "a", procs = 4}]}
+policies = ["fcfs"]
+[[workload.job]]
+submit = 0
+procs = 1
+runtime = 10
+"""
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        ("mem_gb = {}", "workload.job[1].mem_gb: must be a number (GB), got {}"),
+        ("mem_mb = 1e308", "workload.job[1].mem_mb: must be at most"),
+        ("user = 'abc'", "workload.job[1].user: must be an integer"),
+        ("user = 1.5", "workload.job[1].user: must be an integer"),
+        ("id = -3", "workload.job[1].id: must be >= 0"),
+        ("procs = 0", "workload.job[1].procs: must be a positive integer"),
+        ("runtime = '5 parsecs'", "workload.job[1].runtime: '5 parsecs' is not a duration"),
+    ],
+)
+def test_inline_job_fields_are_refused_in_one_line(extra, needle):
+    text = INLINE + extra + "\n"
+    if extra.startswith(("procs", "runtime")):
+        key = extra.split(" ")[0]
+        text = "\n".join(ln for ln in INLINE.splitlines() if not ln.startswith(key)) + f"\n{extra}\n"
+    with pytest.raises(ConfigError) as err:
+        parse_scenario(text, path="/tmp/inline.toml")
+    assert str(err.value).startswith("/tmp/inline.toml: field ") and needle in str(err.value)
+
+
+def test_inline_jobs_keep_their_values():
+    sc = parse_scenario(INLINE + "mem_gb = 2\nuser = 7\n", path="/tmp/inline.toml")
+    assert sc.workload["jobs"] == [
+        {"id": 1, "submit": 0.0, "procs": 1, "runtime": 10.0, "requested": 10.0,
+         "mem_mb": 2048.0, "user": 7}
+    ]  # fmt: skip
