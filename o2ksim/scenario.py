@@ -27,9 +27,12 @@ every policy and every seed, is one run (desmod's factorial sweep).  The
 {'policy': 'fcfs', 'workload.estimates': 'requested', 'seed': 1}
 
 Every run is a :class:`RunSpec`: a plain, JSON-able configuration (paths made
-absolute) that :func:`o2ksim.sweep.execute_run` turns into a
-:func:`~o2ksim.simulate.simulate` call, in this process, in a worker process
-or on a Dask worker.  A run's identity (``run_id``) is derived from its
+absolute) that :func:`o2ksim.sweep.execute_run` reads into a validated
+:class:`~o2ksim.runconfig.RunConfig` (:meth:`~o2ksim.runconfig.RunConfig.from_dict`)
+and runs with :func:`~o2ksim.simulate.run_config`, in this process, in a worker
+process or on a Dask worker.  The machines a scenario names are parsed once,
+when it is loaded (:attr:`Scenario.machines`, handed to its runs by
+:meth:`Scenario.run_config`).  A run's identity (``run_id``) is derived from its
 configuration, so a changed scenario never reuses stale results.
 """
 

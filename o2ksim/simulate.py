@@ -4,10 +4,11 @@
 >>> result = simulate("traces/tiny.swf", machine=None, policy="fcfs-backfill")  # doctest: +SKIP
 >>> result.summary["mean_wait"]  # doctest: +SKIP
 
-It does what ``o2ksim run`` does: load the workload, apply the runtime-estimate
-scenario and the window, build the machine and the policy, run the engine,
-and collect the per-job table (``result.jobs``), the allocation segments and
-the overall measures.  ``result.save(dir)`` writes ``jobs.csv``,
+It does what ``o2ksim run`` does: describe the run as one validated
+:class:`~o2ksim.runconfig.RunConfig`, then (:func:`run_config`) load the
+workload, apply the runtime-estimate scenario and the window, build the
+policy, run the engine, and collect the per-job table (``result.jobs``), the
+allocation segments and the overall measures.  ``result.save(dir)`` writes ``jobs.csv``,
 ``summary.json`` and ``run.json`` (the configuration and versions).
 """
 
