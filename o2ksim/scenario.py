@@ -68,6 +68,7 @@ from o2ksim.validation import (
     check_seed,
     check_span,
     check_str,
+    require_table,
 )
 
 if TYPE_CHECKING:
@@ -311,7 +312,7 @@ def parse_scenario(text: str, *, path: str | None = None, reduced: bool = False)
                     where, f"unknown scenario key '{section}'", field=f"reduced.{key}"
                 )
             _set_path(data, key, value)
-    _unknown(data, TOP_KEYS, where, "")
+    check_keys(data, TOP_KEYS, where, "")
     name = data.get("name") or (Path(path).stem if path else "scenario")
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
         raise ConfigError(where, "must be a simple name (letters, digits, - _ .)", field="name")
@@ -356,10 +357,6 @@ def parse_scenario(text: str, *, path: str | None = None, reduced: bool = False)
 def _toml_error_line(exc: tomllib.TOMLDecodeError) -> int | None:
     m = re.search(r"line (\d+)", str(exc))
     return int(m.group(1)) if m else None
-
-
-def _unknown(table: dict[str, Any], known: set[str], where: str, prefix: str) -> None:
-    check_keys(table, known, where, prefix)
 
 
 def _machine(value: Any, where: str, base: Path, fld: str = "machine") -> Any:
@@ -431,7 +428,7 @@ def find_trace(value: str, base: Path) -> Path | None:
 def _workload(value: Any, where: str, base: Path) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ConfigError(where, "a scenario needs a [workload] table", field="workload")
-    _unknown(value, WORKLOAD_KEYS, where, "workload.")
+    check_keys(value, WORKLOAD_KEYS, where, "workload.")
     sources = [k for k in ("trace", "model", "job") if k in value]
     if len(sources) != 1:
         raise ConfigError(
@@ -522,9 +519,8 @@ def _inline_jobs(value: Any, where: str) -> list[dict[str, Any]]:
     jobs = []
     for i, j in enumerate(value, 1):
         fld = f"workload.job[{i}]"
-        if not isinstance(j, dict):
-            raise ConfigError(where, "must be a table", field=fld)
-        _unknown(j, JOB_KEYS, where, fld + ".")
+        require_table(j, where, fld)
+        check_keys(j, JOB_KEYS, where, fld + ".")
         for k in ("submit", "procs", "runtime"):
             if k not in j:
                 raise ConfigError(where, f"needs {k}", field=fld)
@@ -589,9 +585,8 @@ def _policies(data: dict[str, Any], where: str, base: Path) -> tuple[PolicyEntry
     out = []
     for i, e in enumerate(entries, 1):
         fld = f"policy[{i}]"
-        if not isinstance(e, dict):
-            raise ConfigError(where, "must be a table", field=fld)
-        _unknown(e, POLICY_KEYS, where, fld + ".")
+        require_table(e, where, fld)
+        check_keys(e, POLICY_KEYS, where, fld + ".")
         name = e.get("name")
         if not isinstance(name, str) or not name:
             raise ConfigError(where, "needs name = PRESET | KIND | PATH", field=f"{fld}.name")
@@ -601,8 +596,7 @@ def _policies(data: dict[str, Any], where: str, base: Path) -> tuple[PolicyEntry
                 raise ConfigError(where, f"{name}: no such preset file", field=f"{fld}.name")
             name = str(p.resolve())
         params = e.get("params", {})
-        if not isinstance(params, dict):
-            raise ConfigError(where, "must be a table", field=f"{fld}.params")
+        require_table(params, where, f"{fld}.params")
         label = e.get("label")
         if label is None:
             label = Path(name).stem if name.endswith(".toml") else name
@@ -618,9 +612,8 @@ def _policies(data: dict[str, Any], where: str, base: Path) -> tuple[PolicyEntry
 
 
 def _protocol(value: Any, workload: dict[str, Any], where: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise ConfigError(where, "must be a table", field="protocol")
-    _unknown(value, PROTOCOL_KEYS, where, "protocol.")
+    require_table(value, where, "protocol")
+    check_keys(value, PROTOCOL_KEYS, where, "protocol.")
     value = dict(value)
     for k in ("window", "warmup"):
         if "_" + k in workload:
@@ -739,9 +732,8 @@ def _factors(
 
 
 def _outputs(value: Any, where: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise ConfigError(where, "must be a table", field="outputs")
-    _unknown(value, OUTPUT_KEYS, where, "outputs.")
+    require_table(value, where, "outputs")
+    check_keys(value, OUTPUT_KEYS, where, "outputs.")
     out = {"dir": None, "report": True, "segments": True}
     if "dir" in value:
         if not isinstance(value["dir"], str) or not value["dir"]:
