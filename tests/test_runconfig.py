@@ -335,3 +335,21 @@ def test_inline_jobs_keep_their_values():
         {"id": 1, "submit": 0.0, "procs": 1, "runtime": 10.0, "requested": 10.0,
          "mem_mb": 2048.0, "user": 7}
     ]  # fmt: skip
+
+
+def test_an_in_process_sweep_parses_the_machine_once(tmp_path, monkeypatch):
+    from o2ksim.sweep import run_sweep
+
+    calls: list[str] = []
+    real = machine_module.parse_machine
+
+    def counting(data, path="<machine>"):
+        calls.append(str(path))
+        return real(data, path)
+
+    monkeypatch.setattr(machine_module, "parse_machine", counting)
+    monkeypatch.setattr(runconfig_module, "parse_machine", counting)
+    sc = parse_scenario(SCENARIO, path=str(REPO / "s.toml"))
+    res = run_sweep(sc, tmp_path, workers=1, progress=False)
+    assert res.ok and len(res.ran) == 8
+    assert len(calls) == 1  # 8 runs, one machine file read
