@@ -21,6 +21,8 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "Result": ("o2ksim.simulate", "Result"),
+    "RunConfig": ("o2ksim.runconfig", "RunConfig"),
+    "run_config": ("o2ksim.simulate", "run_config"),
     "load_machine": ("o2ksim.machine", "load_machine"),
     "make_policy": ("o2ksim.policies", "make_policy"),
     "predict": ("o2ksim.prediction", "predict"),

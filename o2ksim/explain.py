@@ -22,7 +22,7 @@ waiting and the free processors per host.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from o2ksim.clock import clock
@@ -245,30 +245,29 @@ def explain(
     import copy
 
     from o2ksim.errors import O2KSimError
-    from o2ksim.machine import load_machine, machine_from_header, parse_machine
-    from o2ksim.scenario import Scenario, build_workload, load_scenario, simulate_run
+    from o2ksim.machine import machine_from_header
+    from o2ksim.scenario import Scenario, load_scenario
+    from o2ksim.simulate import run_config
 
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
-    config = copy.deepcopy(sc.plan()[0].config)
-    if policy is not None:
-        config["policy"] = {"name": policy, "label": policy, "params": {}}
-    if params:
-        config["policy"]["params"].update(params)
-    trace = build_workload(config["workload"])
+    run = sc.plan()[0]
+    if policy is not None or params:
+        config = copy.deepcopy(run.config)
+        if policy is not None:
+            config["policy"] = {"name": policy, "label": policy, "params": {}}
+        if params:
+            config["policy"]["params"].update(params)
+        run = replace(run, config=config)
+    cfg = sc.run_config(run, explain=True)
+    trace = cfg.workload.build(cfg.machine.total_procs if cfg.machine is not None else None)
     if len(trace) > max_jobs:
         raise O2KSimError(
             f"explain prints every event; this workload has {len(trace)} jobs (limit {max_jobs}); "
             "use a smaller scenario or raise the limit"
         )
-    m = config.get("machine")
-    if isinstance(m, dict):
-        machine = parse_machine(m, "scenario machine")
-    elif m is not None:
-        machine = load_machine(m)
-    else:
-        machine = machine_from_header(trace.header, trace.source)
+    machine = cfg.machine or machine_from_header(trace.header, trace.source)
     log = DecisionLog(machine, queue=queue, all_reservations=all_reservations)
-    result = simulate_run(config, explain=True, observers=[log, *observers])
+    result = run_config(cfg, observers=[log, *observers])
     return result, log
 
 

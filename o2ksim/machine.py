@@ -32,6 +32,7 @@ from o2ksim.validation import (
     MAX_PROCS,
     MAX_TIME,
     check_bool,
+    check_count,
     check_keys,
     check_number,
     check_str,
@@ -71,7 +72,8 @@ class MachineSpec:
     description: str = ""
     params: dict[str, Any] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
-    source: str | None = None
+    source: str | None = field(default=None, compare=False)
+    """Where the machine was read from (not part of what the machine is)."""
 
     @property
     def total_procs(self) -> int:
@@ -90,6 +92,26 @@ class MachineSpec:
             if h.name == name:
                 return h
         raise KeyError(name)
+
+    def to_table(self) -> dict[str, Any]:
+        """The machine as the TOML table :func:`parse_machine` reads back into an equal machine.
+
+        Lets a run configuration carry its machine as data (a sweep stores
+        it, a worker process rebuilds it) without the file it came from.
+        """
+        hosts = []
+        for h in self.hosts:
+            host: dict[str, Any] = {"name": h.name, "procs": h.procs}
+            if not math.isinf(h.memory):
+                host["memory_mb"] = h.memory / KB_PER_MB  # exact: memory is whole KB
+            host.update(h.params)
+            hosts.append(host)
+        table: dict[str, Any] = {"name": self.name, "description": self.description}
+        table.update(self.params)
+        table["host"] = hosts
+        if self.options:
+            table["options"] = dict(self.options)
+        return table
 
     def describe(self) -> str:
         mem = (
@@ -177,18 +199,11 @@ def parse_machine(data: dict[str, Any], path: str = "<machine>") -> MachineSpec:
         where = f"host[{i}]"
         require_table(h, path, where)
         check_keys(h, HOST_KEYS | POLICY_TABLES, path, where + ".")
-        name = h.get("name")
-        if not isinstance(name, str) or not name:
-            raise ConfigError(path, "every host needs a name (a string)", field=f"{where}.name")
+        name = check_str(h.get("name"), path, f"{where}.name")
         if name in names:
             raise ConfigError(path, f"duplicate host name '{name}'", field=f"{where}.name")
         names.add(name)
-        procs = h.get("procs")
-        if not isinstance(procs, int) or isinstance(procs, bool) or procs <= 0:
-            raise ConfigError(
-                path, f"must be a positive integer, got {procs!r}", field=f"{where}.procs"
-            )
-        check_number(procs, path, f"{where}.procs", maximum=MAX_PROCS, integer=True)
+        procs = check_count(h.get("procs"), path, f"{where}.procs", maximum=MAX_PROCS)
         if "dedicated" in h:
             check_bool(h["dedicated"], path, f"{where}.dedicated")
         params = {k: v for k, v in h.items() if k not in HOST_KEYS}

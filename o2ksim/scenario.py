@@ -27,9 +27,12 @@ every policy and every seed, is one run (desmod's factorial sweep).  The
 {'policy': 'fcfs', 'workload.estimates': 'requested', 'seed': 1}
 
 Every run is a :class:`RunSpec`: a plain, JSON-able configuration (paths made
-absolute) that :func:`o2ksim.sweep.execute_run` turns into a
-:func:`~o2ksim.simulate.simulate` call, in this process, in a worker process
-or on a Dask worker.  A run's identity (``run_id``) is derived from its
+absolute) that :func:`o2ksim.sweep.execute_run` reads into a validated
+:class:`~o2ksim.runconfig.RunConfig` (:meth:`~o2ksim.runconfig.RunConfig.from_dict`)
+and runs with :func:`~o2ksim.simulate.run_config`, in this process, in a worker
+process or on a Dask worker.  The machines a scenario names are parsed once,
+when it is loaded (:attr:`Scenario.machines`, handed to its runs by
+:meth:`Scenario.run_config`).  A run's identity (``run_id``) is derived from its
 configuration, so a changed scenario never reuses stale results.
 """
 
@@ -47,12 +50,29 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from o2ksim import paths
 from o2ksim.errors import ConfigError, O2KSimError
+from o2ksim.machine import MachineSpec
 from o2ksim.plugins import is_object_spec, resolve_spec
-from o2ksim.validation import MAX_RUNS, MAX_SPAN, MAX_TIME, MIN_INTERVAL, check_bool, check_keys
+from o2ksim.validation import (
+    MAX_JOB_MEMORY_KB,
+    MAX_RUNS,
+    check_bool,
+    check_count,
+    check_duration,
+    check_interval,
+    check_keys,
+    check_number,
+    check_seed,
+    check_span,
+    check_str,
+    require_table,
+)
+
+if TYPE_CHECKING:
+    from o2ksim.runconfig import RunConfig
 
 TOP_KEYS = {
     "name", "description", "source", "machine", "workload", "policy", "policies",
@@ -122,6 +142,8 @@ class Scenario:
     text: str = ""
     reduced: bool = False
     has_reduced: bool = False
+    machines: dict[str, MachineSpec] = field(default_factory=dict, repr=False)
+    """Every machine the runs use, parsed once, by the JSON of its ``machine`` value."""
 
     @property
     def seeds(self) -> tuple[int, ...]:
@@ -203,6 +225,20 @@ class Scenario:
             "protocol": protocol,
         }
 
+    def run_config(
+        self, run: RunSpec, *, explain: bool = False, progress: bool = False
+    ) -> RunConfig:
+        """The validated :class:`~o2ksim.runconfig.RunConfig` of one of :meth:`plan`'s runs.
+
+        Its machine is the one this scenario parsed when it was loaded (the same object).
+        """
+        from o2ksim.runconfig import RunConfig
+
+        machine = self.machines.get(_machine_key(run.config["machine"]))
+        return RunConfig.from_dict(
+            run.config, machine=machine, explain=explain, progress=progress, where=self.path or "<scenario>"
+        )
+
     def describe(self) -> str:
         """A few lines: what the scenario runs."""
         runs = self.plan()
@@ -276,7 +312,7 @@ def parse_scenario(text: str, *, path: str | None = None, reduced: bool = False)
                     where, f"unknown scenario key '{section}'", field=f"reduced.{key}"
                 )
             _set_path(data, key, value)
-    _unknown(data, TOP_KEYS, where, "")
+    check_keys(data, TOP_KEYS, where, "")
     name = data.get("name") or (Path(path).stem if path else "scenario")
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
         raise ConfigError(where, "must be a simple name (letters, digits, - _ .)", field="name")
@@ -297,10 +333,11 @@ def parse_scenario(text: str, *, path: str | None = None, reduced: bool = False)
                 field=f"factors.{key}",
             )
     outputs = _outputs(data.get("outputs", {}), where)
+    machines = _parse_machines([machine, *factors.get("machine", ())], where)
     sc = Scenario(
         name=name,
-        description=_str(data, "description", where),
-        source=_str(data, "source", where),
+        description=check_str(data.get("description", ""), where, "description", empty=True),
+        source=check_str(data.get("source", ""), where, "source", empty=True),
         machine=machine,
         workload=workload,
         policies=policies,
@@ -311,6 +348,7 @@ def parse_scenario(text: str, *, path: str | None = None, reduced: bool = False)
         text=text,
         reduced=reduced,
         has_reduced=has_reduced,
+        machines=machines,
     )
     _check_runs(sc, where)
     return sc
@@ -321,28 +359,36 @@ def _toml_error_line(exc: tomllib.TOMLDecodeError) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def _unknown(table: dict[str, Any], known: set[str], where: str, prefix: str) -> None:
-    check_keys(table, known, where, prefix)
-
-
-def _str(data: dict[str, Any], key: str, where: str) -> str:
-    value = data.get(key, "")
-    if not isinstance(value, str):
-        raise ConfigError(where, "must be a string", field=key)
-    return value
-
-
-def _machine(value: Any, where: str, base: Path) -> Any:
-    if value is None:
-        return None
-    if isinstance(value, dict):
-        from o2ksim.machine import parse_machine
-
-        parse_machine(value, where)  # validate now; the run parses it again
+def _machine(value: Any, where: str, base: Path, fld: str = "machine") -> Any:
+    """The machine as the run configuration names it: ``None``, a table, a name or an absolute path."""
+    if value is None or isinstance(value, dict):
         return value
     if not isinstance(value, str):
-        raise ConfigError(where, "must be a machine name, a TOML path or a table", field="machine")
-    return _data_path(value, base, "hosts", where, "machine")
+        raise ConfigError(where, "must be a machine name, a TOML path or a table", field=fld)
+    return _data_path(value, base, "hosts", where, fld)
+
+
+def _machine_key(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
+def _parse_machines(
+    values: Iterable[Any], where: str
+) -> dict[str, MachineSpec]:
+    """Each machine the scenario names (its ``machine`` and factor levels), parsed once.
+
+    The runs get these very objects (:meth:`Scenario.run_config`); a worker
+    process rebuilds a machine from the run's configuration, once per run.
+    """
+    from o2ksim.machine import load_machine, parse_machine
+
+    out: dict[str, MachineSpec] = {}
+    for value in values:
+        key = _machine_key(value)
+        if value is None or key in out:
+            continue
+        out[key] = parse_machine(value, where) if isinstance(value, dict) else load_machine(value)
+    return out
 
 
 def _data_path(value: str, base: Path, kind: str, where: str, fld: str) -> str:
@@ -359,40 +405,6 @@ def _data_path(value: str, base: Path, kind: str, where: str, fld: str) -> str:
     except O2KSimError as exc:
         raise ConfigError(where, str(exc), field=fld) from None
     return value
-
-
-def _duration(value: Any, where: str, fld: str, *, allow_none: bool = True) -> float | None:
-    from o2ksim.workloads.transforms import parse_duration
-
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise ConfigError(
-            where, f"must be a duration (3600, '90m', '7d'), got {value!r}", field=fld
-        )
-    try:
-        seconds = parse_duration(value)
-    except O2KSimError as exc:
-        raise ConfigError(where, str(exc), field=fld) from None
-    if seconds < 0 or not math.isfinite(seconds):
-        raise ConfigError(where, "must be a non-negative duration", field=fld)
-    if seconds >= MAX_TIME:
-        raise ConfigError(where, f"must be below {MAX_TIME:g} s, got {seconds:g}", field=fld)
-    return seconds
-
-
-def _span(value: Any, where: str, fld: str) -> float:
-    """A generated workload's span: positive and at most :data:`MAX_SPAN`."""
-    span = _duration(value, where, fld, allow_none=False)
-    assert span is not None
-    if span <= 0 or span > MAX_SPAN:
-        raise ConfigError(
-            where,
-            f"must be longer than 0 and at most {MAX_SPAN / 86400:g} days "
-            f"(a longer generated workload exhausts memory), got {span / 86400:g} days",
-            field=fld,
-        )
-    return span
 
 
 def find_trace(value: str, base: Path) -> Path | None:
@@ -416,7 +428,7 @@ def find_trace(value: str, base: Path) -> Path | None:
 def _workload(value: Any, where: str, base: Path) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ConfigError(where, "a scenario needs a [workload] table", field="workload")
-    _unknown(value, WORKLOAD_KEYS, where, "workload.")
+    check_keys(value, WORKLOAD_KEYS, where, "workload.")
     sources = [k for k in ("trace", "model", "job") if k in value]
     if len(sources) != 1:
         raise ConfigError(
@@ -451,7 +463,7 @@ def _workload(value: Any, where: str, base: Path) -> dict[str, Any]:
             raise ConfigError(
                 where, "a model workload needs span (e.g. '37d')", field="workload.span"
             )
-        out["span"] = _span(value["span"], where, "workload.span")
+        out["span"] = check_span(value["span"], where, "workload.span")
         params = value.get("params", {})
         if isinstance(params, str) and params.endswith(".toml"):
             p = Path(params) if Path(params).is_absolute() else base / params
@@ -468,26 +480,19 @@ def _workload(value: Any, where: str, base: Path) -> dict[str, Any]:
             )
         out["params"] = params
         seed = value.get("seed")
-        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
-            raise ConfigError(where, "must be an integer", field="workload.seed")
-        out["seed"] = seed
+        out["seed"] = None if seed is None else check_seed(seed, where, "workload.seed")
     else:
         out["jobs"] = _inline_jobs(value["job"], where)
     if "load" in value:
         load = value["load"]
-        if load is not None and (
-            isinstance(load, bool) or not isinstance(load, int | float) or load <= 0
-        ):
-            raise ConfigError(
-                where, "must be a positive number (offered load)", field="workload.load"
-            )
-        out["load"] = None if load is None else float(load)
+        out["load"] = None if load is None else float(
+            check_number(load, where, "workload.load", minimum=0, exclusive_minimum=True,
+                         unit=" (offered load)")
+        )  # fmt: skip
     if "estimates" in value:
         out["estimates"] = _estimates(value["estimates"], where, "workload.estimates")
     if "lenient" in value:
-        if not isinstance(value["lenient"], bool):
-            raise ConfigError(where, "must be true or false", field="workload.lenient")
-        out["lenient"] = value["lenient"]
+        out["lenient"] = check_bool(value["lenient"], where, "workload.lenient")
     # window/warm-up may be given here or in [protocol]; _protocol moves them there
     for k in ("window", "warmup"):
         if k in value:
@@ -496,17 +501,16 @@ def _workload(value: Any, where: str, base: Path) -> dict[str, Any]:
 
 
 def _estimates(value: Any, where: str, fld: str) -> str | None:
-    from o2ksim.workloads.transforms import parse_estimates
+    from o2ksim.workloads.transforms import Estimates
 
     if value is None:
         return None
     if not isinstance(value, str):
         raise ConfigError(where, "must be a runtime-estimate scenario name", field=fld)
     try:
-        parse_estimates(value)
+        return Estimates.parse(value).text
     except O2KSimError as exc:
         raise ConfigError(where, str(exc), field=fld) from None
-    return value.strip().lower()
 
 
 def _inline_jobs(value: Any, where: str) -> list[dict[str, Any]]:
@@ -515,44 +519,43 @@ def _inline_jobs(value: Any, where: str) -> list[dict[str, Any]]:
     jobs = []
     for i, j in enumerate(value, 1):
         fld = f"workload.job[{i}]"
-        if not isinstance(j, dict):
-            raise ConfigError(where, "must be a table", field=fld)
-        _unknown(j, JOB_KEYS, where, fld + ".")
+        require_table(j, where, fld)
+        check_keys(j, JOB_KEYS, where, fld + ".")
         for k in ("submit", "procs", "runtime"):
             if k not in j:
                 raise ConfigError(where, f"needs {k}", field=fld)
-        procs = j["procs"]
-        if not isinstance(procs, int) or isinstance(procs, bool) or procs <= 0:
-            raise ConfigError(where, "must be a positive integer", field=f"{fld}.procs")
-        run = _duration(j["runtime"], where, f"{fld}.runtime", allow_none=False)
-        req = _duration(j.get("requested", j["runtime"]), where, f"{fld}.requested")
+        procs = check_count(j["procs"], where, f"{fld}.procs")
+        run = check_duration(j["runtime"], where, f"{fld}.runtime", allow_none=False)
+        req = check_duration(j.get("requested", j["runtime"]), where, f"{fld}.requested")
         mem_mb = j.get("mem_mb")
+        max_mb = MAX_JOB_MEMORY_KB / 1024
         if "mem_gb" in j:
             if mem_mb is not None:
                 raise ConfigError(where, "give mem_mb or mem_gb, not both", field=fld)
-            mem_mb = j["mem_gb"] * 1024
-        if mem_mb is not None and (
-            isinstance(mem_mb, bool) or not isinstance(mem_mb, int | float) or mem_mb < 0
-        ):
-            raise ConfigError(where, "memory must be a non-negative number", field=fld)
+            mem_mb = 1024 * check_number(
+                j["mem_gb"], where, f"{fld}.mem_gb", minimum=0, maximum=max_mb / 1024, unit=" (GB)"
+            )
+        elif mem_mb is not None:
+            check_number(mem_mb, where, f"{fld}.mem_mb", minimum=0, maximum=max_mb, unit=" (MB)")
         used_mb = j.get("used_mb")  # peak memory used (judges immediate-service trials)
-        if used_mb is not None and (
-            isinstance(used_mb, bool) or not isinstance(used_mb, int | float) or used_mb < 0
-        ):
-            raise ConfigError(where, "must be a non-negative number", field=f"{fld}.used_mb")
-        job_id = j.get("id", i)
-        if not isinstance(job_id, int) or isinstance(job_id, bool) or job_id < 0:
-            raise ConfigError(where, "must be a non-negative integer", field=f"{fld}.id")
+        if used_mb is not None:
+            check_number(used_mb, where, f"{fld}.used_mb", minimum=0, maximum=max_mb, unit=" (MB)")
+        job_id = check_number(
+            j.get("id", i), where, f"{fld}.id", minimum=0, maximum=2**63 - 1, integer=True
+        )
+        user = check_number(
+            j.get("user", -1), where, f"{fld}.user", minimum=-1, maximum=2**63 - 1, integer=True
+        )
         jobs.append(
             {
                 "id": job_id,
-                "submit": _duration(j["submit"], where, f"{fld}.submit", allow_none=False),
+                "submit": check_duration(j["submit"], where, f"{fld}.submit", allow_none=False),
                 "procs": procs,
                 "runtime": run,
                 "requested": req,
                 "mem_mb": None if mem_mb is None else float(mem_mb),
                 **({} if used_mb is None else {"used_mb": float(used_mb)}),
-                "user": int(j.get("user", -1)),
+                "user": user,
             }
         )
     ids = [j["id"] for j in jobs]
@@ -582,9 +585,8 @@ def _policies(data: dict[str, Any], where: str, base: Path) -> tuple[PolicyEntry
     out = []
     for i, e in enumerate(entries, 1):
         fld = f"policy[{i}]"
-        if not isinstance(e, dict):
-            raise ConfigError(where, "must be a table", field=fld)
-        _unknown(e, POLICY_KEYS, where, fld + ".")
+        require_table(e, where, fld)
+        check_keys(e, POLICY_KEYS, where, fld + ".")
         name = e.get("name")
         if not isinstance(name, str) or not name:
             raise ConfigError(where, "needs name = PRESET | KIND | PATH", field=f"{fld}.name")
@@ -594,8 +596,7 @@ def _policies(data: dict[str, Any], where: str, base: Path) -> tuple[PolicyEntry
                 raise ConfigError(where, f"{name}: no such preset file", field=f"{fld}.name")
             name = str(p.resolve())
         params = e.get("params", {})
-        if not isinstance(params, dict):
-            raise ConfigError(where, "must be a table", field=f"{fld}.params")
+        require_table(params, where, f"{fld}.params")
         label = e.get("label")
         if label is None:
             label = Path(name).stem if name.endswith(".toml") else name
@@ -611,9 +612,8 @@ def _policies(data: dict[str, Any], where: str, base: Path) -> tuple[PolicyEntry
 
 
 def _protocol(value: Any, workload: dict[str, Any], where: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise ConfigError(where, "must be a table", field="protocol")
-    _unknown(value, PROTOCOL_KEYS, where, "protocol.")
+    require_table(value, where, "protocol")
+    check_keys(value, PROTOCOL_KEYS, where, "protocol.")
     value = dict(value)
     for k in ("window", "warmup"):
         if "_" + k in workload:
@@ -635,12 +635,12 @@ def _protocol(value: Any, workload: dict[str, Any], where: str) -> dict[str, Any
             )
         for w in window:
             if isinstance(w, str) and not re.fullmatch(r"\d{4}-\d{2}-\d{2}([T ].*)?", w.strip()):
-                _duration(w, where, "protocol.window")
+                check_duration(w, where, "protocol.window")
     out["window"] = window
     if "warmup" in value and window is None:
         raise ConfigError(where, "a warm-up needs a window", field="protocol.warmup")
     out["warmup"] = (
-        _duration(value.get("warmup"), where, "protocol.warmup")
+        check_duration(value.get("warmup"), where, "protocol.warmup")
         if "warmup" in value
         else (DEFAULT_WARMUP if window is not None else None)
     )
@@ -657,17 +657,10 @@ def _protocol(value: Any, workload: dict[str, Any], where: str) -> dict[str, Any
             where, "must be a list of distinct non-negative integers", field="protocol.seeds"
         )
     out["seeds"] = seeds
-    interval = _duration(value.get("interval"), where, "protocol.interval")
-    if interval is not None and interval < MIN_INTERVAL:
-        raise ConfigError(
-            where, f"must be at least {MIN_INTERVAL:g} s, got {interval:g}", field="protocol.interval"
-        )
-    out["interval"] = interval
+    out["interval"] = check_interval(value.get("interval"), where, "protocol.interval")
     kill = value.get("kill_overrun")
-    if kill is not None and not isinstance(kill, bool):
-        raise ConfigError(where, "must be true or false", field="protocol.kill_overrun")
-    out["kill_overrun"] = kill
-    out["overrun_grace"] = _duration(value.get("overrun_grace"), where, "protocol.overrun_grace")
+    out["kill_overrun"] = None if kill is None else check_bool(kill, where, "protocol.kill_overrun")
+    out["overrun_grace"] = check_duration(value.get("overrun_grace"), where, "protocol.overrun_grace")
     return out
 
 
@@ -717,11 +710,9 @@ def _factors(
         normalised = []
         for v in levels:
             if key == "workload.span":
-                v = _span(v, where, fld)
+                v = check_span(v, where, fld)
             elif key == "protocol.interval":
-                v = _duration(v, where, fld)
-                if v is not None and v < MIN_INTERVAL:
-                    raise ConfigError(where, f"must be at least {MIN_INTERVAL:g} s", field=fld)
+                v = check_interval(v, where, fld)
             elif key == "protocol.kill_overrun" and v is not None:
                 check_bool(v, where, fld)
             elif key == "workload.estimates":
@@ -732,18 +723,17 @@ def _factors(
                     raise ConfigError(where, f"{v}: trace not found", field=fld)
                 v = str(found)
             elif key in ("protocol.warmup", "protocol.overrun_grace"):
-                v = _duration(v, where, fld)
-            elif key == "machine" and isinstance(v, str):
-                v = _data_path(v, base, "hosts", where, fld)
+                v = check_duration(v, where, fld)
+            elif key == "machine":
+                v = _machine(v, where, base, fld)
             normalised.append(v)
         out[key] = tuple(normalised)
     return out
 
 
 def _outputs(value: Any, where: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise ConfigError(where, "must be a table", field="outputs")
-    _unknown(value, OUTPUT_KEYS, where, "outputs.")
+    require_table(value, where, "outputs")
+    check_keys(value, OUTPUT_KEYS, where, "outputs.")
     out = {"dir": None, "report": True, "segments": True}
     if "dir" in value:
         if not isinstance(value["dir"], str) or not value["dir"]:
@@ -751,9 +741,7 @@ def _outputs(value: Any, where: str) -> dict[str, Any]:
         out["dir"] = value["dir"]
     for k in ("report", "segments"):
         if k in value:
-            if not isinstance(value[k], bool):
-                raise ConfigError(where, "must be true or false", field=f"outputs.{k}")
-            out[k] = value[k]
+            out[k] = check_bool(value[k], where, f"outputs.{k}")
     return out
 
 
@@ -838,8 +826,19 @@ def workload_label(w: dict[str, Any]) -> str:
 
 # ---------------------------------------------------------------------------- building a run
 @lru_cache(maxsize=4)
-def _cached_workload(key: str, procs: int | None) -> Any:
+def _cached_workload(key: str, procs: int | None, _stamp: tuple[int, int] | None) -> Any:
     return _build_workload(json.loads(key), procs)
+
+
+def _file_stamp(path: str | None) -> tuple[int, int] | None:
+    """A trace file's modification time and size: an edited file is read again."""
+    if not path:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None  # reading it says what is wrong
+    return st.st_mtime_ns, st.st_size
 
 
 def build_workload(w: dict[str, Any], machine_procs: int | None = None) -> Any:
@@ -852,7 +851,8 @@ def build_workload(w: dict[str, Any], machine_procs: int | None = None) -> Any:
     :func:`~o2ksim.simulate.simulate`.  Results are cached per process (a few
     entries), because consecutive runs share their workload.
     """
-    return _cached_workload(json.dumps(w, sort_keys=True), machine_procs)
+    procs = machine_procs if w.get("load") is not None else None  # only load scaling uses it
+    return _cached_workload(json.dumps(w, sort_keys=True), procs, _file_stamp(w.get("trace")))
 
 
 def _build_workload(w: dict[str, Any], procs: int | None) -> Any:
@@ -900,61 +900,14 @@ def simulate_run(
     observers: Iterable[Any] = (),
     progress: bool = False,
 ) -> Any:
-    """Run one configuration (a :attr:`RunSpec.config`) with :func:`~o2ksim.simulate.simulate`."""
-    from o2ksim.machine import load_machine, parse_machine
-    from o2ksim.simulate import simulate
-    from o2ksim.workloads.transforms import Window, parse_time
+    """Run one configuration (a :attr:`RunSpec.config`): a :class:`~o2ksim.runconfig.RunConfig`
+    read with :meth:`~o2ksim.runconfig.RunConfig.from_dict`, run by
+    :func:`~o2ksim.simulate.run_config`."""
+    from o2ksim.runconfig import RunConfig
+    from o2ksim.simulate import run_config
 
-    machine = config.get("machine")
-    if isinstance(machine, dict):
-        machine = parse_machine(machine, "scenario machine")
-    elif machine is not None:
-        machine = load_machine(machine)
-    procs = machine.total_procs if machine is not None else None
-    w = config["workload"]
-    trace = build_workload(w, procs)
-    proto = config["protocol"]
-    window = None
-    if proto.get("window"):
-        unix = getattr(trace.header, "unix_start_time", None)
-        start, end = (parse_time(t, unix) for t in proto["window"])
-        window = Window(start, end, proto.get("warmup") or 0.0)
-    pol = config["policy"]
-    observers = tuple(observers)
-
-    def run_on(workload: Any) -> Any:
-        return simulate(
-            workload,
-            machine,
-            pol["name"],
-            policy_params=pol.get("params") or {},
-            window=window,
-            estimates=w.get("estimates"),
-            interval=proto.get("interval"),
-            kill_overrun=proto.get("kill_overrun"),
-            overrun_grace=proto.get("overrun_grace"),
-            seed=int(proto.get("seed", 0)),
-            explain=explain,
-            observers=observers,
-            progress=progress,
-        )
-
-    if window is not None and w.get("model"):  # a generated month gets a cool-down tail (T§3.4)
-        from o2ksim.workloads.cooldown import cooldown_chunk, run_with_cooldown
-
-        result = run_with_cooldown(
-            run_on,
-            trace,
-            lambda _tr, k: build_workload(
-                {**w, "cooldown_chunks": k, "cooldown_chunk": cooldown_chunk(window)}, procs
-            ),
-            chunk_length=cooldown_chunk(window),
-        )
-    else:
-        result = run_on(trace)
-    result.config["workload"] = workload_label(config["workload"])
-    result.config["label"] = pol.get("label", pol["name"])
-    return result
+    cfg = RunConfig.from_dict(config, explain=explain, progress=progress)
+    return run_config(cfg, observers=tuple(observers))
 
 
 def inline_jobs_frame(jobs: Iterable[dict[str, Any]]) -> Any:

@@ -4,10 +4,11 @@
 >>> result = simulate("traces/tiny.swf", machine=None, policy="fcfs-backfill")  # doctest: +SKIP
 >>> result.summary["mean_wait"]  # doctest: +SKIP
 
-It does what ``o2ksim run`` does: load the workload, apply the runtime-estimate
-scenario and the window, build the machine and the policy, run the engine,
-and collect the per-job table (``result.jobs``), the allocation segments and
-the overall measures.  ``result.save(dir)`` writes ``jobs.csv``,
+It does what ``o2ksim run`` does: describe the run as one validated
+:class:`~o2ksim.runconfig.RunConfig`, then (:func:`run_config`) load the
+workload, apply the runtime-estimate scenario and the window, build the
+policy, run the engine, and collect the per-job table (``result.jobs``), the
+allocation segments and the overall measures.  ``result.save(dir)`` writes ``jobs.csv``,
 ``summary.json`` and ``run.json`` (the configuration and versions).
 """
 
@@ -26,16 +27,16 @@ import numpy as np
 import pandas as pd
 
 from o2ksim import __version__, metrics
-from o2ksim.engine.contract import PolicyProtocol, RunSettings
+from o2ksim.engine.contract import PolicyProtocol
 from o2ksim.engine.core import RunStats, Simulation
 from o2ksim.engine.monitor import Observer, jobs_table
 from o2ksim.errors import O2KSimError
-from o2ksim.jobs import JobSpec
-from o2ksim.machine import MachineSpec, load_machine, machine_from_header
+from o2ksim.machine import MachineSpec, machine_from_header
 from o2ksim.partitioning import JobColumns, allocation_columns
 from o2ksim.policies import Policy, make_policy
 from o2ksim.policies.immediate import SummaryCounts
-from o2ksim.validation import check_job_specs, check_jobs_frame, check_run_settings
+from o2ksim.runconfig import PolicyChoice, RunConfig, WorkloadRecipe
+from o2ksim.validation import check_job_specs, check_jobs_frame
 from o2ksim.workloads.convert import specs_from_frame
 from o2ksim.workloads.cooldown import cooldown_measures
 from o2ksim.workloads.transforms import Window, apply_estimates, select_window
@@ -131,17 +132,6 @@ def _write_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(clean(data), indent=2) + "\n")
 
 
-def _run_durations(window: Any, interval: Any, grace: Any) -> tuple[Any, Any, Any]:
-    """The API takes what the CLI and TOML take: ``"14d"``, ``"5m"``, ``(start, end)``."""
-    from o2ksim.workloads.transforms import as_window, parse_duration
-
-    return (
-        as_window(window),
-        None if interval is None else parse_duration(interval),
-        None if grace is None else parse_duration(grace),
-    )
-
-
 def load_workload(source: Any, *, lenient: bool = False, strict_order: bool = False) -> Any:
     """A :class:`~o2ksim.workloads.swf.Trace` from a path (SWF, plain or gzip) or a Trace."""
     from o2ksim.workloads.swf import Trace, read_swf
@@ -187,19 +177,80 @@ def simulate(
     ``interval``, ``kill_overrun``, ``overrun_grace``: the run settings
     (:class:`~o2ksim.engine.contract.RunSettings`); the last two default to the
     machine file's ``[options]``.
+
+    The arguments become one validated :class:`~o2ksim.runconfig.RunConfig`
+    (:meth:`~o2ksim.runconfig.RunConfig.create`), run by :func:`run_config`.
     """
-    window, interval, overrun_grace = _run_durations(window, interval, overrun_grace)
+    config = RunConfig.create(
+        workload,
+        machine,
+        policy,
+        policy_params=policy_params,
+        window=window,
+        estimates=estimates,
+        interval=interval,
+        kill_overrun=kill_overrun,
+        overrun_grace=overrun_grace,
+        seed=seed,
+        explain=explain,
+        progress=progress,
+    )
+    return run_config(config, observers=observers)
+
+
+def run_config(config: RunConfig, *, observers: Sequence[Observer] = ()) -> Result:
+    """Run one validated :class:`~o2ksim.runconfig.RunConfig` and measure it.
+
+    Every way into the engine ends here (the API, ``o2ksim run``, scenarios
+    and sweep workers).  A :class:`~o2ksim.runconfig.WorkloadRecipe` is built
+    first (cached per process); a generated workload with a window gets
+    arrivals after the window until every analysed job has started (the
+    cool-down of T§3.4).
+    """
+    from o2ksim.scenario import workload_label
+
+    recipe = config.workload
+    if not isinstance(recipe, WorkloadRecipe):
+        return _run(config, config.workload, observers)
+    procs = config.machine.total_procs if config.machine is not None else None
+    trace = recipe.build(procs)
+    window = config.window
+    if window is not None and recipe.model:
+        from o2ksim.workloads.cooldown import cooldown_chunk, run_with_cooldown
+
+        chunk = cooldown_chunk(window)
+        result = run_with_cooldown(
+            lambda tr: _run(config, tr, observers),
+            trace,
+            lambda _tr, k: WorkloadRecipe(
+                {**recipe.spec, "cooldown_chunks": k, "cooldown_chunk": chunk}
+            ).build(procs),
+            chunk_length=chunk,
+        )
+    else:
+        result = _run(config, trace, observers)
+    est = config.estimates
+    result.config["workload"] = workload_label(
+        {**recipe.spec, "estimates": None if est.requested else est.text}
+    )
+    if isinstance(config.policy, PolicyChoice) and config.policy.label is not None:
+        result.config["label"] = config.policy.label
+    return result
+
+
+def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result:
+    """One simulation of ``cfg`` over ``workload`` (a Trace, a frame or JobSpecs)."""
+    window, estimates, seed = cfg.window, cfg.estimates, cfg.seed
     header = None
     source = None
-    if isinstance(workload, Sequence) and workload and isinstance(workload[0], JobSpec):
+    if isinstance(workload, tuple):
         frame = None
         specs = list(workload)
     else:
         if isinstance(workload, pd.DataFrame):
             frame = workload
         else:
-            trace = load_workload(workload)
-            frame, header, source = trace.jobs, trace.header, trace.source
+            frame, header, source = workload.jobs, workload.header, workload.source
         specs = None
     if frame is not None and len(frame) == 0:
         raise O2KSimError(f"{source or 'the workload'}: no jobs to simulate")
@@ -208,14 +259,13 @@ def simulate(
     else:
         check_job_specs(specs)
 
-    if isinstance(machine, MachineSpec):
-        mach = machine
-    elif machine is not None:
-        mach = load_machine(machine)
-    elif header is not None:
+    mach = cfg.machine
+    if mach is None:
+        if header is None:
+            raise O2KSimError(
+                "no machine given and the workload has no SWF header to derive one from"
+            )
         mach = machine_from_header(header, source)
-    else:
-        raise O2KSimError("no machine given and the workload has no SWF header to derive one from")
 
     analysed: np.ndarray | None = None
     if frame is not None:
@@ -223,15 +273,14 @@ def simulate(
         if window is not None:
             frame, analysed = select_window(frame, window)
         specs = specs_from_frame(frame)
-    elif estimates or window is not None:
-        raise O2KSimError("estimates and window need a trace or frame workload, not JobSpecs")
 
     pol: PolicyProtocol = (
-        make_policy(os.fspath(policy), **(policy_params or {}))
-        if isinstance(policy, str | os.PathLike)
-        else policy
+        make_policy(cfg.policy.name, **cfg.policy.params)
+        if isinstance(cfg.policy, PolicyChoice)
+        else cfg.policy
     )
-    settings = run_settings(mach, interval, kill_overrun, overrun_grace, explain)
+    settings = cfg.settings
+    progress = cfg.progress
 
     obs = list(observers)
     if progress:
@@ -274,7 +323,7 @@ def simulate(
         "workload": str(source) if source else ("frame" if frame is not None else "jobs"),
         "machine": mach.source or mach.name,
         "policy": pol.name,
-        "estimates": estimates or "requested",
+        "estimates": str(estimates),
         "window": None if window is None else [window.start, window.end, window.warmup],
         "interval": settings.interval,
         "kill_overrun": settings.kill_overrun,
@@ -282,28 +331,6 @@ def simulate(
         "seed": seed,
     }
     return Result(jobs, summ, segments, stats, mach, describe_policy(pol), config)
-
-
-def run_settings(
-    machine: MachineSpec,
-    interval: float | None = None,
-    kill_overrun: bool | None = None,
-    overrun_grace: float | None = None,
-    explain: bool = False,
-) -> RunSettings:
-    """The run's settings: the values given, else the machine file's ``[options]``, else off.
-
-    ``interval`` has no machine default; ``kill_overrun`` and ``overrun_grace``
-    default to the machine's ``options`` (SPEC §2: off unless asked for).
-    """
-    check_run_settings(interval, kill_overrun, overrun_grace)
-    opts = machine.options
-    kill = bool(opts.get("kill_overrun", False)) if kill_overrun is None else bool(kill_overrun)
-    grace = float(opts.get("overrun_grace", 0.0)) if overrun_grace is None else float(overrun_grace)
-    try:
-        return RunSettings(interval, kill, grace, explain)
-    except ValueError as exc:
-        raise O2KSimError(str(exc)) from None
 
 
 def describe_policy(policy: PolicyProtocol) -> dict[str, Any]:

@@ -93,15 +93,23 @@ class SweepResult:
 
 
 def execute_run(
-    run: RunSpec, *, keep_segments: bool = True, registrations: bytes | None = None
+    run: RunSpec,
+    *,
+    keep_segments: bool = True,
+    registrations: bytes | None = None,
+    scenario: Scenario | None = None,
 ) -> RunOutcome:
     """Simulate one run and return its outcome; an error becomes a ``failed`` outcome.
 
+    The run's JSON configuration becomes a validated
+    :class:`~o2ksim.runconfig.RunConfig`; with ``scenario`` (in the
+    coordinating process) it gets the machine the scenario already parsed.
     ``registrations``: the user's own priorities and policy kinds, packed by
     :func:`o2ksim.plugins.pack_registrations` in the coordinating process
     (a Dask worker gets them with every run; a local worker at start-up).
     """
-    from o2ksim.scenario import simulate_run
+    from o2ksim.runconfig import RunConfig
+    from o2ksim.simulate import run_config
 
     t0 = time.perf_counter()
     try:
@@ -109,7 +117,10 @@ def execute_run(
             from o2ksim.plugins import install_registrations
 
             install_registrations(registrations)
-        result = simulate_run(run.config)
+        config = (
+            scenario.run_config(run) if scenario is not None else RunConfig.from_dict(run.config)
+        )
+        result = run_config(config)
     except Exception as exc:
         if isinstance(exc, O2KSimError):
             error = f"{type(exc).__name__}: {exc}\n"
@@ -482,7 +493,9 @@ def _sweep(
                 _run_dask(todo, finished, scheduler, client, keep_segments)
             elif n_workers == 1:
                 for run in todo:
-                    finished(run, execute_run(run, keep_segments=keep_segments))
+                    finished(
+                        run, execute_run(run, keep_segments=keep_segments, scenario=scenario)
+                    )
             else:
                 _run_pool(todo, finished, n_workers, keep_segments)
         finally:

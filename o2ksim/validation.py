@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import numbers
 import os
 import re
 import uuid
@@ -135,11 +136,77 @@ def check_number(
     return value
 
 
+def check_count(value: Any, where: str | None, field: str, *, maximum: int = MAX_PROCS) -> int:
+    """A positive integer (a processor count, a number of things) of at most ``maximum``."""
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise ConfigError(where, f"must be a positive integer, got {_show(value)}", field=field)
+    return int(check_number(value, where, field, maximum=maximum, integer=True))
+
+
 def check_str(value: Any, where: str | None, field: str, *, empty: bool = False) -> str:
     """A string (non-empty unless ``empty``)."""
     if not isinstance(value, str) or (not empty and not value):
-        raise ConfigError(where, f"must be a non-empty string, got {_show(value)}", field=field)
+        kind = "a string" if empty else "a non-empty string"
+        raise ConfigError(where, f"must be {kind}, got {_show(value)}", field=field)
     return value
+
+
+def check_duration(
+    value: Any, where: str | None, field: str, *, allow_none: bool = True
+) -> float | None:
+    """Seconds from a duration as TOML and the API take it (``3600``, ``"90m"``, ``"7d"``).
+
+    Non-negative, finite and below :data:`MAX_TIME`; ``None`` stays ``None``
+    when ``allow_none``.
+    """
+    from o2ksim.workloads.transforms import parse_duration
+
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ConfigError(
+            where, f"must be a duration (3600, '90m', '7d'), got {value!r}", field=field
+        )
+    try:
+        seconds = parse_duration(value)
+    except O2KSimError as exc:
+        raise ConfigError(where, str(exc), field=field) from None
+    if seconds < 0 or not math.isfinite(seconds):
+        raise ConfigError(where, "must be a non-negative duration", field=field)
+    if seconds >= MAX_TIME:
+        raise ConfigError(where, f"must be below {MAX_TIME:g} s, got {seconds:g}", field=field)
+    return seconds
+
+
+def check_interval(value: Any, where: str | None, field: str) -> float | None:
+    """A scheduling interval: a duration (or ``None``, every event) of at least :data:`MIN_INTERVAL`."""
+    seconds = check_duration(value, where, field)
+    if seconds is not None and seconds < MIN_INTERVAL:
+        raise ConfigError(
+            where, f"must be at least {MIN_INTERVAL:g} s, got {seconds:g}", field=field
+        )
+    return seconds
+
+
+def check_span(value: Any, where: str | None, field: str) -> float:
+    """A generated workload's span: a duration longer than 0 and at most :data:`MAX_SPAN`."""
+    span = check_duration(value, where, field, allow_none=False)
+    assert span is not None
+    if span <= 0 or span > MAX_SPAN:
+        raise ConfigError(
+            where,
+            f"must be longer than 0 and at most {MAX_SPAN / 86400:g} days "
+            f"(a longer generated workload exhausts memory), got {span / 86400:g} days",
+            field=field,
+        )
+    return span
+
+
+def check_seed(value: Any, where: str | None, field: str = "seed") -> int:
+    """A seed for ``numpy.random.default_rng``: an integer from 0 to 2**63 - 1."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        value = int(value)  # numpy integers too
+    return int(check_number(value, where, field, minimum=0, maximum=2**63 - 1, integer=True))
 
 
 # ------------------------------------------------------------------------------- run settings
@@ -375,13 +442,18 @@ __all__ = [
     "MAX_TIME",
     "MIN_INTERVAL",
     "check_bool",
+    "check_count",
     "check_dask_address",
+    "check_duration",
+    "check_interval",
     "check_interval_option",
     "check_job_specs",
     "check_jobs_frame",
     "check_keys",
     "check_number",
     "check_run_settings",
+    "check_seed",
+    "check_span",
     "check_span_option",
     "check_str",
     "join_negative_values",

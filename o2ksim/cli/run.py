@@ -209,7 +209,8 @@ def parse_overrides(items: list[str]) -> dict[str, object]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from o2ksim.simulate import load_workload, simulate
+    from o2ksim.runconfig import RunConfig
+    from o2ksim.simulate import load_workload, run_config
 
     if args.trace and (args.model or args.params or args.span):
         raise O2KSimError("give either --trace or --model/--params/--span, not both")
@@ -242,8 +243,15 @@ def run(args: argparse.Namespace) -> int:
         elif args.warmup is not None:
             raise O2KSimError("--warmup needs --window")
         machine = args.machine
+        workload = trace
     else:
-        trace, window, source = generated_workload(args)
+        workload, window, source = generated_workload(args)
+        trace = workload.build()
+        if len(trace) == 0:
+            raise O2KSimError(
+                f"the {workload.model} model generated no jobs over "
+                f"{format_duration(workload.spec['span'])}"
+            )
         machine = args.machine or (
             DEFAULT_MODEL if (args.model or DEFAULT_MODEL) == "o2k" else None
         )
@@ -259,42 +267,20 @@ def run(args: argparse.Namespace) -> int:
         if getattr(args, key) is not None:
             params[key] = getattr(args, key)
     progress = sys.stderr.isatty() if args.progress is None else args.progress
-
-    def run_on(workload):
-        return simulate(
-            workload,
-            machine=machine,
-            policy=args.policy,
-            policy_params=params,
-            window=window,
-            estimates=args.estimates,
-            interval=interval,
-            kill_overrun=args.kill_overrun,
-            overrun_grace=grace,
-            seed=args.seed,
-            progress=progress and not args.quiet,
-        )
-
-    if args.trace:
-        result = run_on(trace)
-    else:  # arrivals go on after the span until every analysed job has started (T§3.4)
-        from o2ksim.workloads.cooldown import append_tail, cooldown_chunk, run_with_cooldown
-
-        model = args.model or DEFAULT_MODEL
-        result = run_with_cooldown(
-            run_on,
-            trace,
-            lambda tr, k: append_tail(
-                tr,
-                model,
-                after=window.end,
-                seed=args.seed,
-                params=args.params,
-                chunks=k,
-                chunk_length=cooldown_chunk(window),
-            ),
-            chunk_length=cooldown_chunk(window),
-        )
+    config = RunConfig.create(
+        workload,
+        machine,
+        args.policy,
+        policy_params=params,
+        window=window,
+        estimates=args.estimates,
+        interval=interval,
+        kill_overrun=args.kill_overrun,
+        overrun_grace=grace,
+        seed=args.seed,
+        progress=progress and not args.quiet,
+    )
+    result = run_config(config)  # a generated month gets its cool-down tail (T§3.4)
     result.config["workload"] = source
     if args.out:
         result.save(args.out, parquet=args.parquet)
@@ -387,9 +373,10 @@ def warn_about_reading(trace, args: argparse.Namespace) -> None:
 def generated_workload(args: argparse.Namespace):
     """The model workload: a warm-up followed by the analysed span (T§3.4's week + month).
 
-    Returns the trace, the analysis window and a description of the source.
+    Returns the :class:`~o2ksim.runconfig.WorkloadRecipe`, the analysis window
+    and a description of the source.
     """
-    from o2ksim.workloads.models import generate
+    from o2ksim.runconfig import WorkloadRecipe
 
     if args.window:
         raise O2KSimError(
@@ -399,12 +386,10 @@ def generated_workload(args: argparse.Namespace):
     span = option_duration("--span", args.span or DEFAULT_SPAN, positive=True)
     warmup = parse_warmup(args.warmup) if args.warmup is not None else DEFAULT_WARMUP_DAYS * 86400
     check_span_option(warmup + span)
-    trace = generate(model, span=warmup + span, seed=args.seed, params=args.params)
-    if len(trace) == 0:
-        raise O2KSimError(f"the {model} model generated no jobs over {format_duration(warmup + span)}")
+    recipe = WorkloadRecipe.generated(model, warmup + span, seed=args.seed, params=args.params)
     window = Window(warmup, warmup + span, warmup)
     source = f"model {model} (seed {args.seed}, {warmup / 86400:g} d warm-up + {span / 86400:g} d)"
-    return trace, window, source
+    return recipe, window, source
 
 
 def parse_warmup(text: str) -> float:

@@ -12,6 +12,7 @@ Both work on the SWF columns and return new frames (inputs are not changed).
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -86,8 +87,17 @@ class Window:
     warmup: float = 7 * 86400.0
 
     def __post_init__(self) -> None:
+        from o2ksim.validation import MAX_TIME, check_number
+
         for name in ("start", "end", "warmup"):
-            object.__setattr__(self, name, parse_duration(getattr(self, name)))
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real | str):
+                raise O2KSimError(
+                    f"window {name}: expected seconds or a duration such as '7d', got {value!r}"
+                )
+            seconds = parse_duration(value if isinstance(value, str) else float(value))
+            check_number(seconds, "window", name, minimum=-MAX_TIME, maximum=MAX_TIME)
+            object.__setattr__(self, name, seconds)
         if self.end <= self.start:
             raise O2KSimError(
                 f"window end ({format_duration(self.end)}) must be after its start "
@@ -143,6 +153,57 @@ def _scaled_runtimes(run: np.ndarray, percent: float) -> np.ndarray:
     return np.ceil(np.round((100.0 + percent) * run / 100.0, 6))
 
 
+@dataclass(frozen=True)
+class Estimates:
+    """A runtime-estimate scenario, parsed and checked (T§6.2.1, Table 15).
+
+    ``kind``: ``requested`` (the trace's requested runtimes), ``actual``,
+    ``scenario-a`` or ``scenario-b``; ``percent``: Scenario A's K (B uses 20);
+    ``text``: the scenario as the user wrote it (lower case), for the records.
+    Build it with :meth:`parse`; :func:`apply_estimates` applies it to a job table.
+    """
+
+    kind: str = "requested"
+    percent: float = 0.0
+    text: str = "requested"
+
+    @classmethod
+    def parse(cls, scenario: Estimates | str | None) -> Estimates:
+        """The scenario named by ``scenario`` (``None`` and ``""`` mean ``requested``).
+
+        Raises :class:`O2KSimError` naming what is wrong.
+        """
+        if isinstance(scenario, Estimates):
+            return scenario
+        if scenario is not None and not isinstance(scenario, str):
+            raise O2KSimError(
+                f"runtime estimates: expected a scenario name ({ESTIMATES_HELP}), got {scenario!r}"
+            )
+        if scenario in (None, "", "requested"):
+            return cls()
+        text = scenario.strip().lower()
+        name, _, arg = text.partition(":")
+        if name == "actual":
+            if arg:
+                raise O2KSimError("'actual' takes no argument")
+            return cls(name, 0.0, text)
+        if name in ("scenario-a", "scenario-b"):
+            if name == "scenario-b" and arg:
+                raise O2KSimError("'scenario-b' takes no argument (it uses k = 20%)")
+            return cls(name, _parse_percent(arg, scenario) if arg else 20.0, text)
+        if name == "requested" and not arg:
+            return cls()
+        raise O2KSimError(f"unknown runtime-estimate scenario '{scenario}' ({ESTIMATES_HELP})")
+
+    @property
+    def requested(self) -> bool:
+        """Whether the trace's requested runtimes are kept (nothing to apply)."""
+        return self.kind == "requested"
+
+    def __str__(self) -> str:
+        return self.text
+
+
 def _parse_percent(arg: str, scenario: str) -> float:
     text = arg.strip().rstrip("%").strip()
     try:
@@ -154,24 +215,7 @@ def _parse_percent(arg: str, scenario: str) -> float:
     return k
 
 
-def parse_estimates(scenario: str | None) -> tuple[str, float] | None:
-    """Check a runtime-estimate scenario name: ``(name, K percent)``, or ``None`` for the
-    trace's requested runtimes.  Raises :class:`O2KSimError` naming what is wrong."""
-    if scenario in (None, "", "requested"):
-        return None
-    name, _, arg = scenario.strip().lower().partition(":")
-    if name == "actual":
-        if arg:
-            raise O2KSimError("'actual' takes no argument")
-        return name, 0.0
-    if name in ("scenario-a", "scenario-b"):
-        if name == "scenario-b" and arg:
-            raise O2KSimError("'scenario-b' takes no argument (it uses k = 20%)")
-        return name, _parse_percent(arg, scenario) if arg else 20.0
-    raise O2KSimError(f"unknown runtime-estimate scenario '{scenario}' ({ESTIMATES_HELP})")
-
-
-def apply_estimates(jobs: pd.DataFrame, scenario: str | None) -> pd.DataFrame:
+def apply_estimates(jobs: pd.DataFrame, scenario: Estimates | str | None) -> pd.DataFrame:
     """Replace requested runtimes (field 9) by a runtime-estimate scenario (T§6.2.1, Table 15).
 
     With ``T`` the actual and ``R`` the requested runtime:
@@ -190,10 +234,10 @@ def apply_estimates(jobs: pd.DataFrame, scenario: str | None) -> pd.DataFrame:
     """
     import numpy as np
 
-    parsed = parse_estimates(scenario)
-    if parsed is None:
+    estimates = Estimates.parse(scenario)
+    if estimates.requested:
         return jobs
-    name, k = parsed
+    name, k = estimates.kind, estimates.percent
     run = jobs["run_time"].to_numpy(np.float64)
     req = jobs["req_time"].to_numpy(np.float64)
     known = req > 0
