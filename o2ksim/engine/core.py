@@ -418,18 +418,18 @@ class Simulation:
             self._views = views
             self._views_by_name = MappingProxyType({v.spec.name: v for v in views})
             self._views_version = version
-        snap = Snapshot(
-            now=now,
-            queue=self.queue.values(),
-            queue_index=self.queue_index,
-            hosts=self._views,
-            host_by_name=self._views_by_name,
-            machine=self.machine,
-            timers=timers,
-            arrived=arrived,
-            departed=departed,
-            explain=self.explain,
-            interval=self.interval,
+        snap = Snapshot(  # positional (in Snapshot's field order): a third cheaper per pass
+            now,
+            self.queue.values(),
+            self._views,
+            self._views_by_name,
+            self.machine,
+            timers,
+            arrived,
+            departed,
+            self.explain,
+            self.interval,
+            self.queue_index,
         )
         decisions = self.policy.schedule(snap)
         n = 0
