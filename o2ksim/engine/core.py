@@ -150,6 +150,7 @@ class Host:
                 self.preempted.values(),
                 self.version,
                 self.releases,
+                self.name,
             )
         return view
 
@@ -212,13 +213,12 @@ class Simulation:
         self._max_procs = max(h.procs for h in machine.hosts)
         self.monitor = Monitor()
         self.observers: list[Observer] = [self.monitor, *observers]
-        # the hooks some observer really implements, looked up once (most are no-ops)
-        self._on_arrival = _hooks(self.observers, "on_arrival")
-        self._on_allocation = _hooks(self.observers, "on_allocation")
-        self._on_release = _hooks(self.observers, "on_release")
-        self._on_end = _hooks(self.observers, "on_end")
-        self._on_decision = _hooks(self.observers, "on_decision")
-        self._on_pass = _hooks(self.observers, "on_pass")
+        self._on_arrival: list[Any] = []  # filled by run(): see _hooks
+        self._on_allocation: list[Any] = []
+        self._on_release: list[Any] = []
+        self._on_end: list[Any] = []
+        self._on_decision: list[Any] = []
+        self._on_pass: list[Any] = []
         self._fits_a_host: dict[tuple[int, int], bool] = {}  # (procs, mem) -> some host holds it
         order = sorted(range(len(jobs)), key=lambda i: jobs[i].submit)
         self.jobs: dict[int, Job] = {}
@@ -254,6 +254,13 @@ class Simulation:
     def run(self) -> RunStats:
         """Simulate until every watched job has finished (or been rejected)."""
         self.policy.bind(self.machine, self.rng)
+        # the hooks some observer really implements, looked up once (most are no-ops)
+        self._on_arrival = _hooks(self.observers, "on_arrival")
+        self._on_allocation = _hooks(self.observers, "on_allocation")
+        self._on_release = _hooks(self.observers, "on_release")
+        self._on_end = _hooks(self.observers, "on_end")
+        self._on_decision = _hooks(self.observers, "on_decision")
+        self._on_pass = _hooks(self.observers, "on_pass")
         self._skip_idle = not self.explain and self.policy.idle_when_nothing_fits()
         self._skip_early = self._skip_idle and self.interval is None
         t0 = time.perf_counter()
