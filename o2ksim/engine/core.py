@@ -370,10 +370,15 @@ class Simulation:
         different jobs, so it can answer "something may fit" when nothing does,
         never the other way round.
         """
-        procs, mem = self.queue_index.smallest_request()
+        index = self.queue_index
+        procs = index.smallest_procs()
+        mem = None  # looked up only for a host with enough processors
         for host in self._host_list:
-            if host.procs._level >= procs and host.memory._level >= mem:
-                return False
+            if host.procs._level >= procs:
+                if mem is None:
+                    mem = index.smallest_mem()
+                if host.memory._level >= mem:
+                    return False
         return True
 
     def _ticker(self):

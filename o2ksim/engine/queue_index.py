@@ -91,6 +91,14 @@ class QueueIndex:
         """
         return self._procs_min.value(), self._mem_min.value()
 
+    def smallest_procs(self) -> float:
+        """The fewest processors any waiting job asks for (``inf`` when nobody waits)."""
+        return self._procs_min.value()
+
+    def smallest_mem(self) -> float:
+        """The least memory (KB) any waiting job asks for (``inf`` when nobody waits)."""
+        return self._mem_min.value()
+
     def rows(self) -> np.ndarray:
         """Rows of the waiting jobs in queue order (read-only; valid until the queue changes)."""
         if self._rows is None:
