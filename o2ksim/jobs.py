@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 class JobState(enum.Enum):
@@ -30,6 +30,10 @@ class JobState(enum.Enum):
     COMPLETED = "completed"  # ran all its work
     KILLED = "killed"  # stopped by the scheduler before finishing (e.g. past R + grace)
     REJECTED = "rejected"  # can never run on this machine; never started
+
+    # Members are singletons compared by identity: hash them by identity too (in C),
+    # instead of Enum's hash of the name in Python (the engine looks states up per event).
+    __hash__ = object.__hash__
 
     @property
     def terminal(self) -> bool:
@@ -109,14 +113,13 @@ class Job:
     time_limit: float = math.inf  # absolute time at which the engine stops the current run
     limit_action: str = "kill"  # "kill" or "requeue" when time_limit is reached
     reason: str = ""  # why the job was rejected or killed
+    id: int = field(init=False)  # ``spec.job_id`` (a plain attribute: read in every inner loop)
 
     def __post_init__(self) -> None:
         self.remaining_work = self.spec.work
+        self.id = self.spec.job_id
 
     # -- identity and read-only conveniences -------------------------------------------------
-    @property
-    def id(self) -> int:
-        return self.spec.job_id
 
     @property
     def submit(self) -> float:

@@ -1,6 +1,6 @@
 """The engine–policy contract: what a policy must offer and what a run is configured with.
 
-A policy is any object with the four methods of :class:`PolicyProtocol`:
+A policy is any object with the five methods of :class:`PolicyProtocol`:
 
 * ``schedule(snapshot) -> Sequence[Decision]`` — the decisions for this pass
   (the only method a policy really has to write);
@@ -9,11 +9,46 @@ A policy is any object with the four methods of :class:`PolicyProtocol`:
 * ``admit(job) -> str | None`` — the reason the policy can never run a job
   (it is then rejected on arrival), or ``None``;
 * ``stats() -> Mapping[str, float]`` — the policy's own counters, stored with
-  the run's statistics (``run.json``).
+  the run's statistics (``run.json``);
+* ``idle_when_nothing_fits() -> bool`` — an opt-in promise that lets the
+  engine skip passes that cannot start anything (below).
 
-:class:`o2ksim.policies.base.Policy` implements ``bind``, ``admit`` and
-``stats`` with do-nothing defaults, so a subclass writes only ``schedule``;
-the engine calls all four directly, never probing for them.
+:class:`o2ksim.policies.base.Policy` implements ``bind``, ``admit``,
+``stats`` and ``idle_when_nothing_fits`` with do-nothing defaults (the last
+answers ``False``), so a subclass writes only ``schedule``; the engine calls
+all five directly, never probing for them.
+
+Skipping passes that cannot start anything
+------------------------------------------
+
+On a busy machine most arrivals change nothing: the new job does not fit,
+and neither does any other.  A policy whose ``idle_when_nothing_fits()``
+returns ``True`` (asked once, after ``bind``) promises that a pass in which
+**no waiting job fits the free processors and free memory of any host** returns
+no decisions and changes nothing the policy carries to later passes.  The
+engine then skips such a pass without building a snapshot: it checks, in
+O(hosts), that every host has fewer free processors than the smallest
+processor request in the queue or less free memory than the smallest memory
+request (the two minima are kept by
+:class:`~o2ksim.engine.queue_index.QueueIndex`; an empty queue counts as
+"nothing fits").  A skipped pass is not a pass: observers' ``on_pass`` is not
+called, and the jobs that arrived or departed meanwhile are handed to the next
+pass that runs (``Snapshot.arrived``/``departed`` cover everything since the
+previous pass that ran).  The engine never skips a pass at which one of the
+policy's ``WakeAt`` timers is due, or any pass of an ``explain`` run (its
+information-only decisions are the point of it).  ``RunStats.skipped_passes``
+counts the skipped passes.
+
+The promise holds for a policy whose passes only start jobs that fit now and
+keep no state from pass to pass: strict FCFS and backfill with dynamic,
+sliding reservations and no immediate service (whose reservations are
+recomputed at every pass anyway).  It does **not** hold for fixed or
+non-sliding reservations (a reservation is granted or kept at every pass),
+immediate service (trial runs preempt), NCSA-LSF* and EQspatial (they keep
+per-pass bookkeeping of arrivals and departures, timers and partitions) or
+goal-oriented scheduling; those answer ``False`` and get every pass.  A
+priority function used by an opted-in policy must be pure (it already is
+recomputed at every pass).
 
 :class:`RunSettings` holds the settings that belong to the run, not to a
 policy or a machine: the scheduling interval and the overrun kill.  Each has
@@ -54,6 +89,12 @@ class PolicyProtocol(Protocol):
 
     def stats(self) -> Mapping[str, float]:
         """The policy's own counters after the run (e.g. drains given)."""
+
+    def idle_when_nothing_fits(self) -> bool:
+        """``True``: a pass where no waiting job fits any host now decides and changes nothing.
+
+        The engine then skips such passes (module docstring); ``False`` gets every pass.
+        """
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, cast
 
 import numpy as np
@@ -106,6 +107,7 @@ class Host:
         self.preempted: dict[int, Job] = {}
         self.releases = ReleaseIndex()  # running jobs by expected release, for profiles
         self.version = 0  # bumped whenever an allocation on the host changes
+        self._view: HostView | None = None  # the last view, valid while ``version`` is unchanged
 
     @property
     def free_procs(self) -> int:
@@ -118,27 +120,39 @@ class Host:
     def take(self, procs: int, mem: int) -> None:
         """Take resources for a job; the caller has checked they are free."""
         self.version += 1
-        if not self.procs.take(procs):
+        if procs > self.procs._level:
             raise PolicyError(f"host {self.name}: processors over-committed")
         if not self.memory.take(mem):
-            self.procs.give(procs)
             raise PolicyError(f"host {self.name}: memory over-committed")
+        self.procs._level -= procs
 
     def give(self, procs: int, mem: int) -> None:
+        """Give a job's resources back."""
         self.version += 1
         self.procs.give(procs)
-        self.memory.give(mem)
+        if mem:
+            self.memory.give(mem)
 
     def view(self) -> HostView:
-        return HostView(
-            self.spec,
-            cast(int, self.procs.level),
-            self.memory.level,
-            self.running.values(),
-            self.preempted.values(),
-            self.version,
-            self.releases,
-        )
+        """The host as a policy sees it; the same object while no allocation changed.
+
+        Every change of the running or preempted jobs goes with a change of the
+        free processors or memory (:meth:`take`/:meth:`give`), which bumps
+        ``version``; the job collections in the view are live.
+        """
+        view = self._view
+        if view is None or view.version != self.version:
+            view = self._view = HostView(
+                self.spec,
+                cast(int, self.procs.level),
+                self.memory.level,
+                self.running.values(),
+                self.preempted.values(),
+                self.version,
+                self.releases,
+                self.name,
+            )
+        return view
 
 
 @dataclass
@@ -150,6 +164,7 @@ class RunStats:
     wall_seconds: float = 0.0
     sim_end: float = 0.0
     stalled: int = 0  # analysed jobs left unfinished because nothing more could happen
+    skipped_passes: int = 0  # passes skipped because no waiting job fitted (contract.py)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -198,6 +213,13 @@ class Simulation:
         self._max_procs = max(h.procs for h in machine.hosts)
         self.monitor = Monitor()
         self.observers: list[Observer] = [self.monitor, *observers]
+        self._on_arrival: list[Any] = []  # filled by run(): see _hooks
+        self._on_allocation: list[Any] = []
+        self._on_release: list[Any] = []
+        self._on_end: list[Any] = []
+        self._on_decision: list[Any] = []
+        self._on_pass: list[Any] = []
+        self._fits_a_host: dict[tuple[int, int], bool] = {}  # (procs, mem) -> some host holds it
         order = sorted(range(len(jobs)), key=lambda i: jobs[i].submit)
         self.jobs: dict[int, Job] = {}
         self._arrival_order: list[Job] = []
@@ -216,6 +238,12 @@ class Simulation:
         self._done = self.env.event()
         self._signal = PassSignal(self.env)
         self._pass_pending = False
+        self._skip_idle = False  # the policy lets the engine skip passes where nothing fits
+        self._skip_early = False  # ... and drop such requests at once (event-driven runs)
+        self._in_pass = False
+        self._views: tuple[HostView, ...] = ()  # the hosts as the last pass saw them
+        self._views_by_name: Mapping[str, HostView] = MappingProxyType({})
+        self._views_version = -1  # the sum of the host versions they were built at
         self._due: list[Timer] = []
         self._arrived: list[Job] = []
         self._departed: list[Job] = []
@@ -226,6 +254,15 @@ class Simulation:
     def run(self) -> RunStats:
         """Simulate until every watched job has finished (or been rejected)."""
         self.policy.bind(self.machine, self.rng)
+        # the hooks some observer really implements, looked up once (most are no-ops)
+        self._on_arrival = _hooks(self.observers, "on_arrival")
+        self._on_allocation = _hooks(self.observers, "on_allocation")
+        self._on_release = _hooks(self.observers, "on_release")
+        self._on_end = _hooks(self.observers, "on_end")
+        self._on_decision = _hooks(self.observers, "on_decision")
+        self._on_pass = _hooks(self.observers, "on_pass")
+        self._skip_idle = not self.explain and self.policy.idle_when_nothing_fits()
+        self._skip_early = self._skip_idle and self.interval is None
         t0 = time.perf_counter()
         self.env.process(self._arrivals())
         self.env.process(self._scheduler())
@@ -244,14 +281,26 @@ class Simulation:
         self.stats.decisions = self.monitor.decisions
         self.stats.wall_seconds = time.perf_counter() - t0
         self.stats.sim_end = self.env.now
+        self.stats.extra["skipped_passes"] = self.stats.skipped_passes
         self.stats.extra.update(self.policy.stats())
         return self.stats
 
     def request_pass(self) -> None:
-        """Ask for one scheduling pass at the current instant (coalesced)."""
-        if not self._pass_pending:
-            self._pass_pending = True
-            self._signal.fire()
+        """Ask for one scheduling pass at the current instant (coalesced).
+
+        Outside a pass and without a fixed interval, a request for a policy
+        that may be skipped when nothing fits (:mod:`~o2ksim.engine.contract`)
+        is dropped at once if nothing fits now: until the pass would run, only
+        arrivals and departures at this instant can make something fit, and
+        each of them asks again.
+        """
+        if self._pass_pending:
+            return
+        if self._skip_early and not self._in_pass and not self._due and self._nothing_fits():
+            self.stats.skipped_passes += 1
+            return
+        self._pass_pending = True
+        self._signal.fire()
 
     # ----------------------------------------------------------------------------- processes
     def _arrivals(self):
@@ -264,8 +313,8 @@ class Simulation:
     def _arrive(self, job: Job) -> None:
         now = self.env.now
         job.move(JobState.QUEUED, now)
-        for obs in self.observers:
-            obs.on_arrival(job, now)
+        for hook in self._on_arrival:
+            hook(job, now)
         reason = self._never_fits(job)
         if reason:
             self._reject(job, reason)
@@ -286,7 +335,12 @@ class Simulation:
             return "actual runtime unknown"
         if spec.procs > self._max_procs:
             return f"requests {spec.procs} processors; the largest host has {self._max_procs}"
-        if not any(spec.procs <= h.procs and spec.mem <= h.memory for h in self.machine.hosts):
+        key = (spec.procs, spec.mem)
+        fits = self._fits_a_host.get(key)
+        if fits is None:
+            fits = any(spec.procs <= h.procs and spec.mem <= h.memory for h in self.machine.hosts)
+            self._fits_a_host[key] = fits
+        if not fits:
             return f"requests {spec.mem / 1024:.0f} MB; no host with {spec.procs} processors has that much memory"
         return self.policy.admit(job) or ""
 
@@ -295,6 +349,10 @@ class Simulation:
             yield self._signal
             self._signal = PassSignal(self.env)
             self._pass_pending = False
+            if self._skip_idle and not self._due and self._nothing_fits():
+                self.stats.skipped_passes += 1
+                continue
+            self._in_pass = True
             try:
                 self._run_pass()
             except Exception as exc:  # re-raised unchanged by run(), not rebuilt by SimPy
@@ -302,6 +360,26 @@ class Simulation:
                 if not self._done.triggered:
                     self._done.succeed()
                 return
+            self._in_pass = False
+
+    def _nothing_fits(self) -> bool:
+        """No waiting job fits the free processors and memory of any host now (O(hosts)).
+
+        Conservative: it compares each host with the smallest processor request
+        and the smallest memory request in the queue, which may belong to two
+        different jobs, so it can answer "something may fit" when nothing does,
+        never the other way round.
+        """
+        index = self.queue_index
+        procs = index.smallest_procs()
+        mem = None  # looked up only for a host with enough processors
+        for host in self._host_list:
+            if host.procs._level >= procs:
+                if mem is None:
+                    mem = index.smallest_mem()
+                if host.memory._level >= mem:
+                    return False
+        return True
 
     def _ticker(self):
         env = self.env
@@ -335,34 +413,47 @@ class Simulation:
     # ----------------------------------------------------------------------------- a pass
     def _run_pass(self) -> None:
         now = self.env.now
-        timers, self._due = tuple(self._due), []
-        arrived, self._arrived = tuple(self._arrived), []
-        departed, self._departed = tuple(self._departed), []
-        views = tuple(h.view() for h in self._host_list)
-        snap = Snapshot(
-            now=now,
-            queue=self.queue.values(),
-            queue_index=self.queue_index,
-            hosts=views,
-            host_by_name={v.spec.name: v for v in views},
-            machine=self.machine,
-            timers=timers,
-            arrived=arrived,
-            departed=departed,
-            explain=self.explain,
-            interval=self.interval,
+        timers: tuple[Timer, ...] = ()
+        arrived: tuple[Job, ...] = ()
+        departed: tuple[Job, ...] = ()
+        if self._due:
+            timers, self._due = tuple(self._due), []
+        if self._arrived:
+            arrived, self._arrived = tuple(self._arrived), []
+        if self._departed:
+            departed, self._departed = tuple(self._departed), []
+        version = 0
+        for host in self._host_list:
+            version += host.version
+        if version != self._views_version:  # versions only grow: an equal sum means no change
+            views = tuple(h.view() for h in self._host_list)
+            self._views = views
+            self._views_by_name = MappingProxyType({v.spec.name: v for v in views})
+            self._views_version = version
+        snap = Snapshot(  # positional (in Snapshot's field order): a third cheaper per pass
+            now,
+            self.queue.values(),
+            self._views,
+            self._views_by_name,
+            self.machine,
+            timers,
+            arrived,
+            departed,
+            self.explain,
+            self.interval,
+            self.queue_index,
         )
         decisions = self.policy.schedule(snap)
         n = 0
         for decision in decisions:
             self._apply(decision, now)
             n += 1
-        for obs in self.observers:
-            obs.on_pass(now, n)
+        for hook in self._on_pass:
+            hook(now, n)
 
     def _apply(self, d: Decision, now: float) -> None:
-        for obs in self.observers[1:]:
-            obs.on_decision(now, d)
+        for hook in self._on_decision:
+            hook(now, d)
         if isinstance(d, Start):
             self._start(d, now)
         elif isinstance(d, Preempt):
@@ -394,23 +485,25 @@ class Simulation:
         host = self.hosts.get(d.host)
         if host is None:
             raise PolicyError(f"job {job.id}: unknown host {d.host!r}")
-        procs = job.spec.procs if d.procs is None else d.procs
-        mem = job.spec.mem if d.mem is None else d.mem
+        spec = job.spec
+        job_id = spec.job_id
+        procs = spec.procs if d.procs is None else d.procs
+        mem = spec.mem if d.mem is None else d.mem
         self._check_cap(job, procs, now, "start")
-        if procs <= 0 or procs > host.free_procs or mem > host.free_mem:
+        if procs <= 0 or procs > host.procs._level or mem > host.memory._level:
             raise PolicyError(
-                f"job {job.id} at t={now:g}: needs {procs} procs / {mem} KB on {host.name}, "
+                f"job {job_id} at t={now:g}: needs {procs} procs / {mem} KB on {host.name}, "
                 f"free {host.free_procs} procs / {host.free_mem} KB"
             )
         host.take(procs, mem)
-        del self.queue[job.id]
+        del self.queue[job_id]
         self.queue_index.remove(job)
         job.host = host.name
         job.alloc_procs = procs
         job.alloc_mem = mem
-        if procs < job.spec.procs:
+        if procs < spec.procs:
             job.reduced = True
-        if math.isnan(job.first_start):
+        if job.first_start != job.first_start:  # NaN: the first start
             job.first_start = now
         job.last_start = now
         job.segment_start = now
@@ -420,16 +513,16 @@ class Simulation:
             # a trial run (T§3.2.2) succeeds only if the job's peak memory fits what it was given
             job.can_finish = not (d.on_limit == "requeue" and job.spec.used_mem > mem)
         elif self.kill_overrun:
-            job.time_limit = now + job.spec.req_time + self.overrun_grace
+            job.time_limit = now + spec.req_time + self.overrun_grace
             job.limit_action = "kill"
         else:
             job.time_limit = math.inf
         job.move(JobState.RUNNING, now)
-        host.running[job.id] = job
+        host.running[job_id] = job
         host.releases.add(job)
-        for obs in self.observers:
-            obs.on_allocation(job, now)
-        self._processes[job.id] = self.env.process(self._job_process(job))
+        for hook in self._on_allocation:
+            hook(job, now)
+        self._processes[job_id] = self.env.process(self._job_process(job))
 
     @staticmethod
     def _check_cap(job: Job, procs: int, now: float, action: str) -> None:
@@ -466,8 +559,8 @@ class Simulation:
         job.move(JobState.PREEMPTED, now)
         del host.running[job.id]
         host.preempted[job.id] = job
-        for obs in self.observers:
-            obs.on_allocation(job, now)
+        for hook in self._on_allocation:
+            hook(job, now)
         self._processes[job.id].interrupt()
 
     def _resume(self, job: Job, procs: int | None, now: float) -> None:
@@ -491,8 +584,8 @@ class Simulation:
         del host.preempted[job.id]
         host.running[job.id] = job
         host.releases.add(job)
-        for obs in self.observers:
-            obs.on_allocation(job, now)
+        for hook in self._on_allocation:
+            hook(job, now)
         self._processes[job.id].interrupt()
 
     def _resize(self, job: Job, procs: int, now: float) -> None:
@@ -518,8 +611,8 @@ class Simulation:
         job.alloc_procs = procs
         job.resizes += 1
         host.releases.add(job)
-        for obs in self.observers:
-            obs.on_allocation(job, now)
+        for hook in self._on_allocation:
+            hook(job, now)
         self._processes[job.id].interrupt()
 
     def _kill(self, job: Job, reason: str, now: float) -> None:
@@ -576,14 +669,15 @@ class Simulation:
 
     def _release(self, job: Job, now: float) -> None:
         host = self._host_of(job)
-        if job.id in host.running:
+        job_id = job.spec.job_id
+        if host.running.pop(job_id, None) is not None:
             host.releases.remove(job)
+        else:
+            host.preempted.pop(job_id, None)
         host.give(job.alloc_procs, job.alloc_mem)
-        host.running.pop(job.id, None)
-        host.preempted.pop(job.id, None)
         job.alloc_mem = 0
-        for obs in self.observers:
-            obs.on_release(job, now)
+        for hook in self._on_release:
+            hook(job, now)
         self._departed.append(job)
         if self.interval is None:
             self.request_pass()
@@ -603,9 +697,15 @@ class Simulation:
         job.move(state, now, job.reason)
         if state is not JobState.REJECTED:
             job.end = now
-        for obs in self.observers:
-            obs.on_end(job, now)
-        if job.id in self._watched:
+        for hook in self._on_end:
+            hook(job, now)
+        if job.spec.job_id in self._watched:
             self._outstanding -= 1
             if self._outstanding == 0 and not self._done.triggered:
                 self._done.succeed()
+
+
+def _hooks(observers: Sequence[Observer], name: str) -> list[Any]:
+    """The bound ``name`` hooks of the observers that override :class:`Observer`'s no-op."""
+    default = getattr(Observer, name)
+    return [getattr(obs, name) for obs in observers if getattr(type(obs), name, default) is not default]

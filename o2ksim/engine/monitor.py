@@ -59,11 +59,17 @@ class Monitor(Observer):
         self.decisions = 0
 
     def on_allocation(self, job: Job, now: float) -> None:
-        self._close(job, now)
-        self._open[job.id] = (now, job.host or "", job.alloc_procs, job.alloc_mem)
+        job_id = job.spec.job_id
+        seg = self._open.pop(job_id, None)
+        if seg is not None:
+            self._segments.append((job_id, seg[1], seg[0], now, seg[2], seg[3]))
+        self._open[job_id] = (now, job.host or "", job.alloc_procs, job.alloc_mem)
 
     def on_release(self, job: Job, now: float) -> None:
-        self._close(job, now)
+        job_id = job.spec.job_id
+        seg = self._open.pop(job_id, None)
+        if seg is not None:
+            self._segments.append((job_id, seg[1], seg[0], now, seg[2], seg[3]))
 
     def on_pass(self, now: float, n_decisions: int) -> None:
         self.passes += 1

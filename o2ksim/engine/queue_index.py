@@ -11,10 +11,17 @@ policy gets the rows of the waiting jobs in queue order with one
 ``Snapshot.queue_index`` describes exactly ``Snapshot.queue``: a wrapper that
 hands a policy a different queue must drop it (``queue_index=None``), and
 policies must then fall back to looking at the jobs.
+
+The index also keeps the smallest processor and memory request among the
+waiting jobs (:meth:`QueueIndex.smallest_request`), so the engine can tell in
+O(hosts) that no waiting job fits any host now and skip a pass that could
+start nothing (see ``idle_when_nothing_fits`` in :mod:`o2ksim.engine.contract`).
 """
 
 from __future__ import annotations
 
+import heapq
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -31,7 +38,10 @@ class QueueIndex:
     waiting jobs, in queue order.
     """
 
-    __slots__ = ("_hi", "_lo", "_n", "_rows", "jobs", "mem", "procs", "queued", "req_time", "row_of", "submit")
+    __slots__ = (
+        "_hi", "_lo", "_mem_min", "_n", "_procs_min", "_rows",
+        "jobs", "mem", "procs", "queued", "req_time", "row_of", "submit",
+    )  # fmt: skip
 
     def __init__(self, jobs: Sequence[Job]) -> None:
         n = len(jobs)
@@ -46,12 +56,17 @@ class QueueIndex:
         self._hi = 0  # no waiting job at or after this row
         self._rows: np.ndarray | None = None
         self._n = 0  # waiting jobs
+        self._procs_min = _RunningMin()
+        self._mem_min = _RunningMin()
 
     def add(self, job: Job) -> None:
         """``job`` joined the queue (arrival or requeue)."""
         row = self.row_of[job.id]
         self.queued[row] = True
         self._n += 1
+        spec = job.spec
+        self._procs_min.add(spec.procs)
+        self._mem_min.add(spec.mem)
         if row >= self._hi:
             self._hi = row + 1
         if row < self._lo:
@@ -63,6 +78,26 @@ class QueueIndex:
         self.queued[self.row_of[job.id]] = False
         self._n -= 1
         self._rows = None
+        spec = job.spec
+        self._procs_min.remove(spec.procs)
+        self._mem_min.remove(spec.mem)
+
+    def smallest_request(self) -> tuple[float, float]:
+        """The fewest processors and the least memory (KB) any waiting job asks for.
+
+        Two separate minima (possibly of two different jobs): a host with fewer
+        free processors than the first or less free memory than the second can
+        start no waiting job.  ``(inf, inf)`` when nobody waits.
+        """
+        return self._procs_min.value(), self._mem_min.value()
+
+    def smallest_procs(self) -> float:
+        """The fewest processors any waiting job asks for (``inf`` when nobody waits)."""
+        return self._procs_min.value()
+
+    def smallest_mem(self) -> float:
+        """The least memory (KB) any waiting job asks for (``inf`` when nobody waits)."""
+        return self._mem_min.value()
 
     def rows(self) -> np.ndarray:
         """Rows of the waiting jobs in queue order (read-only; valid until the queue changes)."""
@@ -75,3 +110,37 @@ class QueueIndex:
 
     def __len__(self) -> int:
         return self._n
+
+
+class _RunningMin:
+    """The minimum of a multiset of numbers under insertions and deletions.
+
+    A count per distinct value and a heap of the values; a value whose count
+    fell to zero is dropped from the heap only when it reaches the top
+    (amortised O(log n) per change, O(1) per query when nothing changed).
+    """
+
+    __slots__ = ("_count", "_heap")
+
+    def __init__(self) -> None:
+        self._count: dict[float, int] = {}
+        self._heap: list[float] = []
+
+    def add(self, value: float) -> None:
+        count = self._count.get(value, 0)
+        if count == 0:
+            heapq.heappush(self._heap, value)
+        self._count[value] = count + 1
+
+    def remove(self, value: float) -> None:
+        count = self._count[value] - 1
+        if count:
+            self._count[value] = count
+        else:
+            del self._count[value]
+
+    def value(self) -> float:
+        heap, count = self._heap, self._count
+        while heap and heap[0] not in count:
+            heapq.heappop(heap)
+        return heap[0] if heap else math.inf

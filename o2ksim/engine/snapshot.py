@@ -25,10 +25,11 @@ class HostView:
     preempted: Collection[Job]  # PREEMPTED jobs holding memory on the host
     version: int = 0  # changes whenever an allocation on the host changes (for caches)
     releases: ReleaseIndex | None = None  # running jobs by expected release (engine-kept)
+    name: str = ""  # the host's name (``spec.name``; filled in when not given)
 
-    @property
-    def name(self) -> str:
-        return self.spec.name
+    def __post_init__(self) -> None:
+        if not self.name:  # a plain attribute, not a property: policies read it in inner loops
+            object.__setattr__(self, "name", self.spec.name)
 
 
 @dataclass(frozen=True, slots=True)

@@ -438,6 +438,10 @@ class FCFS(Policy):
             decisions.append(Start(job, host, note="next in FCFS order and fits"))
         return decisions
 
+    def idle_when_nothing_fits(self) -> bool:
+        """A pass starts only jobs that fit now and keeps nothing: the engine may skip it."""
+        return True
+
 
 RESERVATION_KINDS = ("dynamic", "fixed")
 ALL_RESERVATIONS = ("all", "inf")
@@ -536,6 +540,11 @@ class Backfill(Policy):
         if self.immediate is not None:
             return self.immediate.schedule(snap, self._schedule)
         return self._schedule(snap)
+
+    def idle_when_nothing_fits(self) -> bool:
+        """Dynamic sliding reservations without immediate service: a pass where nothing
+        fits starts nothing and keeps nothing (reservations are recomputed every pass)."""
+        return not self._stateful and self.immediate is None
 
     def summary_counts(self, ids: set[int] | None = None) -> dict[str, int]:
         """Immediate-service counters over ``ids`` (empty without immediate service)."""

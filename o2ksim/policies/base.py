@@ -70,7 +70,8 @@ class Policy:
     """Base class of scheduling policies.  Subclasses set ``kind``, ``PARAMS``, ``schedule``.
 
     It satisfies :class:`~o2ksim.engine.contract.PolicyProtocol`: ``bind``,
-    ``admit`` and ``stats`` have defaults a subclass overrides when it needs them.
+    ``admit``, ``stats`` and ``idle_when_nothing_fits`` have defaults a subclass
+    overrides when it needs them.
     """
 
     kind: ClassVar[str] = ""
@@ -152,6 +153,13 @@ class Policy:
     def stats(self) -> Mapping[str, float]:
         """The policy's own counters after a run (stored in ``run.json``); none by default."""
         return {}
+
+    def idle_when_nothing_fits(self) -> bool:
+        """Whether the engine may skip passes where no waiting job fits any host now.
+
+        ``False`` by default (every pass runs); see :mod:`o2ksim.engine.contract`.
+        """
+        return False
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, **self.params}
