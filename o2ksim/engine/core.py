@@ -10,7 +10,9 @@ Shape (the design card):
   engine to the job (state, allocation, work done) and then reach the process
   as a plain :class:`simpy.Interrupt` meaning "your job changed": the process
   re-reads the job and waits for its new completion time, for a resume, or
-  ends;
+  ends.  A preemption alone needs no interrupt (it only delays the job's end,
+  and the resume interrupts the process anyway), which saves a SimPy event
+  per preemption;
 * one scheduler process (:meth:`Simulation._scheduler`) wakes on arrivals,
   departures, policy timers or a fixed interval, hands the policy a
   :class:`~o2ksim.engine.snapshot.Snapshot` and applies the decisions it returns;
@@ -323,6 +325,8 @@ class Simulation:
                     yield env.timeout(max(0.0, until - env.now))
                 except simpy.Interrupt:
                     continue
+                if job.state is JobState.PREEMPTED:
+                    continue  # preempted (without an interrupt) before this segment's end came
                 self._segment_over(job)
             elif job.state is JobState.PREEMPTED:
                 try:
@@ -468,7 +472,9 @@ class Simulation:
         host.preempted[job.id] = job
         for obs in self.observers:
             obs.on_allocation(job, now)
-        self._processes[job.id].interrupt()
+        # No interrupt: the job's process keeps waiting for the end of the segment it was in
+        # (its pending timeout, never earlier than the job's new end) and the resume
+        # interrupts it; should that timeout come first, the process sees PREEMPTED and parks.
 
     def _resume(self, job: Job, procs: int | None, now: float) -> None:
         if job.state is not JobState.PREEMPTED:

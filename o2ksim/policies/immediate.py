@@ -663,39 +663,51 @@ class ImmediateService:
     def schedule(self, snap: Snapshot, inner: Callable[[Snapshot], Sequence[Any]]) -> list[Any]:
         now = snap.now
         book = self.book
-        free = {h.name: [h.free_procs, h.free_mem] for h in snap.hosts}
-        decisions: list[Any] = []
+        awaiting = self._awaiting
+        owed: dict[str, int] = {}  # processors the preempted victims will take back, per host
         view = snap
         if book.running or book.to_resume:
             book.ended(snap.departed)
-            decisions, resumed = book.resume({k: list(v) for k, v in free.items()})
+            decisions: list[Any] = []
+            resumed: list[Job] = []
+            if book.to_resume:
+                decisions, resumed = book.resume(
+                    {h.name: [h.free_procs, h.free_mem] for h in snap.hosts}
+                )
             borrowed = book.borrowed(now, resumed)
             if borrowed:
                 view = _view(snap, borrowed)
-                for host, items in borrowed.items():
-                    free[host][0] -= sum(b.alloc_procs for b in items)
-        inner_decisions = list(inner(view))
-        decisions.extend(inner_decisions)
+                owed = {host: sum(b.alloc_procs for b in items) for host, items in borrowed.items()}
+            inner_decisions = inner(view)
+            decisions.extend(inner_decisions)
+        else:  # no trial running, nobody owed: the pass is the plain backfill pass
+            inner_decisions = decisions = list(inner(view))
         for job in snap.arrived:
             if job.state is JobState.QUEUED:
-                self._awaiting[job.id] = job
-        if not self._awaiting:
+                awaiting[job.id] = job
+        if not awaiting:
             return decisions
-        started = set()
+        started: set[int] = set()
         for d in inner_decisions:
             if isinstance(d, Start):
                 started.add(d.job.id)
+        for job_id in [i for i, j in awaiting.items() if i in started or j.state is not JobState.QUEUED]:
+            del awaiting[job_id]
+        if not awaiting:
+            return decisions
+        free = {h.name: [h.free_procs - owed.get(h.name, 0), h.free_mem] for h in snap.hosts}
+        for d in inner_decisions:
+            if isinstance(d, Start):
                 f = free[d.host]
                 f[0] -= d.job.spec.procs if d.procs is None else d.procs
                 f[1] -= d.job.spec.mem if d.mem is None else d.mem
+        if decisions is inner_decisions:
+            decisions = list(decisions)
         protected = set(book.running)
         victims = VictimLists(now, self.settings.eligible_after, protected, self._eligibility)
         preemptive = self.settings.preemptive
         room = -1.0  # most processors a trial could get on one host now (an upper bound)
-        for job_id, job in list(self._awaiting.items()):
-            if job_id in started or job.state is not JobState.QUEUED:
-                del self._awaiting[job_id]
-                continue
+        for job_id, job in list(awaiting.items()):
             if room < 0:
                 room = max(
                     f[0] + (victims.total(h) if preemptive else 0)
@@ -709,7 +721,7 @@ class ImmediateService:
             )  # fmt: skip
             if plan is None:
                 continue
-            del self._awaiting[job_id]
+            del awaiting[job_id]
             f = free[plan.host]
             f[0] += sum(v.alloc_procs for v in plan.victims) - job.spec.procs
             f[1] -= plan.mem
@@ -718,7 +730,7 @@ class ImmediateService:
             victims.remove(plan.victims)  # still "running" in this snapshot
             room = -1.0
             decisions.extend(trial_decisions(plan, self.settings, now))
-        if self._awaiting and self.settings.preemptive:
+        if awaiting and self.settings.preemptive:
             fresh = [d.job for d in inner_decisions if isinstance(d, Start)]
             decisions.extend(self._next_eligibility(snap, protected, fresh))
         return decisions
