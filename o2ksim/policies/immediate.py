@@ -706,20 +706,23 @@ class ImmediateService:
         protected = set(book.running)
         victims = VictimLists(now, self.settings.eligible_after, protected, self._eligibility)
         preemptive = self.settings.preemptive
-        room = -1.0  # most processors a trial could get on one host now (an upper bound)
+        # Most processors a trial could get on one host now (an upper bound), worked out
+        # after a search fails so that later jobs too wide for it skip the search; not
+        # before, as a search that succeeds usually stops at the first host it can fill
+        # exactly and needs no other host's eligible jobs.
+        room = math.inf
         for job_id, job in list(awaiting.items()):
-            if room < 0:
-                room = max(
-                    f[0] + (victims.total(h) if preemptive else 0)
-                    for h, f in zip(snap.hosts, (free[h.name] for h in snap.hosts), strict=True)
-                )
             if job.spec.procs > room:
                 continue  # no host can give it a trial now: skip the search
             plan = plan_trial(
                 job, snap.hosts, free, now, self.settings,
-                preempt=self.settings.preemptive, victims=victims,
+                preempt=preemptive, victims=victims,
             )  # fmt: skip
             if plan is None:
+                room = max(
+                    f[0] + (victims.total(h) if preemptive else 0)
+                    for h, f in zip(snap.hosts, (free[h.name] for h in snap.hosts), strict=True)
+                )
                 continue
             del awaiting[job_id]
             f = free[plan.host]
@@ -728,7 +731,7 @@ class ImmediateService:
             book.start(plan)
             protected.add(job_id)
             victims.remove(plan.victims)  # still "running" in this snapshot
-            room = -1.0
+            room = math.inf
             decisions.extend(trial_decisions(plan, self.settings, now))
         if awaiting and self.settings.preemptive:
             fresh = [d.job for d in inner_decisions if isinstance(d, Start)]
