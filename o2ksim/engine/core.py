@@ -212,6 +212,7 @@ class Simulation:
         self.queue: dict[int, Job] = {}  # QUEUED jobs in arrival order
         self.queue_index = QueueIndex(self._arrival_order)
         self._processes: dict[int, simpy.Process] = {}
+        self._lent: dict[int, tuple[Job, ...]] = {}  # run -> jobs it preempted (Start.resumes)
         watched = set(self.jobs) if watch is None else set(watch) & set(self.jobs)
         self._watched = watched
         self._outstanding = len(watched)
@@ -434,6 +435,14 @@ class Simulation:
         for obs in self.observers:
             obs.on_allocation(job, now)
         self._processes[job.id] = self.env.process(self._job_process(job))
+        if d.resumes:
+            for v in d.resumes:
+                if v.state is not JobState.PREEMPTED or v.host != host.name:
+                    raise PolicyError(
+                        f"job {job.id}: Start.resumes lists job {v.id}, which is not "
+                        f"preempted on {host.name}"
+                    )
+            self._lent[job.id] = tuple(d.resumes)
 
     @staticmethod
     def _check_cap(job: Job, procs: int, now: float, action: str) -> None:
@@ -541,6 +550,8 @@ class Simulation:
             raise PolicyError(f"job {job.id}: cannot kill a job that is {job.state.value}")
         job.reason = reason
         self._finish(job, JobState.KILLED, now)
+        if self._lent:
+            self._give_back(job, now)
 
     def _reject(self, job: Job, reason: str) -> None:
         job.reason = reason
@@ -579,6 +590,24 @@ class Simulation:
                 job.reason = "ran past its requested time (+ grace)"
                 self._finish(job, JobState.KILLED, now)
         # else: the segment ended early because the rate changed; the process loops
+        if self._lent and job.state is not JobState.RUNNING:
+            self._give_back(job, now)
+
+    def _give_back(self, run: Job, now: float) -> None:
+        """Resume the jobs ``run`` preempted (``Start.resumes``) now that it has ended."""
+        lent = self._lent.pop(run.id, None)
+        if lent is None:
+            return
+        what = "trial" if run.limit_action == "requeue" else "run"
+        for v in lent:
+            host = self.hosts[v.host or ""]
+            if v.state is not JobState.PREEMPTED or v.resume_procs > host.free_procs:
+                continue  # gone, or its processors are not free: the policy decides
+            d = Resume(v, note=f"the {what} that preempted it has ended (J{run.id}); "
+                               f"back on its {v.resume_procs} processors")  # fmt: skip
+            for obs in self.observers[1:]:
+                obs.on_decision(now, d)
+            self._resume(v, None, now)
 
     def _release(self, job: Job, now: float) -> None:
         host = self._host_of(job)

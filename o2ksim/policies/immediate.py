@@ -505,6 +505,7 @@ def trial_decisions(plan: TrialPlan, settings: TrialSettings, now: float) -> lis
             mem=plan.mem,
             time_limit=settings.quantum,
             on_limit="requeue",
+            resumes=plan.victims,
             note=f"immediate service: {settings.quantum:g} s trial with "
             f"{plan.mem / KB_PER_MB:g} MB, {why}",
         )
@@ -691,7 +692,8 @@ class ImmediateService:
         for d in inner_decisions:
             if isinstance(d, Start):
                 started.add(d.job.id)
-        for job_id in [i for i, j in awaiting.items() if i in started or j.state is not JobState.QUEUED]:
+        queued = JobState.QUEUED
+        for job_id in [i for i, j in awaiting.items() if i in started or j.state is not queued]:
             del awaiting[job_id]
         if not awaiting:
             return decisions
