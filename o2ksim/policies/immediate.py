@@ -697,7 +697,9 @@ class ImmediateService:
             del awaiting[job_id]
         if not awaiting:
             return decisions
-        free = {h.name: [h.free_procs - owed.get(h.name, 0), h.free_mem] for h in snap.hosts}
+        free = {h.spec.name: [h.free_procs, h.free_mem] for h in snap.hosts}
+        for host, procs in owed.items():
+            free[host][0] -= procs
         for d in inner_decisions:
             if isinstance(d, Start):
                 f = free[d.host]
@@ -721,10 +723,10 @@ class ImmediateService:
                 preempt=preemptive, victims=victims,
             )  # fmt: skip
             if plan is None:
-                room = max(
-                    f[0] + (victims.total(h) if preemptive else 0)
-                    for h, f in zip(snap.hosts, (free[h.name] for h in snap.hosts), strict=True)
-                )
+                if preemptive:
+                    room = max(free[h.spec.name][0] + victims.total(h) for h in snap.hosts)
+                else:
+                    room = max(f[0] for f in free.values())
                 continue
             del awaiting[job_id]
             f = free[plan.host]
