@@ -688,6 +688,11 @@ class ImmediateService:
                 awaiting[job.id] = job
         if not awaiting:
             return decisions
+        preemptive = self.settings.preemptive
+        if not preemptive:  # soon: a trial needs free processors, which this pass cannot add
+            most = max(h.free_procs for h in snap.hosts)
+            if all(j.spec.procs > most for j in awaiting.values()):
+                return decisions
         started: set[int] = set()
         for d in inner_decisions:
             if isinstance(d, Start):
@@ -709,7 +714,6 @@ class ImmediateService:
             decisions = list(decisions)
         protected = set(book.running)
         victims = VictimLists(now, self.settings.eligible_after, protected, self._eligibility)
-        preemptive = self.settings.preemptive
         # Most processors a trial could get on one host now (an upper bound), worked out
         # after a search fails so that later jobs too wide for it skip the search; not
         # before, as a search that succeeds usually stops at the first host it can fill
