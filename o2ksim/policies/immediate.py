@@ -37,10 +37,12 @@ The pieces, usable by any policy:
 * :func:`plan_trial` — where a job's trial runs and whom it preempts (the
   rules quoted above); :func:`trial_decisions` turns a plan into engine
   decisions (``Preempt`` the victims, ``Start`` the job with
-  ``time_limit=q, on_limit="requeue"`` and the initial memory);
-* :class:`TrialBook` — trials in progress, their victims (resumed when the
-  trial ends, on the processors they had), the processors those victims are
-  owed per host, and the counters;
+  ``time_limit=q, on_limit="requeue"``, the initial memory and
+  ``resumes`` = the victims, which the engine resumes on the processors they
+  had the moment the trial ends);
+* :class:`TrialBook` — trials in progress, their victims (any the engine
+  could not resume at the trial's end are resumed by the next pass), the
+  processors those victims are owed per host, and the counters;
 * :class:`EligibilityCache` — per host, what eligibility needs of each
   running job and the eligible jobs until the next time that could change,
   kept between passes so that a pass does not rescan every running job;
@@ -480,7 +482,8 @@ def plan_trial(
 
 
 def trial_decisions(plan: TrialPlan, settings: TrialSettings, now: float) -> list[Any]:
-    """``Preempt`` each victim, then ``Start`` the trial (time limit ``q``, requeue on failure)."""
+    """``Preempt`` each victim, then ``Start`` the trial (time limit ``q``, requeue on failure;
+    the engine resumes the victims when it ends)."""
     out: list[Any] = []
     job = plan.job
     for v in plan.victims:
@@ -556,9 +559,11 @@ class _Borrowed:
 class TrialBook:
     """Trials in progress and what they owe; the immediate-service counters.
 
-    ``start`` records a planned trial; ``ended`` returns the ``Resume``
-    decisions for the victims of trials that left (completed or requeued);
-    ``owed`` gives, per host, the processors preempted victims will take back.
+    ``start`` records a planned trial; ``ended`` notes the trials that left
+    (completed or requeued) and any of their victims still preempted (the
+    engine resumes them itself when their processors are free at the trial's
+    end, ``Start.resumes``); ``resume`` returns the ``Resume`` decisions for
+    those; ``borrowed`` gives, per host, the victims still owed processors.
     """
 
     running: dict[int, tuple[Job, tuple[Job, ...]]] = field(default_factory=dict)
@@ -646,10 +651,11 @@ class TrialBook:
 class ImmediateService:
     """The immediate-service option around a scheduling pass (see the module docstring).
 
-    ``schedule(snap, inner)`` resumes the victims of trials that ended, runs
-    ``inner`` (the backfill pass) on a snapshot in which those victims hold the
-    processors they are owed, then gives a trial to each new job the pass did
-    not start (and to earlier jobs still waiting for one).
+    ``schedule(snap, inner)`` resumes any victim of an ended trial the engine
+    could not resume itself, runs ``inner`` (the backfill pass) on a snapshot
+    in which the victims of running trials hold the processors they are owed
+    (the plain snapshot when there are none), then gives a trial to each new
+    job the pass did not start (and to earlier jobs still waiting for one).
     """
 
     def __init__(self, settings: TrialSettings) -> None:
