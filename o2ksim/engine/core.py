@@ -10,7 +10,9 @@ Shape (the design card):
   engine to the job (state, allocation, work done) and then reach the process
   as a plain :class:`simpy.Interrupt` meaning "your job changed": the process
   re-reads the job and waits for its new completion time, for a resume, or
-  ends;
+  ends.  A preemption alone needs no interrupt (it only delays the job's end,
+  and the resume interrupts the process anyway), which saves a SimPy event
+  per preemption;
 * one scheduler process (:meth:`Simulation._scheduler`) wakes on arrivals,
   departures, policy timers or a fixed interval, hands the policy a
   :class:`~o2ksim.engine.snapshot.Snapshot` and applies the decisions it returns;
@@ -232,6 +234,7 @@ class Simulation:
         self.queue: dict[int, Job] = {}  # QUEUED jobs in arrival order
         self.queue_index = QueueIndex(self._arrival_order)
         self._processes: dict[int, simpy.Process] = {}
+        self._lent: dict[int, tuple[Job, ...]] = {}  # run -> jobs it preempted (Start.resumes)
         watched = set(self.jobs) if watch is None else set(watch) & set(self.jobs)
         self._watched = watched
         self._outstanding = len(watched)
@@ -401,6 +404,8 @@ class Simulation:
                     yield env.timeout(max(0.0, until - env.now))
                 except simpy.Interrupt:
                     continue
+                if job.state is JobState.PREEMPTED:
+                    continue  # preempted (without an interrupt) before this segment's end came
                 self._segment_over(job)
             elif job.state is JobState.PREEMPTED:
                 try:
@@ -523,6 +528,14 @@ class Simulation:
         for hook in self._on_allocation:
             hook(job, now)
         self._processes[job_id] = self.env.process(self._job_process(job))
+        if d.resumes:
+            for v in d.resumes:
+                if v.state is not JobState.PREEMPTED or v.host != host.name:
+                    raise PolicyError(
+                        f"job {job_id}: Start.resumes lists job {v.id}, which is not "
+                        f"preempted on {host.name}"
+                    )
+            self._lent[job_id] = tuple(d.resumes)
 
     @staticmethod
     def _check_cap(job: Job, procs: int, now: float, action: str) -> None:
@@ -561,7 +574,9 @@ class Simulation:
         host.preempted[job.id] = job
         for hook in self._on_allocation:
             hook(job, now)
-        self._processes[job.id].interrupt()
+        # No interrupt: the job's process keeps waiting for the end of the segment it was in
+        # (its pending timeout, never earlier than the job's new end) and the resume
+        # interrupts it; should that timeout come first, the process sees PREEMPTED and parks.
 
     def _resume(self, job: Job, procs: int | None, now: float) -> None:
         if job.state is not JobState.PREEMPTED:
@@ -628,6 +643,8 @@ class Simulation:
             raise PolicyError(f"job {job.id}: cannot kill a job that is {job.state.value}")
         job.reason = reason
         self._finish(job, JobState.KILLED, now)
+        if self._lent:
+            self._give_back(job, now)
 
     def _reject(self, job: Job, reason: str) -> None:
         job.reason = reason
@@ -666,6 +683,24 @@ class Simulation:
                 job.reason = "ran past its requested time (+ grace)"
                 self._finish(job, JobState.KILLED, now)
         # else: the segment ended early because the rate changed; the process loops
+        if self._lent and job.state is not JobState.RUNNING:
+            self._give_back(job, now)
+
+    def _give_back(self, run: Job, now: float) -> None:
+        """Resume the jobs ``run`` preempted (``Start.resumes``) now that it has ended."""
+        lent = self._lent.pop(run.id, None)
+        if lent is None:
+            return
+        what = "trial" if run.limit_action == "requeue" else "run"
+        for v in lent:
+            host = self.hosts[v.host or ""]
+            if v.state is not JobState.PREEMPTED or v.resume_procs > host.free_procs:
+                continue  # gone, or its processors are not free: the policy decides
+            d = Resume(v, note=f"the {what} that preempted it has ended (J{run.id}); "
+                               f"back on its {v.resume_procs} processors")  # fmt: skip
+            for obs in self.observers[1:]:
+                obs.on_decision(now, d)
+            self._resume(v, None, now)
 
     def _release(self, job: Job, now: float) -> None:
         host = self._host_of(job)

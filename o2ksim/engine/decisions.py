@@ -27,6 +27,11 @@ class Start:
     run time from now) bounds this run; when it is reached the job is killed
     (``on_limit="kill"``) or returned to the queue with its work reset
     (``on_limit="requeue"``, the trial run of immediate service, T§3.2.2).
+    ``resumes``: jobs on ``host`` preempted (earlier in the same pass) to make
+    room for this run; the moment it ends, however it ends, the engine resumes
+    each one still preempted on the processors it had, in this order, as if the
+    policy had returned ``Resume`` for it then (a trial's end and its victims'
+    resumption are one step, and no pass sees the victims' processors idle).
     """
 
     job: Job
@@ -36,6 +41,7 @@ class Start:
     time_limit: float | None = None
     on_limit: str = "kill"
     note: str = ""
+    resumes: tuple[Job, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,10 +37,12 @@ The pieces, usable by any policy:
 * :func:`plan_trial` — where a job's trial runs and whom it preempts (the
   rules quoted above); :func:`trial_decisions` turns a plan into engine
   decisions (``Preempt`` the victims, ``Start`` the job with
-  ``time_limit=q, on_limit="requeue"`` and the initial memory);
-* :class:`TrialBook` — trials in progress, their victims (resumed when the
-  trial ends, on the processors they had), the processors those victims are
-  owed per host, and the counters;
+  ``time_limit=q, on_limit="requeue"``, the initial memory and
+  ``resumes`` = the victims, which the engine resumes on the processors they
+  had the moment the trial ends);
+* :class:`TrialBook` — trials in progress, their victims (any the engine
+  could not resume at the trial's end are resumed by the next pass), the
+  processors those victims are owed per host, and the counters;
 * :class:`EligibilityCache` — per host, what eligibility needs of each
   running job and the eligible jobs until the next time that could change,
   kept between passes so that a pass does not rescan every running job;
@@ -480,7 +482,8 @@ def plan_trial(
 
 
 def trial_decisions(plan: TrialPlan, settings: TrialSettings, now: float) -> list[Any]:
-    """``Preempt`` each victim, then ``Start`` the trial (time limit ``q``, requeue on failure)."""
+    """``Preempt`` each victim, then ``Start`` the trial (time limit ``q``, requeue on failure;
+    the engine resumes the victims when it ends)."""
     out: list[Any] = []
     job = plan.job
     for v in plan.victims:
@@ -505,6 +508,7 @@ def trial_decisions(plan: TrialPlan, settings: TrialSettings, now: float) -> lis
             mem=plan.mem,
             time_limit=settings.quantum,
             on_limit="requeue",
+            resumes=plan.victims,
             note=f"immediate service: {settings.quantum:g} s trial with "
             f"{plan.mem / KB_PER_MB:g} MB, {why}",
         )
@@ -555,9 +559,11 @@ class _Borrowed:
 class TrialBook:
     """Trials in progress and what they owe; the immediate-service counters.
 
-    ``start`` records a planned trial; ``ended`` returns the ``Resume``
-    decisions for the victims of trials that left (completed or requeued);
-    ``owed`` gives, per host, the processors preempted victims will take back.
+    ``start`` records a planned trial; ``ended`` notes the trials that left
+    (completed or requeued) and any of their victims still preempted (the
+    engine resumes them itself when their processors are free at the trial's
+    end, ``Start.resumes``); ``resume`` returns the ``Resume`` decisions for
+    those; ``borrowed`` gives, per host, the victims still owed processors.
     """
 
     running: dict[int, tuple[Job, tuple[Job, ...]]] = field(default_factory=dict)
@@ -645,10 +651,11 @@ class TrialBook:
 class ImmediateService:
     """The immediate-service option around a scheduling pass (see the module docstring).
 
-    ``schedule(snap, inner)`` resumes the victims of trials that ended, runs
-    ``inner`` (the backfill pass) on a snapshot in which those victims hold the
-    processors they are owed, then gives a trial to each new job the pass did
-    not start (and to earlier jobs still waiting for one).
+    ``schedule(snap, inner)`` resumes any victim of an ended trial the engine
+    could not resume itself, runs ``inner`` (the backfill pass) on a snapshot
+    in which the victims of running trials hold the processors they are owed
+    (the plain snapshot when there are none), then gives a trial to each new
+    job the pass did not start (and to earlier jobs still waiting for one).
     """
 
     def __init__(self, settings: TrialSettings) -> None:
@@ -663,62 +670,84 @@ class ImmediateService:
     def schedule(self, snap: Snapshot, inner: Callable[[Snapshot], Sequence[Any]]) -> list[Any]:
         now = snap.now
         book = self.book
-        free = {h.name: [h.free_procs, h.free_mem] for h in snap.hosts}
-        decisions: list[Any] = []
+        awaiting = self._awaiting
+        owed: dict[str, int] = {}  # processors the preempted victims will take back, per host
         view = snap
         if book.running or book.to_resume:
             book.ended(snap.departed)
-            decisions, resumed = book.resume({k: list(v) for k, v in free.items()})
+            decisions: list[Any] = []
+            resumed: list[Job] = []
+            if book.to_resume:
+                decisions, resumed = book.resume(
+                    {h.name: [h.free_procs, h.free_mem] for h in snap.hosts}
+                )
             borrowed = book.borrowed(now, resumed)
             if borrowed:
                 view = _view(snap, borrowed)
-                for host, items in borrowed.items():
-                    free[host][0] -= sum(b.alloc_procs for b in items)
-        inner_decisions = list(inner(view))
-        decisions.extend(inner_decisions)
+                owed = {host: sum(b.alloc_procs for b in items) for host, items in borrowed.items()}
+            inner_decisions = inner(view)
+            decisions.extend(inner_decisions)
+        else:  # no trial running, nobody owed: the pass is the plain backfill pass
+            inner_decisions = decisions = list(inner(view))
         for job in snap.arrived:
             if job.state is JobState.QUEUED:
-                self._awaiting[job.id] = job
-        if not self._awaiting:
+                awaiting[job.id] = job
+        if not awaiting:
             return decisions
-        started = set()
+        preemptive = self.settings.preemptive
+        if not preemptive:  # soon: a trial needs free processors, which this pass cannot add
+            most = max(h.free_procs for h in snap.hosts)
+            if all(j.spec.procs > most for j in awaiting.values()):
+                return decisions
+        started: set[int] = set()
         for d in inner_decisions:
             if isinstance(d, Start):
                 started.add(d.job.id)
+        queued = JobState.QUEUED
+        for job_id in [i for i, j in awaiting.items() if i in started or j.state is not queued]:
+            del awaiting[job_id]
+        if not awaiting:
+            return decisions
+        free = {h.spec.name: [h.free_procs, h.free_mem] for h in snap.hosts}
+        for host, procs in owed.items():
+            free[host][0] -= procs
+        for d in inner_decisions:
+            if isinstance(d, Start):
                 f = free[d.host]
                 f[0] -= d.job.spec.procs if d.procs is None else d.procs
                 f[1] -= d.job.spec.mem if d.mem is None else d.mem
+        if decisions is inner_decisions:
+            decisions = list(decisions)
         protected = set(book.running)
         victims = VictimLists(now, self.settings.eligible_after, protected, self._eligibility)
-        preemptive = self.settings.preemptive
-        room = -1.0  # most processors a trial could get on one host now (an upper bound)
-        for job_id, job in list(self._awaiting.items()):
-            if job_id in started or job.state is not JobState.QUEUED:
-                del self._awaiting[job_id]
-                continue
-            if room < 0:
-                room = max(
-                    f[0] + (victims.total(h) if preemptive else 0)
-                    for h, f in zip(snap.hosts, (free[h.name] for h in snap.hosts), strict=True)
-                )
+        # Most processors a trial could get on one host now (an upper bound), worked out
+        # after a search fails so that later jobs too wide for it skip the search; not
+        # before, as a search that succeeds usually stops at the first host it can fill
+        # exactly and needs no other host's eligible jobs.
+        room = math.inf
+        for job_id, job in list(awaiting.items()):
             if job.spec.procs > room:
                 continue  # no host can give it a trial now: skip the search
             plan = plan_trial(
                 job, snap.hosts, free, now, self.settings,
-                preempt=self.settings.preemptive, victims=victims,
+                preempt=preemptive, victims=victims,
             )  # fmt: skip
             if plan is None:
+                if preemptive:
+                    room = max(free[h.spec.name][0] + victims.total(h) for h in snap.hosts)
+                else:
+                    room = max(f[0] for f in free.values())
                 continue
-            del self._awaiting[job_id]
+            del awaiting[job_id]
             f = free[plan.host]
             f[0] += sum(v.alloc_procs for v in plan.victims) - job.spec.procs
             f[1] -= plan.mem
             book.start(plan)
             protected.add(job_id)
             victims.remove(plan.victims)  # still "running" in this snapshot
-            room = -1.0
+            room = math.inf
             decisions.extend(trial_decisions(plan, self.settings, now))
-        if self._awaiting and self.settings.preemptive:
+        if awaiting and self.settings.preemptive:
             fresh = [d.job for d in inner_decisions if isinstance(d, Start)]
             decisions.extend(self._next_eligibility(snap, protected, fresh))
         return decisions
