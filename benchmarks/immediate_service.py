@@ -12,10 +12,12 @@ runs the three policies on ``hosts/o2k.toml`` over the same jobs.
 
 Prints, per seed and policy: mean / 95th-percentile / max wait (h), mean
 slowdown, the same for jobs under one minute and over one minute, the
-immediate-service counters (trials, finished in the trial, preempting trials,
-preemptions), and the run time of the simulation.  Speed is reported as the
-ratio of each policy's wall time to LXF&W-backfill's in the same run (the
-machine is shared; absolute seconds are inflated by the load).
+immediate-service counters (trials and their share of the arrivals, finished
+in the trial and their share of the trials, preempting trials, preemptions;
+the JSON also has the trials on free processors), and the run time of the
+simulation.  Speed is reported as the ratio of each policy's wall time to
+LXF&W-backfill's in the same run (the machine is shared; absolute seconds are
+inflated by the load).
 
 ``--out`` writes every number as JSON (the docs tables are made from it).
 ``--timing N`` instead measures the CPU time of one simulation per policy
@@ -73,6 +75,9 @@ def run_seed(seed: int) -> dict[str, dict]:
         jobs = r.jobs
         short = jobs["run_time"] <= 60
         groups = by_runtime_group(jobs)
+        trials = s.get("immediate_service_jobs", 0)
+        completed = s.get("immediate_service_completed", 0)
+        preempting = s.get("immediate_service_preempting", 0)
         out[policy] = {
             "arrivals": s["jobs"],
             "mean_wait_h": s["mean_wait"] / 3600,
@@ -82,10 +87,13 @@ def run_seed(seed: int) -> dict[str, dict]:
             "utilisation": s.get("utilisation"),
             "under_1min": _part(jobs, short),
             "over_1min": _part(jobs, ~short),
-            "trials": s.get("immediate_service_jobs", 0),
-            "trials_completed": s.get("immediate_service_completed", 0),
-            "trials_preempting": s.get("immediate_service_preempting", 0),
+            "trials": trials,
+            "trials_completed": completed,
+            "trials_preempting": preempting,
             "preemptions": s.get("preemptions", 0),
+            "trials_share": trials / s["jobs"],
+            "trials_completed_share": completed / max(trials, 1),
+            "trials_on_free": trials - preempting,
             "cooldown_days": s["cooldown_seconds"] / DAY,
             "cooldown_short": s["cooldown_short"],
             "sim_seconds": s["sim_seconds"],
@@ -97,7 +105,8 @@ def run_seed(seed: int) -> dict[str, dict]:
             f"seed {seed} {policy:<24} wait h mean {o['mean_wait_h']:6.2f} 95th {o['p95_wait_h']:6.2f} "
             f"max {o['max_wait_h']:6.1f}  slowdown {o['mean_slowdown']:7.2f}  "
             f"<1min sd {o['under_1min']['mean_slowdown']:7.2f}  >1min sd {o['over_1min']['mean_slowdown']:6.2f} "
-            f"trials {o['trials']} done {o['trials_completed']} preempting {o['trials_preempting']} "
+            f"trials {o['trials']} ({100 * o['trials_share']:.1f} %) done {o['trials_completed']} "
+            f"({100 * o['trials_completed_share']:.1f} %) preempting {o['trials_preempting']} "
             f"preemptions {o['preemptions']}  sim {o['sim_seconds']:.1f} s",
             flush=True,
         )
