@@ -91,8 +91,8 @@ def wait_scale(ax: Axes, hours: Sequence[float] | np.ndarray) -> None:
 
 
 def wrap_label(text: str, width: int = 16) -> str:
-    """A tick label broken into lines of at most ``width`` characters."""
-    return "\n".join(textwrap.wrap(str(text), width, break_on_hyphens=False)) or str(text)
+    """A tick label broken at spaces into lines of about ``width`` characters (never inside a word)."""
+    return "\n".join(textwrap.wrap(str(text), width, break_on_hyphens=False, break_long_words=False)) or str(text)
 
 
 def policy_styles(policies: Sequence[str]) -> tuple[dict[str, tuple], dict[str, str]]:

@@ -67,6 +67,15 @@ def immediate_table(results: object) -> pd.DataFrame:
     return table.groupby("policy", sort=False).mean(numeric_only=True).reset_index()
 
 
+def _cell(v: float) -> str:
+    """A table value: counts in full with thousands separators (1,701, not 1.7e+03), measures to 3 digits."""
+    if pd.isna(v):
+        return "–"
+    if float(v).is_integer() or abs(v) >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:.3g}"
+
+
 def section(results: object) -> str:
     """The HTML of the section ("" when no run used immediate service)."""
     table = immediate_table(results)
@@ -78,7 +87,7 @@ def section(results: object) -> str:
         cells = [f"<td>{html.escape(str(r['policy']))}</td>"]
         for c in table.columns[1:]:
             v = r[c]
-            cells.append(f"<td>{'–' if pd.isna(v) else f'{v:.3g}'}</td>")
+            cells.append(f"<td>{_cell(v)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     return (
         "<h2 id='immediate'>Immediate service (thesis §5.5, Figs. 66-67)</h2>"
