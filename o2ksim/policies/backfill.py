@@ -65,7 +65,7 @@ from __future__ import annotations
 import bisect
 import math
 import types
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -85,6 +85,7 @@ from o2ksim.policies.priority import (
     check_priority,
     make_priority,
 )
+from o2ksim.policies.shadow import Shadow
 
 
 class Profile:
@@ -678,6 +679,7 @@ class Backfill(Policy):
             left_at = left_at[int(fit[0]) :]
             p.build_profiles()
             p.place(pending)
+        p.keep_only_reserved()
         while len(left_at) and p.max_free > 0:
             left_at = left_at[
                 _fits(p, procs[left_at], mem[left_at], req[left_at], with_profiles=True)
@@ -720,7 +722,10 @@ class _Pass:
         # jobs started before the profiles exist: (host, predicted end, procs, mem)
         self.started: list[tuple[str, float, int, float]] = []
         self.profiles: dict[str, Profile] | None = None
+        # once every reservation is placed: what a backfilled job must not delay (keep_only_reserved)
+        self.shadows: dict[str, Profile | Shadow] | None = None
         self.reserved_hosts: set[str] = set()
+        self.reserved_at: list[tuple[str, float]] = []  # every reservation placed: (host, start)
         self.n_res = 0
         self.placed: dict[Job, tuple[str, float]] = {}  # reservations to hold (stateful)
         self.wake: list[tuple[str, float]] = []  # kept (non-slid) reservation times
@@ -753,7 +758,8 @@ class _Pass:
         spec = job.spec
         if spec.procs > self.max_free:
             return False
-        host = _backfill_host(job, self.hosts, self.free, self.profiles, self.reserved_hosts, self.now)
+        guards = self.guards()
+        host = _backfill_host(job, self.hosts, self.free, guards, self.reserved_hosts, self.now)
         if host is None:
             return False
         self.max_free = max(f.procs for f in self.free.values())
@@ -763,8 +769,17 @@ class _Pass:
             else "backfilled: delays no reservation"
         )
         self.decisions.append(Start(job, host, note=note))
-        self.profiles[host].take(self.now, spec.procs, spec.mem, spec.req_time)
+        guard = guards.get(host)
+        if guard is not None:  # None: an unreserved host once every reservation is placed
+            guard.take(self.now, spec.procs, spec.mem, spec.req_time)
         return True
+
+    def guards(self) -> Mapping[str, Profile | Shadow]:
+        """The profiles (or shadows) a backfilled job is checked against and booked in."""
+        if self.shadows is not None:
+            return self.shadows
+        assert self.profiles is not None
+        return self.profiles
 
     def reserve(self, job: Job) -> None:
         """Step 2: reserve the earliest start of ``job`` (kept if non-sliding)."""
@@ -773,9 +788,7 @@ class _Pass:
         old = policy._held.get(job) if not policy.sliding else None
         at, where, kept = _reserve(job, self.hosts, self.free, self.profiles, self.now, old)
         if where is not None:
-            spec = job.spec
-            self.profiles[where].reserve(at, spec.procs, spec.mem, spec.req_time)
-            self.reserved_hosts.add(where)
+            self._reserve_on(where, at, job)
             if policy._stateful:
                 self.placed[job] = (where, at)
             if kept and self.snap.interval is None:
@@ -793,9 +806,28 @@ class _Pass:
         for job in pending:
             at, where, _kept = _reserve(job, self.hosts, self.free, self.profiles, self.now)
             if where is not None:
-                spec = job.spec
-                self.profiles[where].reserve(at, spec.procs, spec.mem, spec.req_time)
-                self.reserved_hosts.add(where)
+                self._reserve_on(where, at, job)
+
+    def _reserve_on(self, host: str, at: float, job: Job) -> None:
+        assert self.profiles is not None
+        spec = job.spec
+        assert self.shadows is None, "no reservation once the shadows are taken"
+        self.profiles[host].reserve(at, spec.procs, spec.mem, spec.req_time)
+        self.reserved_hosts.add(host)
+        self.reserved_at.append((host, at))
+
+    def keep_only_reserved(self) -> None:
+        """Every reservation is placed: from now on the pass only backfills, so keep the
+        profiles of the reserved hosts alone, each reduced to its :class:`Shadow`
+        (EASY's shadow time and extra resources) when it holds one reservation."""
+        assert self.profiles is not None
+        hosts = [host for host, _at in self.reserved_at]
+        kept: dict[str, Profile | Shadow] = {}
+        for host, at in self.reserved_at:
+            profile = self.profiles[host]
+            shadow = Shadow.of(profile, at) if hosts.count(host) == 1 else None
+            kept[host] = profile if shadow is None else shadow
+        self.shadows = kept
 
 
 INDEXED_SCAN_MIN = 64  # below this many jobs left, numpy's per-call cost outweighs the scan
@@ -805,6 +837,8 @@ ARRAY_PROFILE_MIN = 64  # running jobs on a host from which its profile is built
 def _scan(p: _Pass, jobs: Iterable[Job], pending: list[Job]) -> None:
     """Backfill from ``jobs`` once every reservation is held, job by job (the reference's
     step 3 with lazily placed reservations)."""
+    if p.profiles is not None:
+        p.keep_only_reserved()
     for job in jobs:
         if p.max_free <= 0:
             return
@@ -813,6 +847,7 @@ def _scan(p: _Pass, jobs: Iterable[Job], pending: list[Job]) -> None:
                 continue
             p.build_profiles()
             p.place(pending)
+            p.keep_only_reserved()
         p.backfill(job)
 
 
@@ -838,17 +873,20 @@ def _fits(
 
     A job fits a reserved host's profile over ``[now, now + req)`` iff every
     step starting before ``now + req`` has its processors and memory, i.e. iff
-    the running minimum of the steps up to the last such step does.
+    the running minimum of the steps up to the last such step does; a host
+    reduced to its :class:`Shadow` answers with EASY's test directly.
     """
     ok = np.zeros(len(procs), dtype=bool)
+    guards = p.guards() if with_profiles else {}
     for h in p.hosts:
         f = p.free[h.name]
         if f.procs <= 0:
             continue
         here = (procs <= f.procs) & (mem <= f.mem)
-        if with_profiles and h.name in p.reserved_hosts:
-            assert p.profiles is not None
-            prof = p.profiles[h.name]
+        prof = guards.get(h.name) if h.name in p.reserved_hosts else None
+        if isinstance(prof, Shadow):
+            here &= prof.admits(procs, mem, req)
+        elif prof is not None:
             fit = np.flatnonzero(here)  # only these need the profile
             last = np.asarray(prof.times).searchsorted(p.now + req[fit], side="left") - 1
             np.maximum(last, 0, out=last)
@@ -863,7 +901,7 @@ def _backfill_host(
     job: Job,
     hosts: tuple[HostView, ...],
     free: dict[str, Free],
-    profiles: dict[str, Profile],
+    profiles: Mapping[str, Profile | Shadow],
     reserved_hosts: set[str],
     now: float,
 ) -> str | None:
