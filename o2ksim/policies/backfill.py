@@ -173,6 +173,7 @@ class Profile:
         profile = ArrayProfile.__new__(ArrayProfile)
         profile.times, profile.procs, profile.mem = times, procs, mem  # type: ignore[assignment]
         profile.releases = releases  # type: ignore[assignment]
+        profile.rising = True
         return profile
 
     def seen_at(self, now: float) -> Profile:
@@ -317,18 +318,22 @@ class ArrayProfile(Profile):
     Built by :meth:`Profile.from_release_index` for the fast path; every
     method gives exactly what :class:`Profile`'s does (the property test
     compares the two passes, which use one each).
+
+    ``rising``: nothing has been taken from it yet, so its steps never
+    decrease (running jobs only give resources back); :meth:`earliest` is then
+    a binary search.
     """
 
-    __slots__ = ()
+    __slots__ = ("rising",)
 
     def _split(self, t: float) -> int:
         times = self.times
         i = int(times.searchsorted(t, side="right")) - 1  # type: ignore[attr-defined]
         if i >= 0 and times[i] == t:
             return i
-        self.times = np.insert(times, i + 1, t)  # type: ignore[assignment]
-        self.procs = np.insert(self.procs, i + 1, self.procs[i])  # type: ignore[assignment]
-        self.mem = np.insert(self.mem, i + 1, self.mem[i])  # type: ignore[assignment]
+        self.times = _inserted(times, i + 1, t)  # type: ignore[arg-type, assignment]
+        self.procs = _inserted(self.procs, i + 1, self.procs[i])  # type: ignore[arg-type, assignment]
+        self.mem = _inserted(self.mem, i + 1, self.mem[i])  # type: ignore[arg-type, assignment]
         return i + 1
 
     def fits(self, start: float, procs: int, mem: float, duration: float) -> bool:
@@ -348,6 +353,13 @@ class ArrayProfile(Profile):
             i0, floor = 0, times[0]
         else:
             i0, floor = int(np.searchsorted(times, not_before, side="right")) - 1, not_before
+        if self.rising:  # the first step with enough of both keeps enough for ever
+            first = max(
+                int(np.searchsorted(self.procs, procs, side="left")),
+                int(np.searchsorted(self.mem, mem, side="left")),
+                i0,
+            )
+            return math.inf if first >= n else max(float(times[first]), float(floor))
         bad = (np.asarray(self.procs) < procs) | (np.asarray(self.mem) < mem)
         bad_at = np.flatnonzero(bad)
         steps = np.arange(i0, n)
@@ -367,6 +379,7 @@ class ArrayProfile(Profile):
     def take(self, start: float, procs: int, mem: float, duration: float) -> None:
         if duration <= 0:
             return
+        self.rising = False
         i = self._split(start)
         end = start + duration
         j = self._split(end) if math.isfinite(end) else len(self.times)
@@ -399,6 +412,15 @@ class _SortedReleases:
         if lo == hi:
             return default
         return list(zip(self.p[lo:hi].tolist(), self.m[lo:hi].tolist(), strict=True))
+
+
+def _inserted(values: np.ndarray, i: int, value: float) -> np.ndarray:
+    """``values`` with ``value`` inserted before position ``i`` (``np.insert``, minus its overhead)."""
+    out = np.empty(len(values) + 1, dtype=values.dtype)
+    out[:i] = values[:i]
+    out[i] = value
+    out[i + 1 :] = values[i:]
+    return out
 
 
 def _insert_sorted(
