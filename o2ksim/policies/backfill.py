@@ -154,11 +154,7 @@ class Profile:
         Gives exactly ``Profile(now, free_procs - added procs, free_mem - added memory,
         releases + added)``; ``index`` must have no irregular jobs.
         """
-        t, p, m = index.arrays()
-        if added:
-            t, p, m = _insert_sorted(t, p, m, sorted((max(a, now), b, c) for a, b, c in added))
-            free_procs -= sum(b for _a, b, _c in added)
-            free_mem -= sum(c for _a, _b, c in added)
+        t, p, m, free_procs, free_mem = _with_added(now, free_procs, free_mem, index, added)
         k0 = int(t.searchsorted(now, side="right"))  # releases due by now count now
         cp = np.cumsum(p) + free_procs
         cm = np.cumsum(m) + free_mem
@@ -412,6 +408,19 @@ class _SortedReleases:
         if lo == hi:
             return default
         return list(zip(self.p[lo:hi].tolist(), self.m[lo:hi].tolist(), strict=True))
+
+
+def _with_added(
+    now: float, free_procs: int, free_mem: float, index: ReleaseIndex, added: list[tuple[float, int, float]]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, float]:
+    """A host's sorted releases and free resources with the jobs ``added`` in this pass
+    counted as running."""
+    t, p, m = index.arrays()
+    if added:
+        t, p, m = _insert_sorted(t, p, m, sorted((max(a, now), b, c) for a, b, c in added))
+        free_procs -= sum(b for _a, b, _c in added)
+        free_mem -= sum(c for _a, _b, c in added)
+    return t, p, m, free_procs, free_mem
 
 
 def _inserted(values: np.ndarray, i: int, value: float) -> np.ndarray:
@@ -699,9 +708,9 @@ class Backfill(Policy):
             if not len(fit):
                 return
             left_at = left_at[int(fit[0]) :]
-            p.build_profiles()
-            p.place(pending)
-        p.keep_only_reserved()
+            p.place_pending(pending)
+        else:
+            p.keep_only_reserved()
         while len(left_at) and p.max_free > 0:
             left_at = left_at[
                 _fits(p, procs[left_at], mem[left_at], req[left_at], with_profiles=True)
@@ -776,7 +785,6 @@ class _Pass:
 
     def backfill(self, job: Job) -> bool:
         """Step 3: start ``job`` now if it fits and delays no reservation."""
-        assert self.profiles is not None
         spec = job.spec
         if spec.procs > self.max_free:
             return False
@@ -830,6 +838,47 @@ class _Pass:
             if where is not None:
                 self._reserve_on(where, at, job)
 
+    def place_pending(self, pending: list[Job]) -> None:
+        """Place the deferred reservations, then keep only what backfilling needs.
+
+        One reservation on hosts whose profiles would come from the engine's
+        release arrays needs no profile at all: each host's earliest start and
+        shadow come straight from the arrays (:meth:`Shadow.reserve`), the
+        host is chosen as :func:`_reserve` does.
+        """
+        if len(pending) == 1 and self._place_as_shadow(pending[0]):
+            return
+        self.build_profiles()
+        self.place(pending)
+        self.keep_only_reserved()
+
+    def _place_as_shadow(self, job: Job) -> bool:
+        spec = job.spec
+        hosts = [h for h in self.hosts if h.spec.procs >= spec.procs and h.spec.memory >= spec.mem]
+        if not all(_indexed(h) for h in hosts):
+            return False
+        added = _added_by_host(self.started, self.now)
+        best_at, best_free = math.inf, math.inf
+        best: tuple[str, Shadow] | None = None
+        for h in hosts:
+            assert h.releases is not None
+            t, p, m, free_procs, free_mem = _with_added(
+                self.now, h.free_procs, h.free_mem, h.releases, added.get(h.name, [])
+            )
+            at, shadow = Shadow.reserve(
+                self.now, (free_procs, free_mem), (t, p, m), (spec.procs, spec.mem, spec.req_time)
+            )
+            f = self.free[h.name].procs
+            if shadow is not None and (at < best_at or (at == best_at and f < best_free)):
+                best_at, best_free, best = at, f, (h.name, shadow)
+        self.shadows = {}
+        if best is not None:
+            host, shadow = best
+            self.shadows[host] = shadow
+            self.reserved_hosts.add(host)
+            self.reserved_at.append((host, best_at))
+        return True
+
     def _reserve_on(self, host: str, at: float, job: Job) -> None:
         assert self.profiles is not None
         spec = job.spec
@@ -864,12 +913,10 @@ def _scan(p: _Pass, jobs: Iterable[Job], pending: list[Job]) -> None:
     for job in jobs:
         if p.max_free <= 0:
             return
-        if p.profiles is None:
+        if p.shadows is None:
             if not p.fits_now_somewhere(job):
                 continue
-            p.build_profiles()
-            p.place(pending)
-            p.keep_only_reserved()
+            p.place_pending(pending)
         p.backfill(job)
 
 
@@ -977,20 +1024,12 @@ def _profiles(
     unchanged.
     """
     now = snap.now
-    extra: dict[str, list[tuple[float, int, float]]] = {}
-    for host, end, p, m in started:
-        extra.setdefault(host, []).append((max(end, now), p, m))
+    extra = _added_by_host(started, now)
     profiles = {}
     for h in snap.hosts:
         added = extra.get(h.name)
         index = h.releases
-        if (
-            use_index
-            and index is not None
-            and len(index) >= ARRAY_PROFILE_MIN
-            and not index.irregular
-            and len(index) == len(h.running)
-        ):
+        if use_index and index is not None and _indexed(h):
             profiles[h.name] = Profile.from_release_index(
                 now, h.free_procs, h.free_mem, index, added or []
             )
@@ -1005,6 +1044,27 @@ def _profiles(
         else:
             profiles[h.name] = _build_profile(h, now, added or ())
     return profiles
+
+
+def _added_by_host(
+    started: list[tuple[str, float, int, float]], now: float
+) -> dict[str, list[tuple[float, int, float]]]:
+    """Jobs started earlier in the pass as releases ``(end, procs, mem)``, by host."""
+    added: dict[str, list[tuple[float, int, float]]] = {}
+    for host, end, p, m in started:
+        added.setdefault(host, []).append((max(end, now), p, m))
+    return added
+
+
+def _indexed(h: HostView) -> bool:
+    """Whether the host's profile is built from the engine's release arrays (numpy)."""
+    index = h.releases
+    return (
+        index is not None
+        and len(index) >= ARRAY_PROFILE_MIN
+        and not index.irregular
+        and len(index) == len(h.running)
+    )
 
 
 def release_time(job: Job, now: float) -> float:

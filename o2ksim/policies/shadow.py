@@ -26,6 +26,7 @@ so the backfill pass then keeps the full profile.
 from __future__ import annotations
 
 import bisect
+import math
 from typing import Any
 
 import numpy as np
@@ -63,6 +64,59 @@ class Shadow:
         if not _lowest_first(procs, mem, k, len(times)):
             return None
         return cls(times[0], procs[0], mem[0], at, procs[k], mem[k])
+
+    @classmethod
+    def reserve(
+        cls,
+        now: float,
+        free: tuple[float, float],
+        releases: tuple[np.ndarray, np.ndarray, np.ndarray],
+        request: tuple[float, float, float],
+    ) -> tuple[float, Shadow | None]:
+        """Where one reservation goes on an untouched host, and the shadow it leaves.
+
+        ``free``: processors and memory free now; ``releases``: times,
+        processors and memory of the expected releases, sorted by time, then
+        processors, then memory (releases due by now count now); ``request``:
+        the reserved job's processors, memory and requested runtime.  Gives
+        what building the host's profile, taking its earliest start and
+        reserving it there would (``Profile.from_release_index``,
+        ``earliest``, ``reserve``, then :meth:`of`), without building it:
+        resources only come back, so the start is the first release after
+        which both suffice, and the extra is what is left there once the
+        releases the job needs at that instant (smallest first) are counted.
+        ``(inf, None)`` when the host never has enough.
+        """
+        t, p, m = releases
+        procs, mem, duration = request
+        cum_procs = np.cumsum(p) + free[0]
+        cum_mem = np.cumsum(m) + free[1]
+        due = int(t.searchsorted(now, side="right"))  # releases at or before now
+        if free[0] >= procs and free[1] >= mem:
+            enough = -1  # no release needed
+        else:
+            enough = max(int(cum_procs.searchsorted(procs)), int(cum_mem.searchsorted(mem)))
+            if enough >= len(t):
+                return math.inf, None
+        now_procs = float(cum_procs[due - 1]) if due else float(free[0])
+        now_mem = float(cum_mem[due - 1]) if due else float(free[1])
+        if enough >= due:  # at the release time t[enough]: its same-time releases, smallest
+            at = float(t[enough])  # first, are already in sorted order up to ``enough``
+            have_procs, have_mem = float(cum_procs[enough]), float(cum_mem[enough])
+        else:  # now: the releases due by now, smallest first, until both suffice
+            at = now
+            have_procs, have_mem = float(free[0]), float(free[1])
+            for rp, rm in sorted(zip(p[:due].tolist(), m[:due].tolist(), strict=True)):
+                if have_procs >= procs and have_mem >= mem:
+                    break
+                have_procs += rp
+                have_mem += rm
+        if duration > 0 and at + duration > at:  # the job's own hold (Profile.take skips none)
+            have_procs -= procs
+            have_mem -= mem
+        if at == now:
+            now_procs, now_mem = have_procs, have_mem
+        return at, cls(now, now_procs, now_mem, at, have_procs, have_mem)
 
     def fits(self, start: float, procs: float, mem: float, duration: float) -> bool:
         """Whether a job starting now (``start``) delays no reservation (``Profile.fits``)."""
