@@ -702,14 +702,13 @@ class Backfill(Policy):
         procs, mem, req = index.procs[rows], index.mem[rows], index.req_time[rows]
         # Resources only shrink during a pass, so a job that fails the test now fails
         # at its turn too: each step tests only the jobs that passed the last one.
-        left_at = np.arange(len(rows))
         if p.profiles is None:
-            fit = left_at[_fits(p, procs, mem, req, with_profiles=False)]
-            if not len(fit):
+            left_at = np.flatnonzero(_fits(p, procs, mem, req, with_profiles=False))
+            if not len(left_at):
                 return
-            left_at = left_at[int(fit[0]) :]
             p.place_pending(pending)
         else:
+            left_at = np.arange(len(rows))
             p.keep_only_reserved()
         while len(left_at) and p.max_free > 0:
             left_at = left_at[
