@@ -840,30 +840,27 @@ class _Pass:
     def place_pending(self, pending: list[Job]) -> None:
         """Place the deferred reservations, then keep only what backfilling needs.
 
-        One reservation on hosts whose profiles would come from the engine's
-        release arrays needs no profile at all: each host's earliest start and
-        shadow come straight from the arrays (:meth:`Shadow.reserve`), the
-        host is chosen as :func:`_reserve` does.
+        One reservation needs no profile at all: each host's earliest start
+        and shadow come straight from its sorted releases
+        (:meth:`Shadow.reserve`), and the host is chosen as :func:`_reserve`
+        does.
         """
-        if len(pending) == 1 and self._place_as_shadow(pending[0]):
+        if len(pending) == 1:
+            self._place_as_shadow(pending[0])
             return
         self.build_profiles()
         self.place(pending)
         self.keep_only_reserved()
 
-    def _place_as_shadow(self, job: Job) -> bool:
+    def _place_as_shadow(self, job: Job) -> None:
         spec = job.spec
-        hosts = [h for h in self.hosts if h.spec.procs >= spec.procs and h.spec.memory >= spec.mem]
-        if not all(_indexed(h) for h in hosts):
-            return False
         added = _added_by_host(self.started, self.now)
         best_at, best_free = math.inf, math.inf
         best: tuple[str, Shadow] | None = None
-        for h in hosts:
-            assert h.releases is not None
-            t, p, m, free_procs, free_mem = _with_added(
-                self.now, h.free_procs, h.free_mem, h.releases, added.get(h.name, [])
-            )
+        for h in self.hosts:
+            if h.spec.procs < spec.procs or h.spec.memory < spec.mem:
+                continue
+            t, p, m, free_procs, free_mem = _release_arrays(h, self.now, added.get(h.name, []))
             at, shadow = Shadow.reserve(
                 self.now, (free_procs, free_mem), (t, p, m), (spec.procs, spec.mem, spec.req_time)
             )
@@ -876,7 +873,6 @@ class _Pass:
             self.shadows[host] = shadow
             self.reserved_hosts.add(host)
             self.reserved_at.append((host, best_at))
-        return True
 
     def _reserve_on(self, host: str, at: float, job: Job) -> None:
         assert self.profiles is not None
@@ -1053,6 +1049,23 @@ def _added_by_host(
     for host, end, p, m in started:
         added.setdefault(host, []).append((max(end, now), p, m))
     return added
+
+
+def _release_arrays(
+    h: HostView, now: float, added: list[tuple[float, int, float]]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, float]:
+    """A host's expected releases as sorted arrays ``(times, procs, mem)`` and its free
+    processors and memory, with the jobs ``added`` in this pass counted as running:
+    from the engine's release index, or else from the running jobs one by one."""
+    if h.releases is not None and _indexed(h):
+        return _with_added(now, h.free_procs, h.free_mem, h.releases, added)
+    releases = sorted(
+        [(max(release_time(j, now), now), j.alloc_procs, j.alloc_mem) for j in h.running] + added
+    )
+    t, p, m = (np.array([r[k] for r in releases], dtype=float) for k in range(3))
+    free_procs = h.free_procs - sum(b for _a, b, _c in added)
+    free_mem = h.free_mem - sum(c for _a, _b, c in added)
+    return t, p, m, free_procs, free_mem
 
 
 def _indexed(h: HostView) -> bool:
