@@ -43,8 +43,11 @@ The pass exists twice: :meth:`Backfill._reference_pass` follows the steps
 above job by job, and :meth:`Backfill._fast_pass` (the default) gives the same
 schedule on deep queues by placing reservations lazily and scanning the rest
 of the queue with numpy over the engine's
-:class:`~o2ksim.engine.queue_index.QueueIndex`; a property test checks that
-they agree (``fast_path = false`` selects the reference).
+:class:`~o2ksim.engine.queue_index.QueueIndex`; once every reservation is
+placed, a host holding one of them is reduced to EASY's shadow time and extra
+resources (:class:`~o2ksim.policies.shadow.Shadow`), and a single deferred
+reservation is placed without building any profile.  A property test checks
+that the two passes agree (``fast_path = false`` selects the reference).
 
 What the availability profile assumes about the jobs on a host:
 
