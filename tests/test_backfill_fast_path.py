@@ -29,6 +29,7 @@ from o2ksim.engine.snapshot import HostView
 from o2ksim.jobs import Job, JobSpec, JobState
 from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
 from o2ksim.policies import backfill
+from o2ksim.policies.shadow import Shadow
 
 MACHINE = MachineSpec(
     "three",
@@ -226,3 +227,62 @@ def test_release_index_predicts_a_job_started_on_fewer_processors_from_the_work_
     assert reduced.predicted_end(0.0) == pytest.approx(200.0)
     index.remove(reduced)
     assert len(index) == 0
+
+
+@st.composite
+def shadow_cases(draw):
+    """A host's releases (some due before now, many at equal times), a reservation request,
+    and jobs started now; small integers so that exact fits and ties are common."""
+    now = draw(st.integers(0, 5))
+    releases = draw(
+        st.lists(
+            st.tuples(st.integers(0, 20), st.integers(1, 4), st.sampled_from([0, 1, 2])),
+            max_size=12,
+        )
+    )
+    free = (draw(st.integers(0, 4)), draw(st.integers(0, 4)))
+    request = (draw(st.integers(1, 12)), draw(st.integers(0, 6)), draw(st.integers(0, 12)))
+    starts = draw(
+        st.lists(st.tuples(st.integers(1, 6), st.integers(0, 3), st.integers(0, 25)), max_size=6)
+    )
+    return now, free, releases, request, starts
+
+
+@settings(max_examples=400, deadline=None)
+@given(case=shadow_cases())
+def test_shadow_answers_like_the_profile_holding_one_reservation(case):
+    # EASY's shadow time and extra resources stand for the whole profile once one
+    # reservation is placed: the reservation lands where the list profile puts it, and
+    # every later job starting now fits (and books) exactly as on the list profile.
+    now, (free_p, free_m), releases, (rp, rm, rd), starts = case
+    now = float(now)
+    plain = backfill.Profile(now, free_p, float(free_m), [(float(t), p, float(m)) for t, p, m in releases])
+    expected_at = plain.earliest(rp, rm, rd)
+    at, shadow = Shadow.reserve(now, (free_p, free_m), _Releases(releases).arrays(), (rp, rm, rd))
+    assert at == expected_at
+    if math.isinf(at):
+        assert shadow is None
+        return
+    plain.reserve(at, rp, rm, rd)
+    assert Shadow.of(plain, at) is not None  # the list profile reduces too
+    for p, m, d in starts:
+        fits = plain.fits(now, p, m, float(d))
+        assert shadow.fits(now, p, m, float(d)) == fits
+        assert bool(shadow.admits(np.array([p]), np.array([m]), np.array([float(d)]))[0]) == fits
+        if fits:
+            plain.take(now, p, m, float(d))
+            shadow.take(now, p, m, float(d))
+
+
+def test_shadow_declines_a_profile_it_cannot_stand_for():
+    # 1 processor free now, 5 more released at 10.  One reservation of 2 processors at
+    # 10 for 5 s leaves 4 extra at 10 and 6 from 15: the lowest step from 10 on is at 10.
+    one = backfill.Profile(0.0, 1, 0.0, [(10.0, 5, 0.0)])
+    one.reserve(10.0, 2, 0.0, 5.0)
+    shadow = Shadow.of(one, 10.0)
+    assert shadow is not None
+    assert (shadow.now_procs, shadow.at, shadow.extra_procs) == (1, 10.0, 4)
+    # a second reservation of 6 processors at 15 empties [15, 115): from 10 on the
+    # profile is no longer lowest at 10, so three numbers cannot describe it
+    one.reserve(15.0, 6, 0.0, 100.0)
+    assert Shadow.of(one, 10.0) is None

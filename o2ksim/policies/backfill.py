@@ -43,8 +43,11 @@ The pass exists twice: :meth:`Backfill._reference_pass` follows the steps
 above job by job, and :meth:`Backfill._fast_pass` (the default) gives the same
 schedule on deep queues by placing reservations lazily and scanning the rest
 of the queue with numpy over the engine's
-:class:`~o2ksim.engine.queue_index.QueueIndex`; a property test checks that
-they agree (``fast_path = false`` selects the reference).
+:class:`~o2ksim.engine.queue_index.QueueIndex`; once every reservation is
+placed, a host holding one of them is reduced to EASY's shadow time and extra
+resources (:class:`~o2ksim.policies.shadow.Shadow`), and a single deferred
+reservation is placed without building any profile.  A property test checks
+that the two passes agree (``fast_path = false`` selects the reference).
 
 What the availability profile assumes about the jobs on a host:
 
@@ -65,7 +68,7 @@ from __future__ import annotations
 import bisect
 import math
 import types
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -85,6 +88,7 @@ from o2ksim.policies.priority import (
     check_priority,
     make_priority,
 )
+from o2ksim.policies.shadow import Shadow
 
 
 class Profile:
@@ -153,11 +157,7 @@ class Profile:
         Gives exactly ``Profile(now, free_procs - added procs, free_mem - added memory,
         releases + added)``; ``index`` must have no irregular jobs.
         """
-        t, p, m = index.arrays()
-        if added:
-            t, p, m = _insert_sorted(t, p, m, sorted((max(a, now), b, c) for a, b, c in added))
-            free_procs -= sum(b for _a, b, _c in added)
-            free_mem -= sum(c for _a, _b, c in added)
+        t, p, m, free_procs, free_mem = _with_added(now, free_procs, free_mem, index, added)
         k0 = int(t.searchsorted(now, side="right"))  # releases due by now count now
         cp = np.cumsum(p) + free_procs
         cm = np.cumsum(m) + free_mem
@@ -172,6 +172,7 @@ class Profile:
         profile = ArrayProfile.__new__(ArrayProfile)
         profile.times, profile.procs, profile.mem = times, procs, mem  # type: ignore[assignment]
         profile.releases = releases  # type: ignore[assignment]
+        profile.rising = True
         return profile
 
     def seen_at(self, now: float) -> Profile:
@@ -316,18 +317,22 @@ class ArrayProfile(Profile):
     Built by :meth:`Profile.from_release_index` for the fast path; every
     method gives exactly what :class:`Profile`'s does (the property test
     compares the two passes, which use one each).
+
+    ``rising``: nothing has been taken from it yet, so its steps never
+    decrease (running jobs only give resources back); :meth:`earliest` is then
+    a binary search.
     """
 
-    __slots__ = ()
+    __slots__ = ("rising",)
 
     def _split(self, t: float) -> int:
         times = self.times
         i = int(times.searchsorted(t, side="right")) - 1  # type: ignore[attr-defined]
         if i >= 0 and times[i] == t:
             return i
-        self.times = np.insert(times, i + 1, t)  # type: ignore[assignment]
-        self.procs = np.insert(self.procs, i + 1, self.procs[i])  # type: ignore[assignment]
-        self.mem = np.insert(self.mem, i + 1, self.mem[i])  # type: ignore[assignment]
+        self.times = _inserted(times, i + 1, t)  # type: ignore[arg-type, assignment]
+        self.procs = _inserted(self.procs, i + 1, self.procs[i])  # type: ignore[arg-type, assignment]
+        self.mem = _inserted(self.mem, i + 1, self.mem[i])  # type: ignore[arg-type, assignment]
         return i + 1
 
     def fits(self, start: float, procs: int, mem: float, duration: float) -> bool:
@@ -347,6 +352,13 @@ class ArrayProfile(Profile):
             i0, floor = 0, times[0]
         else:
             i0, floor = int(np.searchsorted(times, not_before, side="right")) - 1, not_before
+        if self.rising:  # the first step with enough of both keeps enough for ever
+            first = max(
+                int(np.searchsorted(self.procs, procs, side="left")),
+                int(np.searchsorted(self.mem, mem, side="left")),
+                i0,
+            )
+            return math.inf if first >= n else max(float(times[first]), float(floor))
         bad = (np.asarray(self.procs) < procs) | (np.asarray(self.mem) < mem)
         bad_at = np.flatnonzero(bad)
         steps = np.arange(i0, n)
@@ -366,6 +378,7 @@ class ArrayProfile(Profile):
     def take(self, start: float, procs: int, mem: float, duration: float) -> None:
         if duration <= 0:
             return
+        self.rising = False
         i = self._split(start)
         end = start + duration
         j = self._split(end) if math.isfinite(end) else len(self.times)
@@ -398,6 +411,28 @@ class _SortedReleases:
         if lo == hi:
             return default
         return list(zip(self.p[lo:hi].tolist(), self.m[lo:hi].tolist(), strict=True))
+
+
+def _with_added(
+    now: float, free_procs: int, free_mem: float, index: ReleaseIndex, added: list[tuple[float, int, float]]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, float]:
+    """A host's sorted releases and free resources with the jobs ``added`` in this pass
+    counted as running."""
+    t, p, m = index.arrays()
+    if added:
+        t, p, m = _insert_sorted(t, p, m, sorted((max(a, now), b, c) for a, b, c in added))
+        free_procs -= sum(b for _a, b, _c in added)
+        free_mem -= sum(c for _a, _b, c in added)
+    return t, p, m, free_procs, free_mem
+
+
+def _inserted(values: np.ndarray, i: int, value: float) -> np.ndarray:
+    """``values`` with ``value`` inserted before position ``i`` (``np.insert``, minus its overhead)."""
+    out = np.empty(len(values) + 1, dtype=values.dtype)
+    out[:i] = values[:i]
+    out[i] = value
+    out[i + 1 :] = values[i:]
+    return out
 
 
 def _insert_sorted(
@@ -679,14 +714,14 @@ class Backfill(Policy):
         procs, mem, req = index.procs[rows], index.mem[rows], index.req_time[rows]
         # Resources only shrink during a pass, so a job that fails the test now fails
         # at its turn too: each step tests only the jobs that passed the last one.
-        left_at = np.arange(len(rows))
         if p.profiles is None:
-            fit = left_at[_fits(p, procs, mem, req, with_profiles=False)]
-            if not len(fit):
+            left_at = np.flatnonzero(_fits(p, procs, mem, req, with_profiles=False))
+            if not len(left_at):
                 return
-            left_at = left_at[int(fit[0]) :]
-            p.build_profiles()
-            p.place(pending)
+            p.place_pending(pending)
+        else:
+            left_at = np.arange(len(rows))
+            p.keep_only_reserved()
         while len(left_at) and p.max_free > 0:
             left_at = left_at[
                 _fits(p, procs[left_at], mem[left_at], req[left_at], with_profiles=True)
@@ -729,7 +764,10 @@ class _Pass:
         # jobs started before the profiles exist: (host, predicted end, procs, mem)
         self.started: list[tuple[str, float, int, float]] = []
         self.profiles: dict[str, Profile] | None = None
+        # once every reservation is placed: what a backfilled job must not delay (keep_only_reserved)
+        self.shadows: dict[str, Profile | Shadow] | None = None
         self.reserved_hosts: set[str] = set()
+        self.reserved_at: list[tuple[str, float]] = []  # every reservation placed: (host, start)
         self.n_res = 0
         self.placed: dict[Job, tuple[str, float]] = {}  # reservations to hold (stateful)
         self.wake: list[tuple[str, float]] = []  # kept (non-slid) reservation times
@@ -758,11 +796,11 @@ class _Pass:
 
     def backfill(self, job: Job) -> bool:
         """Step 3: start ``job`` now if it fits and delays no reservation."""
-        assert self.profiles is not None
         spec = job.spec
         if spec.procs > self.max_free:
             return False
-        host = _backfill_host(job, self.hosts, self.free, self.profiles, self.reserved_hosts, self.now)
+        guards = self.guards()
+        host = _backfill_host(job, self.hosts, self.free, guards, self.reserved_hosts, self.now)
         if host is None:
             return False
         self.max_free = max(f.procs for f in self.free.values())
@@ -772,8 +810,17 @@ class _Pass:
             else "backfilled: delays no reservation"
         )
         self.decisions.append(Start(job, host, note=note))
-        self.profiles[host].take(self.now, spec.procs, spec.mem, spec.req_time)
+        guard = guards.get(host)
+        if guard is not None:  # None: an unreserved host once every reservation is placed
+            guard.take(self.now, spec.procs, spec.mem, spec.req_time)
         return True
+
+    def guards(self) -> Mapping[str, Profile | Shadow]:
+        """The profiles (or shadows) a backfilled job is checked against and booked in."""
+        if self.shadows is not None:
+            return self.shadows
+        assert self.profiles is not None
+        return self.profiles
 
     def reserve(self, job: Job) -> None:
         """Step 2: reserve the earliest start of ``job`` (kept if non-sliding)."""
@@ -782,9 +829,7 @@ class _Pass:
         old = policy._held.get(job) if not policy.sliding else None
         at, where, kept = _reserve(job, self.hosts, self.free, self.profiles, self.now, old)
         if where is not None:
-            spec = job.spec
-            self.profiles[where].reserve(at, spec.procs, spec.mem, spec.req_time)
-            self.reserved_hosts.add(where)
+            self._reserve_on(where, at, job)
             if policy._stateful:
                 self.placed[job] = (where, at)
             if kept and self.snap.interval is None:
@@ -802,9 +847,65 @@ class _Pass:
         for job in pending:
             at, where, _kept = _reserve(job, self.hosts, self.free, self.profiles, self.now)
             if where is not None:
-                spec = job.spec
-                self.profiles[where].reserve(at, spec.procs, spec.mem, spec.req_time)
-                self.reserved_hosts.add(where)
+                self._reserve_on(where, at, job)
+
+    def place_pending(self, pending: list[Job]) -> None:
+        """Place the deferred reservations, then keep only what backfilling needs.
+
+        One reservation needs no profile at all: each host's earliest start
+        and shadow come straight from its sorted releases
+        (:meth:`Shadow.reserve`), and the host is chosen as :func:`_reserve`
+        does.
+        """
+        if len(pending) == 1:
+            self._place_as_shadow(pending[0])
+            return
+        self.build_profiles()
+        self.place(pending)
+        self.keep_only_reserved()
+
+    def _place_as_shadow(self, job: Job) -> None:
+        spec = job.spec
+        added = _added_by_host(self.started, self.now)
+        best_at, best_free = math.inf, math.inf
+        best: tuple[str, Shadow] | None = None
+        for h in self.hosts:
+            if h.spec.procs < spec.procs or h.spec.memory < spec.mem:
+                continue
+            t, p, m, free_procs, free_mem = _release_arrays(h, self.now, added.get(h.name, []))
+            at, shadow = Shadow.reserve(
+                self.now, (free_procs, free_mem), (t, p, m), (spec.procs, spec.mem, spec.req_time)
+            )
+            f = self.free[h.name].procs
+            if shadow is not None and (at < best_at or (at == best_at and f < best_free)):
+                best_at, best_free, best = at, f, (h.name, shadow)
+        self.shadows = {}
+        if best is not None:
+            host, shadow = best
+            self.shadows[host] = shadow
+            self.reserved_hosts.add(host)
+            self.reserved_at.append((host, best_at))
+
+    def _reserve_on(self, host: str, at: float, job: Job) -> None:
+        assert self.profiles is not None
+        spec = job.spec
+        assert self.shadows is None, "no reservation once the shadows are taken"
+        self.profiles[host].reserve(at, spec.procs, spec.mem, spec.req_time)
+        self.reserved_hosts.add(host)
+        self.reserved_at.append((host, at))
+
+    def keep_only_reserved(self) -> None:
+        """Every reservation is placed: from now on the pass only backfills, so keep the
+        profiles of the reserved hosts alone, each reduced to its :class:`Shadow`
+        (EASY's shadow time and extra resources) when it holds one reservation."""
+        assert self.profiles is not None
+        hosts = [host for host, _at in self.reserved_at]
+        kept: dict[str, Profile | Shadow] = {}
+        for host, at in self.reserved_at:
+            profile = self.profiles[host]
+            shadow = Shadow.of(profile, at) if hosts.count(host) == 1 else None
+            kept[host] = profile if shadow is None else shadow
+        self.shadows = kept
 
 
 INDEXED_SCAN_MIN = 64  # below this many jobs left, numpy's per-call cost outweighs the scan
@@ -814,14 +915,15 @@ ARRAY_PROFILE_MIN = 64  # running jobs on a host from which its profile is built
 def _scan(p: _Pass, jobs: Iterable[Job], pending: list[Job]) -> None:
     """Backfill from ``jobs`` once every reservation is held, job by job (the reference's
     step 3 with lazily placed reservations)."""
+    if p.profiles is not None:
+        p.keep_only_reserved()
     for job in jobs:
         if p.max_free <= 0:
             return
-        if p.profiles is None:
+        if p.shadows is None:
             if not p.fits_now_somewhere(job):
                 continue
-            p.build_profiles()
-            p.place(pending)
+            p.place_pending(pending)
         p.backfill(job)
 
 
@@ -847,17 +949,20 @@ def _fits(
 
     A job fits a reserved host's profile over ``[now, now + req)`` iff every
     step starting before ``now + req`` has its processors and memory, i.e. iff
-    the running minimum of the steps up to the last such step does.
+    the running minimum of the steps up to the last such step does; a host
+    reduced to its :class:`Shadow` answers with EASY's test directly.
     """
     ok = np.zeros(len(procs), dtype=bool)
+    guards = p.guards() if with_profiles else {}
     for h in p.hosts:
         f = p.free[h.name]
         if f.procs <= 0:
             continue
         here = (procs <= f.procs) & (mem <= f.mem)
-        if with_profiles and h.name in p.reserved_hosts:
-            assert p.profiles is not None
-            prof = p.profiles[h.name]
+        prof = guards.get(h.name) if h.name in p.reserved_hosts else None
+        if isinstance(prof, Shadow):
+            here &= prof.admits(procs, mem, req)
+        elif prof is not None:
             fit = np.flatnonzero(here)  # only these need the profile
             last = np.asarray(prof.times).searchsorted(p.now + req[fit], side="left") - 1
             np.maximum(last, 0, out=last)
@@ -872,7 +977,7 @@ def _backfill_host(
     job: Job,
     hosts: tuple[HostView, ...],
     free: dict[str, Free],
-    profiles: dict[str, Profile],
+    profiles: Mapping[str, Profile | Shadow],
     reserved_hosts: set[str],
     now: float,
 ) -> str | None:
@@ -926,20 +1031,12 @@ def _profiles(
     unchanged.
     """
     now = snap.now
-    extra: dict[str, list[tuple[float, int, float]]] = {}
-    for host, end, p, m in started:
-        extra.setdefault(host, []).append((max(end, now), p, m))
+    extra = _added_by_host(started, now)
     profiles = {}
     for h in snap.hosts:
         added = extra.get(h.name)
         index = h.releases
-        if (
-            use_index
-            and index is not None
-            and len(index) >= ARRAY_PROFILE_MIN
-            and not index.irregular
-            and len(index) == len(h.running)
-        ):
+        if use_index and index is not None and _indexed(h):
             profiles[h.name] = Profile.from_release_index(
                 now, h.free_procs, h.free_mem, index, added or []
             )
@@ -954,6 +1051,44 @@ def _profiles(
         else:
             profiles[h.name] = _build_profile(h, now, added or ())
     return profiles
+
+
+def _added_by_host(
+    started: list[tuple[str, float, int, float]], now: float
+) -> dict[str, list[tuple[float, int, float]]]:
+    """Jobs started earlier in the pass as releases ``(end, procs, mem)``, by host."""
+    added: dict[str, list[tuple[float, int, float]]] = {}
+    for host, end, p, m in started:
+        added.setdefault(host, []).append((max(end, now), p, m))
+    return added
+
+
+def _release_arrays(
+    h: HostView, now: float, added: list[tuple[float, int, float]]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, float]:
+    """A host's expected releases as sorted arrays ``(times, procs, mem)`` and its free
+    processors and memory, with the jobs ``added`` in this pass counted as running:
+    from the engine's release index, or else from the running jobs one by one."""
+    if h.releases is not None and _indexed(h):
+        return _with_added(now, h.free_procs, h.free_mem, h.releases, added)
+    releases = sorted(
+        [(max(release_time(j, now), now), j.alloc_procs, j.alloc_mem) for j in h.running] + added
+    )
+    t, p, m = (np.array([r[k] for r in releases], dtype=float) for k in range(3))
+    free_procs = h.free_procs - sum(b for _a, b, _c in added)
+    free_mem = h.free_mem - sum(c for _a, _b, c in added)
+    return t, p, m, free_procs, free_mem
+
+
+def _indexed(h: HostView) -> bool:
+    """Whether the host's profile is built from the engine's release arrays (numpy)."""
+    index = h.releases
+    return (
+        index is not None
+        and len(index) >= ARRAY_PROFILE_MIN
+        and not index.irregular
+        and len(index) == len(h.running)
+    )
 
 
 def release_time(job: Job, now: float) -> float:

@@ -1,0 +1,151 @@
+"""A host's availability profile with one reservation, reduced to EASY's shadow time.
+
+Once a backfill pass has placed all its reservations, the rest of the pass
+only asks of a reserved host's profile "can a job start *now* for ``d``
+seconds without delaying the reservation?" and books the jobs that can.
+When the host holds exactly one reservation, starting at ``s``, the answer
+needs only three numbers — EASY's test (Lifka 1995; T§3.2.1): a job fits iff
+it fits what the profile has free now and either ends by the *shadow time*
+``s`` or fits the resources left over at ``s`` (the *extra* processors and
+memory).  Each started job then books those numbers down.  The pass stops
+touching the profile's arrays: no step is split, no array is copied per job,
+and the queue scan is a handful of array comparisons.
+
+The reduction is exact when, before ``s``, the profile is lowest at its first
+step and, from ``s`` on, lowest at ``s``: then the lowest step a job
+starting now and ending at ``e`` meets is the first step if ``e <= s``, else
+the lower of the first step and the step at ``s``.  Profiles built from
+running jobs are non-decreasing (resources only come back), one reservation
+dips them from ``s`` on at most down to its value at ``s`` (the tie rule
+defers the releases it does not need at ``s`` by one instant, so the step at
+``s`` is the lowest), and booking a job from now keeps both properties.
+:meth:`Shadow.of` checks them on the actual profile and declines otherwise,
+so the backfill pass then keeps the full profile.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from typing import Any
+
+import numpy as np
+
+
+class Shadow:
+    """EASY's view of one reserved host: free now, the shadow time, and the extra at it.
+
+    ``now_procs``/``now_mem``: the profile's first step (what a job starting
+    now meets first); ``at``: the reservation's start (the shadow time);
+    ``extra_procs``/``extra_mem``: the profile's step at ``at``.  Answers
+    :meth:`fits` and :meth:`take` exactly like the profile it came from, for
+    jobs starting now.
+    """
+
+    __slots__ = ("at", "extra_mem", "extra_procs", "now", "now_mem", "now_procs")
+
+    def __init__(
+        self, now: float, now_procs: float, now_mem: float, at: float, extra_procs: float, extra_mem: float
+    ) -> None:
+        self.now, self.now_procs, self.now_mem = now, now_procs, now_mem
+        self.at, self.extra_procs, self.extra_mem = at, extra_procs, extra_mem
+
+    @classmethod
+    def of(cls, profile: Any, at: float) -> Shadow | None:
+        """The shadow of a profile (``times``/``procs``/``mem`` steps from now) holding
+        one reservation from ``at``; ``None`` when the reduction would not be exact."""
+        times = profile.times
+        k = bisect.bisect_left(times, at) if isinstance(times, list) else int(times.searchsorted(at))
+        if k >= len(times) or times[k] != at:
+            return None  # the reservation made no step of its own (nothing to protect there)
+        procs, mem = profile.procs, profile.mem
+        if k and not _lowest_first(procs, mem, 0, k):
+            return None
+        if not _lowest_first(procs, mem, k, len(times)):
+            return None
+        return cls(times[0], procs[0], mem[0], at, procs[k], mem[k])
+
+    @classmethod
+    def reserve(
+        cls,
+        now: float,
+        free: tuple[float, float],
+        releases: tuple[np.ndarray, np.ndarray, np.ndarray],
+        request: tuple[float, float, float],
+    ) -> tuple[float, Shadow | None]:
+        """Where one reservation goes on an untouched host, and the shadow it leaves.
+
+        ``free``: processors and memory free now; ``releases``: times,
+        processors and memory of the expected releases, sorted by time, then
+        processors, then memory (releases due by now count now); ``request``:
+        the reserved job's processors, memory and requested runtime.  Gives
+        what building the host's profile, taking its earliest start and
+        reserving it there would (``Profile.from_release_index``,
+        ``earliest``, ``reserve``, then :meth:`of`), without building it:
+        resources only come back, so the start is the first release after
+        which both suffice, and the extra is what is left there once the
+        releases the job needs at that instant (smallest first) are counted.
+        ``(inf, None)`` when the host never has enough.
+        """
+        t, p, m = releases
+        procs, mem, duration = request
+        cum_procs = np.cumsum(p) + free[0]
+        cum_mem = np.cumsum(m) + free[1]
+        due = int(t.searchsorted(now, side="right"))  # releases at or before now
+        if free[0] >= procs and free[1] >= mem:
+            enough = -1  # no release needed
+        else:
+            enough = max(int(cum_procs.searchsorted(procs)), int(cum_mem.searchsorted(mem)))
+            if enough >= len(t):
+                return math.inf, None
+        now_procs = float(cum_procs[due - 1]) if due else float(free[0])
+        now_mem = float(cum_mem[due - 1]) if due else float(free[1])
+        if enough >= due:  # at the release time t[enough]: its same-time releases, smallest
+            at = float(t[enough])  # first, are already in sorted order up to ``enough``
+            have_procs, have_mem = float(cum_procs[enough]), float(cum_mem[enough])
+        else:  # now: the releases due by now, smallest first, until both suffice
+            at = now
+            have_procs, have_mem = float(free[0]), float(free[1])
+            for rp, rm in sorted(zip(p[:due].tolist(), m[:due].tolist(), strict=True)):
+                if have_procs >= procs and have_mem >= mem:
+                    break
+                have_procs += rp
+                have_mem += rm
+        if duration > 0 and at + duration > at:  # the job's own hold (Profile.take skips none)
+            have_procs -= procs
+            have_mem -= mem
+        if at == now:
+            now_procs, now_mem = have_procs, have_mem
+        return at, cls(now, now_procs, now_mem, at, have_procs, have_mem)
+
+    def fits(self, start: float, procs: float, mem: float, duration: float) -> bool:
+        """Whether a job starting now (``start``) delays no reservation (``Profile.fits``)."""
+        assert start == self.now, "a shadow answers for jobs starting now only"
+        if procs > self.now_procs or mem > self.now_mem:
+            return False
+        return start + duration <= self.at or (procs <= self.extra_procs and mem <= self.extra_mem)
+
+    def admits(self, procs: np.ndarray, mem: np.ndarray, req: np.ndarray) -> np.ndarray:
+        """:meth:`fits` for many jobs starting now at once."""
+        ok = (procs <= self.now_procs) & (mem <= self.now_mem)
+        ok &= (self.now + req <= self.at) | ((procs <= self.extra_procs) & (mem <= self.extra_mem))
+        return ok
+
+    def take(self, start: float, procs: float, mem: float, duration: float) -> None:
+        """Book a job started now (``Profile.take``): it holds the first step, and the
+        step at the shadow time if it runs past it."""
+        assert start == self.now, "a shadow answers for jobs starting now only"
+        if duration <= 0:
+            return
+        self.now_procs -= procs
+        self.now_mem -= mem
+        if self.at < start + duration:
+            self.extra_procs -= procs
+            self.extra_mem -= mem
+
+
+def _lowest_first(procs: Any, mem: Any, lo: int, hi: int) -> bool:
+    """Whether steps ``lo:hi`` are lowest (processors and memory) at step ``lo``."""
+    if isinstance(procs, list):
+        return min(procs[lo:hi]) == procs[lo] and min(mem[lo:hi]) == mem[lo]
+    return bool(procs[lo:hi].min() == procs[lo] and mem[lo:hi].min() == mem[lo])
