@@ -129,7 +129,7 @@ def job_columns(jobs: list[Job]) -> dict[str, np.ndarray]:
     preemptions = column(jobs, "preemptions", np.int64)
     restarts = column(jobs, "restarts", np.int64)
     resizes = column(jobs, "resizes", np.int64)
-    status = text(map(_status, jobs))
+    status = text(map(_STATUS.__getitem__, map(id, map(attrgetter("state"), jobs))))
     completed = status == "completed"
     response = end - submit
     interrupted = ((preemptions + restarts + resizes) > 0) | column(jobs, "reduced", bool)
@@ -163,13 +163,17 @@ def job_columns(jobs: list[Job]) -> dict[str, np.ndarray]:
     return cols
 
 
-def _status(job: Job) -> str:
-    state = job.state
+def _status_of(state: JobState) -> str:
     if state.terminal:
         return state.value
     if state is JobState.RUNNING or state is JobState.PREEMPTED:
         return "unfinished"
     return "not_started"
+
+
+_STATUS = {id(state): _status_of(state) for state in JobState}
+"""The ``status`` column by the ``id`` of each job state (members are singletons;
+hashing an enum member runs Python code, ``id`` does not)."""
 
 
 __all__ = ["JOB_COLUMNS", "Monitor", "Observer", "job_columns", "jobs_table"]
