@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from speed_goals import CASES, ORACLE, ROOT, TRACES, _child_run, _head  # noqa: E402
+from speed_goals import CASES, ORACLE, ROOT, TRACES, _child_run, _head
 
 PHASES = ("python", "import", "read", "set-up", "simulate", "tabulate", "write")
 

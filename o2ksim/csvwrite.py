@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-CHUNK_ROWS = 50_000
+CHUNK_ROWS = 10_000
 """Rows converted and written at a time: bounds the memory of the text columns
 (RICC's 448k rows would otherwise hold ~10 million small strings at once)."""
 
