@@ -13,11 +13,13 @@ the overall measures.  ``result.save(dir)`` writes ``jobs.csv``,
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import os
 import platform
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,7 +75,8 @@ class Result:
                 f"{out}: cannot create the output directory ({exc.strerror})"
             ) from None
         try:
-            self._write(out, parquet)
+            with gc_paused():
+                self._write(out, parquet)
         except OSError as exc:
             raise O2KSimError(f"{out}: cannot write the results ({exc.strerror or exc})") from None
         return out
@@ -101,6 +104,24 @@ class Result:
                 "versions": versions(),
             },
         )
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No garbage collection inside: for building and writing results, which make
+    millions of short-lived objects and no reference cycles.
+
+    A full collection there scans every object of the finished run (the jobs,
+    their events, the engine's indexes): 40 ms after 10,000 KTH jobs, seconds
+    after a year-long trace, for nothing to collect.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def versions() -> dict[str, str]:
@@ -250,23 +271,24 @@ def simulate(
     stats = sim.run()
     for o in obs:
         o.close()
-    segments = sim.monitor.segments()
-    jobs = result_table(list(sim.jobs.values()), segments, analysed)
-    if isinstance(pol, JobColumns):  # e.g. EQspatial's catch-up credit
-        for col, values in pol.job_columns().items():
-            jobs[col] = jobs["job_id"].map(values).fillna(0.0)
-    span = None
-    if window is not None:
-        span = (window.start, window.end)
-    summ = metrics.summary(jobs, segments, mach.total_procs, span)
-    summ["resizes"] = int(jobs.loc[jobs["analysed"], "resizes"].sum() if "analysed" in jobs else jobs["resizes"].sum())
-    if window is not None and frame is not None:  # the protocol's cool-down (T§3.4)
-        from o2ksim.workloads.cooldown import cooldown_measures  # imports every workload model
+    with gc_paused():  # the run's objects are all alive: a collection would only scan them
+        segments = sim.monitor.segments()
+        jobs = result_table(list(sim.jobs.values()), segments, analysed)
+        if isinstance(pol, JobColumns):  # e.g. EQspatial's catch-up credit
+            for col, values in pol.job_columns().items():
+                jobs[col] = jobs["job_id"].map(values).fillna(0.0)
+        span = None
+        if window is not None:
+            span = (window.start, window.end)
+        summ = metrics.summary(jobs, segments, mach.total_procs, span)
+        summ["resizes"] = int(jobs.loc[jobs["analysed"], "resizes"].sum() if "analysed" in jobs else jobs["resizes"].sum())
+        if window is not None and frame is not None:  # the protocol's cool-down (T§3.4)
+            from o2ksim.workloads.cooldown import cooldown_measures  # imports every workload model
 
-        last_submit = float(frame["submit"].max())
-        summ.update(cooldown_measures(jobs, window.end, last_submit, stats.sim_end))
-    if isinstance(pol, SummaryCounts):  # immediate service: trials among the analysed jobs
-        summ.update(pol.summary_counts(None if analysed is None else set(analysed.tolist())))
+            last_submit = float(frame["submit"].max())
+            summ.update(cooldown_measures(jobs, window.end, last_submit, stats.sim_end))
+        if isinstance(pol, SummaryCounts):  # immediate service: trials among the analysed jobs
+            summ.update(pol.summary_counts(None if analysed is None else set(analysed.tolist())))
     summ["sim_seconds"] = round(stats.wall_seconds, 3)
     config = {
         "workload": str(source) if source else ("frame" if frame is not None else "jobs"),
