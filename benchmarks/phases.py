@@ -5,6 +5,7 @@ Usage::
     python benchmarks/phases.py                    # kth10k kth hpc2n
     python benchmarks/phases.py kth10k ricc        # some cases (ricc takes minutes)
     python benchmarks/phases.py --repeat 3         # best of 3 (by total CPU)
+    python benchmarks/phases.py --startup          # the floor: interpreter start and imports
 
 Each case runs in a fresh interpreter (so imports are cold for Python, warm
 for the disk cache) that times, one after the other, exactly what
@@ -98,13 +99,38 @@ def phases(trace: Path, out: Path, cpu: bool) -> dict[str, float]:
     return result
 
 
+FLOOR = {
+    "python -c pass": "pass",
+    "import numpy": "import numpy",
+    "import pandas (with numpy, pyarrow)": "import pandas",
+    "import simpy": "import simpy",
+    "import numpy, pandas, simpy": "import numpy, pandas, simpy",
+    "import o2ksim.simulate": "import o2ksim.simulate",
+    "o2ksim --help": "from o2ksim.cli import main; main(['--help'])",
+    "o2ksim policies": "from o2ksim.cli import main; main(['policies'])",
+}
+
+
+def startup_floor(repeat: int) -> None:
+    """Best-of-``repeat`` wall and CPU seconds of interpreter start and the imports every run pays."""
+    print("| process | wall s (best) | CPU s (best) |")
+    print("|---|---|---|")
+    for label, code in FLOOR.items():
+        runs = [_child_run([sys.executable, "-c", code]) for _ in range(repeat)]
+        print(f"| `{label}` | {min(r[0] for r in runs):.3f} | {min(r[1] for r in runs):.3f} |", flush=True)
+
+
 def main() -> None:
     keys = [c.key for c in CASES if c.trace]
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("cases", nargs="*", help=f"cases (default kth10k kth hpc2n): {' '.join(keys)}")
     ap.add_argument("--repeat", type=int, default=1, help="best of N runs")
     ap.add_argument("--wall", action="store_true", help="wall seconds (default: CPU seconds)")
+    ap.add_argument("--startup", action="store_true", help="only the start-up floor: interpreter and imports")
     args = ap.parse_args()
+    if args.startup:
+        startup_floor(max(args.repeat, 5))
+        return
     chosen = [c for c in CASES if c.trace and c.key in (args.cases or ["kth10k", "kth", "hpc2n"])]
     print(f"{'wall' if args.wall else 'CPU'} seconds")
     print("| workload | jobs | " + " | ".join(PHASES) + " | whole process | oracle | ratio |")
