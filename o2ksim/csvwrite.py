@@ -84,7 +84,7 @@ def _plain(text: str) -> bool:
 
 def _quoted(cells: list[Any], cell: _CellQuoter) -> list[str]:
     """Cells of a text or object column: plain strings as they are, the rest through csv."""
-    if all(type(v) is str for v in cells) and _plain("".join(cells)):
+    if set(map(type, cells)) <= {str} and _plain("".join(cells)):
         return cells
     return [v if type(v) is str and _plain(v) else cell(v) for v in cells]
 
