@@ -3,10 +3,11 @@
 ``jobs.csv`` is written at the end of every run, and pandas' ``to_csv``
 converts and writes it row by row through several layers (on the whole
 KTH-SP2 trace it took longer than reading the trace and building the result
-table together).  Here each column is converted to text at once and the rows
-go to the standard :mod:`csv` module in one ``writerows`` call, with the
-dialect pandas uses (comma, ``"`` quoting only where needed, ``os.linesep``),
-so quoting is by construction the same.
+table together).  Here each column is turned into text at once (each
+distinct value once, when values repeat), and the rows are joined; the few
+text cells that need quoting go through the standard :mod:`csv` module with
+the dialect pandas uses (comma, ``"`` quoting only where needed,
+``os.linesep``), so quoting is by construction the same.
 
 The conversions are pandas' own choices for ``to_csv`` with its defaults
 (``na_rep=""``, no ``float_format``):
@@ -14,13 +15,14 @@ The conversions are pandas' own choices for ``to_csv`` with its defaults
 * float64 columns: ``numpy``'s ``astype(str)``, which is Python's ``repr``
   (shortest round-trip digits, ``1e+16`` style); NaN is empty;
 * integer and boolean columns: ``str()`` of each value (``True``/``False``);
-* text and object columns: the value itself, missing values (``None``, NaN,
-  ``pd.NA``, ``NaT``) empty.
+* text and object columns: the value as the csv module writes it, missing
+  values (``None``, NaN, ``pd.NA``, ``NaT``) empty.
 
-A column of any other kind (dates, categories, nullable integers, ...)
-(and float32, whose text differs) falls back to ``to_csv`` for the whole frame: never a silently different file.
-``tests/test_csvwrite.py`` compares the bytes with pandas' on frames with every
-column kind.
+Any other column kind (dates, categories, nullable integers, float32, whose
+digits differ), duplicate or non-text labels and one-column frames fall back
+to ``to_csv`` for the whole frame: never a silently different file.
+``tests/test_csvwrite.py`` compares the bytes with pandas' on frames with
+every column kind.
 """
 
 from __future__ import annotations
