@@ -272,7 +272,7 @@ def simulate(
     for o in obs:
         o.close()
     with gc_paused():  # the run's objects are all alive: a collection would only scan them
-        segments = sim.monitor.segments()
+        segments = sim.monitor.segments(release=True)
         jobs = result_table(list(sim.jobs.values()), segments, analysed)
         if isinstance(pol, JobColumns):  # e.g. EQspatial's catch-up credit
             for col, values in pol.job_columns().items():
@@ -314,7 +314,8 @@ def result_table(
     """
     columns = job_columns(jobs)
     order = np.lexsort((columns["job_id"], columns["submit"]))
-    columns = {name: values[order] for name, values in columns.items()}
+    for name, values in columns.items():  # one column at a time: one extra copy at most
+        columns[name] = values[order]
     if analysed is not None:
         columns["analysed"] = np.isin(columns["job_id"], analysed)
     columns["proc_seconds"], columns["mean_procs"] = allocation_arrays(
@@ -325,7 +326,7 @@ def result_table(
         columns["status"] == "completed",
         segments,
     )
-    return pd.DataFrame(columns)
+    return pd.DataFrame(columns, copy=False)  # fresh arrays: no consolidating copy
 
 
 def run_settings(

@@ -81,14 +81,25 @@ class Monitor(Observer):
         for job_id in list(self._open):
             self._close(jobs[job_id], now)
 
-    def segments(self) -> pd.DataFrame:
-        """One row per allocation interval: job_id, host, start, end, procs, mem (MB)."""
+    def segments(self, *, release: bool = False) -> pd.DataFrame:
+        """One row per allocation interval: job_id, host, start, end, procs, mem (MB).
+
+        ``release``: the run is over and the rows are needed only once -- the
+        recorded rows are dropped as the table is built (on a year-long trace
+        they are about 100 MB of Python tuples); a later call returns only
+        rows recorded after this one.
+        """
         names = ["job_id", "host", "start", "end", "procs", "mem"]
-        if not self._segments:
-            df = pd.DataFrame(self._segments, columns=names)
+        rows = self._segments
+        if release:
+            self._segments = []
+        if not rows:
+            df = pd.DataFrame(rows, columns=names)
             df["mem"] = df["mem"].astype(float) / KB_PER_MB
             return df
-        job_id, host, start, end, procs, mem = zip(*self._segments, strict=True)
+        job_id, host, start, end, procs, mem = zip(*rows, strict=True)
+        if release:
+            rows.clear()
         # np.array infers int64 or float64 from the values, as the row-wise constructor did
         columns = [np.array(job_id), list(host), np.array(start), np.array(end), np.array(procs)]
         df = pd.DataFrame(dict(zip(names, columns, strict=False)))
