@@ -64,36 +64,64 @@ def summary(
     selecting the window's jobs).  Utilisation needs the allocation
     ``segments``, the machine's ``total_procs`` and the ``span`` to measure
     over (default: first analysed submit to last analysed end).
+
+    Each column is taken out of the table once and the measures are computed
+    on numpy arrays; means skip NaN as pandas' ``Series.mean`` does (NaN
+    counted as 0 in the sum, left out of the count), so the values are those
+    of the pandas formulation, bit for bit.
     """
-    analysed = jobs.loc[jobs["analysed"]] if "analysed" in jobs else jobs
-    ran = _ran(jobs)
-    wait = ran["wait"].to_numpy(float)
-    done = ran.loc[ran["status"] == "completed"]
+    status = jobs["status"].to_numpy(dtype=object)
+    analysed = jobs["analysed"].to_numpy(bool) if "analysed" in jobs else np.ones(len(jobs), bool)
+    completed = status == "completed"
+    killed = status == "killed"
+    ran = (completed | killed) & analysed
+    done = completed & ran
+    wait = jobs["wait"].to_numpy(float)[ran]
+    slowdown = jobs["slowdown"].to_numpy(float)[done]
+    bounded = jobs["bounded_slowdown"].to_numpy(float)[done]
+    unfinished = (status == "unfinished") | (status == "not_started")
     out: dict[str, Any] = {
-        "jobs": len(analysed),
-        "completed": int((analysed["status"] == "completed").sum()),
-        "killed": int((analysed["status"] == "killed").sum()),
-        "rejected": int((analysed["status"] == "rejected").sum()),
-        "unfinished": int(analysed["status"].isin(("unfinished", "not_started")).sum()),
+        "jobs": int(analysed.sum()),
+        "completed": int((completed & analysed).sum()),
+        "killed": int((killed & analysed).sum()),
+        "rejected": int(((status == "rejected") & analysed).sum()),
+        "unfinished": int((unfinished & analysed).sum()),
         "mean_wait": _f(wait.mean()) if len(wait) else math.nan,
         "p95_wait": _f(np.percentile(wait, 95)) if len(wait) else math.nan,
         "max_wait": _f(wait.max()) if len(wait) else math.nan,
-        "mean_slowdown": _f(done["slowdown"].mean()),
-        "mean_bounded_slowdown": _f(done["bounded_slowdown"].mean()),
-        "max_bounded_slowdown": _f(done["bounded_slowdown"].max()),
+        "mean_slowdown": _nanmean(slowdown),
+        "mean_bounded_slowdown": _nanmean(bounded),
+        "max_bounded_slowdown": _nanmax(bounded),
         "total_excessive_wait_50h": _f(np.maximum(wait - EXCESSIVE_WAIT_THRESHOLD, 0).sum()),
     }
-    if "preemptions" in analysed:
-        out["preemptions"] = int(analysed["preemptions"].sum())
+    if "preemptions" in jobs:
+        out["preemptions"] = int(jobs["preemptions"].to_numpy()[analysed].sum())
     if segments is not None and total_procs:
-        if span is None and len(ran):
-            span = (float(ran["submit"].min()), float(ran["end"].max()))
+        if span is None and ran.any():
+            span = (
+                -_nanmax(-jobs["submit"].to_numpy(float)[ran]),
+                _nanmax(jobs["end"].to_numpy(float)[ran]),
+            )
         out["utilisation"] = utilisation(segments, total_procs, span) if span else math.nan
     return out
 
 
+def _nanmean(values: np.ndarray) -> float:
+    """Mean of the non-NaN values (NaN when there are none), summed as pandas sums them."""
+    missing = np.isnan(values)
+    count = len(values) - int(missing.sum())
+    if count == 0:
+        return math.nan
+    return _f(np.where(missing, 0.0, values).sum() / float(count))
+
+
+def _nanmax(values: np.ndarray) -> float:
+    kept = values[~np.isnan(values)]
+    return _f(kept.max()) if len(kept) else math.nan
+
+
 def _f(x: Any) -> float:
-    return float(x) if x is not None and not pd.isna(x) else math.nan
+    return float(x) if x is not None and not math.isnan(x) else math.nan
 
 
 def utilisation(segments: pd.DataFrame, total_procs: int, span: tuple[float, float]) -> float:

@@ -43,21 +43,47 @@ class JobColumns(Protocol):
 def allocation_columns(jobs: pd.DataFrame, segments: pd.DataFrame) -> pd.DataFrame:
     """``jobs`` with ``proc_seconds`` (received) and ``mean_procs`` (received / (end - start)) added."""
     out = jobs.copy()
+    out["proc_seconds"], out["mean_procs"] = allocation_arrays(
+        out["job_id"].to_numpy(),
+        out["start"].to_numpy(float),
+        out["end"].to_numpy(float),
+        out["procs"].to_numpy(),
+        out["status"].eq("completed").to_numpy(),
+        segments,
+    )
+    return out
+
+
+def allocation_arrays(
+    job_id: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    procs: np.ndarray,
+    completed: np.ndarray,
+    segments: pd.DataFrame,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per job (arrays aligned with ``job_id``): processor-seconds received, and mean processors.
+
+    The mean is received / (end - start); a completed job that ran for no time
+    held its request for no time and reports the request; NaN otherwise when
+    the job has no length.
+    """
+    got = np.zeros(len(job_id))
     if len(segments):
-        received = (segments["procs"] * (segments["end"] - segments["start"])).groupby(
-            segments["job_id"]
-        ).sum()
-        got = received.reindex(out["job_id"]).fillna(0.0).to_numpy(float)
-    else:
-        got = np.zeros(len(out))
-    out["proc_seconds"] = got
-    life = (out["end"] - out["start"]).to_numpy(float)
+        seg_procs = segments["procs"].to_numpy()
+        work = seg_procs * (segments["end"].to_numpy() - segments["start"].to_numpy())
+        # pandas' grouped sum (compensated, in segment order) as before, on plain arrays
+        received = pd.Series(work).groupby(segments["job_id"].to_numpy()).sum()
+        ids = received.index.to_numpy()
+        if len(ids):
+            pos = np.minimum(np.searchsorted(ids, job_id), len(ids) - 1)
+            found = ids[pos] == job_id
+            got = np.where(found, received.to_numpy(float)[pos], 0.0)
+    life = end - start
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(life > 0, got / np.where(life > 0, life, 1.0), np.nan)
-    # a zero-length job held its request for no time: report the request
-    zero = (life == 0) & out["status"].eq("completed").to_numpy()
-    out["mean_procs"] = np.where(zero, out["procs"].to_numpy(float), mean)
-    return out
+    zero = (life == 0) & completed
+    return got, np.where(zero, procs.astype(float), mean)
 
 
 def _by_job(segments: pd.DataFrame) -> dict[int, list[tuple[float, float, int, str]]]:

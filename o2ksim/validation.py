@@ -26,8 +26,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from o2ksim.errors import ConfigError, InputError, O2KSimError
 
 # ------------------------------------------------------------------------------------- limits
@@ -374,6 +372,8 @@ def check_jobs_frame(frame: Any, source: str | None = None) -> None:
     The SWF reader does the same with line numbers; this covers tables built
     in Python (generators, scenario inline jobs, user frames).
     """
+    import numpy as np  # here, not at the top: the CLI parses its options with this module
+
     where = source or "the workload"
     if "job_id" in frame:
         ids = frame["job_id"].to_numpy()

@@ -317,13 +317,14 @@ def check_result(result, trace, window: Window | None, args: argparse.Namespace)
     """
     import pandas as pd
 
+    from o2ksim.csvwrite import write_csv
     from o2ksim.invariants import violations
 
     jobs, segments = result.jobs, result.segments
     if args.out:
         out = Path(args.out)
         try:
-            segments.to_csv(out / "segments.csv", index=False)
+            write_csv(segments, out / "segments.csv")
         except OSError as exc:
             raise O2KSimError(f"{out}: cannot write segments.csv ({exc.strerror})") from None
         jobs = pd.read_parquet(out / "jobs.parquet") if args.parquet else pd.read_csv(out / "jobs.csv")

@@ -9,6 +9,7 @@ progress bars) implement the same :class:`Observer` hooks.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -86,60 +87,100 @@ class Monitor(Observer):
         for job_id in list(self._open):
             self._close(jobs[job_id], now)
 
-    def segments(self) -> pd.DataFrame:
-        """One row per allocation interval: job_id, host, start, end, procs, mem (MB)."""
-        df = pd.DataFrame(
-            self._segments, columns=["job_id", "host", "start", "end", "procs", "mem"]
-        )
-        df["mem"] = df["mem"].astype(float) / KB_PER_MB
+    def segments(self, *, release: bool = False) -> pd.DataFrame:
+        """One row per allocation interval: job_id, host, start, end, procs, mem (MB).
+
+        ``release``: the run is over and the rows are needed only once -- the
+        recorded rows are dropped as the table is built (on a year-long trace
+        they are about 100 MB of Python tuples); a later call returns only
+        rows recorded after this one.
+        """
+        names = ["job_id", "host", "start", "end", "procs", "mem"]
+        rows = self._segments
+        if release:
+            self._segments = []
+        if not rows:
+            df = pd.DataFrame(rows, columns=names)
+            df["mem"] = df["mem"].astype(float) / KB_PER_MB
+            return df
+        job_id, host, start, end, procs, mem = zip(*rows, strict=True)
+        if release:
+            rows.clear()
+        # np.array infers int64 or float64 from the values, as the row-wise constructor did
+        columns = [np.array(job_id), list(host), np.array(start), np.array(end), np.array(procs)]
+        df = pd.DataFrame(dict(zip(names, columns, strict=False)))
+        df["mem"] = np.array(mem).astype(float) / KB_PER_MB
         return df
 
 
 def jobs_table(jobs: list[Job]) -> pd.DataFrame:
-    """One row per job with the per-job measures of SPEC §5.
+    """One row per job with the per-job measures of SPEC §5 (the columns of :func:`job_columns`)."""
+    return pd.DataFrame(job_columns(jobs))
+
+
+def job_columns(jobs: list[Job]) -> dict[str, np.ndarray]:
+    """The columns of the per-job table, in :data:`JOB_COLUMNS` order, as numpy arrays.
 
     ``wait`` is start - submit, except for a job that was preempted, resized,
     restarted or ever ran on fewer processors than it requested, whose wait is
     response - actual runtime (T§3.5: the actual runtime is on the requested
-    processors).  ``mem`` is MB.
+    processors).  ``mem`` is MB.  Each attribute is read from the jobs once and
+    every measure is computed on whole columns (``host``, ``status`` and
+    ``reason`` are object arrays of strings, ``None`` for a job never placed).
     """
     n = len(jobs)
-    cols: dict[str, Any] = {
-        "job_id": np.fromiter((j.id for j in jobs), dtype=np.int64, count=n),
-        "submit": np.fromiter((j.spec.submit for j in jobs), dtype=float, count=n),
-        "start": np.fromiter((j.first_start for j in jobs), dtype=float, count=n),
-        "end": np.fromiter((j.end for j in jobs), dtype=float, count=n),
-        "run_time": np.fromiter((j.spec.run_time for j in jobs), dtype=float, count=n),
-        "req_time": np.fromiter((j.spec.req_time for j in jobs), dtype=float, count=n),
-        "procs": np.fromiter((j.spec.procs for j in jobs), dtype=np.int64, count=n),
-        "mem": np.fromiter((j.spec.mem for j in jobs), dtype=float, count=n) / KB_PER_MB,
-        "host": [j.host for j in jobs],
-        "status": [_status(j) for j in jobs],
-        "preemptions": np.fromiter((j.preemptions for j in jobs), dtype=np.int64, count=n),
-        "restarts": np.fromiter((j.restarts for j in jobs), dtype=np.int64, count=n),
-        "resizes": np.fromiter((j.resizes for j in jobs), dtype=np.int64, count=n),
-        "user": np.fromiter((j.spec.user for j in jobs), dtype=np.int64, count=n),
-        "queue": np.fromiter((j.spec.queue for j in jobs), dtype=np.int64, count=n),
-        "reason": [j.reason for j in jobs],
+    specs = [j.spec for j in jobs]
+
+    def column(items: list[Any], name: str, dtype: Any) -> np.ndarray:
+        return np.fromiter(map(attrgetter(name), items), dtype=dtype, count=n)
+
+    def text(values: Any) -> np.ndarray:
+        out = np.empty(n, dtype=object)
+        out[:] = list(values)
+        return out
+
+    submit = column(specs, "submit", float)
+    start = column(jobs, "first_start", float)
+    end = column(jobs, "end", float)
+    run_time = column(specs, "run_time", float)
+    preemptions = column(jobs, "preemptions", np.int64)
+    restarts = column(jobs, "restarts", np.int64)
+    resizes = column(jobs, "resizes", np.int64)
+    status = text(map(_STATUS.__getitem__, map(id, map(attrgetter("state"), jobs))))
+    completed = status == "completed"
+    response = end - submit
+    interrupted = ((preemptions + restarts + resizes) > 0) | column(jobs, "reduced", bool)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        wait = np.where(interrupted & completed, response - run_time, start - submit)
+        runtime = np.where(run_time > 0, run_time, np.nan)
+        slowdown = np.where(completed, response / runtime, np.nan)
+        bounded = np.where(completed, metrics.bounded_slowdown(wait, run_time), np.nan)
+    cols = {
+        "job_id": column(specs, "job_id", np.int64),
+        "submit": submit,
+        "start": start,
+        "end": end,
+        "wait": wait,
+        "run_time": run_time,
+        "req_time": column(specs, "req_time", float),
+        "procs": column(specs, "procs", np.int64),
+        "mem": column(specs, "mem", float) / KB_PER_MB,
+        "host": text(map(attrgetter("host"), jobs)),
+        "status": status,
+        "response": response,
+        "slowdown": slowdown,
+        "bounded_slowdown": bounded,
+        "preemptions": preemptions,
+        "restarts": restarts,
+        "resizes": resizes,
+        "user": column(specs, "user", np.int64),
+        "queue": column(specs, "queue", np.int64),
+        "reason": text(map(attrgetter("reason"), jobs)),
     }
-    df = pd.DataFrame(cols)
-    df["response"] = df["end"] - df["submit"]
-    reduced = np.fromiter((j.reduced for j in jobs), dtype=bool, count=n)
-    interrupted = ((df["preemptions"] + df["restarts"] + df["resizes"]) > 0) | reduced
-    df["wait"] = np.where(
-        interrupted & (df["status"] == "completed"),
-        df["response"] - df["run_time"],
-        df["start"] - df["submit"],
-    )
-    completed = df["status"] == "completed"
-    runtime = df["run_time"].where(df["run_time"] > 0)
-    df["slowdown"] = (df["response"] / runtime).where(completed)
-    df["bounded_slowdown"] = metrics.bounded_slowdown(df["wait"], df["run_time"]).where(completed)
-    return df.loc[:, list(JOB_COLUMNS)]
+    return cols
 
 
-def _status(job: Job) -> str:
-    state = job.state
+def _status_of(state: JobState) -> str:
     if state.terminal:
         return state.value
     if state is JobState.RUNNING or state is JobState.PREEMPTED:
@@ -147,4 +188,9 @@ def _status(job: Job) -> str:
     return "not_started"
 
 
-__all__ = ["JOB_COLUMNS", "Monitor", "Observer", "jobs_table"]
+_STATUS = {id(state): _status_of(state) for state in JobState}
+"""The ``status`` column by the ``id`` of each job state (members are singletons;
+hashing an enum member runs Python code, ``id`` does not)."""
+
+
+__all__ = ["JOB_COLUMNS", "Monitor", "Observer", "job_columns", "jobs_table"]
