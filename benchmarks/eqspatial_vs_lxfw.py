@@ -85,7 +85,9 @@ def one(trace, window, machine, label: str) -> dict:
         "utilisation": s.get("utilisation", np.nan),
         "repartitions": s.get("repartitions", 0),
         "resizes": s.get("resizes", 0),
+        "analysed_jobs": int(r.jobs["analysed"].sum()),
         "placed_on_arrival": s.get("placed_on_arrival", np.nan),
+        "placed_share": s.get("placed_on_arrival", np.nan) / max(int(r.jobs["analysed"].sum()), 1),
         "is_jobs": s.get("immediate_service_jobs", 0),
         "is_completed": s.get("immediate_service_completed", 0),
         "wall_s": wall,
@@ -145,8 +147,10 @@ def main() -> None:
     print("\n## Overall (waits in hours)\n")
     print(md_table(table[cols]))
     print("\n## Repartitioning and immediate service\n")
-    print(md_table(table[["seed", "policy", "repartitions", "resizes", "placed_on_arrival", "is_jobs",
-                          "is_completed"]], 0))  # fmt: skip
+    print(md_table(table[["seed", "policy", "repartitions", "resizes", "analysed_jobs", "placed_on_arrival",
+                          "is_jobs", "is_completed"]], 0))  # fmt: skip
+    print("\nShare of the analysed jobs placed on a host on arrival (EQspatial; thesis: > 99 %):\n")
+    print(md_table(table.loc[table["policy"].str.startswith("EQspatial"), ["seed", "policy", "placed_share"]], 4))
     print("\n## Speed (same process; ratio to plain LXF&W-backfill on the same month)\n")
     ref = table.loc[table["policy"] == "LXF&W-bf (speed ref.)"].set_index("seed")["wall_s"]
     speed = table[["seed", "policy", "wall_s"]].copy()
