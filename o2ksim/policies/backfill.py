@@ -542,9 +542,14 @@ class Backfill(Policy):
         return self._schedule(snap)
 
     def idle_when_nothing_fits(self) -> bool:
-        """Dynamic sliding reservations without immediate service: a pass where nothing
-        fits starts nothing and keeps nothing (reservations are recomputed every pass)."""
-        return not self._stateful and self.immediate is None
+        """Dynamic sliding reservations: a pass where nothing fits starts nothing and keeps
+        nothing (reservations are recomputed every pass), unless immediate service has
+        pending work (:meth:`has_pending_work`)."""
+        return not self._stateful
+
+    def has_pending_work(self, arrived: bool, departed: bool) -> bool:
+        """Immediate service may give a trial or resume a victim when nothing fits."""
+        return self.immediate is not None and self.immediate.has_pending_work(arrived, departed)
 
     def summary_counts(self, ids: set[int] | None = None) -> dict[str, int]:
         """Immediate-service counters over ``ids`` (empty without immediate service)."""

@@ -78,6 +78,11 @@ Choices where the thesis is silent (each tested in ``tests/test_immediate.py``):
   for a pass when the next running job becomes eligible for preemption (the
   thesis simulator's extra event, T§3.4).  Waiting jobs are served in arrival
   order.
+* Passes: the policy opts in to the engine's skipping of passes where no
+  waiting job fits (:mod:`o2ksim.engine.contract`) and keeps the ones where
+  it may still act -- a new job or one still waiting for a trial, or a victim
+  to resume (:meth:`ImmediateService.has_pending_work`); schedules are those
+  of a run with every pass.
 """
 
 from __future__ import annotations
@@ -751,6 +756,26 @@ class ImmediateService:
             fresh = [d.job for d in inner_decisions if isinstance(d, Start)]
             decisions.extend(self._next_eligibility(snap, protected, fresh))
         return decisions
+
+    def has_pending_work(self, arrived: bool, departed: bool) -> bool:
+        """Whether a pass may decide something even when no waiting job fits as a full job.
+
+        The engine skips such a pass otherwise (:mod:`o2ksim.engine.contract`,
+        "Work that does not need a full job to fit").  A pass where nothing fits
+        starts no full job, so it can only: give a trial to a job that arrived
+        since the last pass (``arrived``) or still waits for one
+        (``_awaiting``); resume a victim the engine could not resume when its
+        trial ended (``book.to_resume``); note a trial that has left (a
+        departure while a trial is in progress: the trial may be the one that
+        left, which counts if completed and whose victims still preempted are
+        to be resumed).  The borrowed view and the backfill pass
+        itself decide and change nothing when nothing fits.  Timers
+        (eligibility wakes) always force a pass.  Cost: O(1).
+        """
+        book = self.book
+        if arrived or self._awaiting or book.to_resume:
+            return True
+        return departed and bool(book.running)
 
     def _next_eligibility(
         self, snap: Snapshot, protected: set[int], fresh: Sequence[Job]
