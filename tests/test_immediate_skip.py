@@ -4,7 +4,8 @@ Backfill with immediate service opts in to skipping (``idle_when_nothing_fits``)
 and keeps, through ``has_pending_work`` (:mod:`o2ksim.engine.contract`), the
 passes in which it may act although no waiting job fits as a full job: a new
 job or one still waiting for a trial, a trial that has left, a victim to
-resume.  The pass times and counts below are worked out by hand; ``Forgetful``
+resume (the engine asks for a pass when it leaves one to the policy).  The
+pass times and counts below are worked out by hand; ``Forgetful``
 (the same policy answering "no pending work") shows that each example fails
 if such a pass is skipped, and ``EveryPass`` (the promise withdrawn) that the
 skipping changes no schedule.
@@ -47,7 +48,7 @@ class Recording:
 class Forgetful(Recording):
     """The same policy claiming it never has pending work: passes where nothing fits are lost."""
 
-    def has_pending_work(self, arrived: bool, departed: bool) -> bool:
+    def has_pending_work(self, arrived: bool) -> bool:
         return False
 
 
@@ -74,11 +75,10 @@ def test_immediate_service_opts_in_and_asks_for_the_passes_it_needs():
     assert immediate().idle_when_nothing_fits()
     assert immediate("soon").idle_when_nothing_fits()
     assert not immediate(reservation_kind="fixed").idle_when_nothing_fits()
-    assert not make_policy("fcfs-backfill").has_pending_work(True, True)  # no immediate service
+    assert not make_policy("fcfs-backfill").has_pending_work(True)  # no immediate service
     service = ImmediateService(TrialSettings())
-    assert not service.has_pending_work(False, False)
-    assert service.has_pending_work(True, False)  # a new job may want a trial
-    assert not service.has_pending_work(False, True)  # a departure, and no trial in progress
+    assert not service.has_pending_work(False)
+    assert service.has_pending_work(True)  # a new job may want a trial
 
 
 def test_a_waiting_job_gets_its_trial_at_a_departure_where_nothing_fits_in_full():
@@ -86,7 +86,8 @@ def test_a_waiting_job_gets_its_trial_at_a_departure_where_nothing_fits_in_full(
     # W (3p, 2 GB, 30 s, peak 0.5 GB) arrives at 10: one processor free, no victim
     # eligible (t = 600 s), so it waits for a trial.  At 50 J2 leaves: 3 procs and
     # 1 GB free, W does not fit in full (2 GB), but its trial (3p, 1 GB) does: it
-    # runs 50-80 and finishes in it.  At 100 J1 leaves with the queue empty.
+    # runs 50-80 and finishes in it.  At 80 (the trial left, nobody to resume) and
+    # 100 (J1 leaves) the queue is empty.
     machine = MachineSpec("one", (HostSpec("h", 4, 4 * GB),))
     jobs = [
         job(1, 0, 1, 100, 100, 3 * GB),
@@ -95,10 +96,10 @@ def test_a_waiting_job_gets_its_trial_at_a_departure_where_nothing_fits_in_full(
     ]
     pol = Recording(immediate())
     _, stats, table = run(machine, jobs, pol)
-    # passes: 0 (arrivals), 10 (W arrives), 50 (W waits for a trial), 80 (the trial
-    # left: counted as completed); the request at 100 is dropped (queue empty, no work)
-    assert pol.passes == [0.0, 10.0, 50.0, 80.0]
-    assert stats.skipped_passes == 1
+    # passes: 0 (arrivals), 10 (W arrives), 50 (W waits for a trial); the requests at
+    # 80 and 100 are dropped (queue empty, no work); the trial still counts as completed
+    assert pol.passes == [0.0, 10.0, 50.0]
+    assert stats.skipped_passes == 2
     assert table[3][2:5] == (50.0, 50.0, 80.0)
     assert pol.stats()["immediate_service_completed"] == 1
     # without the pending work, the pass at 50 is skipped: W starts in full at 100
@@ -112,9 +113,10 @@ def test_passes_where_nothing_fits_and_nothing_is_pending_are_skipped():
     # J1 (1p, 2 GB, 0-1000), J2 (1p, 1 GB, 0-200) run; 2 procs and 1 GB are free.
     # W (2p, 2 GB, 500 s) arrives at 10: it does not fit in full, its trial (2p,
     # 1 GB) runs 10-70 and is killed at the quantum; W waits, reserved at 200 (J2's
-    # end frees the memory).  J4 (1p, 1 GB, 50 s) arrives at 100 and is backfilled
-    # 100-150.  At 150 J4 leaves: W still does not fit and no trial is in
-    # progress or wanted -- skipped.  W runs 200-700; J1 ends at 1000.
+    # end frees the memory).  At 70 (the trial left, it preempted nobody) nothing
+    # fits and nothing is pending: skipped.  J4 (1p, 1 GB, 50 s) arrives at 100 and
+    # is backfilled 100-150.  At 150 J4 leaves: W still does not fit and no trial is
+    # in progress or wanted -- skipped.  W runs 200-700; J1 ends at 1000.
     machine = MachineSpec("one", (HostSpec("h", 4, 4 * GB),))
     jobs = [
         job(1, 0, 1, 1000, 1000, 2 * GB),
@@ -124,9 +126,11 @@ def test_passes_where_nothing_fits_and_nothing_is_pending_are_skipped():
     ]
     pol = Recording(immediate())
     _, stats, table = run(machine, jobs, pol)
-    assert pol.passes == [0.0, 10.0, 70.0, 100.0, 200.0]
-    # skipped: 150 (nothing fits, nothing pending), 700 and 1000 (queue empty)
-    assert stats.skipped_passes == 3
+    assert pol.passes == [0.0, 10.0, 100.0, 200.0]
+    # skipped requests: 70 (nothing fits, nothing pending: the one made as the trial
+    # released and the one made once W was back in the queue), 150 (likewise), 700 and
+    # 1000 (queue empty)
+    assert stats.skipped_passes == 5
     assert table[3] == (JobState.COMPLETED, "h", 10.0, 200.0, 700.0, 1)
     assert table[4][2:5] == (100.0, 100.0, 150.0)
     every = EveryPass(immediate())
@@ -143,12 +147,19 @@ def test_a_victim_left_to_the_policy_keeps_the_pass():
     victim = Job(JobSpec(1, 0.0, 2, GB, 100.0, 100.0))
     victim.state, victim.host = JobState.PREEMPTED, "h"
     service.book.to_resume["h"] = [victim]
-    assert service.has_pending_work(False, False)
+    assert service.has_pending_work(False)
     service.book.to_resume.clear()
     trial = Job(JobSpec(2, 0.0, 2, GB, 30.0, 30.0))
+    trial.state = JobState.RUNNING
     service.book.running[trial.id] = (trial, (victim,))
-    assert service.has_pending_work(False, True)  # the departure may be the trial's
-    assert not service.has_pending_work(False, False)
+    assert not service.has_pending_work(False)  # the trial still runs
+    for ended in (JobState.COMPLETED, JobState.QUEUED, JobState.KILLED):
+        trial.state = ended  # it has left; the victim is still preempted
+        assert service.has_pending_work(False)
+    victim.state = JobState.RUNNING  # the engine resumed it
+    assert not service.has_pending_work(False)
+    trial.state = JobState.COMPLETED  # noted by the next pass, counted already
+    assert service.counts()["immediate_service_completed"] == 1
 
 
 # --------------------------------------------------------------------- same schedules
@@ -183,3 +194,19 @@ def test_skipping_changes_no_immediate_service_schedule(draw_jobs, mode, priorit
         table = run(TWO_HOSTS, jobs, pol)[2]
         results.append((table, pol.stats()))
     assert results[0] == results[1]
+
+
+def test_a_trial_put_back_in_the_queue_gets_the_pass_it_fits_in():
+    # one host, 4 procs, 4 GB.  J1 (2p, 3 GB, 0-40) runs; W (2p, 2 GB, 500 s) arrives
+    # at 10 with 2 procs and 1 GB free: its trial (2p, 1 GB) runs 10-70 and is put
+    # back in the queue at the quantum.  J1 has left at 40 (queue empty: skipped),
+    # so at 70 W fits in full: the engine must ask for the pass once W is back in
+    # the queue (asked as the trial released, the queue was still empty).
+    machine = MachineSpec("one", (HostSpec("h", 4, 4 * GB),))
+    jobs = [job(1, 0, 2, 40, 40, 3 * GB), job(2, 10, 2, 500, 500, 2 * GB)]
+    pol = Recording(immediate())
+    _, stats, table = run(machine, jobs, pol)
+    assert pol.passes == [0.0, 10.0, 70.0]
+    assert table[2] == (JobState.COMPLETED, "h", 10.0, 70.0, 570.0, 1)
+    # skipped requests: at 40, at 70 as the trial released (W not yet back), at 570
+    assert stats.skipped_passes == 3

@@ -12,7 +12,7 @@ A policy is any object with the six methods of :class:`PolicyProtocol`:
   the run's statistics (``run.json``);
 * ``idle_when_nothing_fits() -> bool`` — an opt-in promise that lets the
   engine skip passes that cannot start anything (below);
-* ``has_pending_work(arrived, departed) -> bool`` — asked, for a policy that opted in,
+* ``has_pending_work(arrived) -> bool`` — asked, for a policy that opted in,
   at each pass the engine is about to skip: ``True`` keeps the pass (below).
 
 :class:`o2ksim.policies.base.Policy` implements ``bind``, ``admit``,
@@ -48,17 +48,17 @@ Some policies can act in a pass where no waiting job fits as a full job:
 immediate service (:mod:`o2ksim.policies.immediate`) gives a new job a trial
 on the initial memory or by preempting running jobs, and resumes the victims
 of a trial the engine could not resume itself.  Such a policy still opts in,
-and answers the per-pass question ``has_pending_work(arrived, departed)``:
-the engine asks it (only for a policy that opted in, only when no timer is
-due, before the O(hosts) fit check) with ``arrived`` / ``departed`` = whether
-any job arrived / released its resources since the last pass that ran (a
-departure is counted as it releases, before the job's final state is set), and
-skips the pass only when the answer is ``False`` and
+and answers the per-pass question ``has_pending_work(arrived)``: the engine
+asks it (only for a policy that opted in, only when no timer is due, before
+the O(hosts) fit check) with ``arrived`` = whether any job arrived since the
+last pass that ran, and skips the pass only when the answer is ``False`` and
 nothing fits.  The promise then reads: *a pass in which nothing fits and
 ``has_pending_work`` answers* ``False`` *decides and changes nothing*.  The
 answer must be cheap (the engine may ask at every arrival and departure) and
 may only err towards ``True``; what makes it ``True`` may change only in a
-pass, at an arrival or at a departure, since at those the engine asks again.
+pass, at an arrival, at a departure, or when the engine leaves a preempted job
+of a ``Start.resumes`` run to the policy (its processors are not free when the
+run ends), since at those the engine asks again.
 Policies with no such work keep the default ``False``.
 
 The promise holds for a policy whose passes only start jobs that fit now and
@@ -118,12 +118,12 @@ class PolicyProtocol(Protocol):
         The engine then skips such passes (module docstring); ``False`` gets every pass.
         """
 
-    def has_pending_work(self, arrived: bool, departed: bool) -> bool:
+    def has_pending_work(self, arrived: bool) -> bool:
         """``True``: this pass may decide something even if no waiting job fits (keep it).
 
         Asked only of a policy whose ``idle_when_nothing_fits()`` is ``True``, at a
-        pass the engine would otherwise skip; ``arrived`` / ``departed``: some job
-        arrived / released its resources since the last pass that ran.  Cheap, and errs only towards ``True`` (module docstring).
+        pass the engine would otherwise skip; ``arrived``: some job arrived since
+        the last pass that ran.  Cheap, and errs only towards ``True`` (module docstring).
         """
 
 

@@ -243,7 +243,7 @@ class Simulation:
         self._pass_pending = False
         self._skip_idle = False  # the policy lets the engine skip passes where nothing fits
         self._skip_early = False  # ... and drop such requests at once (event-driven runs)
-        self._has_pending_work: Callable[[bool, bool], bool] = _no_pending_work
+        self._has_pending_work: Callable[[bool], bool] = _no_pending_work
         self._in_pass = False
         self._views: tuple[HostView, ...] = ()  # the hosts as the last pass saw them
         self._views_by_name: Mapping[str, HostView] = MappingProxyType({})
@@ -305,7 +305,7 @@ class Simulation:
             return
         if (
             self._skip_early and not self._in_pass and not self._due
-            and not self._has_pending_work(bool(self._arrived), bool(self._departed))
+            and not self._has_pending_work(bool(self._arrived))
             and self._nothing_fits()
         ):  # fmt: skip
             self.stats.skipped_passes += 1
@@ -362,7 +362,7 @@ class Simulation:
             self._pass_pending = False
             if (
                 self._skip_idle and not self._due
-                and not self._has_pending_work(bool(self._arrived), bool(self._departed))
+                and not self._has_pending_work(bool(self._arrived))
                 and self._nothing_fits()
             ):  # fmt: skip
                 self.stats.skipped_passes += 1
@@ -706,8 +706,12 @@ class Simulation:
         what = "trial" if run.limit_action == "requeue" else "run"
         for v in lent:
             host = self.hosts[v.host or ""]
-            if v.state is not JobState.PREEMPTED or v.resume_procs > host.free_procs:
-                continue  # gone, or its processors are not free: the policy decides
+            if v.state is not JobState.PREEMPTED:
+                continue  # gone
+            if v.resume_procs > host.free_procs:  # not free: the policy decides, in a pass
+                if self.interval is None:
+                    self.request_pass()
+                continue
             d = Resume(v, note=f"the {what} that preempted it has ended (J{run.id}); "
                                f"back on its {v.resume_procs} processors")  # fmt: skip
             for obs in self.observers[1:]:
@@ -737,6 +741,8 @@ class Simulation:
             row = self.queue_index.row_of
             ordered = sorted(self.queue.values(), key=lambda j: row[j.id])
             self.queue = {j.id: j for j in ordered}
+        if self.interval is None:  # the request made as it released may have been skipped
+            self.request_pass()  # (it was not in the queue yet): ask again now that it is
 
     def _finish(self, job: Job, state: JobState, now: float) -> None:
         if job.state is JobState.RUNNING or job.state is JobState.PREEMPTED:
@@ -752,7 +758,7 @@ class Simulation:
                 self._done.succeed()
 
 
-def _no_pending_work(arrived: bool, departed: bool) -> bool:
+def _no_pending_work(arrived: bool) -> bool:
     """The pending-work answer of a policy that gets every pass (never consulted)."""
     return False
 

@@ -547,9 +547,9 @@ class Backfill(Policy):
         pending work (:meth:`has_pending_work`)."""
         return not self._stateful
 
-    def has_pending_work(self, arrived: bool, departed: bool) -> bool:
+    def has_pending_work(self, arrived: bool) -> bool:
         """Immediate service may give a trial or resume a victim when nothing fits."""
-        return self.immediate is not None and self.immediate.has_pending_work(arrived, departed)
+        return self.immediate is not None and self.immediate.has_pending_work(arrived)
 
     def summary_counts(self, ids: set[int] | None = None) -> dict[str, int]:
         """Immediate-service counters over ``ids`` (empty without immediate service)."""

@@ -161,15 +161,14 @@ class Policy:
         """
         return False
 
-    def has_pending_work(self, arrived: bool, departed: bool) -> bool:
+    def has_pending_work(self, arrived: bool) -> bool:
         """Whether a pass where no waiting job fits may still decide something.
 
         Asked only when ``idle_when_nothing_fits()`` is ``True``, at each pass
         the engine is about to skip; ``True`` keeps that pass.  ``False`` by
         default: a policy that only starts full jobs has nothing else to do
         (see :mod:`o2ksim.engine.contract`, "Work that does not need a full job
-        to fit").  ``arrived`` / ``departed``: a job arrived / released its
-        resources since the last pass that ran.
+        to fit").  ``arrived``: a job arrived since the last pass that ran.
         """
         return False
 

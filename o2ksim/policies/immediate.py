@@ -646,9 +646,13 @@ class TrialBook:
         def n(s: set[int]) -> int:
             return len(s if ids is None else s & ids)
 
+        # a trial that finished after the last pass that ran is not noted yet (the
+        # engine skips passes with nothing to decide): count it here
+        done = JobState.COMPLETED
+        completed = self.completed | {i for i, (t, _) in self.running.items() if t.state is done}
         return {
             "immediate_service_jobs": n(self.given),
-            "immediate_service_completed": n(self.completed),
+            "immediate_service_completed": n(completed),
             "immediate_service_preempting": n(self.preempting),
         }
 
@@ -757,25 +761,32 @@ class ImmediateService:
             decisions.extend(self._next_eligibility(snap, protected, fresh))
         return decisions
 
-    def has_pending_work(self, arrived: bool, departed: bool) -> bool:
+    def has_pending_work(self, arrived: bool) -> bool:
         """Whether a pass may decide something even when no waiting job fits as a full job.
 
         The engine skips such a pass otherwise (:mod:`o2ksim.engine.contract`,
         "Work that does not need a full job to fit").  A pass where nothing fits
         starts no full job, so it can only: give a trial to a job that arrived
         since the last pass (``arrived``) or still waits for one
-        (``_awaiting``); resume a victim the engine could not resume when its
-        trial ended (``book.to_resume``); note a trial that has left (a
-        departure while a trial is in progress: the trial may be the one that
-        left, which counts if completed and whose victims still preempted are
-        to be resumed).  The borrowed view and the backfill pass
-        itself decide and change nothing when nothing fits.  Timers
-        (eligibility wakes) always force a pass.  Cost: O(1).
+        (``_awaiting``); resume a victim the engine did not resume when its
+        trial ended (``book.to_resume``, or a trial no longer running with a
+        victim still preempted: the engine asks for a pass when it leaves a
+        victim to the policy).  Noting a trial that left is deferred to the
+        next pass that runs (``Snapshot.departed`` covers every departure
+        since the last pass; :meth:`TrialBook.counts` counts a completed trial
+        not yet noted); the borrowed view and the backfill pass itself decide
+        and change nothing when nothing fits.  Timers (eligibility wakes)
+        always force a pass.  Cost: O(1) plus the trials in progress (a few:
+        each lasts at most ``q``).
         """
         book = self.book
         if arrived or self._awaiting or book.to_resume:
             return True
-        return departed and bool(book.running)
+        running, preempted = JobState.RUNNING, JobState.PREEMPTED
+        for trial, victims in book.running.values():
+            if trial.state is not running and any(v.state is preempted for v in victims):
+                return True
+        return False
 
     def _next_eligibility(
         self, snap: Snapshot, protected: set[int], fresh: Sequence[Job]
