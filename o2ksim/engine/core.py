@@ -297,7 +297,8 @@ class Simulation:
         Outside a pass and without a fixed interval, a request for a policy
         that may be skipped when nothing fits (:mod:`~o2ksim.engine.contract`)
         is dropped at once if nothing fits now and the policy has no pending
-        work: until the pass would run, only arrivals and departures at this
+        work: until the pass would run, only arrivals, departures, a job put
+        back in the queue or a preempted job left to the policy at this
         instant can make something fit or give the policy work, and each of
         them asks again.
         """
