@@ -17,9 +17,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from o2ksim.engine.core import Simulation
+from o2ksim.engine.decisions import Preempt, Start
 from o2ksim.jobs import Job, JobSpec, JobState
 from o2ksim.machine import KB_PER_GB, KB_PER_MB, HostSpec, MachineSpec
 from o2ksim.policies import make_policy
+from o2ksim.policies.base import Policy
 from o2ksim.policies.immediate import ImmediateService, TrialSettings
 
 GB, MB = KB_PER_GB, KB_PER_MB
@@ -210,3 +212,62 @@ def test_a_trial_put_back_in_the_queue_gets_the_pass_it_fits_in():
     assert table[2] == (JobState.COMPLETED, "h", 10.0, 70.0, 570.0, 1)
     # skipped requests: at 40, at 70 as the trial released (W not yet back), at 570
     assert stats.skipped_passes == 3
+
+
+class LendsAndTakes(Policy):
+    """A hand-scripted policy that leaves a ``Start.resumes`` victim to itself.
+
+    At 0 it starts V (4p, the whole host); at 10 it preempts V, starts T (2p,
+    5 s, within its 10 s limit) with ``resumes=(V,)`` and X (2p, 100 s) on
+    V's other two processors.  When T completes at 15 only 2
+    processors are free, so the engine cannot resume V and leaves it to the
+    policy.  It opts in to skipping and has pending work while V is preempted
+    and T no longer runs; it records its passes and resumes nothing.
+    """
+
+    kind = "test-lends-and-takes"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.passes: list[float] = []
+        self.jobs: dict[int, Job] = {}
+
+    def idle_when_nothing_fits(self) -> bool:
+        return True
+
+    def has_pending_work(self, arrived: bool) -> bool:
+        v, t = self.jobs.get(1), self.jobs.get(2)
+        return arrived or (
+            v is not None and t is not None
+            and v.state is JobState.PREEMPTED and t.state is not JobState.RUNNING
+        )  # fmt: skip
+
+    def schedule(self, snap):
+        self.passes.append(snap.now)
+        for j in snap.arrived:
+            self.jobs[j.id] = j
+        if snap.now == 0.0:
+            return [Start(self.jobs[1], "h")]
+        if snap.now == 10.0:
+            v, t, x = self.jobs[1], self.jobs[2], self.jobs[3]
+            return [
+                Preempt(v),
+                Start(t, "h", time_limit=10.0, on_limit="requeue", resumes=(v,)),
+                Start(x, "h"),
+            ]
+        return []
+
+
+def test_the_engine_asks_for_a_pass_when_it_leaves_a_victim_to_the_policy():
+    machine = MachineSpec("one", (HostSpec("h", 4, 4 * GB),))
+    jobs = [job(1, 0, 4, 50, 50, GB), job(2, 10, 2, 5, 5, GB), job(3, 10, 2, 100, 100, GB)]
+    pol = LendsAndTakes()
+    sim = Simulation(machine, jobs, pol)
+    stats = sim.run()
+    # at 15 T has completed and V is still preempted: the request made as T released
+    # (T still running then, the queue empty) is dropped; the one the engine makes
+    # once it has left V to the policy is kept.  At 110 X leaves (queue empty: the
+    # request is kept only because V still waits); V is never resumed: the run stalls.
+    assert pol.passes == [0.0, 10.0, 15.0, 110.0]
+    assert sim.jobs[2].state is JobState.COMPLETED and sim.jobs[2].end == 15.0
+    assert sim.jobs[1].state is JobState.PREEMPTED and stats.stalled == 1
