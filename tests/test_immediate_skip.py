@@ -7,8 +7,9 @@ job or one still waiting for a trial, a trial that has left, a victim to
 resume (the engine asks for a pass when it leaves one to the policy).  The
 pass times and counts below are worked out by hand; ``Forgetful``
 (the same policy answering "no pending work") shows that each example fails
-if such a pass is skipped, and ``EveryPass`` (the promise withdrawn) that the
-skipping changes no schedule.
+if such a pass is skipped, and ``EveryPass`` (the promise withdrawn) and
+``EveryPassFullInner`` (also the backfill pass run where nothing fits, which
+immediate service otherwise leaves out) that the skipping changes no schedule.
 """
 
 from __future__ import annotations
@@ -59,6 +60,14 @@ class EveryPass(Recording):
 
     def idle_when_nothing_fits(self) -> bool:
         return False
+
+
+class EveryPassFullInner(EveryPass):
+    """Every pass, and the backfill pass run even where nothing fits (no shortcut at all)."""
+
+    def schedule(self, snap):
+        self.passes.append(snap.now)
+        return self._policy.immediate.schedule(snap, self._policy._schedule, False)
 
 
 def immediate(mode: str = "preemptive", **params):
@@ -192,10 +201,11 @@ def test_skipping_changes_no_immediate_service_schedule(draw_jobs, mode, priorit
     params = {"quantum": 5, "eligible_after": 20, "initial_memory": "512MB",
               "priority": LXFW if priority == "lxfw" else priority}  # fmt: skip
     results = []
-    for pol in (Recording(immediate(mode, **params)), EveryPass(immediate(mode, **params))):
+    for kind in (Recording, EveryPass, EveryPassFullInner):
+        pol = kind(immediate(mode, **params))
         table = run(TWO_HOSTS, jobs, pol)[2]
         results.append((table, pol.stats()))
-    assert results[0] == results[1]
+    assert results[0] == results[1] == results[2]
 
 
 def test_a_trial_put_back_in_the_queue_gets_the_pass_it_fits_in():

@@ -538,7 +538,7 @@ class Backfill(Policy):
     def schedule(self, snap: Snapshot) -> list[Decision]:
         """One pass; with immediate service, the trial runs around it (:mod:`.immediate`)."""
         if self.immediate is not None:
-            return self.immediate.schedule(snap, self._schedule)
+            return self.immediate.schedule(snap, self._schedule, not self._stateful)
         return self._schedule(snap)
 
     def idle_when_nothing_fits(self) -> bool:

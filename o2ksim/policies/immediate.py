@@ -676,8 +676,18 @@ class ImmediateService:
         self._wakes: set[float] = set()
         self._eligibility = EligibilityCache()
 
-    def schedule(self, snap: Snapshot, inner: Callable[[Snapshot], Sequence[Any]]) -> list[Any]:
+    def schedule(
+        self,
+        snap: Snapshot,
+        inner: Callable[[Snapshot], Sequence[Any]],
+        inner_idle_when_nothing_fits: bool = False,
+    ) -> list[Any]:
+        """One pass around ``inner``; ``inner_idle_when_nothing_fits``: ``inner`` keeps the
+        engine's promise (:mod:`o2ksim.engine.contract`), so when no waiting job fits any
+        host it is not run at all (it would decide nothing)."""
         now = snap.now
+        if inner_idle_when_nothing_fits and not snap.explain and _nothing_fits(snap):
+            inner = _no_decisions
         book = self.book
         awaiting = self._awaiting
         owed: dict[str, int] = {}  # processors the preempted victims will take back, per host
@@ -814,6 +824,27 @@ class ImmediateService:
 
     def counts(self, ids: set[int] | None = None) -> dict[str, int]:
         return self.book.counts(ids)
+
+
+def _no_decisions(snap: Snapshot) -> Sequence[Any]:
+    return ()
+
+
+def _nothing_fits(snap: Snapshot) -> bool:
+    """No waiting job fits the free processors and memory of any host (the engine's
+    O(hosts) test against the queue's smallest requests; ``False`` when unknown)."""
+    index = snap.queue_index
+    if index is None:
+        return False
+    procs = index.smallest_procs()
+    mem = None
+    for h in snap.hosts:
+        if h.free_procs >= procs:
+            if mem is None:
+                mem = index.smallest_mem()
+            if h.free_mem >= mem:
+                return False
+    return True
 
 
 def _view(snap: Snapshot, borrowed: dict[str, list[_Borrowed]]) -> Snapshot:
