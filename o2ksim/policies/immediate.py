@@ -81,8 +81,9 @@ Choices where the thesis is silent (each tested in ``tests/test_immediate.py``):
 * Passes: the policy opts in to the engine's skipping of passes where no
   waiting job fits (:mod:`o2ksim.engine.contract`) and keeps the ones where
   it may still act -- a new job or one still waiting for a trial, or a victim
-  to resume (:meth:`ImmediateService.has_pending_work`); schedules are those
-  of a run with every pass.
+  to resume (:meth:`ImmediateService.has_pending_work`); in such a kept pass
+  the backfill pass itself is left out when it keeps the same promise (it
+  would decide nothing).  Schedules are those of a run with every pass.
 """
 
 from __future__ import annotations
