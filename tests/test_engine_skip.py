@@ -108,7 +108,7 @@ def test_backfill_promises_only_when_it_keeps_nothing_between_passes():
     assert make_policy("fcfs").idle_when_nothing_fits()
     assert not make_policy("fcfs-backfill", reservation_kind="fixed").idle_when_nothing_fits()
     assert not make_policy("fcfs-backfill", sliding=False).idle_when_nothing_fits()
-    assert not make_policy("fcfs-backfill", immediate_service="preemptive").idle_when_nothing_fits()
+    assert make_policy("fcfs-backfill", immediate_service="preemptive").idle_when_nothing_fits()
 
 
 # --------------------------------------------------------------------- same schedules

@@ -1,6 +1,6 @@
 """The engine–policy contract: what a policy must offer and what a run is configured with.
 
-A policy is any object with the five methods of :class:`PolicyProtocol`:
+A policy is any object with the six methods of :class:`PolicyProtocol`:
 
 * ``schedule(snapshot) -> Sequence[Decision]`` — the decisions for this pass
   (the only method a policy really has to write);
@@ -11,12 +11,14 @@ A policy is any object with the five methods of :class:`PolicyProtocol`:
 * ``stats() -> Mapping[str, float]`` — the policy's own counters, stored with
   the run's statistics (``run.json``);
 * ``idle_when_nothing_fits() -> bool`` — an opt-in promise that lets the
-  engine skip passes that cannot start anything (below).
+  engine skip passes that cannot start anything (below);
+* ``has_pending_work(arrived) -> bool`` — asked, for a policy that opted in,
+  at each pass the engine is about to skip: ``True`` keeps the pass (below).
 
 :class:`o2ksim.policies.base.Policy` implements ``bind``, ``admit``,
-``stats`` and ``idle_when_nothing_fits`` with do-nothing defaults (the last
-answers ``False``), so a subclass writes only ``schedule``; the engine calls
-all five directly, never probing for them.
+``stats``, ``idle_when_nothing_fits`` and ``has_pending_work`` with
+do-nothing defaults (the last two answer ``False``), so a subclass writes only
+``schedule``; the engine calls all six directly, never probing for them.
 
 Skipping passes that cannot start anything
 ------------------------------------------
@@ -38,6 +40,26 @@ previous pass that ran).  The engine never skips a pass at which one of the
 policy's ``WakeAt`` timers is due, or any pass of an ``explain`` run (its
 information-only decisions are the point of it).  ``RunStats.skipped_passes``
 counts the skipped passes.
+
+Work that does not need a full job to fit
+-----------------------------------------
+
+Some policies can act in a pass where no waiting job fits as a full job:
+immediate service (:mod:`o2ksim.policies.immediate`) gives a new job a trial
+on the initial memory or by preempting running jobs, and resumes the victims
+of a trial the engine could not resume itself.  Such a policy still opts in,
+and answers the per-pass question ``has_pending_work(arrived)``: the engine
+asks it (only for a policy that opted in, only when no timer is due, before
+the O(hosts) fit check) with ``arrived`` = whether any job arrived since the
+last pass that ran, and skips the pass only when the answer is ``False`` and
+nothing fits.  The promise then reads: *a pass in which nothing fits and
+``has_pending_work`` answers* ``False`` *decides and changes nothing*.  The
+answer must be cheap (the engine may ask at every arrival and departure) and
+may only err towards ``True``; what makes it ``True`` may change only in a
+pass, at an arrival, at a departure, or when the engine leaves a preempted job
+of a ``Start.resumes`` run to the policy (its processors are not free when the
+run ends), since at those the engine asks again.
+Policies with no such work keep the default ``False``.
 
 The promise holds for a policy whose passes only start jobs that fit now and
 keep no state from pass to pass: strict FCFS and backfill with dynamic,
@@ -94,6 +116,14 @@ class PolicyProtocol(Protocol):
         """``True``: a pass where no waiting job fits any host now decides and changes nothing.
 
         The engine then skips such passes (module docstring); ``False`` gets every pass.
+        """
+
+    def has_pending_work(self, arrived: bool) -> bool:
+        """``True``: this pass may decide something even if no waiting job fits (keep it).
+
+        Asked only of a policy whose ``idle_when_nothing_fits()`` is ``True``, at a
+        pass the engine would otherwise skip; ``arrived``: some job arrived since
+        the last pass that ran.  Cheap, and errs only towards ``True`` (module docstring).
         """
 
 

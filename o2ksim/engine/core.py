@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, cast
@@ -243,6 +243,7 @@ class Simulation:
         self._pass_pending = False
         self._skip_idle = False  # the policy lets the engine skip passes where nothing fits
         self._skip_early = False  # ... and drop such requests at once (event-driven runs)
+        self._has_pending_work: Callable[[bool], bool] = _no_pending_work
         self._in_pass = False
         self._views: tuple[HostView, ...] = ()  # the hosts as the last pass saw them
         self._views_by_name: Mapping[str, HostView] = MappingProxyType({})
@@ -266,6 +267,8 @@ class Simulation:
         self._on_pass = _hooks(self.observers, "on_pass")
         self._skip_idle = not self.explain and self.policy.idle_when_nothing_fits()
         self._skip_early = self._skip_idle and self.interval is None
+        if self._skip_idle:
+            self._has_pending_work = self.policy.has_pending_work
         t0 = time.perf_counter()
         self.env.process(self._arrivals())
         self.env.process(self._scheduler())
@@ -293,13 +296,19 @@ class Simulation:
 
         Outside a pass and without a fixed interval, a request for a policy
         that may be skipped when nothing fits (:mod:`~o2ksim.engine.contract`)
-        is dropped at once if nothing fits now: until the pass would run, only
-        arrivals and departures at this instant can make something fit, and
-        each of them asks again.
+        is dropped at once if nothing fits now and the policy has no pending
+        work: until the pass would run, only arrivals, departures, a job put
+        back in the queue or a preempted job left to the policy at this
+        instant can make something fit or give the policy work, and each of
+        them asks again.
         """
         if self._pass_pending:
             return
-        if self._skip_early and not self._in_pass and not self._due and self._nothing_fits():
+        if (
+            self._skip_early and not self._in_pass and not self._due
+            and not self._has_pending_work(bool(self._arrived))
+            and self._nothing_fits()
+        ):  # fmt: skip
             self.stats.skipped_passes += 1
             return
         self._pass_pending = True
@@ -352,7 +361,11 @@ class Simulation:
             yield self._signal
             self._signal = PassSignal(self.env)
             self._pass_pending = False
-            if self._skip_idle and not self._due and self._nothing_fits():
+            if (
+                self._skip_idle and not self._due
+                and not self._has_pending_work(bool(self._arrived))
+                and self._nothing_fits()
+            ):  # fmt: skip
                 self.stats.skipped_passes += 1
                 continue
             self._in_pass = True
@@ -694,8 +707,12 @@ class Simulation:
         what = "trial" if run.limit_action == "requeue" else "run"
         for v in lent:
             host = self.hosts[v.host or ""]
-            if v.state is not JobState.PREEMPTED or v.resume_procs > host.free_procs:
-                continue  # gone, or its processors are not free: the policy decides
+            if v.state is not JobState.PREEMPTED:
+                continue  # gone
+            if v.resume_procs > host.free_procs:  # not free: the policy decides, in a pass
+                if self.interval is None:
+                    self.request_pass()
+                continue
             d = Resume(v, note=f"the {what} that preempted it has ended (J{run.id}); "
                                f"back on its {v.resume_procs} processors")  # fmt: skip
             for obs in self.observers[1:]:
@@ -725,6 +742,8 @@ class Simulation:
             row = self.queue_index.row_of
             ordered = sorted(self.queue.values(), key=lambda j: row[j.id])
             self.queue = {j.id: j for j in ordered}
+        if self.interval is None:  # the request made as it released may have been skipped
+            self.request_pass()  # (it was not in the queue yet): ask again now that it is
 
     def _finish(self, job: Job, state: JobState, now: float) -> None:
         if job.state is JobState.RUNNING or job.state is JobState.PREEMPTED:
@@ -738,6 +757,11 @@ class Simulation:
             self._outstanding -= 1
             if self._outstanding == 0 and not self._done.triggered:
                 self._done.succeed()
+
+
+def _no_pending_work(arrived: bool) -> bool:
+    """The pending-work answer of a policy that gets every pass (never consulted)."""
+    return False
 
 
 def _hooks(observers: Sequence[Observer], name: str) -> list[Any]:

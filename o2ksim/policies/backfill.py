@@ -573,13 +573,18 @@ class Backfill(Policy):
     def schedule(self, snap: Snapshot) -> list[Decision]:
         """One pass; with immediate service, the trial runs around it (:mod:`.immediate`)."""
         if self.immediate is not None:
-            return self.immediate.schedule(snap, self._schedule)
+            return self.immediate.schedule(snap, self._schedule, not self._stateful)
         return self._schedule(snap)
 
     def idle_when_nothing_fits(self) -> bool:
-        """Dynamic sliding reservations without immediate service: a pass where nothing
-        fits starts nothing and keeps nothing (reservations are recomputed every pass)."""
-        return not self._stateful and self.immediate is None
+        """Dynamic sliding reservations: a pass where nothing fits starts nothing and keeps
+        nothing (reservations are recomputed every pass), unless immediate service has
+        pending work (:meth:`has_pending_work`)."""
+        return not self._stateful
+
+    def has_pending_work(self, arrived: bool) -> bool:
+        """Immediate service may give a trial or resume a victim when nothing fits."""
+        return self.immediate is not None and self.immediate.has_pending_work(arrived)
 
     def summary_counts(self, ids: set[int] | None = None) -> dict[str, int]:
         """Immediate-service counters over ``ids`` (empty without immediate service)."""

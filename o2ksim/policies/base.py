@@ -70,8 +70,8 @@ class Policy:
     """Base class of scheduling policies.  Subclasses set ``kind``, ``PARAMS``, ``schedule``.
 
     It satisfies :class:`~o2ksim.engine.contract.PolicyProtocol`: ``bind``,
-    ``admit``, ``stats`` and ``idle_when_nothing_fits`` have defaults a subclass
-    overrides when it needs them.
+    ``admit``, ``stats``, ``idle_when_nothing_fits`` and ``has_pending_work``
+    have defaults a subclass overrides when it needs them.
     """
 
     kind: ClassVar[str] = ""
@@ -158,6 +158,17 @@ class Policy:
         """Whether the engine may skip passes where no waiting job fits any host now.
 
         ``False`` by default (every pass runs); see :mod:`o2ksim.engine.contract`.
+        """
+        return False
+
+    def has_pending_work(self, arrived: bool) -> bool:
+        """Whether a pass where no waiting job fits may still decide something.
+
+        Asked only when ``idle_when_nothing_fits()`` is ``True``, at each pass
+        the engine is about to skip; ``True`` keeps that pass.  ``False`` by
+        default: a policy that only starts full jobs has nothing else to do
+        (see :mod:`o2ksim.engine.contract`, "Work that does not need a full job
+        to fit").  ``arrived``: a job arrived since the last pass that ran.
         """
         return False
 

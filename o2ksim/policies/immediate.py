@@ -78,6 +78,12 @@ Choices where the thesis is silent (each tested in ``tests/test_immediate.py``):
   for a pass when the next running job becomes eligible for preemption (the
   thesis simulator's extra event, T§3.4).  Waiting jobs are served in arrival
   order.
+* Passes: the policy opts in to the engine's skipping of passes where no
+  waiting job fits (:mod:`o2ksim.engine.contract`) and keeps the ones where
+  it may still act -- a new job or one still waiting for a trial, or a victim
+  to resume (:meth:`ImmediateService.has_pending_work`); in such a kept pass
+  the backfill pass itself is left out when it keeps the same promise (it
+  would decide nothing).  Schedules are those of a run with every pass.
 """
 
 from __future__ import annotations
@@ -641,9 +647,13 @@ class TrialBook:
         def n(s: set[int]) -> int:
             return len(s if ids is None else s & ids)
 
+        # a trial that finished after the last pass that ran is not noted yet (the
+        # engine skips passes with nothing to decide): count it here
+        done = JobState.COMPLETED
+        completed = self.completed | {i for i, (t, _) in self.running.items() if t.state is done}
         return {
             "immediate_service_jobs": n(self.given),
-            "immediate_service_completed": n(self.completed),
+            "immediate_service_completed": n(completed),
             "immediate_service_preempting": n(self.preempting),
         }
 
@@ -667,8 +677,18 @@ class ImmediateService:
         self._wakes: set[float] = set()
         self._eligibility = EligibilityCache()
 
-    def schedule(self, snap: Snapshot, inner: Callable[[Snapshot], Sequence[Any]]) -> list[Any]:
+    def schedule(
+        self,
+        snap: Snapshot,
+        inner: Callable[[Snapshot], Sequence[Any]],
+        inner_idle_when_nothing_fits: bool = False,
+    ) -> list[Any]:
+        """One pass around ``inner``; ``inner_idle_when_nothing_fits``: ``inner`` keeps the
+        engine's promise (:mod:`o2ksim.engine.contract`), so when no waiting job fits any
+        host it is not run at all (it would decide nothing)."""
         now = snap.now
+        if inner_idle_when_nothing_fits and not snap.explain and _nothing_fits(snap):
+            inner = _no_decisions
         book = self.book
         awaiting = self._awaiting
         owed: dict[str, int] = {}  # processors the preempted victims will take back, per host
@@ -752,6 +772,33 @@ class ImmediateService:
             decisions.extend(self._next_eligibility(snap, protected, fresh))
         return decisions
 
+    def has_pending_work(self, arrived: bool) -> bool:
+        """Whether a pass may decide something even when no waiting job fits as a full job.
+
+        The engine skips such a pass otherwise (:mod:`o2ksim.engine.contract`,
+        "Work that does not need a full job to fit").  A pass where nothing fits
+        starts no full job, so it can only: give a trial to a job that arrived
+        since the last pass (``arrived``) or still waits for one
+        (``_awaiting``); resume a victim the engine did not resume when its
+        trial ended (``book.to_resume``, or a trial no longer running with a
+        victim still preempted: the engine asks for a pass when it leaves a
+        victim to the policy).  Noting a trial that left is deferred to the
+        next pass that runs (``Snapshot.departed`` covers every departure
+        since the last pass; :meth:`TrialBook.counts` counts a completed trial
+        not yet noted); the borrowed view and the backfill pass itself decide
+        and change nothing when nothing fits.  Timers (eligibility wakes)
+        always force a pass.  Cost: O(1) plus the trials in progress (a few:
+        each lasts at most ``q``).
+        """
+        book = self.book
+        if arrived or self._awaiting or book.to_resume:
+            return True
+        running, preempted = JobState.RUNNING, JobState.PREEMPTED
+        for trial, victims in book.running.values():
+            if trial.state is not running and any(v.state is preempted for v in victims):
+                return True
+        return False
+
     def _next_eligibility(
         self, snap: Snapshot, protected: set[int], fresh: Sequence[Job]
     ) -> list[WakeAt]:
@@ -778,6 +825,27 @@ class ImmediateService:
 
     def counts(self, ids: set[int] | None = None) -> dict[str, int]:
         return self.book.counts(ids)
+
+
+def _no_decisions(snap: Snapshot) -> Sequence[Any]:
+    return ()
+
+
+def _nothing_fits(snap: Snapshot) -> bool:
+    """No waiting job fits the free processors and memory of any host (the engine's
+    O(hosts) test against the queue's smallest requests; ``False`` when unknown)."""
+    index = snap.queue_index
+    if index is None:
+        return False
+    procs = index.smallest_procs()
+    mem = None
+    for h in snap.hosts:
+        if h.free_procs >= procs:
+            if mem is None:
+                mem = index.smallest_mem()
+            if h.free_mem >= mem:
+                return False
+    return True
 
 
 def _view(snap: Snapshot, borrowed: dict[str, list[_Borrowed]]) -> Snapshot:
