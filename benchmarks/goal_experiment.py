@@ -92,9 +92,15 @@ def main() -> None:
                     help="objective of the L sweep: Strict Lexical(Tw -> avgX) as in G Fig. 3, "
                     "or A-Tradeoff(Tw:avgX) with relaxed slack (the tradeoff-tw-avgx preset)")
     ap.add_argument("--policies", default=",".join(POLICIES))
+    ap.add_argument("--collect", nargs="+", metavar="DIR", default=None,
+                    help="run nothing: merge the CSV files of these earlier --out directories into --out, "
+                    "draw the figures and print the month table (markdown)")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if args.collect:
+        collect([Path(d) for d in args.collect], out)
+        return
     rows, timings, classes, lrows = [], [], [], []
     loads = [None if x == "orig" else float(x) for x in args.loads.split(",")]
     wanted = args.policies.split(",")
@@ -157,6 +163,34 @@ def main() -> None:
     plots(out)
 
 
+def collect(dirs: list[Path], out: Path) -> None:
+    """Merge the CSV files of several runs of this script, plot them and print the month table."""
+    for name in ("months.csv", "lsweep.csv", "classes.csv", "timings.csv"):
+        parts = [pd.read_csv(d / name) for d in dirs if (d / name).exists() and (d / name).stat().st_size > 1]
+        if parts:
+            pd.concat(parts, ignore_index=True).to_csv(out / name, index=False)
+    plots(out)
+    if (out / "months.csv").exists():
+        mo = pd.read_csv(out / "months.csv")
+        pols = [p for p in POLICIES if p in set(mo["policy"])]
+        print("| trace month, load | " + " | ".join(pols) + " |")
+        print("|---" * (len(pols) + 1) + "|")
+        for (tname, month, load), sel in mo.groupby(["trace", "month", "load"], sort=False):
+            by = sel.set_index("policy")
+            cells = [f"{by.at[p, 'max_wait_h']:.0f} / {by.at[p, 'mean_bsld']:.1f}" if p in by.index else "not run"
+                     for p in pols]
+            rho = "rho = 0.9" if str(load) == "0.9" else "original"
+            print(f"| {tname} {month}, {rho} | " + " | ".join(cells) + " |")
+    if (out / "lsweep.csv").exists():
+        ls = pd.read_csv(out / "lsweep.csv").sort_values(["policy", "L"])
+        print()
+        print("| search | L | mean bounded slowdown | max wait (h) | E^98%W | CPU s |")
+        print("|---|---|---|---|---|---|")
+        for _, r in ls.iterrows():
+            print(f"| {r['policy']} | {r['L']:,} | {r['mean_bsld']:.1f} | {r['max_wait_h']:.1f} | "
+                  f"{r['E_98W_fcfs_bf']:.1f} | {r['cpu_s']:.0f} |")
+
+
 def plots(out: Path) -> None:
     """Figs. 3, 11 and 12 of the paper from the CSV files in ``out``."""
     import matplotlib
@@ -170,14 +204,15 @@ def plots(out: Path) -> None:
         for (pol, part) in ls.groupby("policy"):
             part = part.sort_values("L")
             for ax, col in zip(axes, ["mean_bsld", "max_wait_h", "E_98W_fcfs_bf"], strict=True):
-                ax.plot(part["L"], part[col], marker="o", label=pol.split(") ")[-1])
+                ax.plot(part["L"], part[col], marker="o", label=pol)
         for ax, t in zip(axes, ["(a) average bounded slowdown", "(b) maximum wait (h)",
                                 "(c) total E^98%W_FCFS-bf"], strict=True):
             ax.set_xscale("log")
             ax.set_xlabel("L")
             ax.set_title(t)
-        axes[0].legend()
-        fig.suptitle("Strict Lexical(Tw -> avgX) vs L (cf. G Fig. 3), rho = 0.9")
+        axes[0].legend(fontsize=7)
+        month = ", ".join(dict.fromkeys(ls["trace"] + " " + ls["month"]))
+        fig.suptitle(f"Goal-oriented search vs L on {month} (cf. G Fig. 3), rho = 0.9")
         fig.tight_layout()
         fig.savefig(out / "fig3_lsweep.png", dpi=110)
         plt.close(fig)
