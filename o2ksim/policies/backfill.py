@@ -557,6 +557,7 @@ class Backfill(Policy):
         self._held: dict[Job, tuple[str, float]] = {}
         self._wakes: set[float] = set()
         self._profile_cache: dict[str, tuple[int, Profile]] = {}
+        self._release_cache: dict[str, tuple[int, tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
         trials = immediate.TrialSettings.from_params(p)
         self.immediate = None if trials.mode == "off" else immediate.ImmediateService(trials)
 
@@ -877,7 +878,9 @@ class _Pass:
         for h in self.hosts:
             if h.spec.procs < spec.procs or h.spec.memory < spec.mem:
                 continue
-            t, p, m, free_procs, free_mem = _release_arrays(h, self.now, added.get(h.name, []))
+            t, p, m, free_procs, free_mem = _release_arrays(
+                h, self.now, added.get(h.name, []), self.policy._release_cache
+            )
             at, shadow = Shadow.reserve(
                 self.now, (free_procs, free_mem), (t, p, m), (spec.procs, spec.mem, spec.req_time)
             )
@@ -1069,13 +1072,34 @@ def _added_by_host(
 
 
 def _release_arrays(
-    h: HostView, now: float, added: list[tuple[float, int, float]]
+    h: HostView,
+    now: float,
+    added: list[tuple[float, int, float]],
+    cache: dict[str, tuple[int, tuple[np.ndarray, np.ndarray, np.ndarray]]] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, float]:
     """A host's expected releases as sorted arrays ``(times, procs, mem)`` and its free
     processors and memory, with the jobs ``added`` in this pass counted as running:
-    from the engine's release index, or else from the running jobs one by one."""
+    from the engine's release index, or else from the running jobs one by one.
+
+    ``cache`` keeps a host's arrays between passes while its allocations are
+    unchanged (its ``version``): every release time has the form
+    ``max(constant, now)`` (:meth:`~o2ksim.jobs.Job.predicted_end`), so the
+    arrays of an earlier pass, raised to ``now``, are this pass's, still
+    sorted (ties at ``now`` are re-ordered by :meth:`Shadow.reserve` itself).
+    """
     if h.releases is not None and _indexed(h):
         return _with_added(now, h.free_procs, h.free_mem, h.releases, added)
+    if not added and cache is not None:
+        entry = cache.get(h.name)
+        if entry is None or entry[0] != h.version:
+            rows = sorted((release_time(j, now), j.alloc_procs, j.alloc_mem) for j in h.running)
+            t, p, m = (np.array([r[k] for r in rows], dtype=float) for k in range(3))
+            cache[h.name] = (h.version, (t, p, m))
+        else:
+            t, p, m = entry[1]
+        if len(t) and t[0] < now:
+            t = np.maximum(t, now)
+        return t, p, m, h.free_procs, h.free_mem
     releases = sorted(
         [(max(release_time(j, now), now), j.alloc_procs, j.alloc_mem) for j in h.running] + added
     )
