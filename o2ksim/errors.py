@@ -9,6 +9,7 @@ Anything else escaping the CLI is a bug in o2ksim.
 from __future__ import annotations
 
 from os import PathLike
+from pathlib import Path
 
 
 class O2KSimError(Exception):
@@ -45,3 +46,13 @@ class InputError(O2KSimError):
 
 class ConfigError(InputError):
     """A machine, policy or scenario file (TOML) that does not describe a valid object."""
+
+
+def output_dir(path: str | PathLike[str]) -> Path:
+    """Create the results directory ``path`` (and its parents) or say why not, as a user error."""
+    out = Path(path)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise O2KSimError(f"{out}: cannot create the output directory ({exc.strerror})") from None
+    return out

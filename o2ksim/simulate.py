@@ -33,7 +33,7 @@ from o2ksim.csvwrite import write_csv
 from o2ksim.engine.contract import PolicyProtocol
 from o2ksim.engine.core import RunStats, Simulation
 from o2ksim.engine.monitor import Observer, job_columns
-from o2ksim.errors import O2KSimError
+from o2ksim.errors import O2KSimError, output_dir
 from o2ksim.jobs import Job
 from o2ksim.machine import MachineSpec, machine_from_header
 from o2ksim.partitioning import JobColumns, allocation_arrays
@@ -69,13 +69,7 @@ class Result:
 
     def save(self, out_dir: str | os.PathLike[str], *, parquet: bool = False) -> Path:
         """Write ``jobs.csv`` (or ``.parquet``), ``summary.json`` and ``run.json`` into ``out_dir``."""
-        out = Path(out_dir)
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise O2KSimError(
-                f"{out}: cannot create the output directory ({exc.strerror})"
-            ) from None
+        out = output_dir(out_dir)
         try:
             with gc_paused():
                 self._write(out, parquet)

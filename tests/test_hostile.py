@@ -24,7 +24,7 @@ import pandas as pd
 import pytest
 
 from o2ksim.cli import main
-from o2ksim.errors import ConfigError, O2KSimError
+from o2ksim.errors import ConfigError, O2KSimError, output_dir
 from o2ksim.machine import load_machine
 from o2ksim.simulate import simulate
 from o2ksim.workloads.swf import read_swf
@@ -244,6 +244,14 @@ def test_out_in_an_unwritable_place(tmp_path, capsys):
     for out in (blocker / "sub", Path("/proc/o2ksim-out")):
         code = main(["run", "--trace", str(TINY), "--out", str(out), "-q"])
         one_line_error(capsys, code, "--out", str(out))
+
+
+def test_an_output_directory_that_cannot_be_made_is_a_user_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert output_dir(tmp_path / "a" / "b") == tmp_path / "a" / "b"
+    with pytest.raises(O2KSimError, match="cannot create the output directory"):
+        output_dir(blocker / "sub")
 
 
 SCENARIO = """

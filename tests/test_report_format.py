@@ -15,3 +15,4 @@ def test_immediate_table_counts_print_in_full():
     assert _cell(1701.0) == "1,701"
     assert _cell(12.345) == "12.3"
     assert _cell(math.nan) == "–"
+

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from o2ksim.errors import O2KSimError
+from o2ksim.errors import O2KSimError, output_dir
 from o2ksim.prediction.model import (
     CLM,
     OVERDUE_MODES,
@@ -219,13 +219,7 @@ class PredictionResult:
         """Write ``predictions.csv``, ``summary.csv``, ``summary.json``, ``by_need.csv``, ``clm.toml``,
         ``clm.csv``, ``another_time.csv`` / ``medians.csv`` (with periods), ``fig4.png`` and the
         page ``prediction.html``."""
-        out = Path(out_dir)
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise O2KSimError(
-                f"{out}: cannot create the output directory ({exc.strerror})"
-            ) from None
+        out = output_dir(out_dir)
         self.predictions.to_csv(out / "predictions.csv", index=False)
         self.summary.to_csv(out / "summary.csv", index=False)
         self.by_need.to_csv(out / "by_need.csv", index=False)
