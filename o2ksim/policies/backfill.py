@@ -88,7 +88,7 @@ from o2ksim.policies.priority import (
     check_priority,
     make_priority,
 )
-from o2ksim.policies.shadow import Shadow
+from o2ksim.policies.shadow import Releases, Shadow
 
 
 class Profile:
@@ -557,7 +557,7 @@ class Backfill(Policy):
         self._held: dict[Job, tuple[str, float]] = {}
         self._wakes: set[float] = set()
         self._profile_cache: dict[str, tuple[int, Profile]] = {}
-        self._release_cache: dict[str, tuple[int, tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+        self._release_cache: dict[str, Releases] = {}  # host_releases' memo
         trials = immediate.TrialSettings.from_params(p)
         self.immediate = None if trials.mode == "off" else immediate.ImmediateService(trials)
 
@@ -871,25 +871,41 @@ class _Pass:
         self.keep_only_reserved()
 
     def _place_as_shadow(self, job: Job) -> None:
+        """Reserve ``job`` as :func:`_reserve` would, keeping only the chosen host's shadow.
+
+        Each host's start comes from its :class:`Releases` (kept between passes
+        while the host is unchanged: two bisections per host), or from numpy on
+        a host with many running jobs; only the winner's :class:`Shadow` is built.
+        """
         spec = job.spec
-        added = _added_by_host(self.started, self.now)
+        now = self.now
+        request = (spec.procs, spec.mem, spec.req_time)
+        added = _added_by_host(self.started, now) if self.started else {}
+        cache = self.policy._release_cache
         best_at, best_free = math.inf, math.inf
-        best: tuple[str, Shadow] | None = None
+        best: tuple[str, Releases | Shadow] | None = None
         for h in self.hosts:
             if h.spec.procs < spec.procs or h.spec.memory < spec.mem:
                 continue
-            t, p, m, free_procs, free_mem = _release_arrays(
-                h, self.now, added.get(h.name, []), self.policy._release_cache
-            )
-            at, shadow = Shadow.reserve(
-                self.now, (free_procs, free_mem), (t, p, m), (spec.procs, spec.mem, spec.req_time)
-            )
+            found: Releases | Shadow | None
+            if h.releases is not None and _indexed(h):
+                t, p, m, free_procs, free_mem = _with_added(
+                    now, h.free_procs, h.free_mem, h.releases, added.get(h.name, [])
+                )
+                at, found = Shadow.reserve(now, (free_procs, free_mem), (t, p, m), request)
+            else:
+                found = host_releases(h, now, added.get(h.name), cache)
+                at = found.start(now, spec.procs, spec.mem)
+            if found is None or at == math.inf:
+                continue
             f = self.free[h.name].procs
-            if shadow is not None and (at < best_at or (at == best_at and f < best_free)):
-                best_at, best_free, best = at, f, (h.name, shadow)
+            if at < best_at or (at == best_at and f < best_free):
+                best_at, best_free, best = at, f, (h.name, found)
         self.shadows = {}
         if best is not None:
-            host, shadow = best
+            host, found = best
+            shadow = found if isinstance(found, Shadow) else found.reserve(now, request)[1]
+            assert shadow is not None
             self.shadows[host] = shadow
             self.reserved_hosts.add(host)
             self.reserved_at.append((host, best_at))
@@ -1071,42 +1087,37 @@ def _added_by_host(
     return added
 
 
-def _release_arrays(
+def host_releases(
     h: HostView,
     now: float,
-    added: list[tuple[float, int, float]],
-    cache: dict[str, tuple[int, tuple[np.ndarray, np.ndarray, np.ndarray]]] | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, float]:
-    """A host's expected releases as sorted arrays ``(times, procs, mem)`` and its free
-    processors and memory, with the jobs ``added`` in this pass counted as running:
-    from the engine's release index, or else from the running jobs one by one.
+    added: list[tuple[float, int, float]] | None,
+    cache: dict[str, Releases],
+) -> Releases:
+    """A host's expected releases and free resources, with the jobs ``added`` in this
+    pass counted as running (plain lists; the host's running jobs one by one).
 
-    ``cache`` keeps a host's arrays between passes while its allocations are
-    unchanged (its ``version``): every release time has the form
-    ``max(constant, now)`` (:meth:`~o2ksim.jobs.Job.predicted_end`), so the
-    arrays of an earlier pass, raised to ``now``, are this pass's, still
-    sorted (ties at ``now`` are re-ordered by :meth:`Shadow.reserve` itself).
+    Without ``added``, ``cache`` keeps a host's :class:`Releases` between
+    passes while its allocations are unchanged (its ``version``): every
+    release time has the form ``max(constant, now)``
+    (:meth:`~o2ksim.jobs.Job.predicted_end`), so the releases of an earlier
+    pass, in the order of their constants, answer for this one
+    (:class:`Releases` explains why).
     """
-    if h.releases is not None and _indexed(h):
-        return _with_added(now, h.free_procs, h.free_mem, h.releases, added)
-    if not added and cache is not None:
+    if not added:
         entry = cache.get(h.name)
-        if entry is None or entry[0] != h.version:
+        if entry is None or entry.version != h.version:
             rows = sorted((release_time(j, now), j.alloc_procs, j.alloc_mem) for j in h.running)
-            t, p, m = (np.array([r[k] for r in rows], dtype=float) for k in range(3))
-            cache[h.name] = (h.version, (t, p, m))
-        else:
-            t, p, m = entry[1]
-        if len(t) and t[0] < now:
-            t = np.maximum(t, now)
-        return t, p, m, h.free_procs, h.free_mem
-    releases = sorted(
-        [(max(release_time(j, now), now), j.alloc_procs, j.alloc_mem) for j in h.running] + added
-    )
-    t, p, m = (np.array([r[k] for r in releases], dtype=float) for k in range(3))
+            entry = Releases(rows, h.free_procs, h.free_mem, h.version)
+            cache[h.name] = entry
+        return entry
+    raised: list[tuple[float, float, float]] = [
+        (max(release_time(j, now), now), j.alloc_procs, j.alloc_mem) for j in h.running
+    ]
+    raised.extend(added)
+    raised.sort()
     free_procs = h.free_procs - sum(b for _a, b, _c in added)
     free_mem = h.free_mem - sum(c for _a, _b, c in added)
-    return t, p, m, free_procs, free_mem
+    return Releases(raised, free_procs, free_mem)
 
 
 def _indexed(h: HostView) -> bool:

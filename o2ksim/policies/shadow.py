@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -149,3 +150,101 @@ def _lowest_first(procs: Any, mem: Any, lo: int, hi: int) -> bool:
     if isinstance(procs, list):
         return min(procs[lo:hi]) == procs[lo] and min(mem[lo:hi]) == mem[lo]
     return bool(procs[lo:hi].min() == procs[lo] and mem[lo:hi].min() == mem[lo])
+
+
+class Releases:
+    """A host's expected releases as plain Python lists, ready for many reservations.
+
+    :meth:`Shadow.reserve` does the same with numpy; on the hosts of an O2K
+    (8-64 processors, a handful of running jobs) numpy's per-call cost, not
+    the arithmetic, was most of a pass, so these are lists with their
+    running sums precomputed.  Built from ``(time, procs, mem)`` rows sorted
+    by time, then processors, then memory, and the host's free processors and
+    memory; the running sums are summed left to right exactly as
+    ``numpy.cumsum`` does, so :meth:`reserve` gives :meth:`Shadow.reserve`'s
+    floats bit for bit.
+
+    **Why one instance serves every pass while the host is unchanged** (the
+    memo kept by ``version``, :func:`~o2ksim.policies.backfill.host_releases`).
+    While no allocation on the host changes, its free resources are fixed
+    and each expected release has the form ``max(c_i, now)`` with ``c_i``
+    fixed (:meth:`~o2ksim.jobs.Job.predicted_end`).  Keep the rows in the
+    order of the ``c_i``.  The job needs ``k`` releases, where ``k`` is the
+    first index at which the running sums (plus the free resources) reach
+    its processors and memory; those sums do not involve the times, so ``k``
+    does not depend on ``now``.  Raising every ``c_i`` to ``now`` keeps the
+    rows sorted, so the profile's earliest start is the time of release
+    ``k``: ``max(c_k, now)`` (``now`` when the free resources suffice,
+    never when even all releases do not).  At ``now`` the releases due by
+    then are taken smallest first, and after ``now`` release ``k`` and those
+    before it are exactly the ones that sorted order (the tie rule, smallest
+    first) counts — so :meth:`reserve` from the ``c_i`` gives what building
+    the profile afresh from the raised releases would.
+    """
+
+    __slots__ = ("cum_mem", "cum_procs", "free_mem", "free_procs", "mem", "procs", "times", "version")
+
+    def __init__(
+        self,
+        rows: Sequence[tuple[float, float, float]],
+        free_procs: float,
+        free_mem: float,
+        version: int = -1,
+    ) -> None:
+        self.version = version  # the host allocation version these rows were read at
+        self.free_procs, self.free_mem = free_procs, free_mem
+        self.times = [float(r[0]) for r in rows]
+        self.procs = [float(r[1]) for r in rows]
+        self.mem = [float(r[2]) for r in rows]
+        self.cum_procs = _running_sums(self.procs, free_procs)
+        self.cum_mem = _running_sums(self.mem, free_mem)
+
+    def start(self, now: float, procs: float, mem: float) -> float:
+        """The reservation's start (:meth:`reserve`'s first value) alone: two bisections."""
+        if self.free_procs >= procs and self.free_mem >= mem:
+            return now
+        enough = bisect.bisect_left(self.cum_procs, procs)
+        by_mem = bisect.bisect_left(self.cum_mem, mem)
+        if by_mem > enough:
+            enough = by_mem
+        if enough >= len(self.times):
+            return math.inf
+        at = self.times[enough]
+        return at if at > now else now
+
+    def reserve(self, now: float, request: tuple[float, float, float]) -> tuple[float, Shadow | None]:
+        """:meth:`Shadow.reserve` on these releases (every time raised to ``now``)."""
+        procs, mem, duration = request
+        times, cum_procs, cum_mem = self.times, self.cum_procs, self.cum_mem
+        at = self.start(now, procs, mem)
+        if at == math.inf:
+            return at, None
+        due = bisect.bisect_right(times, now)  # releases at or before now
+        now_procs = cum_procs[due - 1] if due else float(self.free_procs)
+        now_mem = cum_mem[due - 1] if due else float(self.free_mem)
+        if at > now:  # at release ``enough``, the first whose running sums suffice
+            enough = max(bisect.bisect_left(cum_procs, procs), bisect.bisect_left(cum_mem, mem))
+            have_procs, have_mem = cum_procs[enough], cum_mem[enough]
+        else:  # now: the releases due by now, smallest first, until both suffice
+            have_procs, have_mem = float(self.free_procs), float(self.free_mem)
+            for rp, rm in sorted(zip(self.procs[:due], self.mem[:due], strict=True)):
+                if have_procs >= procs and have_mem >= mem:
+                    break
+                have_procs += rp
+                have_mem += rm
+        if duration > 0 and at + duration > at:  # the job's own hold (Profile.take skips none)
+            have_procs -= procs
+            have_mem -= mem
+        if at == now:
+            now_procs, now_mem = have_procs, have_mem
+        return at, Shadow(now, now_procs, now_mem, at, have_procs, have_mem)
+
+
+def _running_sums(values: list[float], start: float) -> list[float]:
+    """``numpy.cumsum(values) + start`` in plain Python, with the same rounding."""
+    out = []
+    total = 0.0
+    for v in values:
+        total += v
+        out.append(total + start)
+    return out
