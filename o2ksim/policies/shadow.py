@@ -26,6 +26,7 @@ so the backfill pass then keeps the full profile.
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -193,9 +194,10 @@ class Releases:
     ) -> None:
         self.version = version  # the host allocation version these rows were read at
         self.free_procs, self.free_mem = free_procs, free_mem
-        self.times = [float(r[0]) for r in rows]
-        self.procs = [float(r[1]) for r in rows]
-        self.mem = [float(r[2]) for r in rows]
+        times, procs, mem = zip(*rows, strict=True) if rows else ((), (), ())
+        self.times = list(map(float, times))
+        self.procs = list(map(float, procs))
+        self.mem = list(map(float, mem))
         self.cum_procs = _running_sums(self.procs, free_procs)
         self.cum_mem = _running_sums(self.mem, free_mem)
 
@@ -241,10 +243,6 @@ class Releases:
 
 
 def _running_sums(values: list[float], start: float) -> list[float]:
-    """``numpy.cumsum(values) + start`` in plain Python, with the same rounding."""
-    out = []
-    total = 0.0
-    for v in values:
-        total += v
-        out.append(total + start)
-    return out
+    """``numpy.cumsum(values) + start`` in plain Python, with the same rounding (both add
+    left to right)."""
+    return [total + start for total in itertools.accumulate(values)]
