@@ -878,33 +878,42 @@ class _Pass:
         a host with many running jobs; only the winner's :class:`Shadow` is built.
         """
         spec = job.spec
+        procs, mem = spec.procs, spec.mem
         now = self.now
-        request = (spec.procs, spec.mem, spec.req_time)
         added = _added_by_host(self.started, now) if self.started else {}
         cache = self.policy._release_cache
         best_at, best_free = math.inf, math.inf
         best: tuple[str, Releases | Shadow] | None = None
         for h in self.hosts:
-            if h.spec.procs < spec.procs or h.spec.memory < spec.mem:
+            if h.spec.procs < procs or h.spec.memory < mem:
                 continue
+            name = h.name
+            memo = cache.get(name)
             found: Releases | Shadow | None
-            if h.releases is not None and _indexed(h):
+            if memo is not None and memo.version == h.version and name not in added:
+                found = memo  # host_releases' memo, looked up inline
+                at = memo.start(now, procs, mem)
+            elif h.releases is not None and _indexed(h):
                 t, p, m, free_procs, free_mem = _with_added(
-                    now, h.free_procs, h.free_mem, h.releases, added.get(h.name, [])
+                    now, h.free_procs, h.free_mem, h.releases, added.get(name, [])
                 )
-                at, found = Shadow.reserve(now, (free_procs, free_mem), (t, p, m), request)
+                at, found = Shadow.reserve(
+                    now, (free_procs, free_mem), (t, p, m), (procs, mem, spec.req_time)
+                )
             else:
-                found = host_releases(h, now, added.get(h.name), cache)
-                at = found.start(now, spec.procs, spec.mem)
-            if found is None or at == math.inf:
-                continue
-            f = self.free[h.name].procs
-            if at < best_at or (at == best_at and f < best_free):
-                best_at, best_free, best = at, f, (h.name, found)
+                found = host_releases(h, now, added.get(name), cache)
+                at = found.start(now, procs, mem)
+            if at <= best_at and found is not None and at != math.inf:
+                f = self.free[name].procs
+                if at < best_at or f < best_free:
+                    best_at, best_free, best = at, f, (name, found)
         self.shadows = {}
         if best is not None:
             host, found = best
-            shadow = found if isinstance(found, Shadow) else found.reserve(now, request)[1]
+            if isinstance(found, Shadow):
+                shadow: Shadow | None = found
+            else:
+                shadow = found.reserve(now, (procs, mem, spec.req_time))[1]
             assert shadow is not None
             self.shadows[host] = shadow
             self.reserved_hosts.add(host)
