@@ -169,8 +169,9 @@ class Releases:
     memo kept by ``version``, :func:`~o2ksim.policies.backfill.host_releases`).
     While no allocation on the host changes, its free resources are fixed
     and each expected release has the form ``max(c_i, now)`` with ``c_i``
-    fixed (:meth:`~o2ksim.jobs.Job.predicted_end`).  Keep the rows in the
-    order of the ``c_i``.  The job needs ``k`` releases, where ``k`` is the
+    fixed (:meth:`~o2ksim.jobs.Job.predicted_end`); the releases predicted at
+    the pass that built the rows, ``max(c_i, then)``, are of the same form, so
+    take them as the ``c_i``.  Keep the rows in the order of the ``c_i``.  The job needs ``k`` releases, where ``k`` is the
     first index at which the running sums (plus the free resources) reach
     its processors and memory; those sums do not involve the times, so ``k``
     does not depend on ``now``.  Raising every ``c_i`` to ``now`` keeps the
