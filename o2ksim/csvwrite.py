@@ -153,7 +153,10 @@ def _column_text(col: Any, lo: int, hi: int, cell: _CellQuoter) -> list[str]:
     if isinstance(col, np.ndarray):  # a ColumnTable's column (see _table_supported)
         values = col[lo:hi]
         if values.dtype.kind == "O":
-            return _quoted([_text_or_empty(v) for v in values.tolist()], cell)
+            cells = values.tolist()
+            if set(map(type, cells)) - {str}:  # missing values (None, NaN) are empty
+                cells = [_text_or_empty(v) for v in cells]
+            return _quoted(cells, cell)
         return _array_text(values)
     import pandas as pd
 
