@@ -287,11 +287,11 @@ def run_config(config: RunConfig, *, observers: Sequence[Observer] = ()) -> Resu
     arrivals after the window until every analysed job has started (the
     cool-down of T§3.4).
     """
-    from o2ksim.scenario import workload_label
-
     recipe = config.workload
     if not isinstance(recipe, WorkloadRecipe):
         return _run(config, config.workload, observers)
+    from o2ksim.scenario import workload_label
+
     procs = config.machine.total_procs if config.machine is not None else None
     trace = recipe.build(procs)
     window = config.window

@@ -371,7 +371,7 @@ class Trace:
         self._block = None
 
     @property
-    def table(self) -> Any:
+    def table(self) -> pd.DataFrame | ColumnTable:
         """The job table without building a DataFrame: the frame once it exists,
         else a :class:`~o2ksim.table.ColumnTable` of the 18 SWF columns."""
         if self._frame is not None:
