@@ -69,7 +69,7 @@ t4 = clock()
 print(json.dumps({
     "import": t1 - t0, "read": t2 - t1, "set-up": marks["run_start"] - t2,
     "simulate": marks["run_end"] - marks["run_start"], "tabulate": t3 - marks["run_end"],
-    "write": t4 - t3, "jobs": len(result.jobs),
+    "write": t4 - t3, "jobs": len(result.job_table),
 }))
 """
 

@@ -32,6 +32,8 @@ import io
 import os
 from typing import TYPE_CHECKING, Any
 
+from o2ksim.table import ColumnTable
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -40,8 +42,20 @@ CHUNK_ROWS = 10_000
 (RICC's 448k rows would otherwise hold ~10 million small strings at once)."""
 
 
-def write_csv(frame: pd.DataFrame, path: str | os.PathLike[str]) -> None:
-    """Write ``frame`` to ``path`` exactly as ``frame.to_csv(path, index=False)`` would."""
+def write_csv(frame: pd.DataFrame | ColumnTable, path: str | os.PathLike[str]) -> None:
+    """Write ``frame`` to ``path`` exactly as ``frame.to_csv(path, index=False)`` would.
+
+    ``frame`` may also be a :class:`~o2ksim.table.ColumnTable`: the file is then
+    what its :meth:`~o2ksim.table.ColumnTable.to_frame` would write, without
+    importing pandas (a table this module cannot write exactly is written
+    through the DataFrame).
+    """
+    if isinstance(frame, ColumnTable):
+        if _table_supported(frame):
+            _write(frame, list(frame.columns), [frame[c] for c in frame.columns], path)
+        else:
+            write_csv(frame.to_frame(), path)
+        return
     labels = list(frame.columns)
     if (
         len(labels) < 2  # a lone empty field is quoted: let the csv module see whole rows
@@ -51,7 +65,34 @@ def write_csv(frame: pd.DataFrame, path: str | os.PathLike[str]) -> None:
     ):
         frame.to_csv(path, index=False)
         return
-    columns = [frame[c] for c in labels]
+    _write(frame, labels, [frame[c] for c in labels], path)
+
+
+def _table_supported(table: ColumnTable) -> bool:
+    """A :class:`ColumnTable` whose frame this module writes exactly: text labels, at
+    least two columns, each a 1-d integer, boolean, float64 or object array whose
+    objects are text or missing (``None``, NaN).
+
+    Object columns of text become pandas' ``str`` columns in the frame; anything
+    else in them could become another kind, so it goes through pandas.
+    """
+    labels = table.columns
+    if len(labels) < 2 or not all(isinstance(c, str) for c in labels):
+        return False
+    for c in labels:
+        values = table[c]
+        kind = values.dtype.kind
+        if values.ndim != 1 or not (kind in "iub" or (kind == "f" and values.dtype.itemsize == 8)
+                                    or kind == "O"):  # fmt: skip
+            return False
+        if kind == "O" and not all(
+            type(v) is str or v is None or (type(v) is float and v != v) for v in set(values.tolist())
+        ):
+            return False
+    return True
+
+
+def _write(frame: Any, labels: list[str], columns: list[Any], path: str | os.PathLike[str]) -> None:
     cell = _CellQuoter()
     with open(path, "w", newline="", encoding="utf-8") as handle:
         handle.write(",".join(_quoted(labels, cell)) + cell.end)
@@ -105,14 +146,42 @@ def _supported(col: pd.Series) -> bool:
     return kind in ("i", "u", "b", "O") or (kind == "f" and dtype.itemsize == 8)
 
 
-def _column_text(col: pd.Series, lo: int, hi: int, cell: _CellQuoter) -> list[str]:
-    """The cells of rows ``lo:hi`` of ``col`` as ``to_csv`` writes them."""
+def _column_text(col: Any, lo: int, hi: int, cell: _CellQuoter) -> list[str]:
+    """The cells of rows ``lo:hi`` of ``col`` (a Series or a numpy array) as ``to_csv`` writes them."""
     import numpy as np
+
+    if isinstance(col, np.ndarray):  # a ColumnTable's column (see _table_supported)
+        values = col[lo:hi]
+        if values.dtype.kind == "O":
+            cells = values.tolist()
+            if set(map(type, cells)) - {str}:  # missing values (None, NaN) are empty
+                cells = [_text_or_empty(v) for v in cells]
+            return _quoted(cells, cell)
+        return _array_text(values)
     import pandas as pd
 
     if isinstance(col.dtype, pd.StringDtype):
         return _quoted(col.iloc[lo:hi].to_numpy(dtype=object, na_value="").tolist(), cell)
     values = col.to_numpy()[lo:hi]
+    if values.dtype.kind in "fiub":
+        return _array_text(values)
+    # object: the values as the csv module writes them, missing ones empty
+    out = values.copy()
+    mask = pd.isna(out)
+    if mask.any():
+        out[mask] = ""
+    return _quoted(out.tolist(), cell)
+
+
+def _text_or_empty(value: Any) -> Any:
+    """A text cell's value; missing (``None``, NaN) as the empty string."""
+    return "" if value is None or (type(value) is float and value != value) else value
+
+
+def _array_text(values: Any) -> list[str]:
+    """The cells of a float64, integer or boolean numpy array."""
+    import numpy as np
+
     kind = values.dtype.kind
     if kind == "f":
         # Python's repr of a float is the text numpy's astype(str) gives (shortest
@@ -120,14 +189,7 @@ def _column_text(col: pd.Series, lo: int, hi: int, cell: _CellQuoter) -> list[st
         # np.unique would merge -0.0 into 0.0: such a column is converted value by value.
         signed_zero = bool((np.signbit(values) & (values == 0)).any())
         return _texts(values, float.__repr__, by_value=not signed_zero)
-    if kind in ("i", "u", "b"):
-        return _texts(values, str, by_value=True)
-    # object: the values as the csv module writes them, missing ones empty
-    out = values.copy()
-    mask = pd.isna(out)
-    if mask.any():
-        out[mask] = ""
-    return _quoted(out.tolist(), cell)
+    return _texts(values, str, by_value=True)  # integers, booleans
 
 
 def _texts(values: Any, to_text: Any, *, by_value: bool) -> list[str]:

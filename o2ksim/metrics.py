@@ -20,10 +20,14 @@ runtimes.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+from o2ksim.table import column
+
+if TYPE_CHECKING:  # a run's summary needs no pandas; by_runtime_group builds a DataFrame
+    import pandas as pd
 
 EXCESSIVE_WAIT_THRESHOLD = 50 * 3600.0  # seconds; the fixed threshold ω of G§3.1 (50 hours)
 
@@ -61,7 +65,7 @@ def summary(
     """The overall measures of SPEC §5 as a flat dict (seconds; slowdowns unitless).
 
     ``jobs`` is the per-job table (with an optional boolean ``analysed`` column
-    selecting the window's jobs).  Utilisation needs the allocation
+    selecting the window's jobs), a DataFrame or a :class:`~o2ksim.table.ColumnTable`.  Utilisation needs the allocation
     ``segments``, the machine's ``total_procs`` and the ``span`` to measure
     over (default: first analysed submit to last analysed end).
 
@@ -70,15 +74,15 @@ def summary(
     counted as 0 in the sum, left out of the count), so the values are those
     of the pandas formulation, bit for bit.
     """
-    status = jobs["status"].to_numpy(dtype=object)
-    analysed = jobs["analysed"].to_numpy(bool) if "analysed" in jobs else np.ones(len(jobs), bool)
+    status = column(jobs, "status", object)
+    analysed = column(jobs, "analysed", bool) if "analysed" in jobs else np.ones(len(jobs), bool)
     completed = status == "completed"
     killed = status == "killed"
     ran = (completed | killed) & analysed
     done = completed & ran
-    wait = jobs["wait"].to_numpy(float)[ran]
-    slowdown = jobs["slowdown"].to_numpy(float)[done]
-    bounded = jobs["bounded_slowdown"].to_numpy(float)[done]
+    wait = column(jobs, "wait", float)[ran]
+    slowdown = column(jobs, "slowdown", float)[done]
+    bounded = column(jobs, "bounded_slowdown", float)[done]
     unfinished = (status == "unfinished") | (status == "not_started")
     out: dict[str, Any] = {
         "jobs": int(analysed.sum()),
@@ -95,12 +99,12 @@ def summary(
         "total_excessive_wait_50h": _f(np.maximum(wait - EXCESSIVE_WAIT_THRESHOLD, 0).sum()),
     }
     if "preemptions" in jobs:
-        out["preemptions"] = int(jobs["preemptions"].to_numpy()[analysed].sum())
+        out["preemptions"] = int(column(jobs, "preemptions")[analysed].sum())
     if segments is not None and total_procs:
         if span is None and ran.any():
             span = (
-                -_nanmax(-jobs["submit"].to_numpy(float)[ran]),
-                _nanmax(jobs["end"].to_numpy(float)[ran]),
+                -_nanmax(-column(jobs, "submit", float)[ran]),
+                _nanmax(column(jobs, "end", float)[ran]),
             )
         out["utilisation"] = utilisation(segments, total_procs, span) if span else math.nan
     return out
@@ -129,9 +133,9 @@ def utilisation(segments: pd.DataFrame, total_procs: int, span: tuple[float, flo
     t0, t1 = span
     if t1 <= t0 or len(segments) == 0:
         return math.nan
-    start = np.clip(segments["start"].to_numpy(float), t0, t1)
-    end = np.clip(segments["end"].to_numpy(float), t0, t1)
-    busy = (segments["procs"].to_numpy(float) * (end - start)).sum()
+    start = np.clip(column(segments, "start", float), t0, t1)
+    end = np.clip(column(segments, "end", float), t0, t1)
+    busy = (column(segments, "procs", float) * (end - start)).sum()
     return float(busy / (total_procs * (t1 - t0)))
 
 
@@ -172,4 +176,6 @@ def by_runtime_group(jobs: pd.DataFrame) -> pd.DataFrame:
                 "mean_slowdown": float(part["slowdown"].mean()),
             }
         )
+    import pandas as pd
+
     return pd.DataFrame(rows)

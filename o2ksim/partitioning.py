@@ -21,12 +21,15 @@ import itertools
 import math
 from collections import defaultdict
 from collections.abc import Mapping
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
-import pandas as pd
 
 from o2ksim.machine import MachineSpec
+from o2ksim.table import column, grouped_sum
+
+if TYPE_CHECKING:  # imported where a DataFrame is built: the run's result path needs no pandas
+    import pandas as pd
 
 TOLERANCE = 1e-6  # seconds
 
@@ -60,25 +63,25 @@ def allocation_arrays(
     end: np.ndarray,
     procs: np.ndarray,
     completed: np.ndarray,
-    segments: pd.DataFrame,
+    segments: Any,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per job (arrays aligned with ``job_id``): processor-seconds received, and mean processors.
 
     The mean is received / (end - start); a completed job that ran for no time
     held its request for no time and reports the request; NaN otherwise when
-    the job has no length.
+    the job has no length.  ``segments``: a DataFrame or a
+    :class:`~o2ksim.table.ColumnTable` with the segment columns.
     """
     got = np.zeros(len(job_id))
     if len(segments):
-        seg_procs = segments["procs"].to_numpy()
-        work = seg_procs * (segments["end"].to_numpy() - segments["start"].to_numpy())
-        # pandas' grouped sum (compensated, in segment order) as before, on plain arrays
-        received = pd.Series(work).groupby(segments["job_id"].to_numpy()).sum()
-        ids = received.index.to_numpy()
+        seg_procs = column(segments, "procs")
+        work = seg_procs * (column(segments, "end") - column(segments, "start"))
+        # pandas' grouped sum (compensated, in segment order), bit for bit
+        ids, received = grouped_sum(column(segments, "job_id"), work)
         if len(ids):
             pos = np.minimum(np.searchsorted(ids, job_id), len(ids) - 1)
             found = ids[pos] == job_id
-            got = np.where(found, received.to_numpy(float)[pos], 0.0)
+            got = np.where(found, received[pos], 0.0)
     life = end - start
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(life > 0, got / np.where(life > 0, life, 1.0), np.nan)
@@ -285,4 +288,6 @@ def host_demand(
         for i, name in enumerate(DEMAND_RANGES):
             row[name] = float(dur[cls == i].sum() / total)
         rows.append(row)
+    import pandas as pd
+
     return pd.DataFrame(rows)

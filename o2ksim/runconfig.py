@@ -147,12 +147,11 @@ class RunConfig:
     progress: bool = False
 
     def __post_init__(self) -> None:
-        import pandas as pd
-
+        from o2ksim.table import is_frame
         from o2ksim.workloads.swf import Trace
 
         wl = self.workload
-        if not isinstance(wl, WorkloadRecipe | Trace | pd.DataFrame) and not (
+        if not (isinstance(wl, WorkloadRecipe | Trace) or is_frame(wl)) and not (
             isinstance(wl, tuple) and wl and all(isinstance(s, JobSpec) for s in wl)
         ):
             raise ConfigError(WHERE, f"not a workload: {type(wl).__name__}", field="workload")
@@ -353,11 +352,10 @@ def _is_date(text: str) -> bool:
 
 def _workload(source: Any) -> Workload:
     """The run's workload: a path becomes a :class:`WorkloadRecipe`; JobSpecs a tuple."""
-    import pandas as pd
-
+    from o2ksim.table import is_frame
     from o2ksim.workloads.swf import Trace
 
-    if isinstance(source, WorkloadRecipe | Trace | pd.DataFrame):
+    if isinstance(source, WorkloadRecipe | Trace) or is_frame(source):
         return source
     if isinstance(source, str | os.PathLike):
         return WorkloadRecipe.of_trace(source)

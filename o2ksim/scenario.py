@@ -860,6 +860,9 @@ def _build_workload(w: dict[str, Any], procs: int | None) -> Any:
 
     if w.get("trace"):
         trace = read_swf(w["trace"], lenient=bool(w.get("lenient")))
+    elif w.get("model") and w.get("cooldown_chunks"):  # the month without its tail: often cached
+        month = {k: v for k, v in w.items() if k not in ("cooldown_chunks", "cooldown_chunk")}
+        trace = build_workload({**month, "load": None})
     elif w.get("model"):
         try:
             from o2ksim.workloads.models import generate

@@ -19,14 +19,13 @@ import json
 import math
 import os
 import platform
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from o2ksim import __version__, metrics
 from o2ksim.csvwrite import write_csv
@@ -40,14 +39,74 @@ from o2ksim.partitioning import JobColumns, allocation_arrays
 from o2ksim.policies import Policy, make_policy
 from o2ksim.policies.immediate import SummaryCounts
 from o2ksim.runconfig import PolicyChoice, RunConfig, WorkloadRecipe
+from o2ksim.table import ColumnTable, column, is_frame
 from o2ksim.validation import check_job_specs, check_jobs_frame
 from o2ksim.workloads.convert import specs_from_frame
 from o2ksim.workloads.transforms import Window, apply_estimates, select_window
 
+if TYPE_CHECKING:  # pandas is imported when a DataFrame is asked for (Result.jobs, .segments)
+    import pandas as pd
 
-@dataclass(repr=False)
+
 class Result:
-    """What one run produced, with the configuration that produced it."""
+    """What one run produced, with the configuration that produced it.
+
+    ``jobs`` (one row per job) and ``segments`` (one row per allocation
+    interval) are DataFrames, built from the run's numpy columns on first
+    access and then kept; :attr:`job_table` and :attr:`segment_table` give
+    the same tables without building them (what ``o2ksim run`` writes and
+    summarises, so that a run never imports pandas unless asked to).
+    """
+
+    def __init__(
+        self,
+        jobs: pd.DataFrame | ColumnTable,
+        summary: dict[str, Any],
+        segments: pd.DataFrame | ColumnTable,
+        stats: RunStats,
+        machine: MachineSpec,
+        policy: dict[str, Any],
+        config: dict[str, Any] | None = None,
+    ) -> None:
+        self._jobs = jobs
+        self.summary = summary
+        self._segments = segments
+        self.stats = stats
+        self.machine = machine
+        self.policy = policy
+        self.config = {} if config is None else config
+
+    @property
+    def jobs(self) -> pd.DataFrame:
+        """The per-job table (see :func:`result_table`), a DataFrame."""
+        if isinstance(self._jobs, ColumnTable):
+            self._jobs = self._jobs.to_frame()
+        return self._jobs
+
+    @jobs.setter
+    def jobs(self, frame: pd.DataFrame) -> None:
+        self._jobs = frame
+
+    @property
+    def segments(self) -> pd.DataFrame:
+        """The allocation segments (see :meth:`~o2ksim.engine.monitor.Monitor.segments`), a DataFrame."""
+        if isinstance(self._segments, ColumnTable):
+            self._segments = self._segments.to_frame()
+        return self._segments
+
+    @segments.setter
+    def segments(self, frame: pd.DataFrame) -> None:
+        self._segments = frame
+
+    @property
+    def job_table(self) -> pd.DataFrame | ColumnTable:
+        """:attr:`jobs` as it is held: the DataFrame once built, else its numpy columns."""
+        return self._jobs
+
+    @property
+    def segment_table(self) -> pd.DataFrame | ColumnTable:
+        """:attr:`segments` as they are held: the DataFrame once built, else numpy columns."""
+        return self._segments
 
     def __repr__(self) -> str:
         from o2ksim.report.compare import result_text
@@ -58,14 +117,6 @@ class Result:
         from o2ksim.report.compare import result_html
 
         return result_html(self)
-
-    jobs: pd.DataFrame
-    summary: dict[str, Any]
-    segments: pd.DataFrame
-    stats: RunStats
-    machine: MachineSpec
-    policy: dict[str, Any]
-    config: dict[str, Any] = field(default_factory=dict)
 
     def save(self, out_dir: str | os.PathLike[str], *, parquet: bool = False) -> Path:
         """Write ``jobs.csv`` (or ``.parquet``), ``summary.json`` and ``run.json`` into ``out_dir``."""
@@ -81,7 +132,7 @@ class Result:
         if parquet:
             self.jobs.to_parquet(out / "jobs.parquet", index=False)
         else:
-            write_csv(self.jobs, out / "jobs.csv")  # the bytes of to_csv(index=False), faster
+            write_csv(self._jobs, out / "jobs.csv")  # the bytes of to_csv(index=False), faster
         _write_json(out / "summary.json", self.summary)
         _write_json(
             out / "run.json",
@@ -121,7 +172,8 @@ def gc_paused() -> Iterator[None]:
 
 
 def versions() -> dict[str, str]:
-    """Versions of o2ksim and the libraries a result depends on."""
+    """Versions of o2ksim and the libraries a result depends on (pandas's from its
+    installed metadata when the run has not imported it)."""
     import simpy
 
     return {
@@ -129,8 +181,20 @@ def versions() -> dict[str, str]:
         "python": platform.python_version(),
         "simpy": simpy.__version__ if hasattr(simpy, "__version__") else "?",
         "numpy": np.__version__,
-        "pandas": pd.__version__,
+        "pandas": _pandas_version(),
     }
+
+
+def _pandas_version() -> str:
+    pd = sys.modules.get("pandas")
+    if pd is not None:
+        return pd.__version__
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pandas")
+    except PackageNotFoundError:
+        return "?"
 
 
 def _write_json(path: Path, data: Any) -> None:
@@ -223,11 +287,11 @@ def run_config(config: RunConfig, *, observers: Sequence[Observer] = ()) -> Resu
     arrivals after the window until every analysed job has started (the
     cool-down of T§3.4).
     """
-    from o2ksim.scenario import workload_label
-
     recipe = config.workload
     if not isinstance(recipe, WorkloadRecipe):
         return _run(config, config.workload, observers)
+    from o2ksim.scenario import workload_label
+
     procs = config.machine.total_procs if config.machine is not None else None
     trace = recipe.build(procs)
     window = config.window
@@ -255,7 +319,12 @@ def run_config(config: RunConfig, *, observers: Sequence[Observer] = ()) -> Resu
 
 
 def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result:
-    """One simulation of ``cfg`` over ``workload`` (a Trace, a frame or JobSpecs)."""
+    """One simulation of ``cfg`` over ``workload`` (a Trace, a frame or JobSpecs).
+
+    A trace's jobs are read as numpy columns (:attr:`Trace.table
+    <o2ksim.workloads.swf.Trace.table>`) and the result is kept as columns:
+    nothing here builds a DataFrame that the caller did not give.
+    """
     window, estimates, seed = cfg.window, cfg.estimates, cfg.seed
     header = None
     source = None
@@ -263,10 +332,10 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
         frame = None
         specs = list(workload)
     else:
-        if isinstance(workload, pd.DataFrame):
+        if is_frame(workload):
             frame = workload
         else:
-            frame, header, source = workload.jobs, workload.header, workload.source
+            frame, header, source = workload.table, workload.header, workload.source
         specs = None
     if frame is not None and len(frame) == 0:
         raise O2KSimError(f"{source or 'the workload'}: no jobs to simulate")
@@ -316,20 +385,21 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
     for o in obs:
         o.close()
     with gc_paused():  # the run's objects are all alive: a collection would only scan them
-        segments = sim.monitor.segments(release=True)
-        jobs = result_table(list(sim.jobs.values()), segments, analysed)
+        segments = sim.monitor.segment_table(release=True)
+        jobs = result_columns(list(sim.jobs.values()), segments, analysed)
         if isinstance(pol, JobColumns):  # e.g. EQspatial's catch-up credit
             for col, values in pol.job_columns().items():
-                jobs[col] = jobs["job_id"].map(values).fillna(0.0)
+                jobs = jobs.with_column(col, _mapped(jobs["job_id"], values))
         span = None
         if window is not None:
             span = (window.start, window.end)
         summ = metrics.summary(jobs, segments, mach.total_procs, span)
-        summ["resizes"] = int(jobs.loc[jobs["analysed"], "resizes"].sum() if "analysed" in jobs else jobs["resizes"].sum())
+        resizes = jobs["resizes"][jobs["analysed"]] if "analysed" in jobs else jobs["resizes"]
+        summ["resizes"] = int(resizes.sum())
         if window is not None and frame is not None:  # the protocol's cool-down (T§3.4)
             from o2ksim.workloads.cooldown import cooldown_measures  # imports every workload model
 
-            last_submit = float(frame["submit"].max())
+            last_submit = float(column(frame, "submit").max())
             summ.update(cooldown_measures(jobs, window.end, last_submit, stats.sim_end))
         if isinstance(pol, SummaryCounts):  # immediate service: trials among the analysed jobs
             summ.update(pol.summary_counts(None if analysed is None else set(analysed.tolist())))
@@ -348,14 +418,34 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
     return Result(jobs, summ, segments, stats, mach, describe_policy(pol), config)
 
 
+def _mapped(job_ids: np.ndarray, values: dict[int, Any]) -> np.ndarray:
+    """``values[id]`` for each job id, 0.0 where missing or NaN: what pandas'
+    ``Series(job_ids).map(values).fillna(0.0)`` gives, dtype included (int64
+    when every id has an integer value, else float64)."""
+    found = [values.get(i, math.nan) for i in job_ids.tolist()]
+    out = np.array(found) if found else np.zeros(0)
+    if out.dtype.kind == "f":
+        out[np.isnan(out)] = 0.0
+    elif out.dtype.kind not in "iub":
+        raise TypeError(f"per-job column values must be numbers, got {out.dtype}")
+    return out
+
+
 def result_table(
-    jobs: list[Job], segments: pd.DataFrame, analysed: np.ndarray | None = None
+    jobs: list[Job], segments: pd.DataFrame | ColumnTable, analysed: np.ndarray | None = None
 ) -> pd.DataFrame:
     """The run's per-job table: the monitor's columns, ``analysed`` (with a window),
     ``proc_seconds`` and ``mean_procs``; one row per job, by submit time then id.
 
-    Built from whole numpy columns and turned into a DataFrame once.
+    Built from whole numpy columns (:func:`result_columns`) and turned into a DataFrame once.
     """
+    return result_columns(jobs, segments, analysed).to_frame()
+
+
+def result_columns(
+    jobs: list[Job], segments: pd.DataFrame | ColumnTable, analysed: np.ndarray | None = None
+) -> ColumnTable:
+    """The columns of :func:`result_table`, without pandas."""
     columns = job_columns(jobs)
     order = np.lexsort((columns["job_id"], columns["submit"]))
     for name, values in columns.items():  # one column at a time: one extra copy at most
@@ -370,7 +460,7 @@ def result_table(
         columns["status"] == "completed",
         segments,
     )
-    return pd.DataFrame(columns, copy=False)  # fresh arrays: no consolidating copy
+    return ColumnTable(columns, len(jobs))
 
 
 def describe_policy(policy: PolicyProtocol) -> dict[str, Any]:

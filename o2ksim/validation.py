@@ -362,7 +362,8 @@ TIME_FIELDS = ("submit", "wait", "run_time", "req_time", "think_time")
 
 
 def check_jobs_frame(frame: Any, source: str | None = None) -> None:
-    """Ranges the engine relies on, checked on a job table with the SWF columns.
+    """Ranges the engine relies on, checked on a job table with the SWF columns
+    (a DataFrame or a :class:`~o2ksim.table.ColumnTable`).
 
     * job ids are unique (the engine and every output key jobs by id);
     * times are below :data:`MAX_TIME` (beyond 2**53 s the clock cannot step);
@@ -374,9 +375,11 @@ def check_jobs_frame(frame: Any, source: str | None = None) -> None:
     """
     import numpy as np  # here, not at the top: the CLI parses its options with this module
 
+    from o2ksim.table import column
+
     where = source or "the workload"
     if "job_id" in frame:
-        ids = frame["job_id"].to_numpy()
+        ids = column(frame, "job_id")
         ordered = ids if bool((ids[1:] > ids[:-1]).all()) else np.sort(ids)
         if bool((ordered[1:] == ordered[:-1]).any()):
             _, first = np.unique(ids, return_index=True)
@@ -386,27 +389,27 @@ def check_jobs_frame(frame: Any, source: str | None = None) -> None:
             )
     for name in TIME_FIELDS:
         if name in frame:
-            col = frame[name].to_numpy(np.float64)
+            col = column(frame, name, np.float64)
             bad = ~np.isfinite(col) | (col >= MAX_TIME)
             if bad.any():
                 row = int(np.flatnonzero(bad)[0])
                 raise InputError(
                     where,
                     f"{col[row]:g} s is beyond the largest time o2ksim simulates ({MAX_TIME:g} s)",
-                    field=f"{name} (job {frame['job_id'].iloc[row] if 'job_id' in frame else row})",
+                    field=f"{name} (job {column(frame, 'job_id')[row] if 'job_id' in frame else row})",
                 )
     if "req_mem" in frame:
         procs = np.zeros(len(frame))
         for name in ("req_procs", "alloc_procs"):
             if name in frame:
-                procs = np.maximum(procs, frame[name].to_numpy(np.float64))
-        mem = frame["req_mem"].to_numpy(np.float64) * np.maximum(procs, 0)
+                procs = np.maximum(procs, column(frame, name, np.float64))
+        mem = column(frame, "req_mem", np.float64) * np.maximum(procs, 0)
         bad = mem >= MAX_JOB_MEMORY_KB
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
             raise InputError(
                 where,
-                f"memory {frame['req_mem'].iloc[row]} KB x {procs[row]:g} processors is beyond "
+                f"memory {column(frame, 'req_mem')[row]} KB x {procs[row]:g} processors is beyond "
                 f"{MAX_JOB_MEMORY_KB:g} KB",
                 field="req_mem",
             )

@@ -346,7 +346,9 @@ def check_result(result, trace, window: Window | None, args: argparse.Namespace)
 
 def warn_about_window(trace, window: Window, args: argparse.Namespace) -> None:
     """Say how many jobs ``--window`` leaves out of the simulation (never silently)."""
-    before = int((trace.jobs["submit"] < window.start - window.warmup).sum())
+    from o2ksim.table import column
+
+    before = int((column(trace.table, "submit") < window.start - window.warmup).sum())
     if before and not args.quiet:
         print(
             f"o2ksim: warning: --window: {before} job(s) submitted before "

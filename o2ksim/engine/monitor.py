@@ -10,14 +10,17 @@ progress bars) implement the same :class:`Observer` hooks.
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from o2ksim import metrics
 from o2ksim.jobs import Job, JobState
 from o2ksim.machine import KB_PER_MB
+from o2ksim.table import ColumnTable
+
+if TYPE_CHECKING:  # the tables are DataFrames only when asked for (segments, jobs_table)
+    import pandas as pd
 
 JOB_COLUMNS = (
     "job_id", "submit", "start", "end", "wait", "run_time", "req_time", "procs", "mem", "host",
@@ -95,26 +98,50 @@ class Monitor(Observer):
         they are about 100 MB of Python tuples); a later call returns only
         rows recorded after this one.
         """
-        names = ["job_id", "host", "start", "end", "procs", "mem"]
+        if not self._segments:
+            import pandas as pd
+
+            df = pd.DataFrame([], columns=list(SEGMENT_COLUMNS))
+            df["mem"] = df["mem"].astype(float) / KB_PER_MB
+            return df
+        return self.segment_table(release=release).to_frame()
+
+    def segment_table(self, *, release: bool = False) -> ColumnTable:
+        """:meth:`segments` as numpy columns (``host`` an object array of names), without pandas."""
         rows = self._segments
         if release:
             self._segments = []
         if not rows:
-            df = pd.DataFrame(rows, columns=names)
-            df["mem"] = df["mem"].astype(float) / KB_PER_MB
-            return df
+            return ColumnTable(
+                {
+                    "job_id": np.zeros(0, np.int64),
+                    "host": np.empty(0, object),
+                    "start": np.zeros(0),
+                    "end": np.zeros(0),
+                    "procs": np.zeros(0, np.int64),
+                    "mem": np.zeros(0),
+                },
+                0,
+            )
         job_id, host, start, end, procs, mem = zip(*rows, strict=True)
         if release:
             rows.clear()
+        hosts = np.empty(len(host), dtype=object)
+        hosts[:] = host
         # np.array infers int64 or float64 from the values, as the row-wise constructor did
-        columns = [np.array(job_id), list(host), np.array(start), np.array(end), np.array(procs)]
-        df = pd.DataFrame(dict(zip(names, columns, strict=False)))
-        df["mem"] = np.array(mem).astype(float) / KB_PER_MB
-        return df
+        columns = [np.array(job_id), hosts, np.array(start), np.array(end), np.array(procs)]
+        table = dict(zip(SEGMENT_COLUMNS, columns, strict=False))
+        table["mem"] = np.array(mem).astype(float) / KB_PER_MB
+        return ColumnTable(table, len(hosts))
+
+
+SEGMENT_COLUMNS = ("job_id", "host", "start", "end", "procs", "mem")
 
 
 def jobs_table(jobs: list[Job]) -> pd.DataFrame:
     """One row per job with the per-job measures of SPEC §5 (the columns of :func:`job_columns`)."""
+    import pandas as pd
+
     return pd.DataFrame(job_columns(jobs))
 
 

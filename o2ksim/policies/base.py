@@ -187,6 +187,13 @@ class Registry:
 
     def __init__(self) -> None:
         self._kinds: dict[str, type[Policy]] = {}
+        self._loader: Callable[[str | None], None] | None = None
+
+    def set_loader(self, loader: Callable[[str | None], None]) -> None:
+        """``loader(kind)`` imports the module(s) that register ``kind`` (``None``: every
+        kind) when it is asked for and not registered yet: policy modules are
+        imported on first use, not all at start-up."""
+        self._loader = loader
 
     def register(self, cls: type[Policy]) -> type[Policy]:
         """Register a policy class under its ``kind`` (usable as a decorator)."""
@@ -196,9 +203,13 @@ class Registry:
         return cls
 
     def kinds(self) -> dict[str, type[Policy]]:
+        if self._loader is not None:
+            self._loader(None)
         return dict(self._kinds)
 
     def get(self, kind: str) -> type[Policy]:
+        if kind not in self._kinds and self._loader is not None:
+            self._loader(kind)
         try:
             return self._kinds[kind]
         except KeyError:

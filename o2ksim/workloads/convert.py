@@ -13,36 +13,39 @@ Field choices, the same for every trace:
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
-import pandas as pd
 
 from o2ksim.jobs import JobSpec
+from o2ksim.table import column
 
 
-def specs_from_frame(jobs: pd.DataFrame) -> list[JobSpec]:
-    """Job requests from a frame with the SWF columns (see :data:`o2ksim.workloads.swf.SWF_FIELDS`)."""
-    req_p = jobs["req_procs"].to_numpy(np.int64)
-    procs = np.where(req_p > 0, req_p, jobs["alloc_procs"].to_numpy(np.int64))
-    run = jobs["run_time"].to_numpy(np.float64)
-    req_t = jobs["req_time"].to_numpy(np.float64)
+def specs_from_frame(jobs: Any) -> list[JobSpec]:
+    """Job requests from a table with the SWF columns (see :data:`o2ksim.workloads.swf.SWF_FIELDS`):
+    a DataFrame or a :class:`~o2ksim.table.ColumnTable`."""
+    req_p = column(jobs, "req_procs", np.int64)
+    procs = np.where(req_p > 0, req_p, column(jobs, "alloc_procs", np.int64))
+    run = column(jobs, "run_time", np.float64)
+    req_t = column(jobs, "req_time", np.float64)
     req_time = np.where(req_t > 0, req_t, np.maximum(run, 0.0))
-    req_mem = jobs["req_mem"].to_numpy(np.int64)
+    req_mem = column(jobs, "req_mem", np.int64)
     mem = np.where((req_mem > 0) & (procs > 0), req_mem * np.maximum(procs, 0), 0)
-    used = jobs["used_mem"].to_numpy(np.int64)
+    used = column(jobs, "used_mem", np.int64)
     used_mem = np.where((used > 0) & (procs > 0), used * np.maximum(procs, 0), 0)
     # positional, in JobSpec's field order: job_id, submit, procs, mem, req_time,
     # run_time, used_mem, user, queue (map avoids a keyword call per job)
     return list(
         map(
             JobSpec,
-            jobs["job_id"].to_numpy(np.int64).tolist(),
-            jobs["submit"].to_numpy(np.float64).tolist(),
+            column(jobs, "job_id", np.int64).tolist(),
+            column(jobs, "submit", np.float64).tolist(),
             procs.tolist(),
             mem.tolist(),
             req_time.tolist(),
             run.tolist(),
             used_mem.tolist(),
-            jobs["user"].to_numpy(np.int64).tolist(),
-            jobs["queue"].to_numpy(np.int64).tolist(),
+            column(jobs, "user", np.int64).tolist(),
+            column(jobs, "queue", np.int64).tolist(),
         )
     )

@@ -26,10 +26,10 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
+from o2ksim.table import column, is_frame
 from o2ksim.workloads.models import generate
-from o2ksim.workloads.swf import Trace
+from o2ksim.workloads.swf import SWF_FIELDS, Trace
 
 COOLDOWN_CHUNK = 30 * 86400.0  # seconds of arrivals per generated tail chunk (default)
 MAX_CHUNKS = 4
@@ -65,29 +65,49 @@ def append_tail(
     """
     if chunks <= 0:
         return trace
-    frames = [trace.jobs]
-    next_id = int(trace.jobs["job_id"].max()) + 1 if len(trace.jobs) else 1
+    table = trace.table
+    ids = column(table, "job_id")
+    next_id = int(ids.max()) + 1 if len(table) else 1
     unix = trace.header.unix_start_time
+    tails = []
     for k in range(chunks):
         start = after + k * chunk_length
         extra = generate(
             model, span=chunk_length, seed=tail_seed(seed, k), params=params,
             start_time=None if unix is None else int(unix + start),
-        ).jobs.copy()  # fmt: skip
-        extra["submit"] += int(start)
-        extra["job_id"] = np.arange(next_id, next_id + len(extra), dtype=np.int64)
+        ).table  # fmt: skip
+        tails.append((extra, int(start), next_id))
         next_id += len(extra)
-        frames.append(extra)
+    if list(table.columns) == list(SWF_FIELDS) and all(
+        c.dtype == np.int64 for c in map(table.__getitem__, SWF_FIELDS)
+    ):  # the usual case, a generated trace: one int64 block, no DataFrame
+        blocks = [np.stack([column(table, name) for name in SWF_FIELDS])]
+        for extra, shift, first_id in tails:
+            block = np.stack([column(extra, name, np.int64) for name in SWF_FIELDS])
+            block[SWF_FIELDS.index("submit")] += shift
+            block[0] = np.arange(first_id, first_id + block.shape[1], dtype=np.int64)
+            blocks.append(block)
+        block = np.concatenate(blocks, axis=1)
+        return Trace(None, copy.deepcopy(trace.header), trace.source, trace.report, block=block)
+    import pandas as pd
+
+    frames = [trace.jobs]
+    for extra, shift, first_id in tails:
+        part = extra.copy() if is_frame(extra) else extra.to_frame()
+        part["submit"] += shift
+        part["job_id"] = np.arange(first_id, first_id + len(part), dtype=np.int64)
+        frames.append(part)
     jobs = pd.concat(frames, ignore_index=True)
     return Trace(jobs, copy.deepcopy(trace.header), trace.source, trace.report)
 
 
 def cooldown_measures(
-    jobs: pd.DataFrame, window_end: float, last_submit: float, sim_end: float
+    jobs: Any, window_end: float, last_submit: float, sim_end: float
 ) -> dict[str, Any]:
     """How long arrivals continued after the window, and whether that was long enough.
 
-    ``jobs`` is the per-job table with the ``analysed`` column.  The run needed
+    ``jobs`` is the per-job table with the ``analysed`` column (a DataFrame or
+    a :class:`~o2ksim.table.ColumnTable`).  The run needed
     arrivals until every analysed job had started — or had finished, when any
     job of the run was preempted or restarted (a preemptive policy, T§3.4).
     ``cooldown_needed``: how long after the window's end the run needed
@@ -98,15 +118,15 @@ def cooldown_measures(
     arrivals before the run no longer needed them (the last waits are then
     understated).
     """
-    analysed = jobs.loc[jobs["analysed"]] if "analysed" in jobs else jobs
-    preemptive = bool(((jobs["preemptions"] > 0) | (jobs["restarts"] > 0)).any())
-    if len(analysed):
-        needed = analysed["end"] if preemptive else analysed["start"]
-        need_until = float(needed.max()) if needed.notna().all() else math.inf
+    analysed = column(jobs, "analysed", bool) if "analysed" in jobs else np.ones(len(jobs), bool)
+    preemptive = bool(((column(jobs, "preemptions") > 0) | (column(jobs, "restarts") > 0)).any())
+    if analysed.any():
+        needed = column(jobs, "end" if preemptive else "start", float)[analysed]
+        need_until = float(needed.max()) if not np.isnan(needed).any() else math.inf
     else:
         need_until = window_end
     used_until = min(sim_end, last_submit)
-    submit = jobs["submit"].to_numpy(float)
+    submit = column(jobs, "submit", float)
     return {
         "cooldown_needed": max(0.0, need_until - window_end),
         "cooldown_seconds": max(0.0, used_until - window_end),

@@ -39,7 +39,7 @@ import numpy as np
 
 from o2ksim import __version__
 from o2ksim.errors import ConfigError, O2KSimError
-from o2ksim.workloads import cirne_berman, downey, o2k
+from o2ksim.workloads import o2k
 from o2ksim.workloads.o2k_classes import TABLE6_MONTHS
 from o2ksim.workloads.params import (
     DEFAULT_START_TIME,
@@ -83,7 +83,13 @@ class ModelModule(Protocol):
     ) -> Trace: ...
 
 
-_MODULES: dict[str, ModuleType] = {"o2k": o2k, "cirne-berman": cirne_berman, "downey": downey}
+_MODULES: dict[str, str] = {
+    "o2k": "o2ksim.workloads.o2k",
+    "cirne-berman": "o2ksim.workloads.cirne_berman",
+    "downey": "o2ksim.workloads.downey",
+}
+"""Model name -> module, imported on first use (the Cirne-Berman and Downey models
+need pandas and the prediction package; a run of the O2K model does not)."""
 
 PARAM_SETS: dict[str, tuple[str, ...]] = {
     "o2k": ("o2k", *TABLE6_MONTHS),
@@ -118,7 +124,9 @@ def _canonical(model: str) -> str:
 
 def model_module(model: str) -> ModuleType:
     """The module implementing *model*."""
-    return _MODULES[_canonical(model)]
+    import importlib
+
+    return importlib.import_module(_MODULES[_canonical(model)])
 
 
 # ----------------------------------------------------------------------------
@@ -260,10 +268,8 @@ def fit(model: str, trace: Trace, **options: Any) -> dict[str, Any]:
     (:func:`o2ksim.workloads.downey.fit`) can be fitted.
     """
     m = _canonical(model)
-    if m == "cirne-berman":
-        return cirne_berman.fit(trace, **options)
-    if m == "downey":
-        return downey.fit(trace, **options)
+    if m in ("cirne-berman", "downey"):
+        return model_module(m).fit(trace, **options)
     raise O2KSimError(
         "the o2k model has no automatic fit (its conditional distributions come from thesis ch. 4); "
         "use `o2ksim characterize` to compare a trace with it"

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from o2ksim.workloads.swf import SWFHeader, Trace, jobs_from_columns
+from o2ksim.workloads.swf import SWFHeader, Trace, block_from_columns
 
 __all__ = ["streams", "synthetic_trace"]
 
@@ -46,7 +46,7 @@ def synthetic_trace(
     stamps the model, seed and parameters into the header.
     """
     n = len(columns["submit"])
-    jobs = jobs_from_columns(n, **columns)
+    block = block_from_columns(n, **columns)
     head = SWFHeader(
         version="2.2",
         computer=computer,
@@ -59,4 +59,4 @@ def synthetic_trace(
         notes=list(notes),
         **header,
     )
-    return Trace(jobs=jobs, header=head, source=None)
+    return Trace(None, head, None, block=block)  # the DataFrame is built when asked for

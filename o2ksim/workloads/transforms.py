@@ -120,11 +120,18 @@ def as_window(value: Window | Sequence[Any] | None) -> Window | None:
 
 
 def select_window(jobs: pd.DataFrame, win: Window) -> tuple[pd.DataFrame, np.ndarray]:
-    """Jobs to simulate (submitted from ``start - warmup``) and the ids to analyse."""
-    submit = jobs["submit"].to_numpy()
-    keep = jobs.loc[submit >= win.start - win.warmup]
-    sub = keep["submit"].to_numpy()
-    analysed = keep.loc[(sub >= win.start) & (sub < win.end), "job_id"].to_numpy()
+    """Jobs to simulate (submitted from ``start - warmup``) and the ids to analyse.
+
+    ``jobs`` is a DataFrame or a :class:`~o2ksim.table.ColumnTable` (the
+    result is of the same kind).
+    """
+    from o2ksim.table import ColumnTable, column
+
+    submit = column(jobs, "submit")
+    simulated = submit >= win.start - win.warmup
+    keep = jobs.take(simulated) if isinstance(jobs, ColumnTable) else jobs.loc[simulated]
+    sub = submit[simulated]
+    analysed = column(jobs, "job_id")[simulated][(sub >= win.start) & (sub < win.end)]
     if len(analysed) == 0:
         first = format_duration(submit.min()) if len(submit) else "0s"
         last = format_duration(submit.max()) if len(submit) else "0s"
@@ -230,16 +237,19 @@ def apply_estimates(jobs: pd.DataFrame, scenario: Estimates | str | None) -> pd.
 
     Estimates are whole seconds, rounded up.  Jobs with unknown actual runtime
     keep their request.  Only ``req_time`` changes; the scheduler sees it, the
-    job still runs ``T``.
+    job still runs ``T``.  ``jobs`` is a DataFrame or a
+    :class:`~o2ksim.table.ColumnTable`; the result is a new table of the same kind.
     """
     import numpy as np
+
+    from o2ksim.table import ColumnTable, column
 
     estimates = Estimates.parse(scenario)
     if estimates.requested:
         return jobs
     name, k = estimates.kind, estimates.percent
-    run = jobs["run_time"].to_numpy(np.float64)
-    req = jobs["req_time"].to_numpy(np.float64)
+    run = column(jobs, "run_time", np.float64)
+    req = column(jobs, "req_time", np.float64)
     known = req > 0
     if name == "actual":
         new = np.ceil(run)
@@ -249,7 +259,10 @@ def apply_estimates(jobs: pd.DataFrame, scenario: Estimates | str | None) -> pd.
         if name == "scenario-b":
             aborted = known & (run <= SCENARIO_B_SHORT) & (run <= SCENARIO_B_FRACTION * req)
             new = np.where(aborted, req, new)
-    out = jobs.copy()
     valid = run >= 0
-    out["req_time"] = np.where(valid, new, req).astype(np.int64)
+    estimated = np.where(valid, new, req).astype(np.int64)
+    if isinstance(jobs, ColumnTable):
+        return jobs.with_column("req_time", estimated)
+    out = jobs.copy()
+    out["req_time"] = estimated
     return out

@@ -1,0 +1,128 @@
+"""A table of named numpy columns, turned into a pandas DataFrame only when asked.
+
+A run of ``o2ksim run --trace T --out DIR`` reads the trace, simulates it,
+tabulates the jobs, writes ``jobs.csv`` and prints a summary: every step works
+on whole numpy columns, and importing pandas (with pyarrow, which pandas 3
+loads when installed) would be about half of the start-up of such a run.  The
+public API still hands out DataFrames (``Trace.jobs``, ``Result.jobs``,
+``Result.segments``): they are built from a :class:`ColumnTable` on first
+access (:meth:`ColumnTable.to_frame`) and then kept.
+
+Functions that accept "a job table" read it through :func:`column`, which
+takes a DataFrame and a :class:`ColumnTable` alike, so the same code serves a
+user's frame and the command line's columns.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+
+class ColumnTable:
+    """Named numpy columns of equal length, in order (the shape of a DataFrame, without pandas).
+
+    ``table[name]`` is the column's numpy array; ``name in table``, ``len(table)``
+    (rows) and ``table.columns`` (names) read as they do on a DataFrame.  The
+    arrays are shared, never copied: treat them as read-only.
+    """
+
+    __slots__ = ("_columns", "_rows")
+
+    def __init__(self, columns: Mapping[str, np.ndarray], rows: int | None = None) -> None:
+        self._columns = dict(columns)
+        if rows is None:
+            rows = len(next(iter(self._columns.values()))) if self._columns else 0
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return self._rows
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._columns
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self._columns[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._columns)
+
+    @property
+    def columns(self) -> list[str]:
+        """The column names, in order."""
+        return list(self._columns)
+
+    def items(self) -> Iterator[tuple[str, np.ndarray]]:
+        """``(name, array)`` pairs, in column order."""
+        return iter(self._columns.items())
+
+    def with_column(self, name: str, values: np.ndarray) -> ColumnTable:
+        """A new table with ``name`` set to ``values`` (replaced in place of order, or appended)."""
+        return ColumnTable({**self._columns, name: values}, self._rows)
+
+    def take(self, rows: np.ndarray) -> ColumnTable:
+        """The rows selected by a boolean mask or an index array (new arrays)."""
+        picked = {name: values[rows] for name, values in self._columns.items()}
+        n = int(np.count_nonzero(rows)) if rows.dtype == bool else len(rows)
+        return ColumnTable(picked, n)
+
+    def to_frame(self) -> Any:
+        """The table as a :class:`pandas.DataFrame` (imports pandas)."""
+        import pandas as pd
+
+        return pd.DataFrame(self._columns, copy=False)  # fresh arrays: no consolidating copy
+
+
+def column(table: Any, name: str, dtype: Any = None) -> np.ndarray:
+    """Column ``name`` of a DataFrame or a :class:`ColumnTable` as a numpy array.
+
+    A DataFrame's column goes through ``Series.to_numpy(dtype)`` exactly as
+    before (nullable and extension columns keep pandas' conversion rules); a
+    :class:`ColumnTable` column is converted with ``numpy.asarray``.
+    """
+    values = table[name]
+    if isinstance(values, np.ndarray):
+        return values if dtype is None else np.asarray(values, dtype=dtype)
+    return values.to_numpy() if dtype is None else values.to_numpy(dtype)
+
+
+def is_frame(value: Any) -> bool:
+    """Whether ``value`` is a pandas DataFrame, without importing pandas (none exists before it is)."""
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(value, pd.DataFrame)
+
+
+def grouped_sum(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct ``keys`` and the sum of ``values`` per key.
+
+    The sums are those of pandas' grouped sum (``Series(values).groupby(keys).sum()``)
+    bit for bit: each group summed in its rows' order with Kahan's compensation,
+    starting from 0.0.  A group of one row is ``0.0 + value``; only groups of
+    several rows go through the compensated loop, in Python.
+    """
+    keys = np.asarray(keys)
+    values = np.asarray(values, dtype=np.float64)
+    if len(keys) == 0:
+        return keys[:0], values[:0]
+    order = np.argsort(keys, kind="stable")  # rows of a group stay in their order
+    sorted_keys = keys[order]
+    first = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
+    distinct = sorted_keys[first]
+    sizes = np.diff(np.r_[first, len(keys)])
+    sums = 0.0 + values[order[first]]
+    ordered = values[order]
+    for g in np.flatnonzero(sizes > 1).tolist():
+        lo = int(first[g])
+        total = compensation = 0.0
+        for v in ordered[lo : lo + int(sizes[g])].tolist():
+            y = v - compensation
+            t = total + y
+            compensation = t - total - y
+            if compensation != compensation:  # inf - inf: pandas resets it
+                compensation = 0.0
+            total = t
+        sums[g] = total
+    return distinct, sums
