@@ -227,8 +227,8 @@ class Host:
         if view is None or view.version != self.version:
             view = self._view = engine_host_view(
                 self.spec,
-                cast(int, self.procs.level),
-                self.memory.level,
+                cast(int, self.procs._level),
+                self.memory._level,
                 self.running.values(),
                 self.preempted.values(),
                 self.version,
@@ -556,8 +556,12 @@ class Simulation:
         )
         decisions = self.policy.schedule(snap)
         n = 0
+        start = None if self._on_decision else self._start  # Start needs no _apply dispatch
         for decision in decisions:
-            self._apply(decision, now)
+            if start is not None and type(decision) is Start:
+                start(decision, now)
+            else:
+                self._apply(decision, now)
             n += 1
         for hook in self._on_pass:
             hook(now, n)
