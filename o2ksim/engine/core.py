@@ -12,11 +12,23 @@ Shape (the design card):
   re-reads the job and waits for its new completion time, for a resume, or
   ends.  A preemption alone needs no interrupt (it only delays the job's end,
   and the resume interrupts the process anyway), which saves a SimPy event
-  per preemption;
+  per preemption.  The process is a :class:`JobProcess`: its first step runs
+  when the job starts and its end schedules no event nobody waits for, so a
+  job that keeps its processors costs one event, its runtime timeout;
 * one scheduler process (:meth:`Simulation._scheduler`) wakes on arrivals,
   departures, policy timers or a fixed interval, hands the policy a
   :class:`~o2ksim.engine.snapshot.Snapshot` and applies the decisions it returns;
 * observers (:mod:`o2ksim.engine.monitor`) record what happens.
+
+Per-event economy: about three SimPy events per job (its arrival's timeout,
+shared with jobs submitted at the same instant; the pass the arrival asks
+for; its runtime timeout).  A pass request that finds nothing fitting
+schedules nothing; one that finds something is not checked again when the
+pass runs (:meth:`Simulation.request_pass`).  The hosts share a
+:class:`ChangeCounter`, so a pass rebuilds the host views only after an
+allocation changed, and the snapshot and views are built by
+:func:`~o2ksim.engine.snapshot.engine_snapshot` and
+:func:`~o2ksim.engine.snapshot.engine_host_view`.
 
 Ties (SPEC §3.1): at one instant every departure and every arrival is handled
 before the single scheduling pass, which runs at a priority below SimPy's
@@ -94,7 +106,7 @@ class JobProcess(simpy.Process):
         self._generator = generator
         target: simpy.Event = next(generator)
         self._target = target
-        target.callbacks.append(self._resume)  # type: ignore[union-attr]
+        target.callbacks.append(self._resume)
 
     def _resume(self, event: simpy.Event) -> None:
         """Send ``event``'s value (or throw its interrupt) into the generator: one step."""
@@ -126,7 +138,7 @@ class JobProcess(simpy.Process):
             env._active_proc = None
             env.schedule(self)
             return
-        target.callbacks.append(self._resume)  # type: ignore[union-attr]
+        target.callbacks.append(self._resume)
         self._target = target
         env._active_proc = None
 
@@ -383,7 +395,11 @@ class Simulation:
         work: until the pass would run, only arrivals, departures, a job put
         back in the queue or a preempted job left to the policy at this
         instant can make something fit or give the policy work, and each of
-        them asks again.
+        them asks again.  Conversely, once a request found that something fits,
+        only more can fit until the pass runs (arrivals, departures and timers
+        free processors or add jobs), so the scheduler does not check again;
+        the one exception, a resume outside a pass (:meth:`_give_back`), takes
+        processors and makes it check.
         """
         if self._pass_pending:
             return
