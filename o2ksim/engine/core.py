@@ -403,17 +403,15 @@ class Simulation:
         """
         if self._pass_pending:
             return
-        if (
-            self._skip_early and not self._in_pass and not self._due
-            and not self._has_pending_work(bool(self._arrived))
-        ):  # fmt: skip
-            if self._nothing_fits():
+        if self._skip_early and not self._in_pass and not self._due:
+            if not self._nothing_fits():
+                # Until the pass only more can fit (the events above), except where a
+                # resume outside a pass takes processors (_give_back clears this): the
+                # scheduler need not check again.
+                self._pass_checked = True
+            elif not self._has_pending_work(bool(self._arrived)):
                 self.stats.skipped_passes += 1
                 return
-            # Something fits, and until the pass only more can (the events above), except
-            # where a resume outside a pass takes processors (_give_back clears this): the
-            # scheduler need not check again.
-            self._pass_checked = True
         self._pass_pending = True
         self._signal.fire()
 
