@@ -96,8 +96,8 @@ class JobProcess(simpy.Process):
     waiting for it).  This sets SimPy 4.1's private ``_generator``,
     ``_target``, ``_ok``, ``_value`` and ``_active_proc`` as
     :class:`simpy.Process` does; setup.cfg pins ``simpy`` to the versions it
-    is tested with.  The generator must yield an untriggered event at each
-    step, and only interrupts may fail the events it waits for.
+    is tested with.  The generator must yield, at each step, an event not yet
+    processed, and only interrupts may fail the events it waits for.
     """
 
     def __init__(self, env: simpy.Environment, generator: Any) -> None:
@@ -429,9 +429,8 @@ class Simulation:
     def _arrive(self, job: Job) -> None:
         now = self.env.now
         job.move(JobState.QUEUED, now)
-        if self._on_arrival:
-            for hook in self._on_arrival:
-                hook(job, now)
+        for hook in self._on_arrival:
+            hook(job, now)
         reason = self._never_fits(job)
         if reason:
             self._reject(job, reason)
