@@ -12,11 +12,23 @@ Shape (the design card):
   re-reads the job and waits for its new completion time, for a resume, or
   ends.  A preemption alone needs no interrupt (it only delays the job's end,
   and the resume interrupts the process anyway), which saves a SimPy event
-  per preemption;
+  per preemption.  The process is a :class:`JobProcess`: its first step runs
+  when the job starts and its end schedules no event nobody waits for, so a
+  job that keeps its processors costs one event, its runtime timeout;
 * one scheduler process (:meth:`Simulation._scheduler`) wakes on arrivals,
   departures, policy timers or a fixed interval, hands the policy a
   :class:`~o2ksim.engine.snapshot.Snapshot` and applies the decisions it returns;
 * observers (:mod:`o2ksim.engine.monitor`) record what happens.
+
+Per-event economy: about three SimPy events per job (its arrival's timeout,
+shared with jobs submitted at the same instant; the pass the arrival asks
+for; its runtime timeout).  A pass request that finds nothing fitting
+schedules nothing; one that finds something is not checked again when the
+pass runs (:meth:`Simulation.request_pass`).  The hosts share a
+:class:`ChangeCounter`, so a pass rebuilds the host views only after an
+allocation changed, and the snapshot and views are built by
+:func:`~o2ksim.engine.snapshot.engine_snapshot` and
+:func:`~o2ksim.engine.snapshot.engine_host_view`.
 
 Ties (SPEC §3.1): at one instant every departure and every arrival is handled
 before the single scheduling pass, which runs at a priority below SimPy's
@@ -53,7 +65,7 @@ from o2ksim.engine.decisions import (
 from o2ksim.engine.monitor import Monitor, Observer
 from o2ksim.engine.queue_index import QueueIndex
 from o2ksim.engine.releases import ReleaseIndex
-from o2ksim.engine.snapshot import HostView, Snapshot, Timer
+from o2ksim.engine.snapshot import HostView, Timer, engine_host_view, engine_snapshot
 from o2ksim.jobs import Job, JobSpec, JobState
 from o2ksim.machine import HostSpec, MachineSpec
 
@@ -67,6 +79,68 @@ class PassSignal(simpy.Event):
         self._ok = True
         self._value = None
         self.env.schedule(self, LATE)
+
+
+class JobProcess(simpy.Process):
+    """A job's SimPy process: one event per job that is never preempted or resized.
+
+    A plain :class:`simpy.Process` costs a job three events: an ``Initialize``
+    event that takes the generator's first step, the runtime timeout, and the
+    process's own end event.  Here the first step is taken when the process is
+    created (it only computes when the job will end and yields that timeout,
+    which nothing at the same instant can change without interrupting the
+    process anyway), and when the generator returns and nobody waits for the
+    process, its end event is marked processed at once instead of being
+    scheduled to call no callbacks (:meth:`_resume`).  The process is otherwise
+    a :class:`simpy.Process` (``is_alive``, ``value``, ``interrupt``,
+    waiting for it).  This sets SimPy 4.1's private ``_generator``,
+    ``_target``, ``_ok``, ``_value`` and ``_active_proc`` as
+    :class:`simpy.Process` does; setup.cfg pins ``simpy`` to the versions it
+    is tested with.  The generator must yield, at each step, an event not yet
+    processed, and only interrupts may fail the events it waits for.
+    """
+
+    def __init__(self, env: simpy.Environment, generator: Any) -> None:
+        self.env = env
+        self.callbacks = []
+        self._generator = generator
+        target: simpy.Event = next(generator)
+        self._target = target
+        target.callbacks.append(self._resume)
+
+    def _resume(self, event: simpy.Event) -> None:
+        """Send ``event``'s value (or throw its interrupt) into the generator: one step."""
+        env = self.env
+        env._active_proc = self
+        try:
+            if event._ok:
+                target = self._generator.send(event._value)
+            else:  # an Interruption (SimPy hands it over already defused)
+                event._defused = True
+                cause = event._value
+                interrupt = type(cause)(*cause.args)
+                interrupt.__cause__ = cause
+                target = self._generator.throw(interrupt)
+        except StopIteration as stop:
+            self._ok = True
+            self._value = stop.value
+            self._target = None  # type: ignore[assignment]
+            env._active_proc = None
+            if self.callbacks:
+                env.schedule(self)  # someone waits for the job's process
+            else:
+                self.callbacks = None  # type: ignore[assignment]  # processed: no one to call
+            return
+        except BaseException as exc:  # the process failed: SimPy crashes the run with it
+            self._ok = False
+            self._value = exc
+            self._target = None  # type: ignore[assignment]
+            env._active_proc = None
+            env.schedule(self)
+            return
+        target.callbacks.append(self._resume)
+        self._target = target
+        env._active_proc = None
 
 
 class Pool(simpy.Container):
@@ -97,10 +171,26 @@ class Pool(simpy.Container):
         self._level = level
 
 
-class Host:
-    """A host: a processor pool and a memory pool (SimPy Containers), and the jobs on it."""
+class ChangeCounter:
+    """How many allocation changes the hosts of one machine have seen (the hosts bump it)."""
 
-    def __init__(self, env: simpy.Environment, spec: HostSpec) -> None:
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
+
+
+class Host:
+    """A host: a processor pool and a memory pool (SimPy Containers), and the jobs on it.
+
+    ``changes`` is the machine's :class:`ChangeCounter`, bumped with the host's
+    own ``version``: the engine rebuilds the hosts' views for a pass only when
+    it moved.
+    """
+
+    def __init__(
+        self, env: simpy.Environment, spec: HostSpec, changes: ChangeCounter | None = None
+    ) -> None:
         self.spec = spec
         self.name = spec.name
         self.procs = Pool(env, capacity=spec.procs, init=spec.procs)
@@ -109,6 +199,7 @@ class Host:
         self.preempted: dict[int, Job] = {}
         self.releases = ReleaseIndex()  # running jobs by expected release, for profiles
         self.version = 0  # bumped whenever an allocation on the host changes
+        self.changes = changes if changes is not None else ChangeCounter()
         self._view: HostView | None = None  # the last view, valid while ``version`` is unchanged
 
     @property
@@ -122,15 +213,17 @@ class Host:
     def take(self, procs: int, mem: int) -> None:
         """Take resources for a job; the caller has checked they are free."""
         self.version += 1
+        self.changes.value += 1
         if procs > self.procs._level:
             raise PolicyError(f"host {self.name}: processors over-committed")
-        if not self.memory.take(mem):
+        if mem and not self.memory.take(mem):
             raise PolicyError(f"host {self.name}: memory over-committed")
         self.procs._level -= procs
 
     def give(self, procs: int, mem: int) -> None:
         """Give a job's resources back."""
         self.version += 1
+        self.changes.value += 1
         self.procs.give(procs)
         if mem:
             self.memory.give(mem)
@@ -144,10 +237,10 @@ class Host:
         """
         view = self._view
         if view is None or view.version != self.version:
-            view = self._view = HostView(
+            view = self._view = engine_host_view(
                 self.spec,
-                cast(int, self.procs.level),
-                self.memory.level,
+                cast(int, self.procs._level),
+                self.memory._level,
                 self.running.values(),
                 self.preempted.values(),
                 self.version,
@@ -210,7 +303,8 @@ class Simulation:
         self.overrun_grace = settings.overrun_grace
         self.explain = settings.explain
         self.rng = rng if rng is not None else np.random.default_rng(0)
-        self.hosts = {h.name: Host(self.env, h) for h in machine.hosts}
+        self._changes = ChangeCounter()  # allocation changes on any host
+        self.hosts = {h.name: Host(self.env, h, self._changes) for h in machine.hosts}
         self._host_list = list(self.hosts.values())
         self._max_procs = max(h.procs for h in machine.hosts)
         self.monitor = Monitor()
@@ -241,13 +335,14 @@ class Simulation:
         self._done = self.env.event()
         self._signal = PassSignal(self.env)
         self._pass_pending = False
+        self._pass_checked = False  # the pending pass was requested with something fitting
         self._skip_idle = False  # the policy lets the engine skip passes where nothing fits
         self._skip_early = False  # ... and drop such requests at once (event-driven runs)
         self._has_pending_work: Callable[[bool], bool] = _no_pending_work
         self._in_pass = False
         self._views: tuple[HostView, ...] = ()  # the hosts as the last pass saw them
         self._views_by_name: Mapping[str, HostView] = MappingProxyType({})
-        self._views_version = -1  # the sum of the host versions they were built at
+        self._views_changes = -1  # the machine's change count they were built at
         self._due: list[Timer] = []
         self._arrived: list[Job] = []
         self._departed: list[Job] = []
@@ -300,27 +395,36 @@ class Simulation:
         work: until the pass would run, only arrivals, departures, a job put
         back in the queue or a preempted job left to the policy at this
         instant can make something fit or give the policy work, and each of
-        them asks again.
+        them asks again.  Conversely, once a request found that something fits,
+        only more can fit until the pass runs (arrivals, departures and timers
+        free processors or add jobs), so the scheduler does not check again;
+        the one exception, a resume outside a pass (:meth:`_give_back`), takes
+        processors and makes it check.
         """
         if self._pass_pending:
             return
-        if (
-            self._skip_early and not self._in_pass and not self._due
-            and not self._has_pending_work(bool(self._arrived))
-            and self._nothing_fits()
-        ):  # fmt: skip
-            self.stats.skipped_passes += 1
-            return
+        if self._skip_early and not self._in_pass and not self._due:
+            if not self._nothing_fits():
+                # Until the pass only more can fit (the events above), except where a
+                # resume outside a pass takes processors (_give_back clears this): the
+                # scheduler need not check again.
+                self._pass_checked = True
+            elif not self._has_pending_work(bool(self._arrived)):
+                self.stats.skipped_passes += 1
+                return
         self._pass_pending = True
         self._signal.fire()
 
     # ----------------------------------------------------------------------------- processes
     def _arrivals(self):
+        """Release the jobs at their submit times: one timeout per distinct submit time."""
         env = self.env
+        arrive = self._arrive
         for job in self._arrival_order:
-            if job.spec.submit > env.now:
-                yield env.timeout(job.spec.submit - env.now)
-            self._arrive(job)
+            submit = job.spec.submit
+            if submit > env.now:
+                yield env.timeout(submit - env.now)
+            arrive(job)
 
     def _arrive(self, job: Job) -> None:
         now = self.env.now
@@ -334,7 +438,7 @@ class Simulation:
         self.queue[job.id] = job
         self.queue_index.add(job)
         self._arrived.append(job)
-        if self.interval is None:
+        if self.interval is None and not self._pass_pending:
             self.request_pass()
 
     def _never_fits(self, job: Job) -> str:
@@ -361,8 +465,9 @@ class Simulation:
             yield self._signal
             self._signal = PassSignal(self.env)
             self._pass_pending = False
+            checked, self._pass_checked = self._pass_checked, False
             if (
-                self._skip_idle and not self._due
+                self._skip_idle and not checked and not self._due
                 and not self._has_pending_work(bool(self._arrived))
                 and self._nothing_fits()
             ):  # fmt: skip
@@ -406,21 +511,24 @@ class Simulation:
     def _job_process(self, job: Job):
         """Run ``job`` until it ends; an interrupt means the engine changed the job (re-read it)."""
         env = self.env
+        running, preempted = JobState.RUNNING, JobState.PREEMPTED
         while True:
-            if job.state is JobState.RUNNING:
+            state = job.state
+            if state is running:
+                until = job.time_limit
                 if job.can_finish:
                     finish = job.segment_start + job.remaining_work / job.alloc_procs
-                    until = min(finish, job.time_limit)
-                else:
-                    until = job.time_limit
+                    if not until < finish:  # the earlier of the two (as ``min``)
+                        until = finish
+                delay = until - env.now
                 try:
-                    yield env.timeout(max(0.0, until - env.now))
+                    yield env.timeout(delay if delay > 0.0 else 0.0)
                 except simpy.Interrupt:
                     continue
-                if job.state is JobState.PREEMPTED:
+                if job.state is preempted:
                     continue  # preempted (without an interrupt) before this segment's end came
                 self._segment_over(job)
-            elif job.state is JobState.PREEMPTED:
+            elif state is preempted:
                 try:
                     yield env.event()  # only an interrupt (resume or kill) wakes it
                 except simpy.Interrupt:
@@ -440,15 +548,13 @@ class Simulation:
             arrived, self._arrived = tuple(self._arrived), []
         if self._departed:
             departed, self._departed = tuple(self._departed), []
-        version = 0
-        for host in self._host_list:
-            version += host.version
-        if version != self._views_version:  # versions only grow: an equal sum means no change
-            views = tuple(h.view() for h in self._host_list)
+        changes = self._changes.value
+        if changes != self._views_changes:
+            views = tuple([h.view() for h in self._host_list])
             self._views = views
-            self._views_by_name = MappingProxyType({v.spec.name: v for v in views})
-            self._views_version = version
-        snap = Snapshot(  # positional (in Snapshot's field order): a third cheaper per pass
+            self._views_by_name = MappingProxyType({v.name: v for v in views})
+            self._views_changes = changes
+        snap = engine_snapshot(
             now,
             self.queue.values(),
             self._views,
@@ -463,8 +569,12 @@ class Simulation:
         )
         decisions = self.policy.schedule(snap)
         n = 0
+        start = None if self._on_decision else self._start  # Start needs no _apply dispatch
         for decision in decisions:
-            self._apply(decision, now)
+            if start is not None and type(decision) is Start:
+                start(decision, now)
+            else:
+                self._apply(decision, now)
             n += 1
         for hook in self._on_pass:
             hook(now, n)
@@ -507,7 +617,8 @@ class Simulation:
         job_id = spec.job_id
         procs = spec.procs if d.procs is None else d.procs
         mem = spec.mem if d.mem is None else d.mem
-        self._check_cap(job, procs, now, "start")
+        if procs > spec.procs:
+            self._check_cap(job, procs, now, "start")
         if procs <= 0 or procs > host.procs._level or mem > host.memory._level:
             raise PolicyError(
                 f"job {job_id} at t={now:g}: needs {procs} procs / {mem} KB on {host.name}, "
@@ -535,12 +646,12 @@ class Simulation:
             job.limit_action = "kill"
         else:
             job.time_limit = math.inf
-        job.move(JobState.RUNNING, now)
+        job.state = JobState.RUNNING  # QUEUED -> RUNNING (checked above)
         host.running[job_id] = job
         host.releases.add(job)
         for hook in self._on_allocation:
             hook(job, now)
-        self._processes[job_id] = self.env.process(self._job_process(job))
+        self._processes[job_id] = JobProcess(self.env, self._job_process(job))
         if d.resumes:
             for v in d.resumes:
                 if v.state is not JobState.PREEMPTED or v.host != host.name:
@@ -680,7 +791,10 @@ class Simulation:
         if job.remaining_work <= 0.0 and job.can_finish:
             self._release(job, now)
             self._finish(job, JobState.COMPLETED, now)
-        elif now >= job.time_limit:
+            if self._lent:
+                self._give_back(job, now)
+            return
+        if now >= job.time_limit:
             if job.limit_action == "requeue":
                 job.move(JobState.QUEUED, now, "trial run over")  # observers see it requeued
                 self._release(job, now)
@@ -717,11 +831,12 @@ class Simulation:
                                f"back on its {v.resume_procs} processors")  # fmt: skip
             for obs in self.observers[1:]:
                 obs.on_decision(now, d)
+            self._pass_checked = False  # it takes processors outside a pass (request_pass)
             self._resume(v, None, now)
 
     def _release(self, job: Job, now: float) -> None:
-        host = self._host_of(job)
-        job_id = job.spec.job_id
+        host = self.hosts[job.host] if job.host is not None else self._host_of(job)
+        job_id = job.id
         if host.running.pop(job_id, None) is not None:
             host.releases.remove(job)
         else:
@@ -731,7 +846,7 @@ class Simulation:
         for hook in self._on_release:
             hook(job, now)
         self._departed.append(job)
-        if self.interval is None:
+        if self.interval is None and not self._pass_pending:
             self.request_pass()
 
     def _requeue(self, job: Job) -> None:
@@ -753,7 +868,8 @@ class Simulation:
             job.end = now
         for hook in self._on_end:
             hook(job, now)
-        if job.spec.job_id in self._watched:
+        self._processes.pop(job.id, None)  # a finished job is never interrupted again
+        if job.id in self._watched:
             self._outstanding -= 1
             if self._outstanding == 0 and not self._done.triggered:
                 self._done.succeed()
