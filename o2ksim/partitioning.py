@@ -76,7 +76,7 @@ def allocation_arrays(
     if len(segments):
         seg_procs = column(segments, "procs")
         work = seg_procs * (column(segments, "end") - column(segments, "start"))
-        # pandas' grouped sum (compensated, in segment order), bit for bit
+        # each job's processor-seconds, correctly rounded (math.fsum per job)
         ids, received = grouped_sum(column(segments, "job_id"), work)
         if len(ids):
             pos = np.minimum(np.searchsorted(ids, job_id), len(ids) - 1)

@@ -15,6 +15,7 @@ user's frame and the command line's columns.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -98,16 +99,17 @@ def is_frame(value: Any) -> bool:
 def grouped_sum(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Sorted distinct ``keys`` and the sum of ``values`` per key.
 
-    The sums are those of pandas' grouped sum (``Series(values).groupby(keys).sum()``)
-    bit for bit: each group summed in its rows' order with Kahan's compensation,
-    starting from 0.0.  A group of one row is ``0.0 + value``; only groups of
-    several rows go through the compensated loop, in Python.
+    Each group's sum is correctly rounded (:func:`math.fsum`), so it does not
+    depend on the order of the rows or on a library's summation algorithm
+    (pandas' grouped sum, used before, differs between pandas versions in the
+    last bit).  A group of one row is ``0.0 + value``; only groups of several
+    rows go through :func:`math.fsum`, in Python.
     """
     keys = np.asarray(keys)
     values = np.asarray(values, dtype=np.float64)
     if len(keys) == 0:
         return keys[:0], values[:0]
-    order = np.argsort(keys, kind="stable")  # rows of a group stay in their order
+    order = np.argsort(keys, kind="stable")
     sorted_keys = keys[order]
     first = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
     distinct = sorted_keys[first]
@@ -116,13 +118,5 @@ def grouped_sum(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.nd
     ordered = values[order]
     for g in np.flatnonzero(sizes > 1).tolist():
         lo = int(first[g])
-        total = compensation = 0.0
-        for v in ordered[lo : lo + int(sizes[g])].tolist():
-            y = v - compensation
-            t = total + y
-            compensation = t - total - y
-            if compensation != compensation:  # inf - inf: pandas resets it
-                compensation = 0.0
-            total = t
-        sums[g] = total
+        sums[g] = math.fsum(ordered[lo : lo + int(sizes[g])].tolist())
     return distinct, sums

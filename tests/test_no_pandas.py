@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -118,13 +119,19 @@ def test_read_trace_builds_its_frame_when_asked():
     scale=st.sampled_from([1e-6, 1.0, 1e3, 1e9]),
     seed=st.integers(0, 2**32 - 1),
 )
-def test_grouped_sum_is_pandas_grouped_sum(keys, scale, seed):
+def test_grouped_sum_is_the_exact_sum_rounded_once(keys, scale, seed):
+    """Each group's sum is the exact rational sum of its rows, rounded once to a float."""
     rng = np.random.default_rng(seed)
     values = rng.standard_normal(len(keys)) * scale * 10.0 ** rng.integers(-3, 4, len(keys))
     ids, sums = grouped_sum(np.array(keys, dtype=np.int64), values)
+    exact: dict[int, Fraction] = {}
+    for key, value in zip(keys, values.tolist(), strict=True):
+        exact[key] = exact.get(key, Fraction(0)) + Fraction(value)
+    assert ids.tolist() == sorted(exact)
+    assert sums.tolist() == [float(exact[k]) for k in sorted(exact)]  # bit for bit
+    # and what pandas' grouped sum (used before) gives, up to its own rounding
     expected = pd.Series(values, dtype=float).groupby(np.array(keys, dtype=np.int64)).sum()
-    assert ids.tolist() == expected.index.tolist()
-    assert sums.tolist() == expected.to_numpy().tolist()  # bit for bit
+    np.testing.assert_allclose(sums, expected.to_numpy(), rtol=1e-12, atol=0.0)
 
 
 _TEXT = st.one_of(st.none(), st.just(math.nan), st.text(alphabet='ab,"\n\r x1', max_size=5))
