@@ -602,14 +602,20 @@ class Backfill(Policy):
         # Nothing can start when no processor is free.  Sliding reservations are
         # recomputed at the next pass anyway, so the pass is skipped unless it must
         # grant (fixed-job) or keep (non-sliding) a reservation now.
+        free: dict[str, Free] = {}
+        max_free = -math.inf
+        for h in snap.hosts:
+            free[h.name] = Free(h.free_procs, h.free_mem)
+            if h.free_procs > max_free:
+                max_free = h.free_procs
         if (
-            not snap.explain
-            and not any(h.free_procs > 0 for h in snap.hosts)
+            max_free <= 0
+            and not snap.explain
             and (not self._stateful or (self.sliding and len(self._held) >= self.n_reservations))
         ):
             return []
         order = self._order(snap)
-        p = _Pass(self, snap)
+        p = _Pass(self, snap, free, max_free)  # type: ignore[arg-type]
         if self.fast_path:
             self._fast_pass(p, order)
         else:
@@ -712,9 +718,17 @@ class Backfill(Policy):
         else:
             return
         index = p.snap.queue_index
-        left = len(order) - consumed
-        if index is None or len(index) != len(order) or left < INDEXED_SCAN_MIN:
-            _scan(p, jobs, pending)  # short rest, or no index for this queue: job by job
+        if index is None or len(index) != len(order):
+            _scan(p, jobs, pending, 1)  # no index for this queue: job by job
+            return
+        # every job left asks for at least the queue's smallest request: none fits now
+        # when no host has that many processors free (nothing else can happen either,
+        # every reservation being held), so the rest of the queue is not looked at
+        fewest = index.smallest_procs()
+        if p.max_free < fewest:
+            return
+        if len(order) - consumed < INDEXED_SCAN_MIN:
+            _scan(p, jobs, pending, fewest)  # short rest: job by job
             return
         rows = _rows_in_order(index, order, consumed)
         procs, mem, req = index.procs[rows], index.mem[rows], index.req_time[rows]
@@ -760,12 +774,19 @@ class Backfill(Policy):
 class _Pass:
     """The state of one backfill pass: free resources, profiles, reservations, decisions."""
 
-    def __init__(self, policy: Backfill, snap: Snapshot) -> None:
+    __slots__ = (
+        "decisions", "free", "held", "hosts", "max_free", "n_res", "now", "placed", "policy",
+        "profiles", "reserved_at", "reserved_hosts", "shadows", "snap", "started", "wake",
+    )  # fmt: skip
+
+    def __init__(self, policy: Backfill, snap: Snapshot, free: dict[str, Free], max_free: int) -> None:
         self.policy = policy
         self.snap = snap
         self.now = snap.now
         self.hosts = snap.hosts
-        self.free = free_resources(snap.hosts)
+        self.free = free
+        self.max_free = max_free  # most free processors on a host
+        self.held = policy._held  # reservations held from the previous pass (stateful only)
         self.decisions: list[Decision] = []
         # jobs started before the profiles exist: (host, predicted end, procs, mem)
         self.started: list[tuple[str, float, int, float]] = []
@@ -777,21 +798,32 @@ class _Pass:
         self.n_res = 0
         self.placed: dict[Job, tuple[str, float]] = {}  # reservations to hold (stateful)
         self.wake: list[tuple[str, float]] = []  # kept (non-slid) reservation times
-        self.max_free = max(f.procs for f in self.free.values())  # most free procs on a host
 
     def fits_now_somewhere(self, job: Job) -> bool:
         spec = job.spec
-        return spec.procs <= self.max_free and any(f.fits(spec) for f in self.free.values())
+        procs = spec.procs
+        if procs > self.max_free:
+            return False
+        mem = spec.mem
+        return any(f.procs >= procs and f.mem >= mem for f in self.free.values())
+
+    def _booked(self, host: str, procs: int) -> None:
+        """``procs`` were just booked on ``host``: keep :attr:`max_free` (the most free
+        processors on any host) without looking at every host unless ``host`` had them."""
+        if self.free[host].procs + procs >= self.max_free:
+            self.max_free = max(f.procs for f in self.free.values())
 
     def start_first_fit(self, job: Job) -> bool:
         """Step 1: start ``job`` now on the fitting host with the fewest free processors."""
+        spec = job.spec
+        if spec.procs > self.max_free:
+            return False
         host = _best_host(job, self.hosts, self.free)
         if host is None:
             return False
-        spec = job.spec
         self.decisions.append(Start(job, host, note="highest priority and fits now"))
         self.started.append((host, self.now + spec.req_time, spec.procs, spec.mem))
-        self.max_free = max(f.procs for f in self.free.values())
+        self._booked(host, spec.procs)
         return True
 
     def build_profiles(self) -> None:
@@ -805,16 +837,12 @@ class _Pass:
         spec = job.spec
         if spec.procs > self.max_free:
             return False
-        guards = self.guards()
+        guards = self.shadows if self.shadows is not None else self.guards()
         host = _backfill_host(job, self.hosts, self.free, guards, self.reserved_hosts, self.now)
         if host is None:
             return False
-        self.max_free = max(f.procs for f in self.free.values())
-        note = (
-            "reserved job fits now"
-            if job in self.policy._held
-            else "backfilled: delays no reservation"
-        )
+        self._booked(host, spec.procs)
+        note = "reserved job fits now" if job in self.held else "backfilled: delays no reservation"
         self.decisions.append(Start(job, host, note=note))
         guard = guards.get(host)
         if guard is not None:  # None: an unreserved host once every reservation is placed
@@ -920,13 +948,15 @@ INDEXED_SCAN_MIN = 64  # below this many jobs left, numpy's per-call cost outwei
 ARRAY_PROFILE_MIN = 64  # running jobs on a host from which its profile is built with numpy
 
 
-def _scan(p: _Pass, jobs: Iterable[Job], pending: list[Job]) -> None:
+def _scan(p: _Pass, jobs: Iterable[Job], pending: list[Job], fewest: float) -> None:
     """Backfill from ``jobs`` once every reservation is held, job by job (the reference's
-    step 3 with lazily placed reservations)."""
+    step 3 with lazily placed reservations); ``fewest``: no job asks for fewer processors,
+    so the scan stops once no host has that many free."""
     if p.profiles is not None:
         p.keep_only_reserved()
+    floor = max(fewest, 1)
     for job in jobs:
-        if p.max_free <= 0:
+        if p.max_free < floor:
             return
         if p.shadows is None:
             if not p.fits_now_somewhere(job):
@@ -992,17 +1022,18 @@ def _backfill_host(
     """The host with the fewest free processors where ``job`` fits now and delays no
     reservation; books it in ``free``."""
     spec = job.spec
+    procs, mem = spec.procs, spec.mem
     best = None
     best_free = math.inf
     for h in hosts:
-        f = free[h.name]
-        if not f.fits(spec) or f.procs >= best_free:
+        name = h.name
+        f = free[name]
+        have = f.procs
+        if have < procs or f.mem < mem or have >= best_free:
             continue
-        if h.name in reserved_hosts and not profiles[h.name].fits(
-            now, spec.procs, spec.mem, spec.req_time
-        ):
+        if name in reserved_hosts and not profiles[name].fits(now, procs, mem, spec.req_time):
             continue
-        best, best_free = h.name, f.procs
+        best, best_free = name, have
     if best is not None:
         free[best].book(spec)
     return best
@@ -1011,12 +1042,14 @@ def _backfill_host(
 def _best_host(job: Job, hosts: tuple[HostView, ...], free: dict[str, Free]) -> str | None:
     """The host that can start ``job`` now with the fewest free processors; books it in ``free``."""
     spec = job.spec
+    procs, mem = spec.procs, spec.mem
     best = None
     best_free = math.inf
     for h in hosts:
         f = free[h.name]
-        if f.fits(spec) and f.procs < best_free:
-            best, best_free = h.name, f.procs
+        have = f.procs
+        if have >= procs and f.mem >= mem and have < best_free:
+            best, best_free = h.name, have
     if best is not None:
         free[best].book(spec)
     return best
