@@ -85,6 +85,7 @@ from o2ksim.policies.priority import (
     PRIORITIES,
     WEIGHT_NAMES,
     Priority,
+    RankedQueue,
     check_priority,
     make_priority,
 )
@@ -628,7 +629,10 @@ class Backfill(Policy):
 
     def _order(self, snap: Snapshot) -> Collection[Job]:
         """The queue in priority order; under fixed-job, held reservations first (T§3.2.1)."""
-        order = self.priority.order(snap.queue, snap.now)
+        if self.fast_path:
+            order = self.priority.rank(snap.queue, snap.now, snap.queue_index)
+        else:
+            order = self.priority.order(snap.queue, snap.now)
         if self.fixed and self._held:
             # held reservations come first, in the order they were granted: each starts
             # if it fits now and delays no earlier one, else is reserved again, and
@@ -810,8 +814,10 @@ class _Pass:
     def _booked(self, host: str, procs: int) -> None:
         """``procs`` were just booked on ``host``: keep :attr:`max_free` (the most free
         processors on any host) without looking at every host unless ``host`` had them."""
-        if self.free[host].procs + procs >= self.max_free:
-            self.max_free = max(f.procs for f in self.free.values())
+        free = self.free
+        left = free[host].procs
+        if left + procs >= self.max_free:
+            self.max_free = left if len(free) == 1 else max(f.procs for f in free.values())
 
     def start_first_fit(self, job: Job) -> bool:
         """Step 1: start ``job`` now on the fitting host with the fewest free processors."""
@@ -958,6 +964,8 @@ def _scan(p: _Pass, jobs: Iterable[Job], pending: list[Job], fewest: float) -> N
     for job in jobs:
         if p.max_free < floor:
             return
+        if job.spec.procs > p.max_free:
+            continue  # fits no host now (the first test of both branches below)
         if p.shadows is None:
             if not p.fits_now_somewhere(job):
                 continue
@@ -967,6 +975,8 @@ def _scan(p: _Pass, jobs: Iterable[Job], pending: list[Job], fewest: float) -> N
 
 def _rows_in_order(index: QueueIndex, order: Collection[Job], skip: int) -> np.ndarray:
     """QueueIndex rows of ``order`` after its first ``skip`` jobs."""
+    if isinstance(order, RankedQueue):
+        return order.rows[skip:]
     if isinstance(order, list):
         row = index.row_of
         rest = order[skip:]
