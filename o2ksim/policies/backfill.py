@@ -783,7 +783,9 @@ class _Pass:
         "profiles", "reserved_at", "reserved_hosts", "shadows", "snap", "started", "wake",
     )  # fmt: skip
 
-    def __init__(self, policy: Backfill, snap: Snapshot, free: dict[str, Free], max_free: int) -> None:
+    def __init__(
+        self, policy: Backfill, snap: Snapshot, free: dict[str, Free], max_free: int
+    ) -> None:
         self.policy = policy
         self.snap = snap
         self.now = snap.now
