@@ -68,7 +68,7 @@ from __future__ import annotations
 import bisect
 import math
 import types
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -849,13 +849,19 @@ class _Pass:
         host = _backfill_host(job, self.hosts, self.free, guards, self.reserved_hosts, self.now)
         if host is None:
             return False
+        self.start_backfilled(job, host, guards.get(host))
+        return True
+
+    def start_backfilled(self, job: Job, host: str, guard: Profile | Shadow | None) -> None:
+        """Start ``job`` on ``host`` (already booked in :attr:`free`), where it fits now and
+        delays no reservation; book it in the host's ``guard`` (``None``: an unreserved
+        host once every reservation is placed)."""
+        spec = job.spec
         self._booked(host, spec.procs)
         note = "reserved job fits now" if job in self.held else "backfilled: delays no reservation"
         self.decisions.append(Start(job, host, note=note))
-        guard = guards.get(host)
-        if guard is not None:  # None: an unreserved host once every reservation is placed
+        if guard is not None:
             guard.take(self.now, spec.procs, spec.mem, spec.req_time)
-        return True
 
     def guards(self) -> Mapping[str, Profile | Shadow]:
         """The profiles (or shadows) a backfilled job is checked against and booked in."""
@@ -963,16 +969,45 @@ def _scan(p: _Pass, jobs: Iterable[Job], pending: list[Job], fewest: float) -> N
     if p.profiles is not None:
         p.keep_only_reserved()
     floor = max(fewest, 1)
+    jobs = iter(jobs)
+    if p.shadows is None:  # reservations not placed yet: until some job fits now
+        for job in jobs:
+            if p.max_free < floor:
+                return
+            if job.spec.procs <= p.max_free and p.fits_now_somewhere(job):
+                p.place_pending(pending)
+                p.backfill(job)
+                break
+        else:
+            return
+    if len(p.hosts) == 1:
+        _scan_one_host(p, jobs, floor)
+        return
     for job in jobs:
         if p.max_free < floor:
             return
-        if job.spec.procs > p.max_free:
-            continue  # fits no host now (the first test of both branches below)
-        if p.shadows is None:
-            if not p.fits_now_somewhere(job):
-                continue
-            p.place_pending(pending)
-        p.backfill(job)
+        if job.spec.procs <= p.max_free:  # else it fits no host now
+            p.backfill(job)
+
+
+def _scan_one_host(p: _Pass, jobs: Iterator[Job], floor: float) -> None:
+    """:func:`_scan`'s loop once every reservation is placed, on a machine of one host:
+    :meth:`_Pass.backfill` with the host, its free resources and its guard looked up once."""
+    host = p.hosts[0].name
+    free = p.free[host]
+    assert p.shadows is not None
+    guard = p.shadows.get(host) if host in p.reserved_hosts else None
+    now = p.now
+    for job in jobs:
+        if free.procs < floor:
+            return
+        spec = job.spec
+        if spec.procs > free.procs or spec.mem > free.mem:
+            continue
+        if guard is not None and not guard.fits(now, spec.procs, spec.mem, spec.req_time):
+            continue
+        free.book(spec)
+        p.start_backfilled(job, host, guard)
 
 
 def _rows_in_order(index: QueueIndex, order: Collection[Job], skip: int) -> np.ndarray:
