@@ -237,6 +237,11 @@ class FCFSPriority(Priority):
     def order(self, queue: Collection[Job], now: float) -> Collection[Job]:
         return queue
 
+    def rank(
+        self, queue: Collection[Job], now: float, index: QueueIndex | None = None
+    ) -> Collection[Job]:
+        return queue
+
 
 class WeightedPriority(Priority):
     """Weighted sum of the Table 13 measures, recomputed at every pass (Table 12)."""
