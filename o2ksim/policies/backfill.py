@@ -986,34 +986,42 @@ def _scan(p: _Pass, jobs: Iterable[Job], pending: list[Job], fewest: float) -> N
                 break
         else:
             return
-    if len(p.hosts) == 1:
-        _scan_one_host(p, jobs, floor)
-        return
+    _scan_placed(p, jobs, floor)
+
+
+def _scan_placed(p: _Pass, jobs: Iterator[Job], floor: float) -> None:
+    """:func:`_scan`'s loop once every reservation is placed: :meth:`_Pass.backfill` for
+    each job, with every host's name, free resources and reservation guard looked up
+    once per pass instead of once per job and host (same host rule: the fewest free
+    processors among the hosts where the job fits now and delays no reservation)."""
+    assert p.shadows is not None
+    shadows, reserved = p.shadows, p.reserved_hosts
+    hosts = [
+        (h.name, p.free[h.name], shadows.get(h.name) if h.name in reserved else None)
+        for h in p.hosts
+    ]
+    now = p.now
     for job in jobs:
         if p.max_free < floor:
             return
-        if job.spec.procs <= p.max_free:  # else it fits no host now
-            p.backfill(job)
-
-
-def _scan_one_host(p: _Pass, jobs: Iterator[Job], floor: float) -> None:
-    """:func:`_scan`'s loop once every reservation is placed, on a machine of one host:
-    :meth:`_Pass.backfill` with the host, its free resources and its guard looked up once."""
-    host = p.hosts[0].name
-    free = p.free[host]
-    assert p.shadows is not None
-    guard = p.shadows.get(host) if host in p.reserved_hosts else None
-    now = p.now
-    for job in jobs:
-        if free.procs < floor:
-            return
         spec = job.spec
-        if spec.procs > free.procs or spec.mem > free.mem:
-            continue
-        if guard is not None and not guard.fits(now, spec.procs, spec.mem, spec.req_time):
-            continue
-        free.book(spec)
-        p.start_backfilled(job, host, guard)
+        procs, mem = spec.procs, spec.mem
+        if procs > p.max_free:
+            continue  # fits no host now
+        best: tuple[str, Free, Profile | Shadow | None] | None = None
+        best_free = math.inf
+        for host in hosts:
+            _name, free, guard = host
+            have = free.procs
+            if have < procs or free.mem < mem or have >= best_free:
+                continue
+            if guard is not None and not guard.fits(now, procs, mem, spec.req_time):
+                continue
+            best, best_free = host, have
+        if best is not None:
+            name, free, guard = best
+            free.book(spec)
+            p.start_backfilled(job, name, guard)
 
 
 def _rows_in_order(index: QueueIndex, order: Collection[Job], skip: int) -> np.ndarray:

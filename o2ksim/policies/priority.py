@@ -311,15 +311,18 @@ class WeightedPriority(Priority):
         if by_row is None or by_row[0] is not index:
             by_row = self._by_row = (index, *self._static_columns(index))
         _, base, slope = by_row
-        rows = index.rows()
-        if len(rows) <= SMALL_QUEUE:  # numpy's per-call cost outweighs a Python sort here
+        if len(queue) <= SMALL_QUEUE:  # numpy's per-call cost outweighs a Python sort here
             if self._by_row_lists is None or self._by_row_lists[0] is not index:
                 self._by_row_lists = (index, base.tolist(), slope.tolist(), index.submit.tolist())
             _, b, m, t = self._by_row_lists
+            row_of = index.row_of
+            # the same operations as below, on Python floats, over the rows in queue
+            # order; sorted() is stable
+            rows = [row_of[job.id] for job in queue]
+            ranked = sorted(rows, key=lambda r: -(b[r] + m[r] * (now - t[r])))
             jobs = index.jobs
-            # the same operations as below, on Python floats; sorted() is stable
-            ranked = sorted(rows.tolist(), key=lambda r: -(b[r] + m[r] * (now - t[r])))
             return [jobs[r] for r in ranked]
+        rows = index.rows()
         score = base[rows] + slope[rows] * (now - index.submit[rows])
         return RankedQueue(index.jobs, rows[np.argsort(-score, kind="stable")])
 
