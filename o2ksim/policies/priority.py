@@ -318,8 +318,8 @@ class WeightedPriority(Priority):
             row_of = index.row_of
             # the same operations as below, on Python floats, over the rows in queue
             # order; sorted() is stable
-            rows = [row_of[job.id] for job in queue]
-            ranked = sorted(rows, key=lambda r: -(b[r] + m[r] * (now - t[r])))
+            in_queue = [row_of[job.id] for job in queue]
+            ranked = sorted(in_queue, key=lambda r: -(b[r] + m[r] * (now - t[r])))
             jobs = index.jobs
             return [jobs[r] for r in ranked]
         rows = index.rows()
