@@ -41,8 +41,9 @@ serves one run.  Strict FCFS stops at the first job that cannot start.
 
 The pass exists twice: :meth:`Backfill._reference_pass` follows the steps
 above job by job, and :meth:`Backfill._fast_pass` (the default) gives the same
-schedule on deep queues by placing reservations lazily and scanning the rest
-of the queue with numpy over the engine's
+schedule faster: a pass with one waiting job (dynamic sliding reservations)
+only starts it if it fits; otherwise reservations are placed lazily and the
+rest of the queue is scanned with numpy over the engine's
 :class:`~o2ksim.engine.queue_index.QueueIndex`; once every reservation is
 placed, a host holding one of them is reduced to EASY's shadow time and extra
 resources (:class:`~o2ksim.policies.shadow.Shadow`), and a single deferred
@@ -689,7 +690,14 @@ class Backfill(Policy):
           with numpy (:func:`_fits`): each step finds the first job
           that fits now on some host by processors and memory and fits the
           profile of every reserved host over its requested runtime; only that
-          job is then placed in Python (same host rule as the reference).
+          job is then placed in Python (same host rule as the reference).  Below
+          ``INDEXED_SCAN_MIN`` jobs left, :func:`_scan` goes job by job, with each
+          host's free resources and guard looked up once per pass.
+        * Either scan stops at once when no host has as many free processors as
+          the smallest request in the queue (``QueueIndex.smallest_procs``):
+          every reservation being held, nothing else can happen.
+        * The priority order comes from :meth:`Priority.rank`, over the queue
+          index's rows (the same order as :meth:`Priority.order`).
         """
         limit = self.n_reservations
         lazy = not self._stateful and not p.snap.explain
