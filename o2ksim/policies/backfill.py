@@ -41,8 +41,9 @@ serves one run.  Strict FCFS stops at the first job that cannot start.
 
 The pass exists twice: :meth:`Backfill._reference_pass` follows the steps
 above job by job, and :meth:`Backfill._fast_pass` (the default) gives the same
-schedule on deep queues by placing reservations lazily and scanning the rest
-of the queue with numpy over the engine's
+schedule faster: a pass with one waiting job (dynamic sliding reservations)
+only starts it if it fits; otherwise reservations are placed lazily and the
+rest of the queue is scanned with numpy over the engine's
 :class:`~o2ksim.engine.queue_index.QueueIndex`; once every reservation is
 placed, a host holding one of them is reduced to EASY's shadow time and extra
 resources (:class:`~o2ksim.policies.shadow.Shadow`), and a single deferred
@@ -68,7 +69,7 @@ from __future__ import annotations
 import bisect
 import math
 import types
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -85,6 +86,7 @@ from o2ksim.policies.priority import (
     PRIORITIES,
     WEIGHT_NAMES,
     Priority,
+    RankedQueue,
     check_priority,
     make_priority,
 )
@@ -602,14 +604,26 @@ class Backfill(Policy):
         # Nothing can start when no processor is free.  Sliding reservations are
         # recomputed at the next pass anyway, so the pass is skipped unless it must
         # grant (fixed-job) or keep (non-sliding) a reservation now.
+        free: dict[str, Free] = {}
+        max_free = -math.inf
+        for h in snap.hosts:
+            free[h.name] = Free(h.free_procs, h.free_mem)
+            if h.free_procs > max_free:
+                max_free = h.free_procs
         if (
-            not snap.explain
-            and not any(h.free_procs > 0 for h in snap.hosts)
+            max_free <= 0
+            and not snap.explain
             and (not self._stateful or (self.sliding and len(self._held) >= self.n_reservations))
         ):
             return []
+        if self.fast_path and len(snap.queue) == 1 and not self._stateful and not snap.explain:
+            # the commonest pass on a lightly loaded machine: the one waiting job starts if
+            # it fits now; otherwise its (dynamic) reservation protects nobody
+            (job,) = snap.queue
+            host = _best_host(job, snap.hosts, free)
+            return [] if host is None else [Start(job, host, note="highest priority and fits now")]
         order = self._order(snap)
-        p = _Pass(self, snap)
+        p = _Pass(self, snap, free, max_free)  # type: ignore[arg-type]
         if self.fast_path:
             self._fast_pass(p, order)
         else:
@@ -622,7 +636,10 @@ class Backfill(Policy):
 
     def _order(self, snap: Snapshot) -> Collection[Job]:
         """The queue in priority order; under fixed-job, held reservations first (T§3.2.1)."""
-        order = self.priority.order(snap.queue, snap.now)
+        if self.fast_path:
+            order = self.priority.rank(snap.queue, snap.now, snap.queue_index)
+        else:
+            order = self.priority.order(snap.queue, snap.now)
         if self.fixed and self._held:
             # held reservations come first, in the order they were granted: each starts
             # if it fits now and delays no earlier one, else is reserved again, and
@@ -673,7 +690,14 @@ class Backfill(Policy):
           with numpy (:func:`_fits`): each step finds the first job
           that fits now on some host by processors and memory and fits the
           profile of every reserved host over its requested runtime; only that
-          job is then placed in Python (same host rule as the reference).
+          job is then placed in Python (same host rule as the reference).  Below
+          ``INDEXED_SCAN_MIN`` jobs left, :func:`_scan` goes job by job, with each
+          host's free resources and guard looked up once per pass.
+        * Either scan stops at once when no host has as many free processors as
+          the smallest request in the queue (``QueueIndex.smallest_procs``):
+          every reservation being held, nothing else can happen.
+        * The priority order comes from :meth:`Priority.rank`, over the queue
+          index's rows (the same order as :meth:`Priority.order`).
         """
         limit = self.n_reservations
         lazy = not self._stateful and not p.snap.explain
@@ -712,9 +736,17 @@ class Backfill(Policy):
         else:
             return
         index = p.snap.queue_index
-        left = len(order) - consumed
-        if index is None or len(index) != len(order) or left < INDEXED_SCAN_MIN:
-            _scan(p, jobs, pending)  # short rest, or no index for this queue: job by job
+        if index is None or len(index) != len(order):
+            _scan(p, jobs, pending, 1)  # no index for this queue: job by job
+            return
+        # every job left asks for at least the queue's smallest request: none fits now
+        # when no host has that many processors free (nothing else can happen either,
+        # every reservation being held), so the rest of the queue is not looked at
+        fewest = index.smallest_procs()
+        if p.max_free < fewest:
+            return
+        if len(order) - consumed < INDEXED_SCAN_MIN:
+            _scan(p, jobs, pending, fewest)  # short rest: job by job
             return
         rows = _rows_in_order(index, order, consumed)
         procs, mem, req = index.procs[rows], index.mem[rows], index.req_time[rows]
@@ -760,12 +792,21 @@ class Backfill(Policy):
 class _Pass:
     """The state of one backfill pass: free resources, profiles, reservations, decisions."""
 
-    def __init__(self, policy: Backfill, snap: Snapshot) -> None:
+    __slots__ = (
+        "decisions", "free", "held", "hosts", "max_free", "n_res", "now", "placed", "policy",
+        "profiles", "reserved_at", "reserved_hosts", "shadows", "snap", "started", "wake",
+    )  # fmt: skip
+
+    def __init__(
+        self, policy: Backfill, snap: Snapshot, free: dict[str, Free], max_free: int
+    ) -> None:
         self.policy = policy
         self.snap = snap
         self.now = snap.now
         self.hosts = snap.hosts
-        self.free = free_resources(snap.hosts)
+        self.free = free
+        self.max_free = max_free  # most free processors on a host
+        self.held = policy._held  # reservations held from the previous pass (stateful only)
         self.decisions: list[Decision] = []
         # jobs started before the profiles exist: (host, predicted end, procs, mem)
         self.started: list[tuple[str, float, int, float]] = []
@@ -777,21 +818,34 @@ class _Pass:
         self.n_res = 0
         self.placed: dict[Job, tuple[str, float]] = {}  # reservations to hold (stateful)
         self.wake: list[tuple[str, float]] = []  # kept (non-slid) reservation times
-        self.max_free = max(f.procs for f in self.free.values())  # most free procs on a host
 
     def fits_now_somewhere(self, job: Job) -> bool:
         spec = job.spec
-        return spec.procs <= self.max_free and any(f.fits(spec) for f in self.free.values())
+        procs = spec.procs
+        if procs > self.max_free:
+            return False
+        mem = spec.mem
+        return any(f.procs >= procs and f.mem >= mem for f in self.free.values())
+
+    def _booked(self, host: str, procs: int) -> None:
+        """``procs`` were just booked on ``host``: keep :attr:`max_free` (the most free
+        processors on any host) without looking at every host unless ``host`` had them."""
+        free = self.free
+        left = free[host].procs
+        if left + procs >= self.max_free:
+            self.max_free = left if len(free) == 1 else max(f.procs for f in free.values())
 
     def start_first_fit(self, job: Job) -> bool:
         """Step 1: start ``job`` now on the fitting host with the fewest free processors."""
+        spec = job.spec
+        if spec.procs > self.max_free:
+            return False
         host = _best_host(job, self.hosts, self.free)
         if host is None:
             return False
-        spec = job.spec
         self.decisions.append(Start(job, host, note="highest priority and fits now"))
         self.started.append((host, self.now + spec.req_time, spec.procs, spec.mem))
-        self.max_free = max(f.procs for f in self.free.values())
+        self._booked(host, spec.procs)
         return True
 
     def build_profiles(self) -> None:
@@ -805,21 +859,23 @@ class _Pass:
         spec = job.spec
         if spec.procs > self.max_free:
             return False
-        guards = self.guards()
+        guards = self.shadows if self.shadows is not None else self.guards()
         host = _backfill_host(job, self.hosts, self.free, guards, self.reserved_hosts, self.now)
         if host is None:
             return False
-        self.max_free = max(f.procs for f in self.free.values())
-        note = (
-            "reserved job fits now"
-            if job in self.policy._held
-            else "backfilled: delays no reservation"
-        )
-        self.decisions.append(Start(job, host, note=note))
-        guard = guards.get(host)
-        if guard is not None:  # None: an unreserved host once every reservation is placed
-            guard.take(self.now, spec.procs, spec.mem, spec.req_time)
+        self.start_backfilled(job, host, guards.get(host))
         return True
+
+    def start_backfilled(self, job: Job, host: str, guard: Profile | Shadow | None) -> None:
+        """Start ``job`` on ``host`` (already booked in :attr:`free`), where it fits now and
+        delays no reservation; book it in the host's ``guard`` (``None``: an unreserved
+        host once every reservation is placed)."""
+        spec = job.spec
+        self._booked(host, spec.procs)
+        note = "reserved job fits now" if job in self.held else "backfilled: delays no reservation"
+        self.decisions.append(Start(job, host, note=note))
+        if guard is not None:
+            guard.take(self.now, spec.procs, spec.mem, spec.req_time)
 
     def guards(self) -> Mapping[str, Profile | Shadow]:
         """The profiles (or shadows) a backfilled job is checked against and booked in."""
@@ -945,23 +1001,66 @@ INDEXED_SCAN_MIN = 64  # below this many jobs left, numpy's per-call cost outwei
 ARRAY_PROFILE_MIN = 64  # running jobs on a host from which its profile is built with numpy
 
 
-def _scan(p: _Pass, jobs: Iterable[Job], pending: list[Job]) -> None:
+def _scan(p: _Pass, jobs: Iterable[Job], pending: list[Job], fewest: float) -> None:
     """Backfill from ``jobs`` once every reservation is held, job by job (the reference's
-    step 3 with lazily placed reservations)."""
+    step 3 with lazily placed reservations); ``fewest``: no job asks for fewer processors,
+    so the scan stops once no host has that many free."""
     if p.profiles is not None:
         p.keep_only_reserved()
-    for job in jobs:
-        if p.max_free <= 0:
+    floor = max(fewest, 1)
+    jobs = iter(jobs)
+    if p.shadows is None:  # reservations not placed yet: until some job fits now
+        for job in jobs:
+            if p.max_free < floor:
+                return
+            if job.spec.procs <= p.max_free and p.fits_now_somewhere(job):
+                p.place_pending(pending)
+                p.backfill(job)
+                break
+        else:
             return
-        if p.shadows is None:
-            if not p.fits_now_somewhere(job):
+    _scan_placed(p, jobs, floor)
+
+
+def _scan_placed(p: _Pass, jobs: Iterator[Job], floor: float) -> None:
+    """:func:`_scan`'s loop once every reservation is placed: :meth:`_Pass.backfill` for
+    each job, with every host's name, free resources and reservation guard looked up
+    once per pass instead of once per job and host (same host rule: the fewest free
+    processors among the hosts where the job fits now and delays no reservation)."""
+    assert p.shadows is not None
+    shadows, reserved = p.shadows, p.reserved_hosts
+    hosts = [
+        (h.name, p.free[h.name], shadows.get(h.name) if h.name in reserved else None)
+        for h in p.hosts
+    ]
+    now = p.now
+    for job in jobs:
+        if p.max_free < floor:
+            return
+        spec = job.spec
+        procs, mem = spec.procs, spec.mem
+        if procs > p.max_free:
+            continue  # fits no host now
+        best: tuple[str, Free, Profile | Shadow | None] | None = None
+        best_free = math.inf
+        for host in hosts:
+            _name, free, guard = host
+            have = free.procs
+            if have < procs or free.mem < mem or have >= best_free:
                 continue
-            p.place_pending(pending)
-        p.backfill(job)
+            if guard is not None and not guard.fits(now, procs, mem, spec.req_time):
+                continue
+            best, best_free = host, have
+        if best is not None:
+            name, free, guard = best
+            free.book(spec)
+            p.start_backfilled(job, name, guard)
 
 
 def _rows_in_order(index: QueueIndex, order: Collection[Job], skip: int) -> np.ndarray:
     """QueueIndex rows of ``order`` after its first ``skip`` jobs."""
+    if isinstance(order, RankedQueue):
+        return order.rows[skip:]
     if isinstance(order, list):
         row = index.row_of
         rest = order[skip:]
@@ -1017,17 +1116,18 @@ def _backfill_host(
     """The host with the fewest free processors where ``job`` fits now and delays no
     reservation; books it in ``free``."""
     spec = job.spec
+    procs, mem = spec.procs, spec.mem
     best = None
     best_free = math.inf
     for h in hosts:
-        f = free[h.name]
-        if not f.fits(spec) or f.procs >= best_free:
+        name = h.name
+        f = free[name]
+        have = f.procs
+        if have < procs or f.mem < mem or have >= best_free:
             continue
-        if h.name in reserved_hosts and not profiles[h.name].fits(
-            now, spec.procs, spec.mem, spec.req_time
-        ):
+        if name in reserved_hosts and not profiles[name].fits(now, procs, mem, spec.req_time):
             continue
-        best, best_free = h.name, f.procs
+        best, best_free = name, have
     if best is not None:
         free[best].book(spec)
     return best
@@ -1036,12 +1136,14 @@ def _backfill_host(
 def _best_host(job: Job, hosts: tuple[HostView, ...], free: dict[str, Free]) -> str | None:
     """The host that can start ``job`` now with the fewest free processors; books it in ``free``."""
     spec = job.spec
+    procs, mem = spec.procs, spec.mem
     best = None
     best_free = math.inf
     for h in hosts:
         f = free[h.name]
-        if f.fits(spec) and f.procs < best_free:
-            best, best_free = h.name, f.procs
+        have = f.procs
+        if have >= procs and f.mem >= mem and have < best_free:
+            best, best_free = h.name, have
     if best is not None:
         free[best].book(spec)
     return best

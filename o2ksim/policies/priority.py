@@ -35,14 +35,17 @@ over the queue.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.jobs import Job
+
+if TYPE_CHECKING:
+    from o2ksim.engine.queue_index import QueueIndex
 
 MB_PER_MEMORY_UNIT = 358.4  # Jm = requested MB / 358.4 (T Table 13)
 KB_PER_MEMORY_UNIT = MB_PER_MEMORY_UNIT * 1024.0  # JobSpec.mem is KB
@@ -146,6 +149,35 @@ def _by_score(jobs: Sequence[Job], score: np.ndarray) -> list[Job]:
     return [jobs[i] for i in np.argsort(-score, kind="stable").tolist()]
 
 
+class RankedQueue(Sequence[Job]):
+    """The waiting queue in priority order, held as :class:`~o2ksim.engine.queue_index.QueueIndex`
+    rows: a job object is looked up only when the pass reaches it, and a scan of the rest
+    takes the rows as they are (``rows``)."""
+
+    __slots__ = ("jobs", "rows")
+
+    def __init__(self, jobs: Sequence[Job], rows: np.ndarray) -> None:
+        self.jobs = jobs  # every job of the run, by row
+        self.rows = rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self.jobs[r] for r in self.rows[i].tolist()]
+        return self.jobs[int(self.rows[i])]
+
+    def __iter__(self) -> Iterator[Job]:
+        jobs, rows = self.jobs, self.rows
+        for lo in range(0, len(rows), _CHUNK):
+            yield from map(jobs.__getitem__, rows[lo : lo + _CHUNK].tolist())
+
+
+_CHUNK = 64  # rows turned into jobs at a time while a RankedQueue is iterated
+SMALL_QUEUE = 24  # up to this many waiting jobs, WeightedPriority.rank sorts in plain Python
+
+
 class Priority:
     """Orders the queue, highest priority first; ties in submission order.
 
@@ -182,6 +214,14 @@ class Priority:
             )
         return _by_score(q.jobs, score)
 
+    def rank(
+        self, queue: Collection[Job], now: float, index: QueueIndex | None = None
+    ) -> Sequence[Job] | Collection[Job]:
+        """:meth:`order`, possibly computed over ``index`` (the engine's columns of exactly
+        this queue, in queue order; ``None`` when there is none): the same jobs in the
+        same order, as a :class:`RankedQueue` where that is cheaper."""
+        return self.order(queue, now)
+
     def describe(self) -> str:
         return self.name
 
@@ -195,6 +235,11 @@ class FCFSPriority(Priority):
         return -q.submit
 
     def order(self, queue: Collection[Job], now: float) -> Collection[Job]:
+        return queue
+
+    def rank(
+        self, queue: Collection[Job], now: float, index: QueueIndex | None = None
+    ) -> Collection[Job]:
         return queue
 
 
@@ -218,6 +263,8 @@ class WeightedPriority(Priority):
         self.name = name
         self.weights = {k: float(weights.get(k, 0.0)) for k in WEIGHT_NAMES}
         self._fast = _Columns(self._static_row, 3)
+        self._by_row: tuple[QueueIndex, np.ndarray, np.ndarray] | None = None
+        self._by_row_lists: tuple[QueueIndex, list[float], list[float], list[float]] | None = None
 
     def scores(self, q: QueueView) -> np.ndarray:
         w = self.weights
@@ -250,6 +297,43 @@ class WeightedPriority(Priority):
         jobs = list(queue)
         submit, base, slope = self._fast.gather(jobs)
         return _by_score(jobs, base + slope * (now - submit))
+
+    def rank(
+        self, queue: Collection[Job], now: float, index: QueueIndex | None = None
+    ) -> Sequence[Job] | Collection[Job]:
+        """:meth:`order` over the queue index's rows: the same scores from the same
+        per-job constants (computed once per run for every row, with the same
+        floating-point operations as :meth:`_static_row`), sorted the same stable way
+        over the rows in queue order -- no Python loop over the waiting jobs."""
+        if index is None or len(index) != len(queue) or len(queue) <= 1:
+            return self.order(queue, now)
+        by_row = self._by_row
+        if by_row is None or by_row[0] is not index:
+            by_row = self._by_row = (index, *self._static_columns(index))
+        _, base, slope = by_row
+        if len(queue) <= SMALL_QUEUE:  # numpy's per-call cost outweighs a Python sort here
+            if self._by_row_lists is None or self._by_row_lists[0] is not index:
+                self._by_row_lists = (index, base.tolist(), slope.tolist(), index.submit.tolist())
+            _, b, m, t = self._by_row_lists
+            row_of = index.row_of
+            # the same operations as below, on Python floats, over the rows in queue
+            # order; sorted() is stable
+            in_queue = [row_of[job.id] for job in queue]
+            ranked = sorted(in_queue, key=lambda r: -(b[r] + m[r] * (now - t[r])))
+            jobs = index.jobs
+            return [jobs[r] for r in ranked]
+        rows = index.rows()
+        score = base[rows] + slope[rows] * (now - index.submit[rows])
+        return RankedQueue(index.jobs, rows[np.argsort(-score, kind="stable")])
+
+    def _static_columns(self, index: QueueIndex) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_static_row`'s ``base`` and ``slope`` for every row of ``index``."""
+        w = self.weights
+        req = np.maximum(index.req_time, MIN_REQUESTED_SECONDS)
+        jm = index.mem / KB_PER_MEMORY_UNIT
+        procs = index.procs
+        base = w["x"] + w["p"] * procs + w["m"] * jm + w["pe"] * np.maximum(procs, jm)
+        return base, w["w"] / 3600.0 + w["x"] / req
 
     def describe(self) -> str:
         terms = [f"{v:g}*J{k}" for k, v in self.weights.items() if v]
