@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from speed_goals import CASES, ORACLE, ROOT, TRACES, _child_run, _head
+from speed_goals import CASES, ORACLE, ROOT, TRACES, _child_run, _head, compile_package
 
 PHASES = ("python", "import", "read", "set-up", "simulate", "tabulate", "write")
 
@@ -127,7 +127,10 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="best of N runs")
     ap.add_argument("--wall", action="store_true", help="wall seconds (default: CPU seconds)")
     ap.add_argument("--startup", action="store_true", help="only the start-up floor: interpreter and imports")
+    ap.add_argument("--no-compile", action="store_true", help="do not byte-compile o2ksim first")
     args = ap.parse_args()
+    if not args.no_compile:
+        compile_package()  # as an installed package has it (see speed_goals.py)
     if args.startup:
         startup_floor(max(args.repeat, 5))
         return
