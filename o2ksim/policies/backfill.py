@@ -1117,10 +1117,7 @@ def host_releases(
     if not added:
         entry = cache.get(h.name)
         if entry is None or (entry.version != h.version and not _update_releases(entry, h, now)):
-            rows_of = {
-                j.id: (release_time(j, now), float(j.alloc_procs), float(j.alloc_mem))
-                for j in h.running
-            }
+            rows_of = {j.id: (release_time(j, now), j.alloc_procs, j.alloc_mem) for j in h.running}
             entry = Releases(sorted(rows_of.values()), h.free_procs, h.free_mem, h.version, rows_of)
             cache[h.name] = entry
         return entry
@@ -1164,7 +1161,7 @@ def _update_releases(entry: Releases, h: HostView, now: float) -> bool:
             first = i
     for job_id in started:
         j = running[job_id]
-        row = rows_of[job_id] = (release_time(j, now), float(j.alloc_procs), float(j.alloc_mem))
+        row = rows_of[job_id] = (release_time(j, now), j.alloc_procs, j.alloc_mem)
         i = entry.insert(row)
         if i < first:
             first = i

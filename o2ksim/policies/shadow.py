@@ -258,9 +258,9 @@ class Releases:
         end = bisect.bisect_right(times, t, i)
         while i < end and (procs[i] < p or (procs[i] == p and mem[i] <= m)):
             i += 1
-        times.insert(i, t)
-        procs.insert(i, p)
-        mem.insert(i, m)
+        times.insert(i, float(t))
+        procs.insert(i, float(p))
+        mem.insert(i, float(m))
         return i
 
     def resum(self, first: int, free_procs: float, free_mem: float, version: int) -> None:
