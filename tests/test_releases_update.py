@@ -204,3 +204,15 @@ def test_fast_path_with_updated_releases_equals_reference_and_the_mutant_does_no
     monkeypatch.setattr(Releases, "remove", lambda self, row: len(self.times))  # forgets departures
     with pytest.raises(AssertionError):
         pd.testing.assert_frame_equal(reference, _schedule(jobs, fast=True))
+
+
+def test_a_backfill_policy_reused_for_another_run_starts_with_empty_caches():
+    # host versions and job ids restart with each run, so a kept Releases (keyed by
+    # version, updated from job-id differences) must not carry over into the next run
+    policy = backfill.Backfill(priority="fcfs", reservations=1)
+    first = simulate(_seeded_jobs(7), machine=SMALL_HOSTS, policy=policy)
+    assert policy._release_cache  # the run kept releases
+    policy.bind(SMALL_HOSTS, np.random.default_rng(0))
+    assert not policy._release_cache and not policy._profile_cache
+    again = simulate(_seeded_jobs(7), machine=SMALL_HOSTS, policy=policy)
+    pd.testing.assert_frame_equal(first.jobs, again.jobs)

@@ -561,6 +561,13 @@ class Backfill(Policy):
         trials = immediate.TrialSettings.from_params(p)
         self.immediate = None if trials.mode == "off" else immediate.ImmediateService(trials)
 
+    def bind(self, machine: Any, rng: Any = None) -> None:
+        """Called before each run: the per-host caches (keyed by host version) belong to the
+        previous run, whose versions and job ids the new one reuses."""
+        super().bind(machine, rng)
+        self._profile_cache.clear()
+        self._release_cache.clear()
+
     def describe(self) -> dict[str, Any]:
         d = super().describe()
         if not isinstance(d["priority"], str | dict):
