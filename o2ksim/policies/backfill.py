@@ -1124,7 +1124,9 @@ def host_releases(
     if not added:
         entry = cache.get(h.name)
         if entry is None or (entry.version != h.version and not _update_releases(entry, h, now)):
-            rows_of = {j.id: (release_time(j, now), j.alloc_procs, j.alloc_mem) for j in h.running}
+            rows_of: dict[int, tuple[float, float, float]] = {
+                j.id: (release_time(j, now), j.alloc_procs, j.alloc_mem) for j in h.running
+            }
             entry = Releases(sorted(rows_of.values()), h.free_procs, h.free_mem, h.version, rows_of)
             cache[h.name] = entry
         return entry
