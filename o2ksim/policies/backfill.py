@@ -563,6 +563,13 @@ class Backfill(Policy):
         trials = immediate.TrialSettings.from_params(p)
         self.immediate = None if trials.mode == "off" else immediate.ImmediateService(trials)
 
+    def bind(self, machine: Any, rng: Any = None) -> None:
+        """Called before each run: the per-host caches (keyed by host version) belong to the
+        previous run, whose versions and job ids the new one reuses."""
+        super().bind(machine, rng)
+        self._profile_cache.clear()
+        self._release_cache.clear()
+
     def describe(self) -> dict[str, Any]:
         d = super().describe()
         if not isinstance(d["priority"], str | dict):
@@ -1212,13 +1219,17 @@ def host_releases(
     release time has the form ``max(constant, now)``
     (:meth:`~o2ksim.jobs.Job.predicted_end`), so the releases of an earlier
     pass, in the order of their constants, answer for this one
-    (:class:`Releases` explains why).
+    (:class:`Releases` explains why).  When the version has changed, the
+    kept instance is updated for the jobs that left and started since
+    (:func:`_update_releases`) where that is exact, and rebuilt otherwise.
     """
     if not added:
         entry = cache.get(h.name)
-        if entry is None or entry.version != h.version:
-            rows = sorted((release_time(j, now), j.alloc_procs, j.alloc_mem) for j in h.running)
-            entry = Releases(rows, h.free_procs, h.free_mem, h.version)
+        if entry is None or (entry.version != h.version and not _update_releases(entry, h, now)):
+            rows_of: dict[int, tuple[float, float, float]] = {
+                j.id: (release_time(j, now), j.alloc_procs, j.alloc_mem) for j in h.running
+            }
+            entry = Releases(sorted(rows_of.values()), h.free_procs, h.free_mem, h.version, rows_of)
             cache[h.name] = entry
         return entry
     raised: list[tuple[float, float, float]] = [
@@ -1229,6 +1240,44 @@ def host_releases(
     free_procs = h.free_procs - sum(b for _a, b, _c in added)
     free_mem = h.free_mem - sum(c for _a, _b, c in added)
     return Releases(raised, free_procs, free_mem)
+
+
+def _update_releases(entry: Releases, h: HostView, now: float) -> bool:
+    """Bring a host's kept :class:`Releases` to its current version in place, from the
+    jobs that left and started since; ``False`` (untouched) when that would not be exact.
+
+    Exact when every allocation change since ``entry.version`` is one of
+    those starts or departures: then every job running both then and now was
+    left alone and keeps its row (:class:`Releases`).  The engine bumps a
+    host's version by one per allocation change (``Host.take``/``give``:
+    start, end, preemption, resumption, resize), so that holds iff the
+    version moved by exactly the number of jobs that started or left; a
+    resize, a job that left and came back (requeued, resumed) or a job that
+    came and went in between all make the count differ.
+    """
+    rows_of = entry.rows_of
+    if rows_of is None:
+        return False
+    running = getattr(h.running, "mapping", None)  # the engine's live dict of running jobs
+    if running is None:
+        running = {j.id: j for j in h.running}
+    left = rows_of.keys() - running.keys()
+    started = running.keys() - rows_of.keys()
+    if h.version - entry.version != len(left) + len(started):
+        return False
+    first = len(entry.times)
+    for job_id in left:
+        i = entry.remove(rows_of.pop(job_id))
+        if i < first:
+            first = i
+    for job_id in started:
+        j = running[job_id]
+        row = rows_of[job_id] = (release_time(j, now), j.alloc_procs, j.alloc_mem)
+        i = entry.insert(row)
+        if i < first:
+            first = i
+    entry.resum(first, h.free_procs, h.free_mem, h.version)
+    return True
 
 
 def _indexed(h: HostView) -> bool:

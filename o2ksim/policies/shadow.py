@@ -182,9 +182,33 @@ class Releases:
     before it are exactly the ones that sorted order (the tie rule, smallest
     first) counts — so :meth:`reserve` from the ``c_i`` gives what building
     the profile afresh from the raised releases would.
+
+    **Why it may be updated instead of rebuilt when the host changes**
+    (:func:`~o2ksim.policies.backfill.host_releases`).  The argument above
+    needs only that each row is ``max(c_i, then_i)`` for *some* earlier pass
+    ``then_i`` (so ``max(row, now)`` is the release now) and that the rows
+    stay in order.  A job that kept running with its allocation untouched
+    keeps its row; a job that left loses it (:meth:`remove`); a job that
+    started gets ``max(c, now)``, put where sorting would put it
+    (:meth:`insert`).  :meth:`resum` then recomputes the running sums from
+    the first changed row on, continuing from the last unchanged sum, so they
+    are the left-to-right sums of a fresh instance of the same rows.
+    ``rows_of`` (job id -> row) tells which row is whose.
     """
 
-    __slots__ = ("cum_mem", "cum_procs", "free_mem", "free_procs", "mem", "procs", "times", "version")
+    __slots__ = (
+        "cum_mem",
+        "cum_procs",
+        "free_mem",
+        "free_procs",
+        "mem",
+        "procs",
+        "rows_of",
+        "sum_mem",
+        "sum_procs",
+        "times",
+        "version",
+    )
 
     def __init__(
         self,
@@ -192,15 +216,71 @@ class Releases:
         free_procs: float,
         free_mem: float,
         version: int = -1,
+        rows_of: dict[int, tuple[float, float, float]] | None = None,
     ) -> None:
         self.version = version  # the host allocation version these rows were read at
+        self.rows_of = rows_of  # job id -> its row, when the rows are a host's running jobs
         self.free_procs, self.free_mem = free_procs, free_mem
         times, procs, mem = zip(*rows, strict=True) if rows else ((), (), ())
         self.times = list(map(float, times))
         self.procs = list(map(float, procs))
         self.mem = list(map(float, mem))
-        self.cum_procs = _running_sums(self.procs, free_procs)
-        self.cum_mem = _running_sums(self.mem, free_mem)
+        self.sum_procs = list(itertools.accumulate(self.procs))  # without the free resources
+        self.sum_mem = list(itertools.accumulate(self.mem))
+        self.cum_procs = [total + free_procs for total in self.sum_procs]
+        self.cum_mem = [total + free_mem for total in self.sum_mem]
+
+    def remove(self, row: tuple[float, float, float]) -> int:
+        """Take one row equal to ``row`` out (a job that left); where it was.
+
+        Call :meth:`resum` from the smallest position returned before asking again.
+        """
+        t, p, m = row
+        times, procs, mem = self.times, self.procs, self.mem
+        i = bisect.bisect_left(times, t)
+        end = bisect.bisect_right(times, t, i)
+        while i < end and (procs[i] != p or mem[i] != m):
+            i += 1
+        if i == end:
+            raise LookupError(f"no release {row!r} to remove")  # the caller's bookkeeping is wrong
+        del times[i], procs[i], mem[i]
+        return i
+
+    def insert(self, row: tuple[float, float, float]) -> int:
+        """Put ``row`` (a job that started) where sorting the rows would; where it went.
+
+        After every row that sorts before or equal to it: by time, then
+        processors, then memory.  Call :meth:`resum` before asking again.
+        """
+        t, p, m = row
+        times, procs, mem = self.times, self.procs, self.mem
+        i = bisect.bisect_left(times, t)
+        end = bisect.bisect_right(times, t, i)
+        while i < end and (procs[i] < p or (procs[i] == p and mem[i] <= m)):
+            i += 1
+        times.insert(i, float(t))
+        procs.insert(i, float(p))
+        mem.insert(i, float(m))
+        return i
+
+    def resum(self, first: int, free_procs: float, free_mem: float, version: int) -> None:
+        """Bring the running sums up to date after :meth:`remove`/:meth:`insert` changed
+        rows from position ``first`` on, with the host's new free resources and version.
+
+        The sums before ``first`` are kept; from there they go on from the last
+        kept one, adding left to right, so every sum is the one a fresh
+        ``Releases`` of these rows would hold, bit for bit.
+        """
+        self.version = version
+        self.free_procs, self.free_mem = free_procs, free_mem
+        for values, sums in ((self.procs, self.sum_procs), (self.mem, self.sum_mem)):
+            if first == 0:
+                sums[:] = itertools.accumulate(values)
+            else:
+                sums[first:] = itertools.accumulate(values[first:], initial=sums[first - 1])
+                del sums[first]  # the kept sum ``accumulate`` began with
+        self.cum_procs = [total + free_procs for total in self.sum_procs]
+        self.cum_mem = [total + free_mem for total in self.sum_mem]
 
     def start(self, now: float, procs: float, mem: float) -> float:
         """The reservation's start (:meth:`reserve`'s first value) alone: two bisections."""
@@ -241,9 +321,3 @@ class Releases:
         if at == now:
             now_procs, now_mem = have_procs, have_mem
         return at, Shadow(now, now_procs, now_mem, at, have_procs, have_mem)
-
-
-def _running_sums(values: list[float], start: float) -> list[float]:
-    """``numpy.cumsum(values) + start`` in plain Python, with the same rounding (both add
-    left to right)."""
-    return [total + start for total in itertools.accumulate(values)]
