@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from o2ksim.jobs import JobSpec
+from o2ksim.jobs import Job, JobSpec, JobState
 from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
 from o2ksim.policies import presets
 
@@ -44,3 +44,29 @@ IMMEDIATE_PRESETS = sorted(
     if p.kind == "backfill" and p.params.get("immediate_service", "off") != "off"
 )  # backfill with immediate service (preemptive or trial runs): tests/test_immediate*.py
 BACKFILL_PRESETS = [n for n in presets_of_kind("backfill") if n not in IMMEDIATE_PRESETS]
+
+
+def running_job(job_id, procs, mem, start, req, host="h") -> Job:
+    """A job running on ``host`` since ``start`` with ``procs`` processors and ``mem`` KB,
+    asking ``req`` seconds (its actual runtime, 10 x ``req``, is never reached in a test)."""
+    running = Job(JobSpec(job_id, 0.0, procs, mem, req, 10 * req))
+    running.state = JobState.RUNNING
+    running.host, running.alloc_procs, running.alloc_mem = host, procs, mem
+    running.first_start = running.last_start = running.segment_start = start
+    return running
+
+
+def bursty_jobs(draw, st, max_jobs, mems_mb) -> list[JobSpec]:
+    """Hypothesis: bursty arrivals of jobs longer than the gaps between them, so queues grow
+    deep (call inside an ``@st.composite``; ``mems_mb``: the memory requests to draw from)."""
+    n = draw(st.integers(1, max_jobs))
+    t = 0
+    jobs = []
+    for i in range(n):
+        t += draw(st.sampled_from([0, 0, 1, 5, 30]))
+        procs = draw(st.sampled_from([1, 1, 2, 3, 4, 8, 12, 16]))
+        run = draw(st.integers(0, 900))
+        req = draw(st.sampled_from([run, 2 * run + 1, max(1, run // 2), 1000]))
+        mem = draw(st.sampled_from(mems_mb)) * 1024
+        jobs.append(JobSpec(i + 1, float(t), procs, mem, float(req), float(run)))
+    return jobs

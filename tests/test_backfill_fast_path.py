@@ -21,6 +21,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import bursty_jobs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -44,17 +45,7 @@ MACHINE = MachineSpec(
 @st.composite
 def deep_workloads(draw):
     """Bursty arrivals of jobs longer than the gaps between them, so queues grow deep."""
-    n = draw(st.integers(1, 90))
-    t = 0
-    jobs = []
-    for i in range(n):
-        t += draw(st.sampled_from([0, 0, 1, 5, 30]))
-        procs = draw(st.sampled_from([1, 1, 2, 3, 4, 8, 12, 16]))
-        run = draw(st.integers(0, 900))
-        req = draw(st.sampled_from([run, 2 * run + 1, max(1, run // 2), 1000]))
-        mem = draw(st.sampled_from([0, 512, 1024, 3072, 6000])) * 1024
-        jobs.append(JobSpec(i + 1, float(t), procs, mem, float(req), float(run)))
-    return jobs
+    return bursty_jobs(draw, st, 90, [0, 512, 1024, 3072, 6000])
 
 
 @st.composite

@@ -11,6 +11,7 @@ deep enough that jobs are backfilled, with every reservation option.
 from __future__ import annotations
 
 import pandas as pd
+from conftest import bursty_jobs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,17 +24,7 @@ ONE_HOST = MachineSpec("one", (HostSpec("h", 16, 8 * KB_PER_GB),))
 
 @st.composite
 def workloads(draw):
-    n = draw(st.integers(1, 70))
-    t = 0
-    jobs = []
-    for i in range(n):
-        t += draw(st.sampled_from([0, 0, 1, 5, 30]))
-        procs = draw(st.sampled_from([1, 1, 2, 3, 4, 8, 12, 16]))
-        run = draw(st.integers(0, 900))
-        req = draw(st.sampled_from([run, 2 * run + 1, max(1, run // 2), 1000]))
-        mem = draw(st.sampled_from([0, 0, 512, 3072, 6000])) * 1024
-        jobs.append(JobSpec(i + 1, float(t), procs, mem, float(req), float(run)))
-    return jobs
+    return bursty_jobs(draw, st, 70, [0, 0, 512, 3072, 6000])
 
 
 @st.composite

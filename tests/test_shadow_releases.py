@@ -21,12 +21,13 @@ import math
 
 import numpy as np
 import pandas as pd
+from conftest import running_job
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from o2ksim import simulate
 from o2ksim.engine.snapshot import HostView
-from o2ksim.jobs import Job, JobSpec, JobState
+from o2ksim.jobs import JobSpec
 from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
 from o2ksim.policies import backfill
 from o2ksim.policies.shadow import Releases, Shadow
@@ -107,14 +108,6 @@ def test_releases_read_earlier_answer_later_like_a_fresh_profile(case):
             shadow.take(now, p, m, float(d))
 
 
-def _running(job_id, procs, mem, start, req):
-    job = Job(JobSpec(job_id, 0.0, procs, mem, req, 10 * req))
-    job.state = JobState.RUNNING
-    job.host, job.alloc_procs, job.alloc_mem = "h", procs, mem
-    job.first_start = job.last_start = job.segment_start = start
-    return job
-
-
 def _view(version, running):
     spec = HostSpec("h", 8, 100)
     free_p = 8 - sum(j.alloc_procs for j in running)
@@ -125,8 +118,8 @@ def _view(version, running):
 def test_host_releases_are_kept_while_the_host_is_unchanged_and_rebuilt_when_it_changes():
     # host h: 8 procs, 100 KB.  A: 2 procs / 10 KB from 0, requested 100 s (ends 100);
     # B: 3 procs / 20 KB from 10, requested 30 s (ends 40).  Free: 3 procs, 70 KB.
-    a = _running(1, 2, 10, start=0.0, req=100.0)
-    b = _running(2, 3, 20, start=10.0, req=30.0)
+    a = running_job(1, 2, 10, start=0.0, req=100.0)
+    b = running_job(2, 3, 20, start=10.0, req=30.0)
     cache: dict[str, Releases] = {}
     first = backfill.host_releases(_view(1, [a, b]), 20.0, None, cache)
     # a 5-processor job for 10 s: 3 free + B's 3 at 40 = 6 >= 5 -> at 40, 1 extra there
@@ -140,7 +133,7 @@ def test_host_releases_are_kept_while_the_host_is_unchanged_and_rebuilt_when_it_
     assert (at, shadow.now_procs, shadow.now_mem, shadow.extra_procs) == (45.0, 1, 90, 1)
     # B ends at 40 and C (4 procs / 30 KB, requested 200 s) starts: version 2.  Free:
     # 2 procs; releases A at 100 (2 -> 4 free) and C at 240 (4 -> 8 free): at 240, 3 extra
-    c = _running(3, 4, 30, start=40.0, req=200.0)
+    c = running_job(3, 4, 30, start=40.0, req=200.0)
     rebuilt = backfill.host_releases(_view(2, [a, c]), 50.0, None, cache)
     at, shadow = rebuilt.reserve(50.0, (5, 0, 10.0))
     assert (at, shadow.now_procs, shadow.extra_procs) == (240.0, 2, 3)

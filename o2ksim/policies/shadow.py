@@ -90,7 +90,7 @@ class Shadow:
         ``(inf, None)`` when the host never has enough.
         """
         t, p, m = releases
-        procs, mem, duration = request
+        procs, mem = request[0], request[1]
         cum_procs = np.cumsum(p) + free[0]
         cum_mem = np.cumsum(m) + free[1]
         due = int(t.searchsorted(now, side="right"))  # releases at or before now
@@ -107,18 +107,10 @@ class Shadow:
             have_procs, have_mem = float(cum_procs[enough]), float(cum_mem[enough])
         else:  # now: the releases due by now, smallest first, until both suffice
             at = now
-            have_procs, have_mem = float(free[0]), float(free[1])
-            for rp, rm in sorted(zip(p[:due].tolist(), m[:due].tolist(), strict=True)):
-                if have_procs >= procs and have_mem >= mem:
-                    break
-                have_procs += rp
-                have_mem += rm
-        if duration > 0 and at + duration > at:  # the job's own hold (Profile.take skips none)
-            have_procs -= procs
-            have_mem -= mem
-        if at == now:
-            now_procs, now_mem = have_procs, have_mem
-        return at, cls(now, now_procs, now_mem, at, have_procs, have_mem)
+            have_procs, have_mem = _due_until_enough(
+                float(free[0]), float(free[1]), p[:due].tolist(), m[:due].tolist(), procs, mem
+            )
+        return at, _shadow_after_hold(now, now_procs, now_mem, at, have_procs, have_mem, request)
 
     def fits(self, start: float, procs: float, mem: float, duration: float) -> bool:
         """Whether a job starting now (``start``) delays no reservation (``Profile.fits``)."""
@@ -297,7 +289,7 @@ class Releases:
 
     def reserve(self, now: float, request: tuple[float, float, float]) -> tuple[float, Shadow | None]:
         """:meth:`Shadow.reserve` on these releases (every time raised to ``now``)."""
-        procs, mem, duration = request
+        procs, mem = request[0], request[1]
         times, cum_procs, cum_mem = self.times, self.cum_procs, self.cum_mem
         at = self.start(now, procs, mem)
         if at == math.inf:
@@ -309,15 +301,43 @@ class Releases:
             enough = max(bisect.bisect_left(cum_procs, procs), bisect.bisect_left(cum_mem, mem))
             have_procs, have_mem = cum_procs[enough], cum_mem[enough]
         else:  # now: the releases due by now, smallest first, until both suffice
-            have_procs, have_mem = float(self.free_procs), float(self.free_mem)
-            for rp, rm in sorted(zip(self.procs[:due], self.mem[:due], strict=True)):
-                if have_procs >= procs and have_mem >= mem:
-                    break
-                have_procs += rp
-                have_mem += rm
-        if duration > 0 and at + duration > at:  # the job's own hold (Profile.take skips none)
-            have_procs -= procs
-            have_mem -= mem
-        if at == now:
-            now_procs, now_mem = have_procs, have_mem
-        return at, Shadow(now, now_procs, now_mem, at, have_procs, have_mem)
+            have_procs, have_mem = _due_until_enough(
+                float(self.free_procs), float(self.free_mem), self.procs[:due], self.mem[:due], procs, mem
+            )
+        return at, _shadow_after_hold(now, now_procs, now_mem, at, have_procs, have_mem, request)
+
+
+def _due_until_enough(
+    have_procs: float,
+    have_mem: float,
+    due_procs: Sequence[float],
+    due_mem: Sequence[float],
+    procs: float,
+    mem: float,
+) -> tuple[float, float]:
+    """What is free now once the releases due by now are counted, smallest first, until both suffice."""
+    for rp, rm in sorted(zip(due_procs, due_mem, strict=True)):
+        if have_procs >= procs and have_mem >= mem:
+            break
+        have_procs += rp
+        have_mem += rm
+    return have_procs, have_mem
+
+
+def _shadow_after_hold(
+    now: float,
+    now_procs: float,
+    now_mem: float,
+    at: float,
+    have_procs: float,
+    have_mem: float,
+    request: tuple[float, float, float],
+) -> Shadow:
+    """The shadow a reservation at ``at`` leaves, once the job's own hold is taken off."""
+    procs, mem, duration = request
+    if duration > 0 and at + duration > at:  # the job's own hold (Profile.take skips none)
+        have_procs -= procs
+        have_mem -= mem
+    if at == now:
+        now_procs, now_mem = have_procs, have_mem
+    return Shadow(now, now_procs, now_mem, at, have_procs, have_mem)
