@@ -564,11 +564,20 @@ class Backfill(Policy):
         self.immediate = None if trials.mode == "off" else immediate.ImmediateService(trials)
 
     def bind(self, machine: Any, rng: Any = None) -> None:
-        """Called before each run: the per-host caches (keyed by host version) belong to the
-        previous run, whose versions and job ids the new one reuses."""
+        """Called before each run: everything kept between passes belongs to the previous run.
+
+        The per-host caches are keyed by host versions and job ids, which a new
+        run reuses; reservations held by fixed-job or non-sliding backfill, the
+        pending wake-ups and the immediate service's trials and counters are
+        that run's.  So one policy object run twice gives two fresh runs.
+        """
         super().bind(machine, rng)
+        self._held = {}
+        self._wakes = set()
         self._profile_cache.clear()
         self._release_cache.clear()
+        if self.immediate is not None:
+            self.immediate = immediate.ImmediateService(self.immediate.settings)
 
     def describe(self) -> dict[str, Any]:
         d = super().describe()
