@@ -39,6 +39,8 @@ CASES = [
     ("fcfs-backfill", {"fast_path": False}),
     ("eqspatial-5m", {}),
     ("fcfs", {}),
+    ("tradeoff-tw-avgx", {"limit": 50}),
+    ("lexical-tw-avgx", {"limit": 50}),
 ]
 
 
@@ -51,4 +53,5 @@ def test_a_reused_policy_runs_like_a_fresh_one(preset, params):
     fresh = simulate(second, "kth-sp2", make_policy(preset, **params))
     cols = ["job_id", "start", "end", "host", "status"]
     assert again.jobs[cols].equals(fresh.jobs[cols])
-    assert again.stats.extra == fresh.stats.extra  # the policy's counters too
+    counts = [{k: v for k, v in r.stats.extra.items() if "seconds" not in k} for r in (again, fresh)]
+    assert counts[0] == counts[1]  # the policy's counters too (timings aside)

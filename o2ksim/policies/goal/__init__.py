@@ -114,6 +114,10 @@ class GoalOriented(Policy):
         self.prune: bool = p["prune"]
         self._lxf = make_priority("lxf")
         self._branch_lxf = p["branching"] == "lxf"
+        self._reset()
+
+    def _reset(self) -> None:
+        """The state of one run: caches keyed by host versions, counters, timings."""
         self._profile_cache: dict[str, Any] = {}
         self.counters: dict[str, Any] = {
             "goal_searches": 0, "goal_visits": 0, "goal_leaves": 0, "goal_pruned": 0,
@@ -123,6 +127,12 @@ class GoalOriented(Policy):
         """Per searched decision point: (waiting jobs, node visits, seconds)."""
         self.last: SearchResult | None = None
         self._planned: dict[int, tuple[str, float]] = {}  # explain: last planned starts
+
+    def bind(self, machine: Any, rng: Any = None) -> None:
+        """Called before each run: a policy object run twice gives two fresh runs (the
+        profile cache is keyed by host versions, which every run restarts)."""
+        super().bind(machine, rng)
+        self._reset()
 
     @property
     def objective_name(self) -> str:
