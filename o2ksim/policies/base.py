@@ -196,9 +196,18 @@ class Registry:
         self._loader = loader
 
     def register(self, cls: type[Policy]) -> type[Policy]:
-        """Register a policy class under its ``kind`` (usable as a decorator)."""
+        """Register a policy class under its ``kind`` (usable as a decorator).
+
+        A user's class may replace a built-in kind.  Built-in modules are
+        imported on first use, possibly after the user registered: a built-in
+        class then leaves the user's in place, as if every built-in had been
+        registered first.
+        """
         if not cls.kind:
             raise ValueError(f"{cls.__name__} has no kind")
+        existing = self._kinds.get(cls.kind)
+        if existing is not None and _is_builtin(cls) and not _is_builtin(existing):
+            return cls
         self._kinds[cls.kind] = cls
         return cls
 
@@ -219,6 +228,11 @@ class Registry:
 
 
 POLICIES = Registry()
+
+
+def _is_builtin(cls: type) -> bool:
+    """Defined in o2ksim itself (not in a user's script, notebook or package)."""
+    return cls.__module__ == "o2ksim" or cls.__module__.startswith("o2ksim.")
 
 
 @dataclass(frozen=True)
