@@ -124,3 +124,24 @@ def test_a_job_that_never_waits_costs_three_events():
     assert steps[0] == 3 * n + 3
     assert stats.passes == n and stats.skipped_passes == n  # every departure
     assert sim._processes == {}  # finished jobs' processes are let go
+
+
+def test_the_engines_fast_constructors_build_what_the_dataclass_constructors_build():
+    """engine_host_view / engine_snapshot against HostView(...) / Snapshot(...), field by field,
+    with values of one type in neighbouring fields (a swapped setter would go unnoticed otherwise)."""
+    from o2ksim.engine.snapshot import HostView, Snapshot, engine_host_view, engine_snapshot
+    from o2ksim.machine import HostSpec, MachineSpec
+
+    spec = HostSpec("h", 64, 1000)
+    running, preempted = ("r",), ("p",)
+    args = (spec, 7, 9.5, running, preempted, 3, None, "h")
+    view = engine_host_view(*args)
+    assert view == HostView(*args)
+    assert (view.free_procs, view.free_mem, view.running, view.preempted, view.version) == (7, 9.5, running, preempted, 3)
+    machine = MachineSpec("m", (spec,))
+    sargs = (5.0, ("q",), (view,), {"h": view}, machine, ("t",), ("a",), ("d",), True, 60.0, None)
+    snap = engine_snapshot(*sargs)
+    assert snap == Snapshot(*sargs)
+    assert (snap.now, snap.queue, snap.timers, snap.arrived, snap.departed, snap.interval) == (
+        5.0, ("q",), ("t",), ("a",), ("d",), 60.0,
+    )

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from o2ksim.jobs import Job
 from o2ksim.machine import HostSpec, MachineSpec
@@ -79,14 +80,29 @@ class Snapshot:
 # by name; these store through the slots' own descriptors, about 40% faster, and build the
 # same objects (equal to, and indistinguishable from, the dataclass constructor's).
 _new = object.__new__
+
+
+def _setters(cls: type, *names: str) -> tuple[Any, ...]:
+    """The slot setters of ``cls``'s fields ``names``, by name; every field must be named once."""
+    fields = [f.name for f in dataclasses.fields(cls)]
+    if sorted(names) != sorted(fields):
+        raise AssertionError(f"{cls.__name__}: the engine's constructor must set {fields}")
+    return tuple(cls.__dict__[name].__set__ for name in names)
+
+
 (
     _view_spec, _view_free_procs, _view_free_mem, _view_running, _view_preempted,
     _view_version, _view_releases, _view_name,
-) = (HostView.__dict__[f].__set__ for f in HostView.__slots__)  # fmt: skip
+) = _setters(
+    HostView, "spec", "free_procs", "free_mem", "running", "preempted", "version", "releases", "name"
+)  # fmt: skip
 (
     _snap_now, _snap_queue, _snap_hosts, _snap_host_by_name, _snap_machine, _snap_timers,
     _snap_arrived, _snap_departed, _snap_explain, _snap_interval, _snap_queue_index,
-) = (Snapshot.__dict__[f].__set__ for f in Snapshot.__slots__)  # fmt: skip
+) = _setters(
+    Snapshot, "now", "queue", "hosts", "host_by_name", "machine", "timers", "arrived", "departed",
+    "explain", "interval", "queue_index",
+)  # fmt: skip
 
 
 def engine_host_view(
