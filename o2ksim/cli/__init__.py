@@ -83,7 +83,10 @@ def single_threaded_blas() -> None:
     process (measured: ``import numpy`` 0.23 CPU s, 0.08-0.13 with one
     thread), and in a sweep every worker would start its own pool.  Only
     takes effect before numpy is first imported, which is why the command
-    line calls it first; a library user's process is left alone.
+    line calls it first.  It sets the variables in this process's
+    environment, so child processes (sweep workers) inherit them; ``main``
+    called from a script or notebook that has not imported numpy yet sets
+    them there too (a process that already imported numpy is left alone).
     """
     for name in BLAS_THREAD_VARIABLES:
         os.environ.setdefault(name, "1")

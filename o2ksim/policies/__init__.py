@@ -6,6 +6,9 @@ modules are imported when a kind is first asked for, not with the package: a
 run imports the one module its policy needs (the built-in kinds are listed in
 :data:`BUILTIN_KINDS`; any other kind, and :meth:`Registry.kinds
 <o2ksim.policies.base.Registry.kinds>`, import every module of the package).
+A user's class registered under a built-in kind's name replaces the built-in
+for good, whether the built-in module was imported before or is imported
+later (:meth:`Registry.register <o2ksim.policies.base.Registry.register>`).
 Presets (TOML files in ``policies/``) configure a kind under a new name.
 """
 

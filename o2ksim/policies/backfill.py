@@ -299,10 +299,6 @@ class Free:
     procs: int
     mem: float
 
-    def fits(self, spec: JobSpec) -> bool:
-        """The host can start a job of this request now."""
-        return self.procs >= spec.procs and self.mem >= spec.mem
-
     def book(self, spec: JobSpec) -> None:
         self.procs -= spec.procs
         self.mem -= spec.mem
@@ -639,7 +635,7 @@ class Backfill(Policy):
             host = _best_host(job, snap.hosts, free)
             return [] if host is None else [Start(job, host, note="highest priority and fits now")]
         order = self._order(snap)
-        p = _Pass(self, snap, free, max_free)  # type: ignore[arg-type]
+        p = _Pass(self, snap, free, max_free)
         if self.fast_path:
             self._fast_pass(p, order)
         else:
@@ -677,6 +673,14 @@ class Backfill(Policy):
         3. After the first such job, a job starts now only if it fits now and
            delays no reservation (it fits each reserved host's profile over
            its requested runtime); otherwise step 2 applies to it.
+
+        The steps are :class:`_Pass` methods shared with the fast path, so
+        they carry two shortcuts a reader should know: ``p.max_free`` is the
+        most processors free on any host, kept up to date as jobs start (a
+        job wider than it fits no host, the same answer as asking each host),
+        and "fits now" (the host has the job's processors and memory free) is
+        written out as ``free.procs >= procs and free.mem >= mem`` inside the
+        host loops.
         """
         limit = self.n_reservations
         blocked = False
@@ -711,7 +715,7 @@ class Backfill(Policy):
           host's free resources and guard looked up once per pass.
         * Either scan stops at once when no host has as many free processors as
           the smallest request in the queue (``QueueIndex.smallest_procs``):
-          every reservation being held, nothing else can happen.
+          the reservations all counted (placed or pending), nothing else can happen.
         * The priority order comes from :meth:`Priority.rank`, over the queue
           index's rows (the same order as :meth:`Priority.order`).
         """
@@ -756,8 +760,9 @@ class Backfill(Policy):
             _scan(p, jobs, pending, 1)  # no index for this queue: job by job
             return
         # every job left asks for at least the queue's smallest request: none fits now
-        # when no host has that many processors free (nothing else can happen either,
-        # every reservation being held), so the rest of the queue is not looked at
+        # when no host has that many processors free; the N reservations are all
+        # counted (placed, or pending and then placing them starts nothing), so
+        # nothing else can happen and the rest of the queue is not looked at
         fewest = index.smallest_procs()
         if p.max_free < fewest:
             return
@@ -814,7 +819,7 @@ class _Pass:
     )  # fmt: skip
 
     def __init__(
-        self, policy: Backfill, snap: Snapshot, free: dict[str, Free], max_free: int
+        self, policy: Backfill, snap: Snapshot, free: dict[str, Free], max_free: float
     ) -> None:
         self.policy = policy
         self.snap = snap
@@ -875,7 +880,7 @@ class _Pass:
         spec = job.spec
         if spec.procs > self.max_free:
             return False
-        guards = self.shadows if self.shadows is not None else self.guards()
+        guards = self.guards()
         host = _backfill_host(job, self.hosts, self.free, guards, self.reserved_hosts, self.now)
         if host is None:
             return False
