@@ -70,3 +70,18 @@ def bursty_jobs(draw, st, max_jobs, mems_mb) -> list[JobSpec]:
         mem = draw(st.sampled_from(mems_mb)) * 1024
         jobs.append(JobSpec(i + 1, float(t), procs, mem, float(req), float(run)))
     return jobs
+
+
+def small_host_view(version, running, *, live=True):
+    """A view of host ``h`` (8 processors, 100 KB) running ``running`` at ``version``.
+
+    ``live``: the running jobs as the engine hands them (a dict's live values, which
+    :func:`~o2ksim.policies.backfill.host_releases` can update from); otherwise a plain
+    list, which makes it rebuild.
+    """
+    from o2ksim.engine.snapshot import HostView
+
+    free_p = 8 - sum(j.alloc_procs for j in running)
+    free_m = 100 - sum(j.alloc_mem for j in running)
+    jobs = {j.id: j for j in running}.values() if live else running
+    return HostView(HostSpec("h", 8, 100), free_p, free_m, jobs, (), version=version)

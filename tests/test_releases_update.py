@@ -20,12 +20,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import running_job
+from conftest import running_job, small_host_view
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from o2ksim import simulate
-from o2ksim.engine.snapshot import HostView
 from o2ksim.jobs import JobSpec
 from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
 from o2ksim.policies import backfill
@@ -108,25 +107,18 @@ def test_an_update_that_forgets_a_departure_is_caught():
     assert caught > 0
 
 
-def _view(version, running):
-    spec = HostSpec("h", 8, 100)
-    free_p = 8 - sum(j.alloc_procs for j in running)
-    free_m = 100 - sum(j.alloc_mem for j in running)
-    return HostView(spec, free_p, free_m, {j.id: j for j in running}.values(), (), version=version)
-
-
 def test_host_releases_are_updated_in_place_for_jobs_that_left_and_started():
     # host h: 8 procs, 100 KB.  A: 2 procs / 10 KB from 0 for 100 s (ends 100); B: 3 / 20
     # from 10 for 30 s (ends 40).  At 20 a 5-processor job waits for B: 3 + 3 at 40.
     a = running_job(1, 2, 10, start=0.0, req=100.0)
     b = running_job(2, 3, 20, start=10.0, req=30.0)
     cache: dict[str, Releases] = {}
-    memo = backfill.host_releases(_view(1, [a, b]), 20.0, None, cache)
+    memo = backfill.host_releases(small_host_view(1, [a, b]), 20.0, None, cache)
     assert memo.start(20.0, 5, 0) == 40.0
     # B ends (version 2) and C starts at 40: 4 procs / 30 KB for 200 s, ends 240 (version 3).
     # Free 2 procs / 60 KB; releases A at 100 (+2 -> 4) and C at 240 (+4 -> 8).
     c = running_job(3, 4, 30, start=40.0, req=200.0)
-    updated = backfill.host_releases(_view(3, [a, c]), 50.0, None, cache)
+    updated = backfill.host_releases(small_host_view(3, [a, c]), 50.0, None, cache)
     assert updated is memo  # updated, not rebuilt
     assert (updated.times, updated.procs, updated.mem) == ([100.0, 240.0], [2.0, 4.0], [10.0, 30.0])
     assert (updated.cum_procs, updated.cum_mem) == ([4.0, 8.0], [70.0, 100.0])
@@ -139,16 +131,16 @@ def test_host_releases_are_rebuilt_when_a_change_is_not_a_start_or_a_departure()
     a = running_job(1, 2, 10, start=0.0, req=100.0)
     b = running_job(2, 3, 20, start=10.0, req=30.0)
     cache: dict[str, Releases] = {}
-    memo = backfill.host_releases(_view(1, [a, b]), 20.0, None, cache)
+    memo = backfill.host_releases(small_host_view(1, [a, b]), 20.0, None, cache)
     # A resized to 4 processors at 20 (version 2): nobody came or went, but A's row changed.
     # Owed: 2 * 100 - 2 * 20 = 160 processor-seconds at 4 -> ends at 60.
     a.alloc_procs, a.resizes, a.segment_start, a.remaining_work = 4, 1, 20.0, a.spec.work - 40.0
-    rebuilt = backfill.host_releases(_view(2, [a, b]), 20.0, None, cache)
+    rebuilt = backfill.host_releases(small_host_view(2, [a, b]), 20.0, None, cache)
     assert rebuilt is not memo
     assert (rebuilt.times, rebuilt.procs) == ([40.0, 60.0], [3.0, 4.0])
     # D came and went in between (versions 3, 4) and E started (5): three changes, one seen
     e = running_job(5, 1, 5, start=30.0, req=10.0)
-    again = backfill.host_releases(_view(5, [a, b, e]), 30.0, None, cache)
+    again = backfill.host_releases(small_host_view(5, [a, b, e]), 30.0, None, cache)
     assert again is not rebuilt
     assert (again.times, again.procs) == ([40.0, 40.0, 60.0], [1.0, 3.0, 4.0])
 

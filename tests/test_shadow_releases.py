@@ -21,12 +21,11 @@ import math
 
 import numpy as np
 import pandas as pd
-from conftest import running_job
+from conftest import running_job, small_host_view
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from o2ksim import simulate
-from o2ksim.engine.snapshot import HostView
 from o2ksim.jobs import JobSpec
 from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
 from o2ksim.policies import backfill
@@ -108,38 +107,31 @@ def test_releases_read_earlier_answer_later_like_a_fresh_profile(case):
             shadow.take(now, p, m, float(d))
 
 
-def _view(version, running):
-    spec = HostSpec("h", 8, 100)
-    free_p = 8 - sum(j.alloc_procs for j in running)
-    free_m = 100 - sum(j.alloc_mem for j in running)
-    return HostView(spec, free_p, free_m, running, (), version=version)
-
-
 def test_host_releases_are_kept_while_the_host_is_unchanged_and_rebuilt_when_it_changes():
     # host h: 8 procs, 100 KB.  A: 2 procs / 10 KB from 0, requested 100 s (ends 100);
     # B: 3 procs / 20 KB from 10, requested 30 s (ends 40).  Free: 3 procs, 70 KB.
     a = running_job(1, 2, 10, start=0.0, req=100.0)
     b = running_job(2, 3, 20, start=10.0, req=30.0)
     cache: dict[str, Releases] = {}
-    first = backfill.host_releases(_view(1, [a, b]), 20.0, None, cache)
+    first = backfill.host_releases(small_host_view(1, [a, b], live=False), 20.0, None, cache)
     # a 5-processor job for 10 s: 3 free + B's 3 at 40 = 6 >= 5 -> at 40, 1 extra there
     at, shadow = first.reserve(20.0, (5, 0, 10.0))
     assert (at, shadow.now_procs, shadow.extra_procs) == (40.0, 3, 1)
     # at 45 nothing changed (B overran its request): the same releases answer, and B's
     # release is now due -> the job can start now: 3 + 3 - 5 = 1 left now and at "now"
-    again = backfill.host_releases(_view(1, [a, b]), 45.0, None, cache)
+    again = backfill.host_releases(small_host_view(1, [a, b], live=False), 45.0, None, cache)
     assert again is first
     at, shadow = again.reserve(45.0, (5, 0, 10.0))
     assert (at, shadow.now_procs, shadow.now_mem, shadow.extra_procs) == (45.0, 1, 90, 1)
     # B ends at 40 and C (4 procs / 30 KB, requested 200 s) starts: version 2.  Free:
     # 2 procs; releases A at 100 (2 -> 4 free) and C at 240 (4 -> 8 free): at 240, 3 extra
     c = running_job(3, 4, 30, start=40.0, req=200.0)
-    rebuilt = backfill.host_releases(_view(2, [a, c]), 50.0, None, cache)
+    rebuilt = backfill.host_releases(small_host_view(2, [a, c], live=False), 50.0, None, cache)
     at, shadow = rebuilt.reserve(50.0, (5, 0, 10.0))
     assert (at, shadow.now_procs, shadow.extra_procs) == (240.0, 2, 3)
     # a job started earlier in the same pass (ends 60, 1 proc, 5 KB) counts as running
     # and bypasses the memo: free 1 proc, releases 60 (+1), 100 (+2), 240 (+4) -> 5 at 240
-    added = backfill.host_releases(_view(2, [a, c]), 50.0, [(60.0, 1, 5.0)], cache)
+    added = backfill.host_releases(small_host_view(2, [a, c], live=False), 50.0, [(60.0, 1, 5.0)], cache)
     assert added is not cache["h"]
     assert added.start(50.0, 4, 0) == 100.0 and added.start(50.0, 5, 0) == 240.0
 
