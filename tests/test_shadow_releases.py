@@ -21,12 +21,11 @@ import math
 
 import numpy as np
 import pandas as pd
-from conftest import running_job, small_host_view
+from conftest import bursty_jobs, running_job, small_host_view
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from o2ksim import simulate
-from o2ksim.jobs import JobSpec
 from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
 from o2ksim.policies import backfill
 from o2ksim.policies.shadow import Releases, Shadow
@@ -148,17 +147,7 @@ SMALL_HOSTS = MachineSpec(
 @st.composite
 def small_host_workloads(draw):
     """Bursty jobs of 1-16 processors with memory, so that queues form on every host."""
-    n = draw(st.integers(1, 80))
-    t = 0
-    jobs = []
-    for i in range(n):
-        t += draw(st.sampled_from([0, 0, 1, 5, 30]))
-        procs = draw(st.sampled_from([1, 1, 2, 3, 4, 8, 16]))
-        run = draw(st.integers(0, 900))
-        req = draw(st.sampled_from([run, 2 * run + 1, max(1, run // 2), 1000]))
-        mem = draw(st.sampled_from([0, 256, 1024, 3000, 7000])) * 1024
-        jobs.append(JobSpec(i + 1, float(t), procs, mem, float(req), float(run)))
-    return jobs
+    return bursty_jobs(draw, st, 80, [0, 256, 1024, 3000, 7000])
 
 
 @settings(max_examples=60, deadline=None)
