@@ -194,7 +194,9 @@ workload.estimates = ["requested", "actual"]
 """
 
 
-def test_a_scenario_parses_its_machine_once_and_every_run_gets_that_object(monkeypatch):
+@pytest.fixture
+def machine_parses(monkeypatch) -> list[str]:
+    """The paths of every machine parse from now on (``parse_machine`` counted where it is used)."""
     calls: list[str] = []
     real = machine_module.parse_machine
 
@@ -204,6 +206,11 @@ def test_a_scenario_parses_its_machine_once_and_every_run_gets_that_object(monke
 
     monkeypatch.setattr(machine_module, "parse_machine", counting)
     monkeypatch.setattr(runconfig_module, "parse_machine", counting)
+    return calls
+
+
+def test_a_scenario_parses_its_machine_once_and_every_run_gets_that_object(machine_parses):
+    calls = machine_parses
     sc = parse_scenario(SCENARIO, path=str(REPO / "s.toml"))
     assert len(calls) == 1  # validated and kept, not validated, discarded and parsed again
     spec = next(iter(sc.machines.values()))
@@ -337,18 +344,10 @@ def test_inline_jobs_keep_their_values():
     ]  # fmt: skip
 
 
-def test_an_in_process_sweep_parses_the_machine_once(tmp_path, monkeypatch):
+def test_an_in_process_sweep_parses_the_machine_once(tmp_path, machine_parses):
     from o2ksim.sweep import run_sweep
 
-    calls: list[str] = []
-    real = machine_module.parse_machine
-
-    def counting(data, path="<machine>"):
-        calls.append(str(path))
-        return real(data, path)
-
-    monkeypatch.setattr(machine_module, "parse_machine", counting)
-    monkeypatch.setattr(runconfig_module, "parse_machine", counting)
+    calls = machine_parses
     sc = parse_scenario(SCENARIO, path=str(REPO / "s.toml"))
     res = run_sweep(sc, tmp_path, workers=1, progress=False)
     assert res.ok and len(res.ran) == 8
