@@ -19,6 +19,8 @@ import enum
 import math
 from dataclasses import dataclass, field
 
+from o2ksim.engine.errors import IllegalTransition
+
 
 class JobState(enum.Enum):
     """Where a job is in its life.  See ``_TRANSITIONS`` for the legal moves."""
@@ -53,10 +55,6 @@ _TRANSITIONS: dict[JobState, frozenset[JobState]] = {
     JobState.KILLED: frozenset(),
     JobState.REJECTED: frozenset(),
 }
-
-
-class IllegalTransition(RuntimeError):
-    """A job was asked to move between states its lifecycle does not allow."""
 
 
 @dataclass(frozen=True, slots=True)

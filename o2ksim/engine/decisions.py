@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from o2ksim.engine.errors import PolicyError
 from o2ksim.jobs import Job
 
-
-class PolicyError(RuntimeError):
-    """A policy asked for something the engine cannot do (a policy bug)."""
+__all__ = [
+    "Decision", "Kill", "PolicyError", "Preempt", "Reject", "Reserve", "Resize", "Resume", "Start",
+    "WakeAt",
+]  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

@@ -617,7 +617,7 @@ class Backfill(Policy):
         # recomputed at the next pass anyway, so the pass is skipped unless it must
         # grant (fixed-job) or keep (non-sliding) a reservation now.
         free: dict[str, Free] = {}
-        max_free = -math.inf
+        max_free: int | float = -math.inf  # int | float: stays an int once it is one
         for h in snap.hosts:
             free[h.name] = Free(h.free_procs, h.free_mem)
             if h.free_procs > max_free:
@@ -819,7 +819,7 @@ class _Pass:
     )  # fmt: skip
 
     def __init__(
-        self, policy: Backfill, snap: Snapshot, free: dict[str, Free], max_free: float
+        self, policy: Backfill, snap: Snapshot, free: dict[str, Free], max_free: int | float
     ) -> None:
         self.policy = policy
         self.snap = snap
@@ -959,7 +959,8 @@ class _Pass:
         now = self.now
         added = _added_by_host(self.started, now) if self.started else {}
         cache = self.policy._release_cache
-        best_at, best_free = math.inf, math.inf
+        best_at = math.inf
+        best_free: int | float = math.inf
         best: tuple[str, Releases | Shadow] | None = None
         for h in self.hosts:
             if h.spec.procs < procs or h.spec.memory < mem:
@@ -1063,7 +1064,7 @@ def _scan_placed(p: _Pass, jobs: Iterator[Job], floor: float) -> None:
         if procs > p.max_free:
             continue  # fits no host now
         best: tuple[str, Free, Profile | Shadow | None] | None = None
-        best_free = math.inf
+        best_free: int | float = math.inf
         for host in hosts:
             _name, free, guard = host
             have = free.procs
@@ -1139,7 +1140,7 @@ def _backfill_host(
     spec = job.spec
     procs, mem = spec.procs, spec.mem
     best = None
-    best_free = math.inf
+    best_free: int | float = math.inf
     for h in hosts:
         name = h.name
         f = free[name]
@@ -1159,7 +1160,7 @@ def _best_host(job: Job, hosts: tuple[HostView, ...], free: dict[str, Free]) -> 
     spec = job.spec
     procs, mem = spec.procs, spec.mem
     best = None
-    best_free = math.inf
+    best_free: int | float = math.inf
     for h in hosts:
         f = free[h.name]
         have = f.procs
@@ -1358,7 +1359,8 @@ def _reserve(
             if prof is not None and prof.fits(at, spec.procs, spec.mem, spec.req_time):
                 return at, host, True
             not_before = at
-    best_at, best_host, best_free = math.inf, None, math.inf
+    best_at, best_host = math.inf, None
+    best_free: int | float = math.inf
     for h in hosts:
         if h.spec.procs < spec.procs or h.spec.memory < spec.mem:
             continue
