@@ -21,11 +21,12 @@ import os
 from setuptools import setup
 
 # The modules a run spends its time in (the engine's event loop and the backfill family's
-# passes).  Not compiled: engine/simpy_parts.py and engine/errors.py (subclasses of SimPy's
+# passes); o2ksim/build.py lists them too, for ``o2ksim --version`` (a test checks they agree).  Not compiled: engine/simpy_parts.py and engine/errors.py (subclasses of SimPy's
 # and of built-in classes, which compiled classes cannot be), engine/snapshot.py (builds its
 # frozen dataclasses through slot descriptors), engine/contract.py (a runtime-checkable
-# Protocol), policies/profile.py (ArrayProfile keeps numpy arrays where Profile keeps lists)
-# and policies/base.py (the Policy base class that user policies subclass).
+# Protocol), policies/profile.py (ArrayProfile keeps numpy arrays where Profile keeps lists),
+# policies/base.py (the Policy base class that user policies subclass) and policies/priority.py
+# (user priority functions and classes, registered and pickled for worker processes).
 COMPILED_MODULES = [
     "o2ksim/engine/core.py",
     "o2ksim/engine/decisions.py",
@@ -33,7 +34,6 @@ COMPILED_MODULES = [
     "o2ksim/engine/releases.py",
     "o2ksim/jobs.py",
     "o2ksim/policies/backfill.py",
-    "o2ksim/policies/priority.py",
     "o2ksim/policies/shadow.py",
 ]
 

@@ -20,6 +20,12 @@ an installed package, or any machine that lets Python write ``__pycache__``,
 has it after the first run: on a machine with ``PYTHONDONTWRITEBYTECODE``
 set and an editable install every run would otherwise also compile every
 o2ksim module it imports (about 0.04-0.05 s).  ``--no-compile`` skips this.
+
+``--python PATH`` runs o2ksim with another interpreter, e.g. the compiled
+build's (``make install-fast``; ``--python .venv-fast/bin/python``); the oracle
+always runs with this script's interpreter.  o2ksim's processes run with
+``PYTHONSAFEPATH=1``, so the working directory's ``o2ksim/`` never shadows the
+installed package of that interpreter.
 """
 
 from __future__ import annotations
@@ -38,7 +44,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 TRACES = SHARED / "traces"
 ORACLE = SHARED / "checks" / "easy_oracle.py"
-O2KSIM = [sys.executable, "-m", "o2ksim"]
+O2KSIM = [sys.executable, "-m", "o2ksim"]  # [0] is replaced by --python
+os.environ["PYTHONSAFEPATH"] = "1"  # see the module docstring
 
 
 @dataclass(frozen=True)
@@ -115,8 +122,15 @@ def startup() -> tuple[float, float]:
     helps, imports = [], []
     for _ in range(5):
         helps.append(_child_run([*O2KSIM[:1], "-c", "from o2ksim.cli import main; main(['--help'])"])[0])
-        imports.append(_child_run([sys.executable, "-c", "import o2ksim"])[0])
+        imports.append(_child_run([O2KSIM[0], "-c", "import o2ksim"])[0])
     return min(helps), min(imports)
+
+
+def _build(python: str) -> str:
+    """``o2ksim --version`` of ``python``'s o2ksim (which says whether it is the compiled build)."""
+    return subprocess.run(
+        [python, "-m", "o2ksim", "--version"], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout.strip()
 
 
 def compile_package() -> None:
@@ -131,9 +145,12 @@ def main() -> None:
     ap.add_argument("cases", nargs="*", help=f"cases to run (default all): {' '.join(c.key for c in CASES)}")
     ap.add_argument("--repeat", type=int, default=1, help="best of N runs")
     ap.add_argument("--no-compile", action="store_true", help="do not byte-compile o2ksim first")
+    ap.add_argument("--python", default=sys.executable, help="interpreter that runs o2ksim (default: this one)")
     args = ap.parse_args()
+    O2KSIM[0] = args.python
     if not args.no_compile:
         compile_package()
+    print(f"o2ksim: {_build(args.python)}")
     chosen = [c for c in CASES if not args.cases or c.key in args.cases]
     print("| workload (FCFS-backfill unless noted) | goal s | o2ksim wall s | oracle wall s | ratio "
           "| o2ksim CPU s | oracle CPU s | CPU ratio | peak RSS MB |")

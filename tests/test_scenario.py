@@ -4,11 +4,13 @@ committed expected summaries (what CI runs, at reduced size)."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+import o2ksim
 from o2ksim.cli import main
 from o2ksim.errors import ConfigError
 from o2ksim.scenario import (
@@ -146,9 +148,12 @@ def test_trace_paths_resolve_relative_to_the_scenario_file(tmp_path):
     sc = load_scenario(path)
     assert sc.name == "s"
     assert sc.workload["trace"] == str((tmp_path / "data" / "t.swf").resolve())
-    # the repository's traces/ directory is searched by file name too
+    # the repository's traces/ directory is searched by file name too (from a non-editable
+    # install, such as the compiled build's: the copy pip put in <prefix>/share/o2ksim/traces)
     sc2 = parse_scenario('policies = ["fcfs"]\n[workload]\ntrace = "kth-sp2-sample.swf"\n')
-    assert sc2.workload["trace"] == str(SAMPLE.resolve())
+    from_repo = Path(o2ksim.__file__).resolve().parent == REPO / "o2ksim"
+    shipped = SAMPLE if from_repo else Path(sys.prefix) / "share" / "o2ksim" / "traces" / SAMPLE.name
+    assert sc2.workload["trace"] == str(shipped.resolve())
 
 
 @pytest.mark.parametrize(

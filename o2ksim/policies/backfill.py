@@ -74,6 +74,7 @@ from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
+from o2ksim._mypyc import mypyc_attr
 from o2ksim.engine.decisions import Decision, Reserve, Start, WakeAt
 from o2ksim.engine.queue_index import QueueIndex
 from o2ksim.engine.snapshot import HostView, Snapshot
@@ -109,6 +110,7 @@ def free_resources(hosts: Iterable[HostView]) -> dict[str, Free]:
     return {h.name: Free(h.free_procs, h.free_mem) for h in hosts}
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # user policies subclass it (o2ksim/_mypyc.py)
 class FCFS(Policy):
     """Strict first-come first-served: start jobs in order until one does not fit."""
 
@@ -148,6 +150,7 @@ def _check_reservations(v: Any) -> bool:
     return _is_number(v) and v >= 0 and v == int(v)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Backfill(Policy):
     """Priority backfill: ``N`` dynamic or fixed, sliding or non-sliding reservations.
 
@@ -203,7 +206,7 @@ class Backfill(Policy):
         p = self.params
         self.priority: Priority = make_priority(p["priority"])
         n = p["reservations"]
-        self.n_reservations: float = math.inf if isinstance(n, str) else int(n)
+        self.n_reservations: int | float = math.inf if isinstance(n, str) else int(n)
         self.fixed: bool = p["reservation_kind"] == "fixed"
         self.sliding: bool = p["sliding"]
         self.fast_path: bool = p["fast_path"]
@@ -776,10 +779,11 @@ def _fits(
             here &= prof.admits(procs, mem, req)
         elif prof is not None:
             fit = np.flatnonzero(here)  # only these need the profile
-            last = np.asarray(prof.times).searchsorted(p.now + req[fit], side="left") - 1
+            steps: Any = prof  # a Profile's steps are lists, an ArrayProfile's numpy arrays
+            last = np.asarray(steps.times).searchsorted(p.now + req[fit], side="left") - 1
             np.maximum(last, 0, out=last)
-            min_procs = np.minimum.accumulate(np.asarray(prof.procs, dtype=float))
-            min_mem = np.minimum.accumulate(np.asarray(prof.mem, dtype=float))
+            min_procs = np.minimum.accumulate(np.asarray(steps.procs, dtype=float))
+            min_mem = np.minimum.accumulate(np.asarray(steps.mem, dtype=float))
             here[fit] = (min_procs[last] >= procs[fit]) & (min_mem[last] >= mem[fit])
         ok |= here
     return ok
