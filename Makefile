@@ -54,9 +54,10 @@ install-fast:
 	@rm -rf build
 	@$(FAST)/bin/o2ksim --version
 
-# the unit suite and the pure-vs-compiled comparisons, run against the compiled build
-test-fast: install-fast
+# the unit suite on the compiled build, then (on the pure build) its jobs.csv against the pure one's
+test-fast: install-test install-fast
 	tests/run_compiled.sh $(FAST)
+	O2KSIM_FAST_BIN=$(FAST)/bin/o2ksim $(BIN)/python -m pytest -q -rs tests/test_compiled_build.py
 
 clean:
 	rm -rf $(VENV) $(FAST) build *.egg-info .pytest_cache .ruff_cache
