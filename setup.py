@@ -45,8 +45,13 @@ def _compile_requested() -> bool:
 def _extensions() -> list:
     if not _compile_requested():
         return []
-    from mypyc.build import mypycify  # only for the compiled build: mypy is a build need then
-
+    try:
+        from mypyc.build import mypycify  # only for the compiled build: mypy is a build need then
+    except ImportError as exc:
+        raise SystemExit(
+            "O2KSIM_COMPILE=1 needs mypy (mypyc) where o2ksim is built: pip install mypy, then "
+            "O2KSIM_COMPILE=1 pip install --no-build-isolation . (or: make install-fast)"
+        ) from exc
     return mypycify(COMPILED_MODULES, opt_level="3")
 
 
