@@ -101,4 +101,6 @@ def test_compiled_build_writes_the_same_jobs_csv(tmp_path: Path) -> None:
     for name, args in cases:
         subprocess.run([*pure, "run", *args, "-q", "--out", str(tmp_path / "pure" / name)], check=True, cwd=ROOT)
         expected = (tmp_path / "pure" / name / "jobs.csv").read_bytes()
-        assert _run(FAST_BIN, tmp_path / "fast" / name, args) == expected, name
+        assert _run(FAST_BIN, tmp_path / "fast" / name, args) == expected, (
+            f"{name}: the compiled build's jobs.csv differs (built from older code? make install-fast)"
+        )
