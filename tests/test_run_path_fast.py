@@ -1,0 +1,74 @@
+"""The fast paths of a run outside the simulation (work package 9k) against the
+implementations they replace: numpy's percentile, the full command-line parser."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from o2ksim.metrics import percentile
+
+finite = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False, width=64),
+    st.integers(-(10**6), 10**6).map(float),  # ties and whole waits, as a job table has
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    values=st.lists(finite, min_size=1, max_size=60),
+    q=st.one_of(st.sampled_from([0.0, 50.0, 95.0, 99.0, 100.0]), st.floats(0.0, 100.0)),
+)
+def test_percentile_is_numpys_linear_percentile(values, q):
+    got = percentile(np.array(values), q)
+    expected = float(np.percentile(np.array(values), q))
+    assert got == expected or (math.isnan(got) and math.isnan(expected))
+
+
+def test_percentile_with_nan_is_nan():
+    assert math.isnan(percentile(np.array([1.0, math.nan, 3.0]), 95.0))
+    assert math.isnan(float(np.percentile(np.array([1.0, math.nan, 3.0]), 95.0)))
+
+
+def test_percentile_by_hand():
+    # rank (5 - 1) * 0.95 = 3.8 between 40 and 50: 50 - 10 * 0.2 = 48
+    assert percentile(np.array([30.0, 10.0, 50.0, 20.0, 40.0]), 95.0) == 48.0
+    assert percentile(np.array([7.0]), 95.0) == 7.0
+
+
+def _subparsers(parser):
+    import argparse
+
+    (action,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return action.choices
+
+
+def test_one_command_parser_is_the_full_parsers_command():
+    """``main`` builds only the named command's parser: it must read arguments and
+    print help exactly as that command's parser in the full one does."""
+    from o2ksim.cli import _command_module, build_parser
+
+    full = _subparsers(build_parser())
+    for name, sub in full.items():
+        module = _command_module([name, "--help"])
+        assert module == name.replace("-", "_")
+        (alone,) = _subparsers(build_parser(module)).values()
+        assert alone.format_help() == sub.format_help()
+    assert _command_module(["--help"]) is None
+    assert _command_module(["no-such-command"]) is None
+    assert _command_module(["_private"]) is None
+    assert _command_module([]) is None
+    argv = ["run", "--trace", "t.swf", "--window", "0", "7d", "--set", "a=1", "--set", "b=x", "--no-sliding", "-q"]
+    assert vars(build_parser("run").parse_args(argv)) == vars(build_parser().parse_args(argv))
+
+
+def test_run_through_main_with_one_command_parser(tmp_path, capsys):
+    from o2ksim.cli import main
+
+    assert main(["run", "--trace", "traces/kth-sp2-sample.swf", "-q", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "jobs.csv").exists()
+    assert main(["run", "--bogus"]) == 2
+    assert "unrecognized arguments: --bogus" in capsys.readouterr().err
