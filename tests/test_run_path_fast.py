@@ -72,3 +72,4 @@ def test_run_through_main_with_one_command_parser(tmp_path, capsys):
     assert (tmp_path / "jobs.csv").exists()
     assert main(["run", "--bogus"]) == 2
     assert "unrecognized arguments: --bogus" in capsys.readouterr().err
+
