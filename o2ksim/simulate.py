@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from o2ksim import __version__, metrics
+from o2ksim._startup import installed_version  # first: imports SimPy before the engine does
 from o2ksim.csvwrite import write_csv
 from o2ksim.engine.contract import PolicyProtocol
 from o2ksim.engine.core import RunStats, Simulation
@@ -189,6 +190,9 @@ def _pandas_version() -> str:
     pd = sys.modules.get("pandas")
     if pd is not None:
         return pd.__version__
+    found = installed_version("pandas")  # without importing importlib.metadata (o2ksim._startup)
+    if found is not None:
+        return found
     from importlib.metadata import PackageNotFoundError, version
 
     try:

@@ -73,3 +73,40 @@ def test_run_through_main_with_one_command_parser(tmp_path, capsys):
     assert main(["run", "--bogus"]) == 2
     assert "unrecognized arguments: --bogus" in capsys.readouterr().err
 
+
+
+def test_installed_version_is_importlib_metadatas():
+    from importlib.metadata import version
+
+    from o2ksim._startup import installed_version
+
+    for name in ("simpy", "numpy", "pandas", "SimPy", "hypothesis"):
+        assert installed_version(name) == version(name)
+    assert installed_version("no-such-distribution-o2ksim") is None
+
+
+_RUN_CHILD = (
+    "import sys\n"
+    "from o2ksim.cli import main\n"
+    "code = main(sys.argv[1:])\n"
+    "loaded = 'importlib.metadata' in sys.modules\n"
+    "import importlib.metadata, simpy\n"
+    "print(code, loaded, simpy.__version__ == importlib.metadata.version('simpy'))\n"
+)
+
+
+def test_a_run_never_imports_importlib_metadata(tmp_path):
+    """SimPy's import and run.json's versions go without importlib.metadata (o2ksim._startup),
+    SimPy's version is still the installed one, and the real module works afterwards."""
+    import json
+    import subprocess
+    import sys
+    from importlib.metadata import version
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    args = ["run", "--trace", "traces/kth-sp2-sample.swf", "-q", "--out", str(tmp_path)]
+    proc = subprocess.run([sys.executable, "-c", _RUN_CHILD, *args], capture_output=True, text=True, check=True, cwd=repo)
+    assert proc.stdout.split() == ["0", "False", "True"]
+    versions = json.loads((tmp_path / "run.json").read_text())["versions"]
+    assert versions["simpy"] == version("simpy") and versions["pandas"] == version("pandas")
