@@ -357,34 +357,37 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
         mach = machine_from_header(header, source)
 
     analysed: np.ndarray | None = None
-    if frame is not None:
-        frame = apply_estimates(frame, estimates)
-        if window is not None:
-            frame, analysed = select_window(frame, window)
-        specs = specs_from_frame(frame)
+    # Set-up makes one long-lived object per job (specs, jobs, index entries) and no
+    # garbage: collections here would only scan them again and again (a fifth of it).
+    with gc_paused():
+        if frame is not None:
+            frame = apply_estimates(frame, estimates)
+            if window is not None:
+                frame, analysed = select_window(frame, window)
+            specs = specs_from_frame(frame)
 
-    pol: PolicyProtocol = (
-        make_policy(cfg.policy.name, **cfg.policy.params)
-        if isinstance(cfg.policy, PolicyChoice)
-        else cfg.policy
-    )
-    settings = cfg.settings
-    progress = cfg.progress
+        pol: PolicyProtocol = (
+            make_policy(cfg.policy.name, **cfg.policy.params)
+            if isinstance(cfg.policy, PolicyChoice)
+            else cfg.policy
+        )
+        settings = cfg.settings
+        progress = cfg.progress
 
-    obs = list(observers)
-    if progress:
-        from o2ksim.progress import ProgressBar
+        obs = list(observers)
+        if progress:
+            from o2ksim.progress import ProgressBar
 
-        obs.append(ProgressBar(len(analysed) if analysed is not None else len(specs)))
-    sim = Simulation(
-        mach,
-        specs,
-        pol,
-        settings=settings,
-        watch=None if analysed is None else analysed.tolist(),
-        observers=obs,
-        rng=np.random.default_rng(seed),
-    )
+            obs.append(ProgressBar(len(analysed) if analysed is not None else len(specs)))
+        sim = Simulation(
+            mach,
+            specs,
+            pol,
+            settings=settings,
+            watch=None if analysed is None else analysed.tolist(),
+            observers=obs,
+            rng=np.random.default_rng(seed),
+        )
     stats = sim.run()
     for o in obs:
         o.close()

@@ -110,3 +110,46 @@ def test_a_run_never_imports_importlib_metadata(tmp_path):
     assert proc.stdout.split() == ["0", "False", "True"]
     versions = json.loads((tmp_path / "run.json").read_text())["versions"]
     assert versions["simpy"] == version("simpy") and versions["pandas"] == version("pandas")
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.integers(1, 10**9), st.integers(0, 10**9), st.integers(-1, 4096), st.integers(-1, 4096),
+            st.integers(-1, 10**7), st.integers(-1, 10**7), st.integers(-1, 10**8), st.integers(-1, 10**8),
+            st.integers(-1, 10**6), st.integers(-1, 500),
+        ),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_specs_filled_slot_by_slot_equal_constructed_specs(rows):
+    """specs_from_frame's direct slot filling gives the objects JobSpec(...) gives."""
+    import o2ksim.workloads.convert as convert
+    from o2ksim.jobs import JobSpec
+    from o2ksim.table import ColumnTable
+
+    names = ("job_id", "submit", "req_procs", "alloc_procs", "run_time", "req_time", "req_mem", "used_mem", "user", "queue")
+    table = ColumnTable({name: np.array(values, dtype=np.int64) for name, values in zip(names, zip(*rows, strict=True), strict=True)})
+    fast = convert.specs_from_frame(table)
+    constructed = list(
+        map(
+            JobSpec,
+            *(
+                [getattr(s, f) for s in fast]
+                for f in ("job_id", "submit", "procs", "mem", "req_time", "run_time", "used_mem", "user", "queue")
+            ),
+        )
+    )
+    setters, convert._slot_setters = convert._slot_setters, lambda: None
+    try:
+        slow = convert.specs_from_frame(table)
+    finally:
+        convert._slot_setters = setters
+    assert fast == slow == constructed
+    assert [hash(s) for s in fast] == [hash(s) for s in slow]
+    assert [tuple(map(type, (s.job_id, s.submit, s.procs, s.mem, s.req_time))) for s in fast] == [
+        tuple(map(type, (s.job_id, s.submit, s.procs, s.mem, s.req_time))) for s in slow
+    ]
+    assert all(type(s) is JobSpec for s in fast)
