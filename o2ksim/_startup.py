@@ -14,8 +14,9 @@ stand-in for :mod:`importlib.metadata` whose ``version`` is
 certain (SimPy not installed as a ``.dist-info`` directory on ``sys.path``, or
 :mod:`importlib.metadata` already imported) SimPy is imported as usual.
 
-:mod:`o2ksim.simulate` imports this module before the engine, which imports
-SimPy; ``run.json``'s library versions use :func:`installed_version` too
+The engine package (``o2ksim/engine/__init__.py``) imports this module, so
+SimPy is imported this way before any engine module imports it; ``run.json``'s
+library versions use :func:`installed_version` too
 (``tests/test_run_path_fast.py`` checks both against :mod:`importlib.metadata`).
 """
 

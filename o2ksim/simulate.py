@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from o2ksim import __version__, metrics
-from o2ksim._startup import installed_version  # first: imports SimPy before the engine does
+from o2ksim._startup import installed_version
 from o2ksim.csvwrite import write_csv
 from o2ksim.engine.contract import PolicyProtocol
 from o2ksim.engine.core import RunStats, Simulation
