@@ -153,3 +153,34 @@ def test_specs_filled_slot_by_slot_equal_constructed_specs(rows):
         tuple(map(type, (s.job_id, s.submit, s.procs, s.mem, s.req_time))) for s in slow
     ]
     assert all(type(s) is JobSpec for s in fast)
+
+
+def test_a_run_leaves_the_garbage_collector_as_it_found_it(monkeypatch):
+    """simulate() freezes what is alive for the simulation (simulate.freeze_alive) and
+    unfreezes it after, on success and on error; objects someone else froze stay frozen."""
+    import gc
+    import sys
+
+    import pytest
+
+    from o2ksim import simulate
+
+    assert gc.get_freeze_count() == 0
+    simulate("traces/kth-sp2-sample.swf", policy="fcfs-backfill")
+    assert gc.get_freeze_count() == 0 and gc.isenabled()
+
+    def fail(self):
+        assert gc.get_freeze_count() > 0  # the simulation runs with the set-up frozen
+        raise RuntimeError("boom")
+
+    with monkeypatch.context() as m:
+        m.setattr(sys.modules["o2ksim.simulate"].Simulation, "run", fail)
+        with pytest.raises(RuntimeError, match="boom"):
+            simulate("traces/kth-sp2-sample.swf", policy="fcfs-backfill")
+    assert gc.get_freeze_count() == 0 and gc.isenabled()
+    gc.freeze()
+    try:
+        simulate("traces/kth-sp2-sample.swf", policy="fcfs-backfill")
+        assert gc.get_freeze_count() > 0  # someone else's frozen objects: not unfrozen by the run
+    finally:
+        gc.unfreeze()
