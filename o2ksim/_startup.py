@@ -96,12 +96,12 @@ def _import_simpy() -> None:
     stand_in = types.ModuleType("importlib.metadata", "o2ksim's stand-in while SimPy is imported")
     stand_in.version = simpy_version  # type: ignore[attr-defined]
     sys.modules["importlib.metadata"] = stand_in
-    importlib.metadata = stand_in  # type: ignore[attr-defined]  # what `import importlib.metadata` binds
+    importlib.metadata = stand_in  # what `import importlib.metadata` binds
     try:
         import simpy  # noqa: F401
     finally:
         del sys.modules["importlib.metadata"]
-        del importlib.metadata  # type: ignore[attr-defined]
+        del importlib.metadata
 
 
 _import_simpy()
