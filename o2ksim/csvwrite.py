@@ -205,11 +205,10 @@ def _array_text(values: Any) -> list[str]:
     return text.tolist()
 
 
-
-
 def _int_text(values: Any, suffix: str) -> list[str]:
-    """``str(v) + suffix`` of every value of an integer array; through a table of each
-    value's text when the values lie in a narrow range (sizes, counts, ids)."""
+    """``str(v) + suffix`` of every value of an integer array: through a table of each
+    value's text when the values lie in a narrow range (sizes, counts, ids), each
+    distinct value converted once when a wider range repeats (requested times)."""
     import numpy as np
 
     n = len(values)
@@ -220,8 +219,11 @@ def _int_text(values: Any, suffix: str) -> list[str]:
         table = np.array([f"{v}{suffix}" for v in range(lo, hi + 1)], dtype=object)
         return table[values - lo].tolist()
     if suffix:
-        return [f"{v}{suffix}" for v in values.tolist()]
-    return list(map(str, values.tolist()))
+        convert: Any = f"{{}}{suffix}".format
+    else:
+        convert = str
+    text = _by_distinct(values, convert)
+    return text if text is not None else list(map(convert, values.tolist()))
 
 
 def _float_repr(values: Any) -> list[str]:
@@ -229,18 +231,40 @@ def _float_repr(values: Any) -> list[str]:
     converted once when values repeat (slowdowns of a job table often do)."""
     import numpy as np
 
-    n = len(values)
     # sorting would merge -0.0 into 0.0: such a column is converted value by value
-    if n > 64 and not ((values == 0) & np.signbit(values)).any():
-        order = np.argsort(values)
-        ordered = values[order]
-        new = np.empty(n, dtype=bool)
-        new[0] = True
-        np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
-        starts = np.flatnonzero(new)
-        if len(starts) * 2 <= n:
-            distinct = np.array(list(map(float.__repr__, ordered[starts].tolist())), dtype=object)
-            where = np.empty(n, dtype=np.intp)
-            where[order] = np.cumsum(new) - 1
-            return distinct[where].tolist()
+    if not ((values == 0) & np.signbit(values)).any():
+        text = _by_distinct(values, float.__repr__)
+        if text is not None:
+            return text
     return list(map(float.__repr__, values.tolist()))
+
+
+def _by_distinct(values: Any, convert: Any) -> list[str] | None:
+    """``convert`` of every value, applied once per distinct value; ``None`` (do it
+    value by value) when fewer than half the values repeat.
+
+    A sample of about 256 values decides first whether sorting is worth it: a
+    column of distinct values (ids, submit times) is not sorted for nothing.
+    Equal values must have equal text (not so for -0.0 and 0.0: the caller
+    keeps those away).
+    """
+    import numpy as np
+
+    n = len(values)
+    if n <= 64:
+        return None
+    sample = np.sort(values[:: max(1, n // 256)])
+    if np.count_nonzero(sample[1:] != sample[:-1]) >= 0.9 * (len(sample) - 1):
+        return None
+    order = np.argsort(values)
+    ordered = values[order]
+    new = np.empty(n, dtype=bool)
+    new[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    if len(starts) * 2 > n:
+        return None
+    distinct = np.array(list(map(convert, ordered[starts].tolist())), dtype=object)
+    where = np.empty(n, dtype=np.intp)
+    where[order] = np.cumsum(new) - 1
+    return distinct[where].tolist()

@@ -155,6 +155,8 @@ def test_job_like_columns_as_frame_and_column_table(tmp_path, rows):
         "sizes": ints.astype(np.int64) % 64 + 1,  # like procs: a narrow positive range
         "mean_procs": (ints.astype(np.int64) % 64 + 1).astype(np.float64),
         "slowdown": (ints.astype(np.int64) % 9) / 4 + 1,  # few distinct fractions: each converted once
+        "req_time": (ints.astype(np.int64) % 7 * 360_000).astype(np.float64),  # few, far apart
+        "wide_repeats": ints.astype(np.int64) % 5 * 10**12 - 2 * 10**12,
     }
     frame = pd.DataFrame(columns)
     _same_bytes(frame, tmp_path)
