@@ -99,6 +99,8 @@ def _import_simpy() -> None:
     importlib.metadata = stand_in  # what `import importlib.metadata` binds
     try:
         import simpy  # noqa: F401
+    except Exception:  # e.g. a SimPy that wants more of importlib.metadata than its version
+        sys.modules.pop("simpy", None)  # the engine's own `import simpy` then runs as usual
     finally:
         del sys.modules["importlib.metadata"]
         del importlib.metadata

@@ -184,3 +184,25 @@ def test_a_run_leaves_the_garbage_collector_as_it_found_it(monkeypatch):
         assert gc.get_freeze_count() > 0  # someone else's frozen objects: not unfrozen by the run
     finally:
         gc.unfreeze()
+
+
+_FAILING_SIMPY_CHILD = (
+    "import importlib.abc, sys\n"
+    "class Finder(importlib.abc.MetaPathFinder):\n"  # a SimPy whose __init__ needs more than version()
+    "    def find_spec(self, name, path, target=None):\n"
+    "        if name == 'simpy' and not getattr(self, 'done', False):\n"
+    "            self.done = True\n"
+    "            from importlib.metadata import PackageNotFoundError  # the stand-in has no such name\n"
+    "        return None\n"
+    "sys.meta_path.insert(0, Finder())\n"
+    "import o2ksim.engine.core, simpy, importlib.metadata\n"
+    "print(simpy.__version__ == importlib.metadata.version('simpy'), 'simpy' in sys.modules)\n"
+)
+
+
+def test_simpy_imports_as_usual_when_the_stand_in_is_not_enough():
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", _FAILING_SIMPY_CHILD], capture_output=True, text=True, check=True)
+    assert proc.stdout.split() == ["True", "True"]
