@@ -183,27 +183,88 @@ def _array_text(values: Any) -> list[str]:
     import numpy as np
 
     kind = values.dtype.kind
-    if kind == "f":
-        # Python's repr of a float is the text numpy's astype(str) gives (shortest
-        # round-trip digits, exponent from 1e16 and below 1e-4), 2-3x faster.
-        # np.unique would merge -0.0 into 0.0: such a column is converted value by value.
-        signed_zero = bool((np.signbit(values) & (values == 0)).any())
-        return _texts(values, float.__repr__, by_value=not signed_zero)
-    return _texts(values, str, by_value=True)  # integers, booleans
+    if kind == "b":
+        return np.array(["False", "True"], dtype=object)[values.view(np.uint8)].tolist()
+    if kind != "f":
+        return _int_text(values, "")
+    # Python's repr of a float is the text numpy's astype(str) gives (shortest
+    # round-trip digits, exponent from 1e16 and below 1e-4).  A whole number
+    # below 1e16 in magnitude is written "<integer>.0": its integer's text, which
+    # is cheaper than repr (times, sizes and many measures of a job table are whole).
+    whole = (np.abs(values) < 1e16) & (values == np.trunc(values))  # NaN and inf: False
+    whole &= ~((values == 0) & np.signbit(values))  # -0.0 is repr'd as "-0.0"
+    if whole.all():
+        return _int_text(values.astype(np.int64), ".0")
+    text = np.empty(len(values), dtype=object)
+    if whole.any():
+        text[whole] = _int_text(values[whole].astype(np.int64), ".0")
+    nan = np.isnan(values)
+    text[nan] = ""
+    other = ~(whole | nan)
+    text[other] = _float_repr(values[other])
+    return text.tolist()
 
 
-def _texts(values: Any, to_text: Any, *, by_value: bool) -> list[str]:
-    """``to_text`` of every value (NaN empty); each distinct value converted once when
-    values repeat (times, sizes and slowdowns of a job table often do)."""
+def _int_text(values: Any, suffix: str) -> list[str]:
+    """``str(v) + suffix`` of every value of an integer array: through a table of each
+    value's text when the values lie in a narrow range (sizes, counts, ids), each
+    distinct value converted once when a wider range repeats (requested times)."""
     import numpy as np
 
-    if by_value and len(values) > 64:
-        distinct, where = np.unique(values, return_inverse=True)
-        if len(distinct) * 2 <= len(values):
-            text = np.array(_texts(distinct, to_text, by_value=False), dtype=object)
-            return text[where].tolist()
-    text = list(map(to_text, values.tolist()))
-    if values.dtype.kind == "f":
-        for i in np.flatnonzero(np.isnan(values)).tolist():
-            text[i] = ""
-    return text
+    n = len(values)
+    if n == 0:
+        return []
+    lo, hi = int(values.min()), int(values.max())
+    if hi - lo < n // 2:
+        table = np.array([f"{v}{suffix}" for v in range(lo, hi + 1)], dtype=object)
+        return table[values - lo].tolist()
+    if suffix:
+        convert: Any = f"{{}}{suffix}".format
+    else:
+        convert = str
+    text = _by_distinct(values, convert)
+    return text if text is not None else list(map(convert, values.tolist()))
+
+
+def _float_repr(values: Any) -> list[str]:
+    """``repr`` of every value of a float array without NaN; each distinct value
+    converted once when values repeat (slowdowns of a job table often do)."""
+    import numpy as np
+
+    # sorting would merge -0.0 into 0.0: such a column is converted value by value
+    if not ((values == 0) & np.signbit(values)).any():
+        text = _by_distinct(values, float.__repr__)
+        if text is not None:
+            return text
+    return list(map(float.__repr__, values.tolist()))
+
+
+def _by_distinct(values: Any, convert: Any) -> list[str] | None:
+    """``convert`` of every value, applied once per distinct value; ``None`` (do it
+    value by value) when fewer than half the values repeat.
+
+    A sample of about 256 values decides first whether sorting is worth it: a
+    column of distinct values (ids, submit times) is not sorted for nothing.
+    Equal values must have equal text (not so for -0.0 and 0.0: the caller
+    keeps those away).
+    """
+    import numpy as np
+
+    n = len(values)
+    if n <= 64:
+        return None
+    sample = np.sort(values[:: max(1, n // 256)])
+    if np.count_nonzero(sample[1:] != sample[:-1]) >= 0.9 * (len(sample) - 1):
+        return None
+    order = np.argsort(values)
+    ordered = values[order]
+    new = np.empty(n, dtype=bool)
+    new[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    if len(starts) * 2 > n:
+        return None
+    distinct = np.array(list(map(convert, ordered[starts].tolist())), dtype=object)
+    where = np.empty(n, dtype=np.intp)
+    where[order] = np.cumsum(new) - 1
+    return distinct[where].tolist()

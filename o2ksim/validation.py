@@ -16,12 +16,10 @@ so must the limits that keep a run from hanging or wrapping around
 
 from __future__ import annotations
 
-import difflib
 import math
 import numbers
 import os
 import re
-import uuid
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -59,6 +57,8 @@ _BOOL_HINT = "a TOML boolean (true or false, without quotes)"
 # --------------------------------------------------------------------------------- key checks
 def nearest(word: str, candidates: Iterable[str]) -> str | None:
     """The candidate closest to ``word`` (for "did you mean"), or None when none is close."""
+    import difflib  # only for an error message
+
     found = difflib.get_close_matches(word, sorted(candidates), n=1, cutoff=0.6)
     return found[0] if found else None
 
@@ -334,7 +334,7 @@ def writable_dir(path: str | os.PathLike[str], option: str) -> Path:
         raise O2KSimError(f"{option} {out}: exists and is not a directory")
     try:
         out.mkdir(parents=True, exist_ok=True)
-        probe = out / f".o2ksim-write-test-{uuid.uuid4().hex[:8]}"
+        probe = out / f".o2ksim-write-test-{os.urandom(4).hex()}"
         probe.write_bytes(b"")
         probe.unlink()
     except OSError as exc:

@@ -118,3 +118,47 @@ def test_result_save_writes_what_pandas_writes(tmp_path):
     result.save(tmp_path / "run")
     result.jobs.to_csv(tmp_path / "pandas.csv", index=False)
     assert (tmp_path / "run" / "jobs.csv").read_bytes() == (tmp_path / "pandas.csv").read_bytes()
+
+
+WHOLE_EDGES = [0.0, -0.0, 1.0, -1.0, 1e15, -1e15, 9999999999999998.0, -9999999999999998.0, 1e16, -1e16,
+               2.0**53, 2.0**63, -(2.0**63), 1e300, math.inf, -math.inf, math.nan]  # fmt: skip
+
+job_like_floats = st.one_of(
+    st.integers(-(2**60), 2**60).map(float),  # whole numbers: written as their integer's text + ".0"
+    st.integers(-50, 50).map(float),  # narrow ranges: converted through a table
+    st.sampled_from(WHOLE_EDGES),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(0, 40).map(lambda k: k / 8),  # repeated fractions: each distinct value converted once
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    rows=st.lists(
+        st.tuples(job_like_floats, st.one_of(st.integers(-(2**63), 2**63 - 1), st.integers(-3, 3)), st.booleans()),
+        min_size=65,
+        max_size=300,
+    )
+)
+def test_job_like_columns_as_frame_and_column_table(tmp_path, rows):
+    """Whole-number floats, narrow and wide integer ranges, signed zeros, 1e16 and
+    booleans, long enough for the table and distinct-value paths: the bytes of
+    ``to_csv``, from a DataFrame and from a ColumnTable alike."""
+    from o2ksim.table import ColumnTable
+
+    floats, ints, flags = (np.array(c) for c in zip(*rows, strict=True))
+    columns = {
+        "f": floats.astype(np.float64),
+        "i": ints.astype(np.int64),
+        "b": flags.astype(bool),
+        "w": np.trunc(np.nan_to_num(floats, posinf=0.0, neginf=0.0) % 1e6),
+        "sizes": ints.astype(np.int64) % 64 + 1,  # like procs: a narrow positive range
+        "mean_procs": (ints.astype(np.int64) % 64 + 1).astype(np.float64),
+        "slowdown": (ints.astype(np.int64) % 9) / 4 + 1,  # few distinct fractions: each converted once
+        "req_time": (ints.astype(np.int64) % 7 * 360_000).astype(np.float64),  # few, far apart
+        "wide_repeats": ints.astype(np.int64) % 5 * 10**12 - 2 * 10**12,
+    }
+    frame = pd.DataFrame(columns)
+    _same_bytes(frame, tmp_path)
+    write_csv(ColumnTable(columns), tmp_path / "table.csv")
+    assert (tmp_path / "table.csv").read_bytes() == (tmp_path / "pandas.csv").read_bytes()

@@ -36,7 +36,6 @@ import io
 import math
 import os
 import re
-import secrets
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -1139,7 +1138,7 @@ def _gzip_bytes(payload: bytes) -> bytes:
 def _write_atomically(target: Path, payload: bytes) -> None:
     """Write *payload* to a temporary file next to *target*, then rename it over
     *target*, so that readers never see a half-written trace."""
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     try:
         # os.open applies the umask to 0o666, as a plain open() would
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)

@@ -16,7 +16,6 @@ import numbers
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from o2ksim.errors import O2KSimError
@@ -63,6 +62,8 @@ def parse_time(text: str | float | int, unix_start: int | None = None) -> float:
                 f"'{text}' is a date but the trace has no UnixStartTime; give seconds or a duration"
             )
         try:
+            from datetime import UTC, datetime  # dates only: not imported by every run
+
             when = datetime.fromisoformat(text.strip())
         except ValueError:
             raise O2KSimError(f"'{text}' is not a valid date") from None
