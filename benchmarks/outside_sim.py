@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from speed_goals import CASES, ORACLE, ROOT, TRACES, _child_run, _head
+from speed_goals import CASES, ORACLE, ROOT, _child_run, trace_cases
 
 CHILD = r"""
 import json, sys, time
@@ -82,16 +82,12 @@ def main() -> None:
         sources = {"against": args.against.resolve(), **sources}
     for source in sources.values():
         compileall.compile_dir(source / "o2ksim", quiet=1)  # as an installed package has it
-    chosen = [c for c in CASES if c.trace and c.key in (args.cases or ["kth10k", "kth"])]
     print("CPU seconds, best of", args.repeat)
     print("| workload | source | whole process | simulate | outside the simulation | oracle |")
     print("|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        for case in chosen:
-            trace = TRACES / case.trace
-            if case.head:
-                trace = _head(trace, case.head, tmp)
+        for case, trace in trace_cases(args.cases, ["kth10k", "kth"], tmp):
             best: dict[str, tuple[float, float, float]] = {}
             for _ in range(args.repeat):
                 for label, source in sources.items():

@@ -47,11 +47,10 @@ from speed_goals import (
     O2KSIM,
     ORACLE,
     ROOT,
-    TRACES,
     _build,
     _child_run,
-    _head,
     compile_package,
+    trace_cases,
 )
 
 PHASES = ("python", "import", "read", "set-up", "simulate", "tabulate", "write")
@@ -154,16 +153,12 @@ def main() -> None:
     if args.startup:
         startup_floor(max(args.repeat, 5))
         return
-    chosen = [c for c in CASES if c.trace and c.key in (args.cases or ["kth10k", "kth", "hpc2n"])]
     print(f"{'wall' if args.wall else 'CPU'} seconds")
     print("| workload | jobs | " + " | ".join(PHASES) + " | whole process | oracle | ratio |")
     print("|---" * (len(PHASES) + 5) + "|")
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        for case in chosen:
-            trace = TRACES / case.trace
-            if case.head:
-                trace = _head(trace, case.head, tmp)
+        for case, trace in trace_cases(args.cases, ["kth10k", "kth", "hpc2n"], tmp):
             oracle_cmd = [sys.executable, str(ORACLE), str(trace), "-", str(case.oracle_procs), str(tmp / "o.csv")]
             best = None
             for _ in range(args.repeat):

@@ -94,6 +94,15 @@ def _head(trace: Path, n: int, out: Path) -> Path:
     return path
 
 
+def trace_cases(keys: list[str] | None, default: list[str], tmp: Path) -> list[tuple[Case, Path]]:
+    """The trace cases named by ``keys`` (else ``default``), each with its trace file
+    (the first ``case.head`` jobs written to ``tmp`` when the case takes only those)."""
+    chosen = [c for c in CASES if c.trace and c.key in (keys or default)]
+    return [
+        (c, _head(TRACES / c.trace, c.head, tmp) if c.head else TRACES / c.trace) for c in chosen
+    ]
+
+
 def measure(case: Case, tmp: Path) -> dict[str, float | str]:
     """o2ksim and oracle wall/CPU seconds for one case."""
     if case.trace is None:
