@@ -217,7 +217,9 @@ def _int_text(values: Any, suffix: str) -> list[str]:
     lo, hi = int(values.min()), int(values.max())
     if hi - lo < n // 2:
         table = np.array([f"{v}{suffix}" for v in range(lo, hi + 1)], dtype=object)
-        return table[values - lo].tolist()
+        # the offsets in 64 bits: in a narrow signed type (int8, int16) ``values - lo`` wraps
+        offsets = values - lo if values.dtype.kind == "u" else values.astype(np.int64) - lo
+        return table[offsets].tolist()
     if suffix:
         convert: Any = f"{{}}{suffix}".format
     else:

@@ -162,3 +162,20 @@ def test_job_like_columns_as_frame_and_column_table(tmp_path, rows):
     _same_bytes(frame, tmp_path)
     write_csv(ColumnTable(columns), tmp_path / "table.csv")
     assert (tmp_path / "table.csv").read_bytes() == (tmp_path / "pandas.csv").read_bytes()
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "uint8", "uint16", "uint32"])
+def test_narrow_integer_types_over_a_wide_part_of_their_range(dtype, tmp_path):
+    """A narrow integer type whose values span more than half its range (int8: -100..100),
+    long enough for the table of texts: the table is indexed without wrapping around
+    (``values - lo`` in int8 once printed -26 for 29)."""
+    info = np.iinfo(dtype)
+    lo, hi = max(info.min, -100 if info.bits == 8 else -20_000), min(info.max, 20_000)
+    values = np.arange(lo, hi + 1, dtype=np.int64)
+    from o2ksim.table import ColumnTable
+
+    column = np.resize(values, 2 * len(values) + 2).astype(dtype)
+    columns = {"id": np.arange(len(column)), "v": column}  # two columns: one goes through pandas
+    _same_bytes(pd.DataFrame(columns), tmp_path)
+    write_csv(ColumnTable(columns), tmp_path / "table.csv")  # numpy columns as they are
+    assert (tmp_path / "table.csv").read_bytes() == (tmp_path / "pandas.csv").read_bytes()
