@@ -21,7 +21,8 @@ import os
 from setuptools import setup
 
 # The modules a run spends its time in (the engine's event loop and the backfill family's
-# passes); o2ksim/build.py lists them too, for ``o2ksim --version`` (a test checks they agree).  Not compiled: engine/simpy_parts.py and engine/errors.py (subclasses of SimPy's
+# passes); o2ksim/build.py lists them too, for ``o2ksim --version`` (a test checks they agree).
+# Not compiled: engine/simpy_parts.py and engine/errors.py (subclasses of SimPy's
 # and of built-in classes, which compiled classes cannot be), engine/snapshot.py (builds its
 # frozen dataclasses through slot descriptors), engine/contract.py (a runtime-checkable
 # Protocol), policies/profile.py (ArrayProfile keeps numpy arrays where Profile keeps lists),

@@ -5,7 +5,7 @@ SimPy's ``__init__`` imports :mod:`importlib.metadata` for one call,
 ``importlib.metadata.version("simpy")``.  That module pulls in :mod:`email`,
 :mod:`zipfile`, :mod:`socket`, :mod:`tempfile` and more: about 0.025 CPU
 seconds, a sixth of what a run spends importing before it reads its trace
-(``benchmarks/phases.py``).  Importing this module imports SimPy with a
+(``benchmarks/phases.py``).  :func:`import_simpy` imports SimPy with a
 stand-in for :mod:`importlib.metadata` whose ``version`` is
 :func:`installed_version` -- the same answer, read from the
 ``simpy-X.dist-info/METADATA`` file that :mod:`importlib.metadata` would read
@@ -14,9 +14,10 @@ stand-in for :mod:`importlib.metadata` whose ``version`` is
 certain (SimPy not installed as a ``.dist-info`` directory on ``sys.path``, or
 :mod:`importlib.metadata` already imported) SimPy is imported as usual.
 
-The engine package (``o2ksim/engine/__init__.py``) imports this module, so
-SimPy is imported this way before any engine module imports it; ``run.json``'s
-library versions use :func:`installed_version` too
+``o2ksim run`` calls it before it imports anything that imports SimPy;
+other commands and the Python API import SimPy as usual (see
+:func:`import_simpy` for why).  ``run.json``'s
+library versions use :func:`installed_version` in both
 (``tests/test_run_path_fast.py`` checks both against :mod:`importlib.metadata`).
 """
 
@@ -80,8 +81,15 @@ def _metadata_version(path: str) -> str | None:
     return None
 
 
-def _import_simpy() -> None:
-    """Import SimPy with a stand-in for :mod:`importlib.metadata` (see the module docstring)."""
+def import_simpy() -> None:
+    """Import SimPy with a stand-in for :mod:`importlib.metadata` (see the module docstring).
+
+    Only ``o2ksim run`` calls it, before it imports anything that imports SimPy: the
+    stand-in is in :data:`sys.modules` while SimPy imports, and in a process
+    that already runs other threads one of them could import
+    :mod:`importlib.metadata` in that moment and keep the stand-in.  A command
+    line process has no other thread yet; the Python API imports SimPy as usual.
+    """
     if "simpy" in sys.modules or "importlib.metadata" in sys.modules:
         return
     version = installed_version("simpy")
@@ -105,5 +113,3 @@ def _import_simpy() -> None:
         del sys.modules["importlib.metadata"]
         del importlib.metadata
 
-
-_import_simpy()

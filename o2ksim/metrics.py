@@ -118,7 +118,10 @@ def percentile(values: np.ndarray, q: float) -> float:
     twentieth of a small run's start-up); the summary needs one order statistic
     pair.  The rank is ``(n - 1) * q / 100``; between the two values ``a <= b``
     around it, numpy interpolates as ``a + (b - a) * g`` for a fraction ``g <
-    0.5`` and ``b - (b - a) * (1 - g)`` otherwise, which is repeated here.
+    0.5`` and ``b - (b - a) * (1 - g)`` otherwise, which is repeated here.  One
+    difference: at ``q = 100`` this returns the maximum, where numpy's formula
+    gives NaN if the two largest values include an infinity (the summary uses
+    ``q = 95``).
     """
     values = np.asarray(values, dtype=np.float64)
     n = len(values)

@@ -9,5 +9,12 @@ cd "$(dirname "$0")/.."
 FAST=${1:-.venv-fast}
 shift || true
 export PYTHONSAFEPATH=1 O2KSIM_EXPECT_COMPILED=1
+# the install is a copy: refuse to test one built from other sources than o2ksim/ as it is now
+installed=$("$FAST/bin/python" -c 'import o2ksim, os; print(os.path.dirname(o2ksim.__file__))')
+if ! changed=$(diff -rq -x '*.so' -x __pycache__ o2ksim "$installed"); then
+  echo "run_compiled.sh: $FAST was built from other sources than o2ksim/ (run make install-fast):" >&2
+  echo "$changed" | head -n 5 >&2
+  exit 1
+fi
 "$FAST/bin/python" -c 'import o2ksim.engine.core as c; print("testing", c.__file__)'
 exec "$FAST/bin/python" -m pytest -q -p no:cacheprovider "$@"

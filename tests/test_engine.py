@@ -6,6 +6,7 @@ so the expected schedule can be computed by hand.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -296,3 +297,22 @@ def test_snapshot_knows_the_interval():
     seen = []
     run([spec(1, 0, 1, 1)], lambda s: seen.append(s.interval) or greedy(s), interval=60.0)
     assert seen and set(seen) == {60.0}
+
+
+def test_job_specs_and_jobs_pickle_and_copy_with_every_field():
+    """Specs go to worker processes (multiprocessing, dask) and get deep-copied with a
+    workload: every field survives, on the pure and the compiled build alike (the
+    compiled frozen class once refused to be restored)."""
+    import copy
+    import pickle
+
+    spec = JobSpec(7, 12.5, 4, 2048, 600.0, 321.0, used_mem=1024, user=3, queue=2)
+    for twin in (pickle.loads(pickle.dumps(spec)), copy.copy(spec), copy.deepcopy([spec])[0]):
+        assert twin == spec
+        assert [getattr(twin, f.name) for f in dataclasses.fields(JobSpec)] == [
+            7, 12.5, 4, 2048, 600.0, 321.0, 1024, 3, 2
+        ]  # fmt: skip
+    job = Job(spec)
+    job.first_start = 20.0
+    back = pickle.loads(pickle.dumps(job))
+    assert (back.spec, back.id, back.first_start, back.remaining_work) == (spec, 7, 20.0, 4 * 321.0)

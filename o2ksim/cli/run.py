@@ -209,6 +209,9 @@ def parse_overrides(items: list[str]) -> dict[str, object]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from o2ksim._startup import import_simpy
+
+    import_simpy()  # before anything imports SimPy: without importlib.metadata (start-up time)
     from o2ksim.runconfig import RunConfig
     from o2ksim.simulate import load_workload, run_config
 
