@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"same       {case.key}: {len(base)} jobs")
             continue
         failed += 1
-        differ = [(b, c) for b, c in zip(base, cand) if b != c]
+        differ = [(b, c) for b, c in zip(base, cand, strict=False) if b != c]
         first = differ[0] if differ else None
         print(f"DIFFERENT  {case.key}: {len(base)} vs {len(cand)} rows, {len(differ)} differ;"
               f" first {first}")  # fmt: skip
