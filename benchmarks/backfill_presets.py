@@ -115,7 +115,7 @@ def _trace(file: str, head: int | None) -> Any:
     """The trace's jobs (SWF columns), the first ``head`` of them; read once per process."""
     key = f"{file}:{head}"
     if key not in _CACHE:
-        from o2ksim.simulate import load_workload
+        from o2ksim.run.workload import load_workload
 
         jobs = load_workload(TRACES_DIR / file).jobs
         _CACHE[key] = jobs if head is None else jobs.head(head).reset_index(drop=True)
@@ -124,7 +124,7 @@ def _trace(file: str, head: int | None) -> Any:
 
 def run_one(trace_name: str, cfg: Config) -> dict[str, Any]:
     """Simulate one configuration; the summary plus CPU and wall time of the run."""
-    from o2ksim.simulate import simulate
+    from o2ksim.run.api import simulate
 
     file, machine, head = TRACES[trace_name]
     trace = _trace(file, head)

@@ -32,7 +32,8 @@ import pandas as pd
 
 from o2ksim.goal_metrics import class_wait_matrix, comparison, month_windows, month_workload
 from o2ksim.policies import make_policy
-from o2ksim.simulate import load_workload, simulate
+from o2ksim.run.api import simulate
+from o2ksim.run.workload import load_workload
 
 TRACES = {
     "KTH": ("../shared/traces/KTH-SP2-1996-2.1-cln.swf.gz", "kth-sp2", 100),

@@ -81,7 +81,8 @@ def oracle_seconds() -> float:
 def month(out: Path) -> dict:
     from o2ksim.goal_metrics import month_windows, month_workload
     from o2ksim.policies import make_policy
-    from o2ksim.simulate import load_workload, simulate
+    from o2ksim.run.api import simulate
+    from o2ksim.run.workload import load_workload
 
     trace = load_workload(KTH)
     m = {x.label: x for x in month_windows(trace)}["1997-01"]

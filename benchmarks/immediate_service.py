@@ -33,7 +33,7 @@ import time
 import numpy as np
 
 from o2ksim.metrics import by_runtime_group
-from o2ksim.simulate import simulate
+from o2ksim.run.api import simulate
 from o2ksim.workloads.cooldown import append_tail, cooldown_chunk, run_with_cooldown
 from o2ksim.workloads.models import generate
 from o2ksim.workloads.transforms import Window

@@ -40,7 +40,7 @@ import pandas as pd
 from o2ksim.analysis.lsf_classes import lsf_class_table
 from o2ksim.machine import load_machine
 from o2ksim.policies import make_policy
-from o2ksim.simulate import simulate
+from o2ksim.run.api import simulate
 from o2ksim.workloads.transforms import Window
 
 DAY = 86400.0

@@ -35,7 +35,7 @@ from speed_goals import CASES, ORACLE, ROOT, _child_run, trace_cases
 
 CHILD = r"""
 import json, sys, time
-import o2ksim.simulate  # what `o2ksim run` imports anyway, in the order it would
+import o2ksim.run.api  # what `o2ksim run` imports anyway, in the order it would
 core = sys.modules["o2ksim.engine.core"]
 run = core.Simulation.run
 spent = []

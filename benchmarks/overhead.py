@@ -28,7 +28,8 @@ POLICIES = ("fcfs-backfill", "lxfw-backfill")
 
 def measure(n_jobs: int, repeat: int) -> dict[str, object]:
     """Min CPU and wall seconds per policy over ``repeat`` interleaved runs, and the ratio."""
-    from o2ksim.simulate import load_workload, simulate
+    from o2ksim.run.api import simulate
+    from o2ksim.run.workload import load_workload
 
     jobs = load_workload(TRACE).jobs.head(n_jobs).reset_index(drop=True)
     cpu: dict[str, list[float]] = {p: [] for p in POLICIES}

@@ -12,11 +12,11 @@ for the disk cache) that times, one after the other, exactly what
 ``o2ksim run --trace T --out DIR`` does:
 
 * ``python``: interpreter start (``python -c pass``, measured from outside);
-* ``import``: ``import o2ksim.simulate`` (numpy, pandas, SimPy, the engine, policies);
+* ``import``: ``import o2ksim.run.api`` (numpy, pandas, SimPy, the engine, policies);
 * ``read``: ``read_swf`` of the trace;
 * ``set-up``: ``simulate()`` up to the engine's run (checks, machine, specs, policy, engine);
 * ``simulate``: ``Simulation.run``;
-* ``tabulate``: from the end of the run to the :class:`~o2ksim.simulate.Result`
+* ``tabulate``: from the end of the run to the :class:`~o2ksim.run.results.Result`
   (per-job table, segments, summary);
 * ``write``: ``Result.save`` (``jobs.csv``, ``summary.json``, ``run.json``).
 
@@ -59,8 +59,8 @@ CHILD = r"""
 import json, sys, time
 clock = time.process_time if sys.argv[3] == "cpu" else time.perf_counter
 t0 = clock()
-import o2ksim.simulate
-S = sys.modules["o2ksim.simulate"]
+import o2ksim.run.api
+S = sys.modules["o2ksim.run.api"]
 t1 = clock()
 from o2ksim.workloads.swf import read_swf
 trace = read_swf(sys.argv[1])
@@ -121,7 +121,7 @@ FLOOR = {
     "import pandas (with numpy, pyarrow)": "import pandas",
     "import simpy": "import simpy",
     "import numpy, pandas, simpy": "import numpy, pandas, simpy",
-    "import o2ksim.simulate": "import o2ksim.simulate",
+    "import o2ksim.run.api": "import o2ksim.run.api",
     "o2ksim --help": "from o2ksim.cli import main; main(['--help'])",
     "o2ksim policies": "from o2ksim.cli import main; main(['policies'])",
 }

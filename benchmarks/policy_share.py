@@ -34,7 +34,7 @@ CASES = {
 def measure(case: str) -> dict[str, float]:
     """CPU seconds of the run, the policy's passes, and the reservation placement in them."""
     from o2ksim.policies import backfill
-    from o2ksim.simulate import simulate
+    from o2ksim.run.api import simulate
     from o2ksim.workloads.swf import read_swf
 
     clock = time.process_time

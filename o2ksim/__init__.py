@@ -7,58 +7,42 @@ The API in one call::
     result.jobs        # one row per job (pandas DataFrame)
     result.summary     # overall measures (dict)
 
-Every name, ``simulate`` included, is imported on first use, so ``import
-o2ksim`` (and the command line) starts without numpy, pandas or SimPy.
+The names below live in the package's upper layers (``o2ksim.run.api``,
+``o2ksim.report.compare``, ...); each is imported on first use, so ``import
+o2ksim`` (which every submodule does, for ``__version__``) loads none of
+them, nor numpy, pandas or SimPy.
 """
 
 from __future__ import annotations
 
-import sys
-import types
+import importlib
 from typing import Any
 
 __version__ = "0.1.0"
 
 _LAZY = {
-    "Result": ("o2ksim.simulate", "Result"),
-    "RunConfig": ("o2ksim.runconfig", "RunConfig"),
-    "run_config": ("o2ksim.simulate", "run_config"),
-    "load_machine": ("o2ksim.machine", "load_machine"),
-    "make_policy": ("o2ksim.policies", "make_policy"),
-    "predict": ("o2ksim.prediction", "predict"),
-    "read_swf": ("o2ksim.workloads.swf", "read_swf"),
-    "write_swf": ("o2ksim.workloads.swf", "write_swf"),
-    "Window": ("o2ksim.workloads.transforms", "Window"),
-    "compare": ("o2ksim.report.compare", "compare"),
-    "timeline": ("o2ksim.report.compare", "timeline"),
+    "simulate": "o2ksim.run.api",
+    "run_config": "o2ksim.run.api",
+    "Result": "o2ksim.run.results",
+    "RunConfig": "o2ksim.run.config",
+    "load_machine": "o2ksim.machine",
+    "make_policy": "o2ksim.policies",
+    "predict": "o2ksim.prediction",
+    "read_swf": "o2ksim.workloads.swf",
+    "write_swf": "o2ksim.workloads.swf",
+    "Window": "o2ksim.workloads.transforms",
+    "compare": "o2ksim.report.compare",
+    "timeline": "o2ksim.report.compare",
 }
+"""Public name -> the module defining it (a lazy registry: imported on first use)."""
 
-__all__ = ["__version__", "simulate", *_LAZY]
+__all__ = ["__version__", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:
-    import importlib
-
-    if name == "simulate":
-        importlib.import_module("o2ksim.simulate")  # binds the function (see _Package)
-        return sys.modules[__name__].__dict__["simulate"]
+    """The public name ``name``, imported from its module on first use (PEP 562)."""
     if name in _LAZY:
-        module, attr = _LAZY[name]
-        return getattr(importlib.import_module(module), attr)
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
     raise AttributeError(f"module 'o2ksim' has no attribute {name!r}")
-
-
-class _Package(types.ModuleType):
-    """The ``o2ksim`` package: ``o2ksim.simulate`` is the function, never the submodule.
-
-    Importing the submodule ``o2ksim.simulate`` makes Python bind it as an
-    attribute of the package; this binds the function of that name instead.
-    """
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "simulate" and isinstance(value, types.ModuleType):
-            value = value.simulate
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

@@ -21,6 +21,7 @@ waiting and the free processors per host.
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, replace
 from typing import Any
@@ -28,8 +29,12 @@ from typing import Any
 from o2ksim.clock import clock
 from o2ksim.engine.decisions import Kill, Preempt, Reject, Reserve, Resize, Resume, Start, WakeAt
 from o2ksim.engine.monitor import Observer
+from o2ksim.errors import O2KSimError
+from o2ksim.experiments.scenario import Scenario, load_scenario
 from o2ksim.jobs import Job, JobState
-from o2ksim.machine import MachineSpec
+from o2ksim.machine import MachineSpec, machine_from_header
+from o2ksim.run.api import run_config
+from o2ksim.run.results import Result
 
 
 def _reservations(items: list[tuple[int, float]], what: str) -> str:
@@ -231,24 +236,17 @@ def explain(
     all_reservations: bool = False,
     max_jobs: int = 200,
     observers: tuple[Any, ...] = (),
-) -> tuple[Any, DecisionLog]:
+) -> tuple[Result, DecisionLog]:
     """Run the first run of a (small) scenario with the decision log attached.
 
-    ``scenario``: a :class:`~o2ksim.scenario.Scenario`, a scenario file or the
+    ``scenario``: a :class:`~o2ksim.experiments.scenario.Scenario`, a scenario file or the
     name of a shipped one (default: ``explain-backfill``, the backfill example
     of T§3.2.1, Figure 1).  ``policy``/``params`` replace the scenario's first
     policy or add parameter overrides (e.g. ``{"reservations": 2}``).
     ``observers`` are attached to the run too (e.g. a
     :class:`~o2ksim.report.gantt.GanttRecorder`).
-    Returns the :class:`~o2ksim.simulate.Result` and the log.
+    Returns the :class:`~o2ksim.run.results.Result` and the log.
     """
-    import copy
-
-    from o2ksim.errors import O2KSimError
-    from o2ksim.machine import machine_from_header
-    from o2ksim.scenario import Scenario, load_scenario
-    from o2ksim.simulate import run_config
-
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     run = sc.plan()[0]
     if policy is not None or params:

@@ -12,9 +12,9 @@ found.  When the import fails the error names the real cause (the
 
 User code can also be *registered* in the running process
 (:func:`~o2ksim.policies.priority.register_priority`, ``POLICIES.register``),
-e.g. in a notebook.  :func:`user_registrations` collects those entries and
-:func:`install_registrations` puts them into a sweep worker's registries, so a
-notebook-defined priority reaches every worker (:mod:`o2ksim.sweep`).
+e.g. in a notebook; a sweep ships those registrations to its workers
+(:mod:`o2ksim.experiments.workers`).  This module is part of the core: it
+imports nothing but the errors, so the policies can use it.
 """
 
 from __future__ import annotations
@@ -152,61 +152,9 @@ def _import_file(path: Path) -> Any:
     return mod
 
 
-# ------------------------------------------------------------------------ registrations
-def user_registrations() -> dict[str, dict[str, Any]]:
-    """Priorities and policy kinds registered in this process from outside o2ksim.
-
-    Built-ins and o2ksim's own policy modules are left out: every worker has
-    them already.
-    """
-    from o2ksim.policies import POLICIES
-    from o2ksim.policies.priority import BUILTIN_PRIORITIES, PRIORITIES
-
-    priorities = {k: v for k, v in PRIORITIES.items() if k not in BUILTIN_PRIORITIES}
-    kinds = {
-        k: cls
-        for k, cls in POLICIES.kinds().items()
-        if not (cls.__module__ == "o2ksim" or cls.__module__.startswith("o2ksim."))
-    }
-    return {"priorities": priorities, "policies": kinds}
-
-
-def pack_registrations() -> bytes | None:
-    """:func:`user_registrations` pickled by value (cloudpickle), or ``None`` when there are none.
-
-    cloudpickle pickles functions and classes defined in ``__main__`` (a
-    script or a notebook) by value, so a worker needs neither the script nor
-    the notebook to rebuild them.
-    """
-    regs = user_registrations()
-    if not regs["priorities"] and not regs["policies"]:
-        return None
-    import cloudpickle
-
-    return cloudpickle.dumps(regs)
-
-
-def install_registrations(blob: bytes | None) -> None:
-    """Register in this (worker) process what :func:`pack_registrations` packed."""
-    if not blob:
-        return
-    import pickle
-
-    from o2ksim.policies import POLICIES
-    from o2ksim.policies.priority import PRIORITIES
-
-    regs = pickle.loads(blob)
-    PRIORITIES.update(regs.get("priorities", {}))
-    for cls in regs.get("policies", {}).values():
-        POLICIES.register(cls)
-
-
 __all__ = [
     "PluginError",
-    "install_registrations",
     "is_object_spec",
     "load_object",
-    "pack_registrations",
     "resolve_spec",
-    "user_registrations",
 ]

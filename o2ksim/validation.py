@@ -24,7 +24,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from o2ksim.errors import ConfigError, InputError, O2KSimError
+from o2ksim.errors import ConfigError, O2KSimError
+from o2ksim.units import parse_duration
 
 # ------------------------------------------------------------------------------------- limits
 MAX_TIME = 10**12
@@ -157,8 +158,6 @@ def check_duration(
     Non-negative, finite and below :data:`MAX_TIME`; ``None`` stays ``None``
     when ``allow_none``.
     """
-    from o2ksim.workloads.transforms import parse_duration
-
     if value is None and allow_none:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float | str):
@@ -238,8 +237,6 @@ def option_duration(option: str, text: str, *, positive: bool = False, days: boo
     negative; ``nan`` and ``inf`` are refused; a bare number is days when
     ``days`` (``--warmup 7``), else seconds.
     """
-    from o2ksim.workloads.transforms import parse_duration
-
     raw = text.strip()
     said = f"{option} {text}"
     if raw.startswith("-"):
@@ -357,87 +354,6 @@ def check_dask_address(address: str) -> str:
     return address.strip()
 
 
-# ------------------------------------------------------------------------------ workload table
-TIME_FIELDS = ("submit", "wait", "run_time", "req_time", "think_time")
-
-
-def check_jobs_frame(frame: Any, source: str | None = None) -> None:
-    """Ranges the engine relies on, checked on a job table with the SWF columns
-    (a DataFrame or a :class:`~o2ksim.table.ColumnTable`).
-
-    * job ids are unique (the engine and every output key jobs by id);
-    * times are below :data:`MAX_TIME` (beyond 2**53 s the clock cannot step);
-    * a job's memory (KB per processor x processors) stays below
-      :data:`MAX_JOB_MEMORY_KB`, so it cannot wrap around int64.
-
-    The SWF reader does the same with line numbers; this covers tables built
-    in Python (generators, scenario inline jobs, user frames).
-    """
-    import numpy as np  # here, not at the top: the CLI parses its options with this module
-
-    from o2ksim.table import column
-
-    where = source or "the workload"
-    if "job_id" in frame:
-        ids = column(frame, "job_id")
-        ordered = ids if bool((ids[1:] > ids[:-1]).all()) else np.sort(ids)
-        if bool((ordered[1:] == ordered[:-1]).any()):
-            _, first = np.unique(ids, return_index=True)
-            dup_rows = np.setdiff1d(np.arange(len(ids)), first)
-            raise InputError(
-                where, f"job id {ids[dup_rows[0]]} appears more than once", field="job_id"
-            )
-    for name in TIME_FIELDS:
-        if name in frame:
-            col = column(frame, name, np.float64)
-            bad = ~np.isfinite(col) | (col >= MAX_TIME)
-            if bad.any():
-                row = int(np.flatnonzero(bad)[0])
-                raise InputError(
-                    where,
-                    f"{col[row]:g} s is beyond the largest time o2ksim simulates ({MAX_TIME:g} s)",
-                    field=f"{name} (job {column(frame, 'job_id')[row] if 'job_id' in frame else row})",
-                )
-    if "req_mem" in frame:
-        procs = np.zeros(len(frame))
-        for name in ("req_procs", "alloc_procs"):
-            if name in frame:
-                procs = np.maximum(procs, column(frame, name, np.float64))
-        mem = column(frame, "req_mem", np.float64) * np.maximum(procs, 0)
-        bad = mem >= MAX_JOB_MEMORY_KB
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0])
-            raise InputError(
-                where,
-                f"memory {column(frame, 'req_mem')[row]} KB x {procs[row]:g} processors is beyond "
-                f"{MAX_JOB_MEMORY_KB:g} KB",
-                field="req_mem",
-            )
-
-
-def check_job_specs(specs: Iterable[Any], source: str = "the job list") -> None:
-    """:func:`check_jobs_frame` for a list of :class:`~o2ksim.jobs.JobSpec` (the API's
-    other workload form): unique ids, finite times below :data:`MAX_TIME`, memory
-    below :data:`MAX_JOB_MEMORY_KB`."""
-    seen: set[int] = set()
-    for s in specs:
-        if s.job_id in seen:
-            raise InputError(source, f"job id {s.job_id} appears more than once", field="job_id")
-        seen.add(s.job_id)
-        for name in ("submit", "run_time", "req_time"):
-            value = getattr(s, name)
-            if not (math.isfinite(value) and value < MAX_TIME):
-                raise InputError(
-                    source,
-                    f"{value} s is not a time o2ksim simulates (finite, below {MAX_TIME:g} s)",
-                    field=f"{name} (job {s.job_id})",
-                )
-        if not s.mem < MAX_JOB_MEMORY_KB:
-            raise InputError(
-                source, f"{s.mem} KB is beyond {MAX_JOB_MEMORY_KB:g} KB", field=f"mem (job {s.job_id})"
-            )
-
-
 __all__ = [
     "MAX_JOB_MEMORY_KB",
     "MAX_RUNS",
@@ -450,8 +366,6 @@ __all__ = [
     "check_duration",
     "check_interval",
     "check_interval_option",
-    "check_job_specs",
-    "check_jobs_frame",
     "check_keys",
     "check_number",
     "check_run_settings",

@@ -26,7 +26,7 @@ def job(job_id, submit, procs, req, run=None, mem_gb=0.0, user=-1) -> JobSpec:
 
 
 def starts(result) -> dict[int, float]:
-    """``{job_id: start}`` of a :class:`~o2ksim.simulate.Result`."""
+    """``{job_id: start}`` of a :class:`~o2ksim.run.results.Result`."""
     return {int(j): s for j, s in zip(result.jobs["job_id"], result.jobs["start"], strict=True)}
 
 

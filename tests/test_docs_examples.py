@@ -172,7 +172,7 @@ def test_links_between_my_pages_resolve():
     assert not broken, "broken links: " + ", ".join(broken)
 
 
-@pytest.mark.parametrize("module", ["o2ksim.scenario", "o2ksim.explain"])
+@pytest.mark.parametrize("module", ["o2ksim.experiments.scenario", "o2ksim.explain"])
 def test_module_docstring_examples(module, monkeypatch):
     import importlib
 

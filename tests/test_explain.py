@@ -8,8 +8,8 @@ import pytest
 
 from o2ksim.cli import main
 from o2ksim.errors import O2KSimError
+from o2ksim.experiments.scenario import parse_scenario
 from o2ksim.explain import DecisionLog, clock, explain
-from o2ksim.scenario import parse_scenario
 
 REPO = Path(__file__).resolve().parents[1]
 MIN = 60.0

@@ -26,7 +26,7 @@ import pytest
 from o2ksim.cli import main
 from o2ksim.errors import ConfigError, O2KSimError, output_dir
 from o2ksim.machine import load_machine
-from o2ksim.simulate import simulate
+from o2ksim.run.api import simulate
 from o2ksim.workloads.swf import read_swf
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -417,7 +417,7 @@ def test_kill_9_of_the_coordinator_leaves_no_process_behind(tmp_path):
 
 
 def test_a_second_sweep_on_a_locked_results_directory_is_refused(tmp_path, capsys):
-    from o2ksim.sweep import results_lock
+    from o2ksim.experiments.sweep import results_lock
 
     out = tmp_path / "r"
     with results_lock(out):
@@ -445,8 +445,9 @@ def test_two_concurrent_sweeps_never_simulate_a_run_twice(tmp_path):
 
 
 def test_a_corrupt_jobs_parquet_is_not_counted_as_finished(tmp_path, capsys):
-    from o2ksim.scenario import load_scenario
-    from o2ksim.sweep import load_results, run_sweep
+    from o2ksim.experiments.scenario import load_scenario
+    from o2ksim.experiments.store import load_results
+    from o2ksim.experiments.sweep import run_sweep
 
     sc = load_scenario(scenario_file(tmp_path))
     out = tmp_path / "r"

@@ -250,10 +250,11 @@ def test_parameters_and_their_errors():
 
 
 def test_report_section_counts_the_trials_of_the_scripted_example(tmp_path):
+    from o2ksim.experiments.scenario import load_scenario
+    from o2ksim.experiments.store import load_results
+    from o2ksim.experiments.sweep import run_sweep
     from o2ksim.report.html import write_report
     from o2ksim.report.immediate import immediate_table
-    from o2ksim.scenario import load_scenario
-    from o2ksim.sweep import load_results, run_sweep
 
     sc = load_scenario("explain-immediate")
     run_sweep(sc, tmp_path / "res", workers=1)

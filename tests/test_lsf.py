@@ -21,7 +21,7 @@ from o2ksim.jobs import JobSpec
 from o2ksim.machine import KB_PER_GB, load_machine, parse_machine, single_host
 from o2ksim.policies import make_policy
 from o2ksim.policies.lsf import NCSALSF, job_classes, lsf_class_table, lsf_config
-from o2ksim.simulate import simulate
+from o2ksim.run.api import simulate
 
 H = 3600.0
 

@@ -165,7 +165,7 @@ def test_write_csv_of_columns_is_to_csv_of_their_frame(rows, seed, texts, tmp_pa
 
 
 def test_policy_columns_map_as_pandas_does():
-    from o2ksim.simulate import _mapped
+    from o2ksim.run.api import _mapped
 
     ids = np.array([5, 1, 9, 3], dtype=np.int64)
     for values in ({1: 2.5, 9: math.nan}, {5: 1, 1: 1, 9: 1, 3: 1}, {5: 1}, {}):

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from o2ksim.policies import make_policy
-from o2ksim.simulate import simulate
+from o2ksim.run.api import simulate
 from o2ksim.workloads.swf import jobs_from_columns
 
 

@@ -11,7 +11,7 @@ import sys
 
 SCRIPT = """
 from o2ksim.policies import POLICIES, Policy, make_policy
-from o2ksim.plugins import user_registrations
+from o2ksim.experiments.workers import user_registrations
 
 class MyFCFS(Policy):
     kind = "fcfs"

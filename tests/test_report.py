@@ -13,9 +13,10 @@ import pytest
 
 from o2ksim import __version__
 from o2ksim.cli import main
+from o2ksim.experiments.scenario import parse_scenario
+from o2ksim.experiments.store import load_results
+from o2ksim.experiments.sweep import run_sweep
 from o2ksim.report import data
-from o2ksim.scenario import parse_scenario
-from o2ksim.sweep import load_results, run_sweep
 
 REPO = Path(__file__).resolve().parents[1]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -243,7 +244,7 @@ def test_cli_gantt_from_results_run_and_scenario(results_dir, tmp_path, capsys):
 
 def test_report_has_wait_per_lsf_class_for_runs_on_the_o2k(tmp_path):
     from o2ksim.report.html import _lsf_classes
-    from o2ksim.simulate import simulate
+    from o2ksim.run.api import simulate
     from o2ksim.workloads.models import generate
 
     trace = generate("o2k", span=2 * 86400, seed=3)

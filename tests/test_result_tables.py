@@ -81,7 +81,7 @@ def test_job_table_of_a_run_row_by_row():
     import o2ksim
     from o2ksim.engine.core import Simulation
     from o2ksim.policies import make_policy
-    from o2ksim.simulate import result_table
+    from o2ksim.run.results import result_table
     from o2ksim.workloads.convert import specs_from_frame
     from o2ksim.workloads.models import generate
 
@@ -140,7 +140,7 @@ def test_startup_loads_no_numerics(argv):
 def test_gc_paused_restores_the_collector():
     import gc
 
-    from o2ksim.simulate import gc_paused
+    from o2ksim.run.results import gc_paused
 
     assert gc.isenabled()
     with pytest.raises(RuntimeError), gc_paused():

@@ -174,7 +174,7 @@ def test_a_run_leaves_the_garbage_collector_as_it_found_it(monkeypatch):
         raise RuntimeError("boom")
 
     with monkeypatch.context() as m:
-        m.setattr(sys.modules["o2ksim.simulate"].Simulation, "run", fail)
+        m.setattr(sys.modules["o2ksim.run.api"].Simulation, "run", fail)
         with pytest.raises(RuntimeError, match="boom"):
             simulate("traces/kth-sp2-sample.swf", policy="fcfs-backfill")
     assert gc.get_freeze_count() == 0 and gc.isenabled()

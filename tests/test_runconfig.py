@@ -1,4 +1,4 @@
-"""One validated run description (issue 9): :class:`o2ksim.runconfig.RunConfig`.
+"""One validated run description (issue 9): :class:`o2ksim.run.config.RunConfig`.
 
 Every field is checked with a one-line error naming it; the machine is parsed
 once and the same object reaches the run; runtime estimates are parsed into a
@@ -17,15 +17,15 @@ import pytest
 from conftest import job, one_host
 
 from o2ksim import machine as machine_module
-from o2ksim import runconfig as runconfig_module
 from o2ksim.cli import main
 from o2ksim.engine.contract import RunSettings
 from o2ksim.errors import ConfigError, O2KSimError
+from o2ksim.experiments.scenario import parse_scenario
 from o2ksim.machine import load_machine, parse_machine
 from o2ksim.policies.backfill import FCFS
-from o2ksim.runconfig import PolicyChoice, RunConfig, WorkloadRecipe
-from o2ksim.scenario import parse_scenario
-from o2ksim.simulate import run_config, simulate
+from o2ksim.run import config as runconfig_module
+from o2ksim.run.api import run_config, simulate
+from o2ksim.run.config import PolicyChoice, RunConfig, WorkloadRecipe
 from o2ksim.workloads.swf import read_swf
 from o2ksim.workloads.transforms import Estimates, Window
 
@@ -345,7 +345,7 @@ def test_inline_jobs_keep_their_values():
 
 
 def test_an_in_process_sweep_parses_the_machine_once(tmp_path, machine_parses):
-    from o2ksim.sweep import run_sweep
+    from o2ksim.experiments.sweep import run_sweep
 
     calls = machine_parses
     sc = parse_scenario(SCENARIO, path=str(REPO / "s.toml"))

@@ -13,16 +13,16 @@ import pytest
 import o2ksim
 from o2ksim.cli import main
 from o2ksim.errors import ConfigError
-from o2ksim.scenario import (
+from o2ksim.experiments.expected import compare_expected, expected_path
+from o2ksim.experiments.scenario import (
     available_scenarios,
-    build_workload,
-    inline_jobs_frame,
     load_scenario,
     parse_scenario,
     simulate_run,
 )
-from o2ksim.simulate import simulate
-from o2ksim.sweep import compare_expected, expected_path, run_sweep
+from o2ksim.experiments.sweep import run_sweep
+from o2ksim.run.api import simulate
+from o2ksim.run.workload import build_workload, inline_jobs_frame
 from o2ksim.workloads.transforms import Window
 
 REPO = Path(__file__).resolve().parents[1]

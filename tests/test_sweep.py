@@ -15,8 +15,9 @@ import pandas as pd
 import pytest
 
 from o2ksim.cli import main
-from o2ksim.scenario import parse_scenario, simulate_run
-from o2ksim.sweep import comparable, load_results, run_sweep
+from o2ksim.experiments.scenario import parse_scenario, simulate_run
+from o2ksim.experiments.store import comparable, load_results
+from o2ksim.experiments.sweep import run_sweep
 
 REPO = Path(__file__).resolve().parents[1]
 

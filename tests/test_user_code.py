@@ -59,8 +59,9 @@ import numpy as np
 from o2ksim.policies import POLICIES
 from o2ksim.policies.backfill import Backfill
 from o2ksim.policies.priority import register_priority
-from o2ksim.scenario import parse_scenario
-from o2ksim.sweep import load_results, run_sweep
+from o2ksim.experiments.scenario import parse_scenario
+from o2ksim.experiments.store import load_results
+from o2ksim.experiments.sweep import run_sweep
 
 @register_priority("widest-first")
 def widest_first(q):
@@ -118,8 +119,9 @@ def test_guardless_script_with_registered_priority_and_policy_runs_in_two_worker
 
 
 def test_module_class_policy_next_to_the_scenario_is_found_from_another_directory(tmp_path):
-    from o2ksim.scenario import load_scenario
-    from o2ksim.sweep import load_results, run_sweep
+    from o2ksim.experiments.scenario import load_scenario
+    from o2ksim.experiments.store import load_results
+    from o2ksim.experiments.sweep import run_sweep
 
     code = tmp_path / "sc"
     code.mkdir()
@@ -172,8 +174,9 @@ def test_a_failing_user_module_shows_its_own_import_error(tmp_path, monkeypatch)
 
 
 def test_in_process_sweep_matches_the_hand_computed_starts(tmp_path):
-    from o2ksim.scenario import parse_scenario
-    from o2ksim.sweep import load_results, run_sweep
+    from o2ksim.experiments.scenario import parse_scenario
+    from o2ksim.experiments.store import load_results
+    from o2ksim.experiments.sweep import run_sweep
 
     res = run_sweep(
         parse_scenario(SCENARIO.format(policies=policy_tables('name = "fcfs-backfill"'))),

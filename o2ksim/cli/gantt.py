@@ -32,7 +32,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def _from_results(root: Path, run_id: str | None) -> tuple[Path, str]:
-    from o2ksim.sweep import load_results
+    from o2ksim.experiments.store import load_results
 
     res = load_results(root)
     ok = res.ok
@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
             rejected = jobs.loc[jobs["status"] == "rejected"]
         title = args.title or _policy_title(info.get("policy", {}), info.get("workload", ""))
     else:
-        from o2ksim.scenario import load_scenario, simulate_run
+        from o2ksim.experiments.scenario import load_scenario, simulate_run
 
         sc = load_scenario(args.source)
         recorder = GanttRecorder()

@@ -212,8 +212,9 @@ def run(args: argparse.Namespace) -> int:
     from o2ksim._startup import import_simpy
 
     import_simpy()  # before anything imports SimPy: without importlib.metadata (start-up time)
-    from o2ksim.runconfig import RunConfig
-    from o2ksim.simulate import load_workload, run_config
+    from o2ksim.run.api import run_config
+    from o2ksim.run.config import RunConfig
+    from o2ksim.run.workload import load_workload
 
     if args.trace and (args.model or args.params or args.span):
         raise O2KSimError("give either --trace or --model/--params/--span, not both")
@@ -379,10 +380,10 @@ def warn_about_reading(trace, args: argparse.Namespace) -> None:
 def generated_workload(args: argparse.Namespace):
     """The model workload: a warm-up followed by the analysed span (T§3.4's week + month).
 
-    Returns the :class:`~o2ksim.runconfig.WorkloadRecipe`, the analysis window
+    Returns the :class:`~o2ksim.run.config.WorkloadRecipe`, the analysis window
     and a description of the source.
     """
-    from o2ksim.runconfig import WorkloadRecipe
+    from o2ksim.run.config import WorkloadRecipe
 
     if args.window:
         raise O2KSimError(

@@ -109,8 +109,8 @@ def _no_action(parser: argparse.ArgumentParser) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from o2ksim.scenario import load_scenario
-    from o2ksim.sweep import run_sweep
+    from o2ksim.experiments.scenario import load_scenario
+    from o2ksim.experiments.sweep import run_sweep
 
     if args.workers is not None and args.workers < 1:
         raise O2KSimError("--workers must be at least 1")
@@ -227,7 +227,7 @@ def _num(v: object, fmt: str) -> str:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from o2ksim.scenario import load_scenario
+    from o2ksim.experiments.scenario import load_scenario
 
     sc = load_scenario(args.scenario, reduced=args.reduced)
     print(sc.describe())
@@ -239,7 +239,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from o2ksim.scenario import available_scenarios, load_scenario
+    from o2ksim.experiments.scenario import available_scenarios, load_scenario
 
     found = available_scenarios()
     if not found:
@@ -252,8 +252,9 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from o2ksim.scenario import available_scenarios, load_scenario
-    from o2ksim.sweep import compare_expected, expected_path, run_sweep, write_expected
+    from o2ksim.experiments.expected import compare_expected, expected_path, write_expected
+    from o2ksim.experiments.scenario import available_scenarios, load_scenario
+    from o2ksim.experiments.sweep import run_sweep
 
     names = args.scenarios or [
         str(p) for _, p in sorted(available_scenarios().items()) if load_scenario(p).has_reduced

@@ -1,15 +1,17 @@
 """Scheduling policies: pure decision objects registered by name.
 
 Every policy module in this package registers its kinds in :data:`POLICIES`
-(``POLICIES.register(MyPolicy)``), so a new policy is one new module.  The
-modules are imported when a kind is first asked for, not with the package: a
-run imports the one module its policy needs (the built-in kinds are listed in
-:data:`BUILTIN_KINDS`; any other kind, and :meth:`Registry.kinds
-<o2ksim.policies.base.Registry.kinds>`, import every module of the package).
-A user's class registered under a built-in kind's name replaces the built-in
-for good, whether the built-in module was imported before or is imported
-later (:meth:`Registry.register <o2ksim.policies.base.Registry.register>`).
-Presets (TOML files in ``policies/``) configure a kind under a new name.
+(``POLICIES.register(MyPolicy)``, the shared :class:`o2ksim.registry.Registry`),
+so a new built-in policy is its module, its preset (``policies/*.toml``), its
+test and its doc page: nothing lists the built-ins.  The modules are imported
+when a kind is first asked for, not with the package: a lookup imports this
+package's modules in name order until the kind is registered (``backfill``
+first, so FCFS and the backfill family import nothing else); a listing
+(:meth:`~o2ksim.registry.Registry.entries`) or an unknown kind imports them
+all.  A user's class registered under a built-in kind's name replaces the
+built-in for good, whether the built-in module was imported before or is
+imported later.  Presets (TOML files in ``policies/``) configure a kind under
+a new name.
 """
 
 import importlib
@@ -20,37 +22,30 @@ from o2ksim.policies.base import (
     Param,
     Policy,
     Preset,
-    Registry,
     load_preset,
     make_policy,
     presets,
 )
+from o2ksim.registry import Registry
 
-BUILTIN_KINDS = {
-    "fcfs": "backfill",
-    "backfill": "backfill",
-    "eqspatial": "eqspatial",
-    "ncsa-lsf": "lsf",
-    "goal": "goal",
-}
-"""Module (in this package) of each built-in policy kind, imported on first use."""
+_NOT_POLICIES = ("base", "priority", "profile", "shadow")
+"""Modules of this package that register no policy kind (helpers of the others)."""
 
 
 def _load(kind: str | None) -> None:
-    """Import the module registering ``kind``; every policy module when ``kind`` is
-    ``None`` or not built in."""
-    if kind in BUILTIN_KINDS:
-        importlib.import_module(f"{__name__}.{BUILTIN_KINDS[kind]}")
-        return
-    for info in pkgutil.iter_modules(__path__):
-        if not info.name.startswith("_") and info.name not in ("base", "priority"):
-            importlib.import_module(f"{__name__}.{info.name}")
+    """Import this package's policy modules, in name order, until ``kind`` is
+    registered (``None``: all of them)."""
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.startswith("_") or info.name in _NOT_POLICIES:
+            continue
+        importlib.import_module(f"{__name__}.{info.name}")
+        if kind is not None and POLICIES.is_registered(kind):
+            return
 
 
 POLICIES.set_loader(_load)
 
 __all__ = [
-    "BUILTIN_KINDS",
     "POLICIES",
     "Param",
     "Policy",

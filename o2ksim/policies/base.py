@@ -46,6 +46,7 @@ from o2ksim.engine.snapshot import Snapshot
 from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.jobs import Job
 from o2ksim.machine import MachineSpec
+from o2ksim.registry import Registry
 from o2ksim.validation import check_keys, nearest
 
 
@@ -182,57 +183,8 @@ def _type_name(t: type | tuple[type, ...]) -> str:
     return t.__name__
 
 
-class Registry:
-    """Named policy kinds.  ``POLICIES`` is the default one, holding the built-ins."""
-
-    def __init__(self) -> None:
-        self._kinds: dict[str, type[Policy]] = {}
-        self._loader: Callable[[str | None], None] | None = None
-
-    def set_loader(self, loader: Callable[[str | None], None]) -> None:
-        """``loader(kind)`` imports the module(s) that register ``kind`` (``None``: every
-        kind) when it is asked for and not registered yet: policy modules are
-        imported on first use, not all at start-up."""
-        self._loader = loader
-
-    def register(self, cls: type[Policy]) -> type[Policy]:
-        """Register a policy class under its ``kind`` (usable as a decorator).
-
-        A user's class may replace a built-in kind.  Built-in modules are
-        imported on first use, possibly after the user registered: a built-in
-        class then leaves the user's in place, as if every built-in had been
-        registered first.
-        """
-        if not cls.kind:
-            raise ValueError(f"{cls.__name__} has no kind")
-        existing = self._kinds.get(cls.kind)
-        if existing is not None and _is_builtin(cls) and not _is_builtin(existing):
-            return cls
-        self._kinds[cls.kind] = cls
-        return cls
-
-    def kinds(self) -> dict[str, type[Policy]]:
-        if self._loader is not None:
-            self._loader(None)
-        return dict(self._kinds)
-
-    def get(self, kind: str) -> type[Policy]:
-        if kind not in self._kinds and self._loader is not None:
-            self._loader(kind)
-        try:
-            return self._kinds[kind]
-        except KeyError:
-            raise O2KSimError(
-                f"unknown policy kind '{kind}' (known: {', '.join(sorted(self._kinds))})"
-            ) from None
-
-
-POLICIES = Registry()
-
-
-def _is_builtin(cls: type) -> bool:
-    """Defined in o2ksim itself (not in a user's script, notebook or package)."""
-    return cls.__module__ == "o2ksim" or cls.__module__.startswith("o2ksim.")
+POLICIES: Registry[type[Policy]] = Registry("policy kind", key=lambda cls: cls.kind)
+"""The policy kinds by name (the shared :class:`o2ksim.registry.Registry`)."""
 
 
 @dataclass(frozen=True)
@@ -311,7 +263,7 @@ def make_policy(name: str, **overrides: Any) -> Policy:
     if preset is not None:
         cls = POLICIES.get(preset.kind)
         return cls(name=preset.name, **{**preset.params, **overrides})
-    if text in POLICIES.kinds():
+    if text in POLICIES.entries():
         return POLICIES.get(text)(name=text, **overrides)
-    names = sorted(set(paths.available("policies")) | set(POLICIES.kinds()))
+    names = sorted(set(paths.available("policies")) | set(POLICIES.entries()))
     raise O2KSimError(f"unknown policy '{text}' (known: {', '.join(names)})")

@@ -43,6 +43,7 @@ import numpy as np
 
 from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.jobs import Job
+from o2ksim.registry import Registry
 
 if TYPE_CHECKING:
     from o2ksim.engine.queue_index import QueueIndex
@@ -396,11 +397,9 @@ class FunctionPriority(Priority):
         return score
 
 
-PRIORITIES: dict[str, Callable[[], Priority]] = {
-    "fcfs": FCFSPriority,
-    "sjf": SJFPriority,
-    "lxf": LXFPriority,
-}
+PRIORITIES: Registry[Callable[[], Priority]] = Registry(
+    "priority", {"fcfs": FCFSPriority, "sjf": SJFPriority, "lxf": LXFPriority}
+)
 BUILTIN_PRIORITIES = frozenset(PRIORITIES)
 """The names o2ksim defines; everything else in :data:`PRIORITIES` was registered by the user."""
 

@@ -463,7 +463,7 @@ def predict(
     import time as _time_mod
 
     from o2ksim import simulate
-    from o2ksim.simulate import load_workload
+    from o2ksim.run.workload import load_workload
 
     if policy not in POLICIES:
         raise O2KSimError(

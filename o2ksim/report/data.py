@@ -12,7 +12,7 @@
 * :func:`utilisation_series` -- the fraction of processors held, per time bin;
 * :func:`queue_series` -- the number of waiting jobs over time.
 
-Every function takes the per-job table of :func:`o2ksim.simulate.simulate`
+Every function takes the per-job table of :func:`o2ksim.run.api.simulate`
 (``Result.jobs``) and uses only analysed jobs that ran, like
 :func:`o2ksim.metrics.summary`.
 """

@@ -39,8 +39,8 @@ from typing import Any
 
 import pandas as pd
 
+from o2ksim.experiments.store import Results, load_results
 from o2ksim.report import data, partitioning_view
-from o2ksim.sweep import Results, load_results
 
 MAX_PANELS = 6
 MAX_UTIL_PANELS = MAX_PANELS  # every figure draws every panel it has
@@ -652,7 +652,7 @@ def section_versions(ctx: PageContext) -> str:
     import matplotlib
     import seaborn
 
-    from o2ksim.simulate import versions
+    from o2ksim.run.results import versions
 
     vers = versions()
     vers.update({"seaborn": seaborn.__version__, "matplotlib": matplotlib.__version__})
@@ -715,16 +715,18 @@ def build_page(results: Results, g: Gathered, figs: dict[str, Path]) -> str:
 def write_result_report(
     result: Any, out_dir: str | os.PathLike[str], *, name: str = "run", description: str = ""
 ) -> Path:
-    """The HTML report of one :class:`~o2ksim.simulate.Result` (``o2ksim run --report``).
+    """The HTML report of one :class:`~o2ksim.run.results.Result` (``o2ksim run --report``).
 
     The result is stored as a one-run results directory in ``OUT_DIR/results``
-    (the layout of :mod:`o2ksim.sweep`, so ``o2ksim gantt OUT_DIR/results`` works
+    (the layout of :mod:`o2ksim.experiments.sweep`, so ``o2ksim gantt OUT_DIR/results`` works
     on it too) and the page is written to ``OUT_DIR/report/report.html``.
     """
     import re
 
-    from o2ksim.scenario import RunSpec
-    from o2ksim.sweep import _write_json, outcome_of, store_outcome, summary_table, write_table
+    from o2ksim.experiments.scenario import RunSpec
+    from o2ksim.experiments.store import store_outcome, summary_table, write_table
+    from o2ksim.experiments.workers import outcome_of
+    from o2ksim.run.results import write_json
 
     out = Path(out_dir)
     results_dir = out / "results"
@@ -735,7 +737,7 @@ def write_result_report(
         "# made by o2ksim run; the run's configuration:\n"
         + "".join(f"# {k} = {v}\n" for k, v in result.config.items())
     )
-    _write_json(
+    write_json(
         results_dir / "plan.json",
         {
             "scenario": name,

@@ -145,7 +145,7 @@ def run_with_cooldown(
 ) -> Any:
     """``run(extend(trace, k))`` with ``k`` tail chunks, more until the cool-down was long enough.
 
-    ``run`` returns a :class:`~o2ksim.simulate.Result` whose summary has the
+    ``run`` returns a :class:`~o2ksim.run.results.Result` whose summary has the
     cool-down measures; ``extend(trace, k)`` is the trace with ``k`` tail
     chunks.  After a run that ran out of arrivals, ``k`` grows to cover the
     cool-down the run needed (with ``chunk_length``; else it doubles).  Stops

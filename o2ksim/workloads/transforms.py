@@ -7,71 +7,27 @@
   requested = actual; Scenario A ``min((1+k)T, R)``; Scenario B.
 
 Both work on the SWF columns and return new frames (inputs are not changed).
+Durations are parsed by :mod:`o2ksim.units` (re-exported here: ``parse_duration``,
+``format_duration``, ``parse_time``).
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from o2ksim.errors import O2KSimError
+from o2ksim.table import ColumnTable, column
+from o2ksim.units import format_duration, parse_duration, parse_time
+from o2ksim.validation import MAX_TIME, check_number
 
-if TYPE_CHECKING:  # numpy and pandas are imported where used: the CLI parses with this module
-    import numpy as np
+if TYPE_CHECKING:  # pandas only for the types: a run's tables are numpy columns (o2ksim.table)
     import pandas as pd
-
-_UNITS = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-
-
-def parse_duration(text: str | float | int) -> float:
-    """Seconds from ``3600``, ``90s``, ``5m``, ``12h``, ``7d``, ``2w`` (also ``1.5d``)."""
-    if isinstance(text, int | float):
-        return float(text)
-    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-z]*)\s*", str(text).lower())
-    if not m or m.group(2) not in ("", *_UNITS):
-        raise O2KSimError(f"'{text}' is not a duration (examples: 3600, 90s, 5m, 12h, 7d, 2w)")
-    return float(m.group(1)) * _UNITS.get(m.group(2) or "s", 1)
-
-
-def format_duration(seconds: float) -> str:
-    """Seconds as a user writes them: ``0s``, ``45s``, ``1.5m``, ``12h``, ``20d`` (3 digits)."""
-    if not math.isfinite(seconds):
-        return str(seconds)
-    sign = "-" if seconds < 0 else ""
-    s = abs(float(seconds))
-    for unit, size in (("d", 86400.0), ("h", 3600.0), ("m", 60.0), ("s", 1.0)):
-        if s >= size or unit == "s":
-            v = s / size
-            return f"{sign}{v:,.0f}{unit}" if v >= 1000 else f"{sign}{float(f'{v:.3g}'):g}{unit}"
-    return f"{seconds:g}s"
-
-
-def parse_time(text: str | float | int, unix_start: int | None = None) -> float:
-    """A trace time (seconds since the trace start) from a duration or an ISO date.
-
-    A date such as ``2000-01-01`` or ``2000-01-01T12:00`` needs the trace's
-    ``UnixStartTime`` and is read as UTC.
-    """
-    if isinstance(text, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}([T ].*)?", text.strip()):
-        if unix_start is None:
-            raise O2KSimError(
-                f"'{text}' is a date but the trace has no UnixStartTime; give seconds or a duration"
-            )
-        try:
-            from datetime import UTC, datetime  # dates only: not imported by every run
-
-            when = datetime.fromisoformat(text.strip())
-        except ValueError:
-            raise O2KSimError(f"'{text}' is not a valid date") from None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-        return when.timestamp() - unix_start
-    return parse_duration(text)
-
 
 @dataclass(frozen=True)
 class Window:
@@ -88,8 +44,6 @@ class Window:
     warmup: float = 7 * 86400.0
 
     def __post_init__(self) -> None:
-        from o2ksim.validation import MAX_TIME, check_number
-
         for name in ("start", "end", "warmup"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, numbers.Real | str):
@@ -126,8 +80,6 @@ def select_window(jobs: pd.DataFrame, win: Window) -> tuple[pd.DataFrame, np.nda
     ``jobs`` is a DataFrame or a :class:`~o2ksim.table.ColumnTable` (the
     result is of the same kind).
     """
-    from o2ksim.table import ColumnTable, column
-
     submit = column(jobs, "submit")
     simulated = submit >= win.start - win.warmup
     keep = jobs.take(simulated) if isinstance(jobs, ColumnTable) else jobs.loc[simulated]
@@ -157,7 +109,6 @@ def _scaled_runtimes(run: np.ndarray, percent: float) -> np.ndarray:
     ceiling, so that an exact product such as 110% of 10 s gives 11 s, not 12 s
     (``1.1 * 10 == 11.000000000000002`` in binary floating point).
     """
-    import numpy as np
     return np.ceil(np.round((100.0 + percent) * run / 100.0, 6))
 
 
@@ -241,10 +192,6 @@ def apply_estimates(jobs: pd.DataFrame, scenario: Estimates | str | None) -> pd.
     job still runs ``T``.  ``jobs`` is a DataFrame or a
     :class:`~o2ksim.table.ColumnTable`; the result is a new table of the same kind.
     """
-    import numpy as np
-
-    from o2ksim.table import ColumnTable, column
-
     estimates = Estimates.parse(scenario)
     if estimates.requested:
         return jobs
@@ -267,3 +214,16 @@ def apply_estimates(jobs: pd.DataFrame, scenario: Estimates | str | None) -> pd.
     out = jobs.copy()
     out["req_time"] = estimated
     return out
+
+
+__all__ = [
+    "ESTIMATES_HELP",
+    "Estimates",
+    "Window",
+    "apply_estimates",
+    "as_window",
+    "format_duration",
+    "parse_duration",
+    "parse_time",
+    "select_window",
+]

@@ -5,7 +5,7 @@
 >>> result.summary["mean_wait"]  # doctest: +SKIP
 
 It does what ``o2ksim run`` does: describe the run as one validated
-:class:`~o2ksim.runconfig.RunConfig`, then (:func:`run_config`) load the
+:class:`~o2ksim.run.config.RunConfig`, then (:func:`run_config`) load the
 workload, apply the runtime-estimate scenario and the window, build the
 policy, run the engine, and collect the per-job table (``result.jobs``), the
 allocation segments and the overall measures.  ``result.save(dir)`` writes ``jobs.csv``,
@@ -15,161 +15,30 @@ allocation segments and the overall measures.  ``result.save(dir)`` writes ``job
 from __future__ import annotations
 
 import gc
-import json
 import math
 import os
-import platform
-import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from o2ksim import __version__, metrics
-from o2ksim._startup import installed_version
-from o2ksim.csvwrite import write_csv
+from o2ksim import metrics
 from o2ksim.engine.contract import PolicyProtocol
-from o2ksim.engine.core import RunStats, Simulation
-from o2ksim.engine.monitor import Observer, job_columns
-from o2ksim.errors import O2KSimError, output_dir
-from o2ksim.jobs import Job
+from o2ksim.engine.core import Simulation
+from o2ksim.engine.monitor import Observer
+from o2ksim.errors import O2KSimError
 from o2ksim.machine import MachineSpec, machine_from_header
-from o2ksim.partitioning import JobColumns, allocation_arrays
-from o2ksim.policies import Policy, make_policy
+from o2ksim.partitioning import JobColumns
+from o2ksim.policies import make_policy
 from o2ksim.policies.immediate import SummaryCounts
-from o2ksim.runconfig import PolicyChoice, RunConfig, WorkloadRecipe
-from o2ksim.table import ColumnTable, column, is_frame
-from o2ksim.validation import check_job_specs, check_jobs_frame
+from o2ksim.progress import ProgressBar
+from o2ksim.run.config import PolicyChoice, RunConfig, WorkloadRecipe
+from o2ksim.run.results import Result, describe_policy, gc_paused, result_columns
+from o2ksim.run.workload import check_job_specs, check_jobs_frame, workload_label
+from o2ksim.table import column, is_frame
 from o2ksim.workloads.convert import specs_from_frame
+from o2ksim.workloads.cooldown import cooldown_chunk, cooldown_measures, run_with_cooldown
 from o2ksim.workloads.transforms import Window, apply_estimates, select_window
-
-if TYPE_CHECKING:  # pandas is imported when a DataFrame is asked for (Result.jobs, .segments)
-    import pandas as pd
-
-
-class Result:
-    """What one run produced, with the configuration that produced it.
-
-    ``jobs`` (one row per job) and ``segments`` (one row per allocation
-    interval) are DataFrames, built from the run's numpy columns on first
-    access and then kept; :attr:`job_table` and :attr:`segment_table` give
-    the same tables without building them (what ``o2ksim run`` writes and
-    summarises, so that a run never imports pandas unless asked to).
-    """
-
-    def __init__(
-        self,
-        jobs: pd.DataFrame | ColumnTable,
-        summary: dict[str, Any],
-        segments: pd.DataFrame | ColumnTable,
-        stats: RunStats,
-        machine: MachineSpec,
-        policy: dict[str, Any],
-        config: dict[str, Any] | None = None,
-    ) -> None:
-        self._jobs = jobs
-        self.summary = summary
-        self._segments = segments
-        self.stats = stats
-        self.machine = machine
-        self.policy = policy
-        self.config = {} if config is None else config
-
-    @property
-    def jobs(self) -> pd.DataFrame:
-        """The per-job table (see :func:`result_table`), a DataFrame."""
-        if isinstance(self._jobs, ColumnTable):
-            self._jobs = self._jobs.to_frame()
-        return self._jobs
-
-    @jobs.setter
-    def jobs(self, frame: pd.DataFrame) -> None:
-        self._jobs = frame
-
-    @property
-    def segments(self) -> pd.DataFrame:
-        """The allocation segments (see :meth:`~o2ksim.engine.monitor.Monitor.segments`), a DataFrame."""
-        if isinstance(self._segments, ColumnTable):
-            self._segments = self._segments.to_frame()
-        return self._segments
-
-    @segments.setter
-    def segments(self, frame: pd.DataFrame) -> None:
-        self._segments = frame
-
-    @property
-    def job_table(self) -> pd.DataFrame | ColumnTable:
-        """:attr:`jobs` as it is held: the DataFrame once built, else its numpy columns."""
-        return self._jobs
-
-    @property
-    def segment_table(self) -> pd.DataFrame | ColumnTable:
-        """:attr:`segments` as they are held: the DataFrame once built, else numpy columns."""
-        return self._segments
-
-    def __repr__(self) -> str:
-        from o2ksim.report.compare import result_text
-
-        return result_text(self)
-
-    def _repr_html_(self) -> str:
-        from o2ksim.report.compare import result_html
-
-        return result_html(self)
-
-    def save(self, out_dir: str | os.PathLike[str], *, parquet: bool = False) -> Path:
-        """Write ``jobs.csv`` (or ``.parquet``), ``summary.json`` and ``run.json`` into ``out_dir``."""
-        out = output_dir(out_dir)
-        try:
-            with gc_paused():
-                self._write(out, parquet)
-        except OSError as exc:
-            raise O2KSimError(f"{out}: cannot write the results ({exc.strerror or exc})") from None
-        return out
-
-    def _write(self, out: Path, parquet: bool) -> None:
-        if parquet:
-            self.jobs.to_parquet(out / "jobs.parquet", index=False)
-        else:
-            write_csv(self._jobs, out / "jobs.csv")  # the bytes of to_csv(index=False), faster
-        _write_json(out / "summary.json", self.summary)
-        _write_json(
-            out / "run.json",
-            {
-                "config": self.config,
-                "policy": self.policy,
-                "machine": self.machine.describe(),
-                "stats": {
-                    "passes": self.stats.passes,
-                    "decisions": self.stats.decisions,
-                    "wall_seconds": round(self.stats.wall_seconds, 3),
-                    "simulated_until": self.stats.sim_end,
-                    "stalled": self.stats.stalled,
-                    **self.stats.extra,
-                },
-                "versions": versions(),
-            },
-        )
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """No garbage collection inside: for building and writing results, which make
-    millions of short-lived objects and no reference cycles.
-
-    A full collection there scans every object of the finished run (the jobs,
-    their events, the engine's indexes): 40 ms after 10,000 KTH jobs, seconds
-    after a year-long trace, for nothing to collect.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def freeze_alive() -> bool:
@@ -188,61 +57,6 @@ def freeze_alive() -> bool:
         return False
     gc.freeze()
     return True
-
-
-def versions() -> dict[str, str]:
-    """Versions of o2ksim and the libraries a result depends on (pandas's from its
-    installed metadata when the run has not imported it)."""
-    import simpy
-
-    return {
-        "o2ksim": __version__,
-        "python": platform.python_version(),
-        "simpy": simpy.__version__ if hasattr(simpy, "__version__") else "?",
-        "numpy": np.__version__,
-        "pandas": _pandas_version(),
-    }
-
-
-def _pandas_version() -> str:
-    pd = sys.modules.get("pandas")
-    if pd is not None:
-        return pd.__version__
-    found = installed_version("pandas")  # without importing importlib.metadata (o2ksim._startup)
-    if found is not None:
-        return found
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("pandas")
-    except PackageNotFoundError:
-        return "?"
-
-
-def _write_json(path: Path, data: Any) -> None:
-    def clean(v: Any) -> Any:
-        if isinstance(v, dict):
-            return {k: clean(x) for k, x in v.items()}
-        if isinstance(v, list | tuple):
-            return [clean(x) for x in v]
-        if isinstance(v, float) and not math.isfinite(v):
-            return None
-        if isinstance(v, np.generic):
-            return clean(v.item())
-        return v
-
-    path.write_text(json.dumps(clean(data), indent=2) + "\n")
-
-
-def load_workload(source: Any, *, lenient: bool = False, strict_order: bool = False) -> Any:
-    """A :class:`~o2ksim.workloads.swf.Trace` from a path (SWF, plain or gzip) or a Trace."""
-    from o2ksim.workloads.swf import Trace, read_swf
-
-    if isinstance(source, Trace):
-        return source
-    if isinstance(source, str | os.PathLike):
-        return read_swf(source, lenient=lenient, strict_order=strict_order)
-    raise O2KSimError(f"cannot use {type(source).__name__} as a workload")
 
 
 def simulate(
@@ -280,8 +94,8 @@ def simulate(
     (:class:`~o2ksim.engine.contract.RunSettings`); the last two default to the
     machine file's ``[options]``.
 
-    The arguments become one validated :class:`~o2ksim.runconfig.RunConfig`
-    (:meth:`~o2ksim.runconfig.RunConfig.create`), run by :func:`run_config`.
+    The arguments become one validated :class:`~o2ksim.run.config.RunConfig`
+    (:meth:`~o2ksim.run.config.RunConfig.create`), run by :func:`run_config`.
     """
     config = RunConfig.create(
         workload,
@@ -301,10 +115,10 @@ def simulate(
 
 
 def run_config(config: RunConfig, *, observers: Sequence[Observer] = ()) -> Result:
-    """Run one validated :class:`~o2ksim.runconfig.RunConfig` and measure it.
+    """Run one validated :class:`~o2ksim.run.config.RunConfig` and measure it.
 
     Every way into the engine ends here (the API, ``o2ksim run``, scenarios
-    and sweep workers).  A :class:`~o2ksim.runconfig.WorkloadRecipe` is built
+    and sweep workers).  A :class:`~o2ksim.run.config.WorkloadRecipe` is built
     first (cached per process); a generated workload with a window gets
     arrivals after the window until every analysed job has started (the
     cool-down of T§3.4).
@@ -312,14 +126,10 @@ def run_config(config: RunConfig, *, observers: Sequence[Observer] = ()) -> Resu
     recipe = config.workload
     if not isinstance(recipe, WorkloadRecipe):
         return _run(config, config.workload, observers)
-    from o2ksim.scenario import workload_label
-
     procs = config.machine.total_procs if config.machine is not None else None
     trace = recipe.build(procs)
     window = config.window
     if window is not None and recipe.model:
-        from o2ksim.workloads.cooldown import cooldown_chunk, run_with_cooldown
-
         chunk = cooldown_chunk(window)
         result = run_with_cooldown(
             lambda tr: _run(config, tr, observers),
@@ -394,8 +204,6 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
 
         obs = list(observers)
         if progress:
-            from o2ksim.progress import ProgressBar
-
             obs.append(ProgressBar(len(analysed) if analysed is not None else len(specs)))
         sim = Simulation(
             mach,
@@ -424,9 +232,6 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
             resizes = jobs["resizes"][jobs["analysed"]] if "analysed" in jobs else jobs["resizes"]
             summ["resizes"] = int(resizes.sum())
             if window is not None and frame is not None:  # the protocol's cool-down (T§3.4)
-                # (imports every workload model)
-                from o2ksim.workloads.cooldown import cooldown_measures
-
                 last_submit = float(column(frame, "submit").max())
                 summ.update(cooldown_measures(jobs, window.end, last_submit, stats.sim_end))
             if isinstance(pol, SummaryCounts):  # immediate service: trials among the analysed jobs
@@ -462,40 +267,4 @@ def _mapped(job_ids: np.ndarray, values: dict[int, Any]) -> np.ndarray:
     return out
 
 
-def result_table(
-    jobs: list[Job], segments: pd.DataFrame | ColumnTable, analysed: np.ndarray | None = None
-) -> pd.DataFrame:
-    """The run's per-job table: the monitor's columns, ``analysed`` (with a window),
-    ``proc_seconds`` and ``mean_procs``; one row per job, by submit time then id.
-
-    Built from whole numpy columns (:func:`result_columns`) and turned into a DataFrame once.
-    """
-    return result_columns(jobs, segments, analysed).to_frame()
-
-
-def result_columns(
-    jobs: list[Job], segments: pd.DataFrame | ColumnTable, analysed: np.ndarray | None = None
-) -> ColumnTable:
-    """The columns of :func:`result_table`, without pandas."""
-    columns = job_columns(jobs)
-    order = np.lexsort((columns["job_id"], columns["submit"]))
-    for name, values in columns.items():  # one column at a time: one extra copy at most
-        columns[name] = values[order]
-    if analysed is not None:
-        columns["analysed"] = np.isin(columns["job_id"], analysed)
-    columns["proc_seconds"], columns["mean_procs"] = allocation_arrays(
-        columns["job_id"],
-        columns["start"],
-        columns["end"],
-        columns["procs"],
-        columns["status"] == "completed",
-        segments,
-    )
-    return ColumnTable(columns, len(jobs))
-
-
-def describe_policy(policy: PolicyProtocol) -> dict[str, Any]:
-    """The policy's configuration for ``run.json``: ``describe()`` of a :class:`Policy`, else its name."""
-    if isinstance(policy, Policy):
-        return policy.describe()
-    return {"name": policy.name}
+__all__ = ["Result", "freeze_alive", "run_config", "simulate"]

@@ -4,12 +4,12 @@ A run is a workload, a machine, a policy, the runtime-estimate scenario, the
 analysis window, the run settings (scheduling interval, overrun kill), a seed
 and whether to show progress.  Every way into the engine builds the same
 frozen, validated :class:`RunConfig` and hands it to
-:func:`o2ksim.simulate.run_config`:
+:func:`o2ksim.run.api.run_config`:
 
-* the Python API: :func:`o2ksim.simulate.simulate` (its keyword arguments go
+* the Python API: :func:`o2ksim.run.api.simulate` (its keyword arguments go
   to :meth:`RunConfig.create`);
 * ``o2ksim run``: the command-line values go to :meth:`RunConfig.create`;
-* scenarios and sweeps: a :class:`~o2ksim.scenario.RunSpec`'s JSON
+* scenarios and sweeps: a :class:`~o2ksim.experiments.scenario.RunSpec`'s JSON
   configuration goes to :meth:`RunConfig.from_dict` (in the sweep's worker
   process), and :meth:`RunConfig.to_dict` writes one back.
 
@@ -22,7 +22,7 @@ name) into typed values -- the machine is parsed once into a
 with the usual one-line error.  The dataclass's own ``__init__`` checks that
 each field already has its type, so no half-checked configuration exists.
 
->>> from o2ksim.runconfig import RunConfig
+>>> from o2ksim.run.config import RunConfig
 >>> cfg = RunConfig.create("traces/tiny.swf", "o2k", "fcfs", interval="5m")  # doctest: +SKIP
 >>> cfg.settings.interval  # doctest: +SKIP
 300.0
@@ -33,14 +33,18 @@ True
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from o2ksim.engine.contract import PolicyProtocol, RunSettings
 from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.jobs import JobSpec
 from o2ksim.machine import MachineSpec, load_machine, parse_machine
+from o2ksim.run.workload import build_workload, workload_label
+from o2ksim.table import is_frame
+from o2ksim.units import parse_duration, parse_time
 from o2ksim.validation import (
     check_bool,
     check_keys,
@@ -48,10 +52,8 @@ from o2ksim.validation import (
     check_seed,
     check_str,
 )
-from o2ksim.workloads.transforms import Estimates, Window, as_window, parse_duration, parse_time
-
-if TYPE_CHECKING:
-    from o2ksim.workloads.swf import Trace
+from o2ksim.workloads.swf import Trace
+from o2ksim.workloads.transforms import Estimates, Window, as_window
 
 WHERE = "run configuration"
 RECIPE_KEYS = ("trace", "model", "params", "span", "seed", "jobs", "load", "lenient")
@@ -66,7 +68,7 @@ class WorkloadRecipe:
 
     ``spec`` holds the keys of :data:`RECIPE_KEYS` (what a scenario's
     ``[workload]`` table becomes once validated; see
-    :func:`o2ksim.scenario.build_workload`), ``load`` scaling included.
+    :func:`o2ksim.run.workload.build_workload`), ``load`` scaling included.
     Runtime estimates and the window are separate fields of :class:`RunConfig`.
     """
 
@@ -92,14 +94,10 @@ class WorkloadRecipe:
 
     def build(self, machine_procs: int | None = None) -> Trace:
         """The trace (cached per process: consecutive runs share their workload)."""
-        from o2ksim.scenario import build_workload
-
         return build_workload(dict(self.spec), machine_procs)
 
     def label(self) -> str:
         """A short human description (``trace kth.swf``, ``model o2k over 30 days``)."""
-        from o2ksim.scenario import workload_label
-
         return workload_label(dict(self.spec))
 
 
@@ -147,9 +145,6 @@ class RunConfig:
     progress: bool = False
 
     def __post_init__(self) -> None:
-        from o2ksim.table import is_frame
-        from o2ksim.workloads.swf import Trace
-
         wl = self.workload
         if not (isinstance(wl, WorkloadRecipe | Trace) or is_frame(wl)) and not (
             isinstance(wl, tuple) and wl and all(isinstance(s, JobSpec) for s in wl)
@@ -345,16 +340,11 @@ def _section(data: Mapping[str, Any], name: str, where: str) -> Mapping[str, Any
 
 
 def _is_date(text: str) -> bool:
-    import re
-
     return re.fullmatch(r"\d{4}-\d{2}-\d{2}([T ].*)?", text.strip()) is not None
 
 
 def _workload(source: Any) -> Workload:
     """The run's workload: a path becomes a :class:`WorkloadRecipe`; JobSpecs a tuple."""
-    from o2ksim.table import is_frame
-    from o2ksim.workloads.swf import Trace
-
     if isinstance(source, WorkloadRecipe | Trace) or is_frame(source):
         return source
     if isinstance(source, str | os.PathLike):

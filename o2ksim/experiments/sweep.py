@@ -1,0 +1,210 @@
+"""Sweeps: run every run of a scenario, in parallel, resumably, locally or on Dask.
+
+How the pieces fit:
+
+* :func:`run_sweep` plans the scenario's runs, skips those already finished
+  in the results directory (:mod:`o2ksim.experiments.store`, which also
+  describes its layout), and hands the others to this process, a local
+  process pool or a Dask cluster (:mod:`o2ksim.experiments.workers`).
+* :func:`~o2ksim.experiments.workers.execute_run` is the only thing that
+  runs in a worker: it simulates one
+  :class:`~o2ksim.experiments.scenario.RunSpec` and *returns* the outcome,
+  catching any error into it, so one failing run never stops the others.
+* The coordinating process stores each outcome as soon as it arrives
+  (:func:`~o2ksim.experiments.store.store_outcome`): it writes the workspace
+  into a temporary directory and renames it into place, so a run directory
+  with a ``summary.json`` is always complete.  A sweep killed at any moment
+  therefore leaves only finished runs behind, and the next :func:`run_sweep`
+  on the same directory skips them.
+* A run's results depend only on its configuration (every random draw comes
+  from its seed), so the same sweep gives identical results in one process,
+  in a process pool or on a Dask cluster.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from tqdm import tqdm
+
+from o2ksim.errors import O2KSimError
+from o2ksim.experiments.scenario import RunSpec, Scenario
+from o2ksim.experiments.store import (
+    adopt_renamed,
+    clean_partial,
+    is_finished,
+    store_outcome,
+    summary_table,
+    write_plan,
+    write_table,
+)
+from o2ksim.experiments.workers import RunOutcome, execute_run, run_dask, run_pool
+
+
+@dataclass
+class SweepResult:
+    """What :func:`run_sweep` did: which runs ran, were skipped or failed, and the table."""
+
+    out_dir: Path
+    runs: list[RunSpec]
+    ran: list[str]
+    skipped: list[str]
+    failed: list[str]
+    table: pd.DataFrame
+    wall_seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+
+# ------------------------------------------------------------------------------------ running
+def run_sweep(
+    scenario: Scenario,
+    out_dir: str | os.PathLike[str] | None = None,
+    *,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    client: Any = None,
+    progress: bool | None = None,
+    retry_failed: bool = True,
+    log: Callable[[str], None] | None = None,
+) -> SweepResult:
+    """Run every run of ``scenario`` that has not finished yet; store each as it finishes.
+
+    ``workers``: local worker processes (default: the number of CPUs, at most
+    the number of runs; 1 runs everything in this process).  ``scheduler``: the
+    address of a Dask scheduler (``tcp://host:8786``); ``client``: an existing
+    ``distributed.Client`` (either replaces the local pool).  Runs that failed
+    before are tried again unless ``retry_failed`` is false.  Returns what ran,
+    what was skipped and the summary table (also written as
+    ``summary.parquet``/``summary.csv``).
+    """
+    out = Path(out_dir) if out_dir is not None else scenario.default_out_dir()
+    with results_lock(out):
+        return _sweep(scenario, out, workers, scheduler, client, progress, retry_failed, log)
+
+
+@contextmanager
+def results_lock(out_dir: Path) -> Iterator[None]:
+    """Hold the results directory for one sweep at a time.
+
+    Two sweeps on the same directory would both see a run as not finished and
+    simulate it twice; the second one is refused at once instead.  The lock is
+    an ``flock`` on ``OUT/.lock``, which the system releases when the process
+    ends, however it ends.
+    """
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fh = open(out / ".lock", "a+")  # noqa: SIM115 - held for the whole sweep
+    except OSError as exc:
+        raise O2KSimError(f"{out}: cannot use as a results directory ({exc.strerror or exc})") from None
+    try:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.seek(0)
+            holder = fh.read().strip() or "?"
+            raise O2KSimError(
+                f"{out}: another sweep (process {holder}) is writing to this results "
+                "directory; wait for it to finish or give another --out"
+            ) from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(str(os.getpid()))
+        fh.flush()
+        yield
+    finally:
+        fh.close()
+
+
+def _sweep(
+    scenario: Scenario,
+    out: Path,
+    workers: int | None,
+    scheduler: str | None,
+    client: Any,
+    progress: bool | None,
+    retry_failed: bool,
+    log: Callable[[str], None] | None,
+) -> SweepResult:
+    """:func:`run_sweep` with the results directory locked."""
+    t0 = time.perf_counter()
+    runs = scenario.plan()
+    write_plan(out, scenario, runs)
+    clean_partial(out)
+    adopt_renamed(out, runs)
+    done = [r for r in runs if is_finished(out, r, count_failed=not retry_failed)]
+    done_ids = {r.run_id for r in done}
+    todo = [r for r in runs if r.run_id not in done_ids]
+    say = log or (lambda _msg: None)
+    if progress is None:
+        progress = sys.stderr.isatty()
+    keep_segments = bool(scenario.outputs.get("segments", True))
+    where = "Dask" if (scheduler or client is not None) else None
+    if where is None:
+        n_workers = workers or os.cpu_count() or 1
+        n_workers = max(1, min(n_workers, len(todo)))
+        where = "this process" if n_workers == 1 else f"{n_workers} local processes"
+    else:
+        n_workers = 0
+    say(
+        f"{scenario.name}: {len(runs)} run(s); {len(done)} already finished, "
+        f"{len(todo)} to run" + (f" on {where}" if todo else "")
+    )
+    ran: list[str] = []
+    failed: list[str] = []
+    if todo:
+        bar = tqdm(
+            total=len(todo),
+            desc=scenario.name,
+            unit="run",
+            disable=not progress,
+            leave=False,
+            file=sys.stderr,
+        )
+
+        def finished(run: RunSpec, outcome: RunOutcome) -> None:
+            store_outcome(out, run, outcome)
+            ran.append(run.run_id)
+            if outcome.status != "ok":
+                failed.append(run.run_id)
+                bar.set_postfix(failed=len(failed))
+            bar.update(1)
+
+        try:
+            if scheduler or client is not None:
+                run_dask(todo, finished, scheduler, client, keep_segments)
+            elif n_workers == 1:
+                for run in todo:
+                    finished(
+                        run, execute_run(run, keep_segments=keep_segments, scenario=scenario)
+                    )
+            else:
+                run_pool(todo, finished, n_workers, keep_segments)
+        finally:
+            bar.close()
+    table = summary_table(out, runs)
+    write_table(out, table)
+    return SweepResult(
+        out,
+        runs,
+        ran,
+        [r.run_id for r in done],
+        failed,
+        table,
+        time.perf_counter() - t0,
+    )
+
+
+__all__ = ["SweepResult", "results_lock", "run_sweep"]
