@@ -596,7 +596,7 @@ def test_policies_command_lists_the_family(capsys):
         assert name in out
     for param in ("reservations", "reservation_kind", "sliding"):
         assert param in out
-    assert "backfill" in POLICIES.kinds()
+    assert "backfill" in POLICIES.entries()
 
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "background" / "policies"

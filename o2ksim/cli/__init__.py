@@ -1,16 +1,17 @@
 """Command-line interface: ``o2ksim COMMAND ...``.
 
-Each sub-command lives in its own module of this package and exposes two
-names::
+Each sub-command lives in its own module of this package and exposes::
 
-    HELP: str                                   # one line for ``o2ksim --help``
     def register(parser: argparse.ArgumentParser) -> None: ...
         # adds the command's arguments and sets ``parser.set_defaults(func=...)``
         # where ``func(args) -> int`` returns the exit code
 
-Modules are discovered automatically, so a new command never edits this file.
-User mistakes raise :class:`o2ksim.errors.O2KSimError`; they are printed as one
-line and give exit code 2, never a traceback.
+:data:`COMMANDS` names each command's module and its one-line help: the
+command line imports the chosen command's module alone (``o2ksim --help``
+lists the commands without importing any), so a command module may import
+what it needs at its top.  A new command is its module and one line in
+:data:`COMMANDS`.  User mistakes raise :class:`o2ksim.errors.O2KSimError`;
+they are printed as one line and give exit code 2, never a traceback.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import argparse
 import functools
 import importlib
 import os
-import pkgutil
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -46,12 +46,29 @@ class _Parser(argparse.ArgumentParser):
                      f"(see {self.prog} --help)\n")  # fmt: skip
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The full argument parser with every discovered sub-command.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "characterize": ("characterize", "characterise a trace like thesis ch. 4: arrivals, periods, requests, runtimes, load"),
+    "explain": ("explain", "print every scheduling decision of a tiny scenario with its reason (teaching view)"),
+    "fit": ("fit", "fit the cirne-berman or downey model to an SWF trace and write a parameter file"),
+    "gantt": ("gantt", "draw a Gantt chart (processors per host over time) of a run, as PNG"),
+    "generate": ("generate", "generate a synthetic workload (o2k, cirne-berman, downey) as an SWF file"),
+    "machines": ("machines", "list machine files (hosts/*.toml) or show one"),
+    "policies": ("policies", "list policy presets and kinds with their parameters"),
+    "predict": ("predict", "evaluate Downey's queue-time predictors A, B and combined (IPPS 1997) on a trace"),
+    "report": ("report", "write the HTML report (figures, tables, scenario, versions) of a results directory"),
+    "run": ("run", "simulate one policy over a trace or a generated workload (default: a synthetic O2K month)"),
+    "scenario": ("scenario", "run a scenario file (an experiment or a sweep), list, show or check scenarios"),
+    "trace": ("trace", "inspect, check or convert an SWF workload trace (plain or .gz)"),
+}  # fmt: skip
+"""Command name -> (module in this package, one-line help for ``o2ksim --help``)."""
 
-    ``only``: the module name of one sub-command: the parser then holds that
-    command alone (what :func:`main` uses to run it, without importing and
-    registering the eleven others: about 0.02 s of every run's start-up).
+
+def build_parser(only: str | None = None, *, arguments: bool = True) -> argparse.ArgumentParser:
+    """The argument parser: every command of :data:`COMMANDS`, or the one module ``only``.
+
+    ``arguments=False`` lists the commands without importing their modules
+    (what ``o2ksim --help`` prints); otherwise each command's module is
+    imported and registers its arguments.
     """
     parser = _Parser(
         prog="o2ksim",
@@ -61,35 +78,32 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         "--version", action="version", version=f"o2ksim {__version__} ({build_name()})"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_") or (only is not None and info.name != only):
+    for name, (module_name, help_text) in COMMANDS.items():
+        if only is not None and module_name != only:
             continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        name = getattr(module, "COMMAND", info.name.replace("_", "-"))
-        help_text = getattr(module, "HELP", None)
         cmd_parser = sub.add_parser(name, help=help_text, description=help_text)
-        module.register(cmd_parser)
+        if arguments:
+            # the one lazy mechanism of the command line: only the chosen command's module
+            module = importlib.import_module(f"{__name__}.{module_name}")
+            module.register(cmd_parser)
     return parser
 
 
 @functools.cache
 def _shared_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser :func:`main` uses, built once per process (building it takes
-    longer than parsing; tests and scripts call ``main`` many times)."""
-    return build_parser(only)
+    longer than parsing; tests and scripts call ``main`` many times).  Without
+    a command it only lists the commands."""
+    return build_parser(only, arguments=only is not None)
 
 
 def _command_module(argv: Sequence[str]) -> str | None:
     """The module of the sub-command ``argv`` starts with, when it names one
-    (``None`` for an option such as ``--help`` or an unknown word: the full
-    parser answers those, listing the commands)."""
-    if not argv or argv[0].startswith("-") or "_" in argv[0]:
+    (``None`` for an option such as ``--help`` or an unknown word: the listing
+    parser answers those)."""
+    if not argv or argv[0] not in COMMANDS:
         return None
-    name = argv[0].replace("-", "_")
-    if name.startswith("_") or name not in {info.name for info in pkgutil.iter_modules(__path__)}:
-        return None
-    module = importlib.import_module(f"{__name__}.{name}")
-    return name if getattr(module, "COMMAND", argv[0]) == argv[0] else None
+    return COMMANDS[argv[0]][0]
 
 
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")

@@ -16,7 +16,7 @@ def run(args: argparse.Namespace) -> int:
     from o2ksim.errors import O2KSimError
     from o2ksim.policies import POLICIES, presets
 
-    kinds = POLICIES.kinds()
+    kinds = POLICIES.entries()
     found = presets()
     if args.name:
         if args.name in found:

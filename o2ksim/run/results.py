@@ -20,7 +20,6 @@ import platform
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -183,6 +182,9 @@ def _pandas_version() -> str:
     found = installed_version("pandas")  # without importing importlib.metadata (o2ksim._startup)
     if found is not None:
         return found
+    # importlib.metadata only here: `o2ksim run` starts without it (o2ksim._startup)
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version("pandas")
     except PackageNotFoundError:
