@@ -116,3 +116,26 @@ def test_objects_register_under_their_key_and_by_where_they_are_defined() -> Non
     assert reg.user_entries() == {"mine": Mine}  # defined in tests, not in o2ksim
     reg.register(Registry, "registry")  # a class defined in o2ksim counts as built-in
     assert reg.user_entries() == {"mine": Mine}
+
+
+def test_workload_models_are_one_registry_and_load_on_first_use() -> None:
+    script = (
+        "import sys\nfrom o2ksim.workloads.models import MODELS, param_file\n"
+        "print(sorted(MODELS), param_file('CB').name, 'o2ksim.workloads.o2k' in sys.modules)"
+    )
+    assert _run(script) == [
+        "['cirne-berman',",
+        "'downey',",
+        "'o2k']",
+        "cirne-berman-kth.toml",
+        "False",
+    ]
+
+
+def test_an_unknown_model_is_a_one_line_error() -> None:
+    from o2ksim.workloads.models import generate
+
+    with pytest.raises(
+        O2KSimError, match=r"unknown workload model 'o2x' \(known: o2k, cirne-berman, downey\)"
+    ):
+        generate("o2x", span=86400, seed=1)

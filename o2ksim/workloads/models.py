@@ -27,19 +27,21 @@ the model modules; this registry on top, with
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 
 from o2ksim import __version__
 from o2ksim.errors import ConfigError, O2KSimError
-from o2ksim.workloads import o2k
+from o2ksim.registry import Registry
 from o2ksim.workloads.o2k_classes import TABLE6_MONTHS
 from o2ksim.workloads.params import (
     DEFAULT_START_TIME,
@@ -58,6 +60,7 @@ __all__ = [
     "MODELS",
     "PARAM_SETS",
     "Checker",
+    "Model",
     "ParamSource",
     "dump_toml",
     "fit",
@@ -68,9 +71,6 @@ __all__ = [
     "parse_span",
     "write_params",
 ]
-
-MODELS: tuple[str, ...] = ("o2k", "cirne-berman", "downey")
-"""The model names :func:`generate` and :func:`fit` accept."""
 
 
 class ModelModule(Protocol):
@@ -83,29 +83,58 @@ class ModelModule(Protocol):
     ) -> Trace: ...
 
 
-_MODULES: dict[str, str] = {
-    "o2k": "o2ksim.workloads.o2k",
-    "cirne-berman": "o2ksim.workloads.cirne_berman",
-    "downey": "o2ksim.workloads.downey",
-}
-"""Model name -> module, imported on first use (the Cirne-Berman and Downey models
-need pandas and the prediction package; a run of the O2K model does not)."""
+@dataclass(frozen=True)
+class Model:
+    """A workload model: its module (imported on first use) and its shipped parameter sets.
 
-PARAM_SETS: dict[str, tuple[str, ...]] = {
-    "o2k": ("o2k", *TABLE6_MONTHS),
-    "cirne-berman": ("kth", "anl", "ctc", "sdsc"),
-    "downey": ("downey",),
-}
-"""Shipped parameter sets per model; the first one is the model's default.
+    ``module`` has ``validate(params, source)`` and ``generate(params, *,
+    span, seed, start_time)``, and ``fit(trace, **options)`` when the model
+    can be fitted.  ``sets`` are the shipped parameter sets, the model's
+    default first; set ``S`` of model ``M`` is the file
+    ``o2ksim/data/models/M-S.toml`` (``M.toml`` when ``S`` is ``M``).
+    ``aliases`` are other names users may write.
+    """
 
-The O2K model's month sets (``"2000-02"``...) are the default set with that
+    name: str
+    module: str
+    sets: tuple[str, ...]
+    aliases: tuple[str, ...] = ()
+
+    def load(self) -> ModuleType:
+        """The model's module (imported now if it was not: Cirne-Berman and Downey need
+        pandas and the prediction package, which a run of the O2K model does not)."""
+        return importlib.import_module(self.module)
+
+
+MODELS: Registry[Model] = Registry(
+    "workload model",
+    {
+        m.name: m
+        for m in (
+            Model("o2k", "o2ksim.workloads.o2k", ("o2k", *TABLE6_MONTHS)),
+            Model(
+                "cirne-berman",
+                "o2ksim.workloads.cirne_berman",
+                ("kth", "anl", "ctc", "sdsc"),
+                aliases=("cb", "cirne", "cirneberman"),
+            ),
+            Model("downey", "o2ksim.workloads.downey", ("downey",)),
+        )
+    },
+)
+"""The workload models by name (the shared :class:`o2ksim.registry.Registry`):
+``MODELS.register(Model(...))`` adds one.
+
+The O2K model's month sets (``"2000-02"``...) are its default set with that
 month's Table 6 column (:func:`o2ksim.workloads.o2k.month_params`)."""
 
-_SET_FILES = {
-    ("o2k", "o2k"): "o2k.toml",
-    ("downey", "downey"): "downey.toml",
-    **{("cirne-berman", s): f"cirne-berman-{s}.toml" for s in ("anl", "ctc", "kth", "sdsc")},
-}
+
+def _param_sets() -> dict[str, tuple[str, ...]]:
+    return {name: m.sets for name, m in MODELS.entries().items()}
+
+
+PARAM_SETS: Mapping[str, tuple[str, ...]] = _param_sets()
+"""The shipped parameter sets of each built-in model, the default first."""
 
 
 # ----------------------------------------------------------------------------
@@ -113,20 +142,23 @@ _SET_FILES = {
 # ----------------------------------------------------------------------------
 
 
-def _canonical(model: str) -> str:
+def _model(model: str) -> Model:
+    """The registered model ``model`` names (case, ``_`` for ``-`` and aliases forgiven)."""
     name = str(model).strip().lower().replace("_", "-")
-    if name in ("cb", "cirne", "cirneberman"):
-        name = "cirne-berman"
-    if name not in _MODULES:
-        raise O2KSimError(f"unknown workload model '{model}' (known: {', '.join(MODELS)})")
-    return name
+    entries = MODELS.entries()
+    found = entries.get(name) or next((m for m in entries.values() if name in m.aliases), None)
+    if found is None:
+        raise O2KSimError(f"unknown workload model '{model}' (known: {', '.join(entries)})")
+    return found
+
+
+def _canonical(model: str) -> str:
+    return _model(model).name
 
 
 def model_module(model: str) -> ModuleType:
     """The module implementing *model*."""
-    import importlib
-
-    return importlib.import_module(_MODULES[_canonical(model)])
+    return _model(model).load()
 
 
 # ----------------------------------------------------------------------------
@@ -136,17 +168,16 @@ def model_module(model: str) -> ModuleType:
 
 def param_file(model: str, name: str | None = None) -> Path:
     """The path of a shipped parameter set (``name=None``: the model's default)."""
-    m = _canonical(model)
-    set_name = (name or PARAM_SETS[m][0]).lower()
-    set_name = set_name.removeprefix("cirne-berman-")
-    if m == "o2k" and set_name in TABLE6_MONTHS:
-        set_name = "o2k"
-    key = (m, set_name)
-    if key not in _SET_FILES:
+    m = _model(model)
+    set_name = (name or m.sets[0]).lower().removeprefix(f"{m.name}-")
+    if m.name == "o2k" and set_name in TABLE6_MONTHS:
+        set_name = "o2k"  # a month is the default set with that month's Table 6 column
+    if set_name not in m.sets:
         raise O2KSimError(
-            f"unknown parameter set '{name}' for model {m} (known: {', '.join(PARAM_SETS[m])})"
+            f"unknown parameter set '{name}' for model {m.name} (known: {', '.join(m.sets)})"
         )
-    return Path(str(resources.files("o2ksim") / "data" / "models" / _SET_FILES[key]))
+    file = f"{m.name}.toml" if set_name == m.name else f"{m.name}-{set_name}.toml"
+    return Path(str(resources.files("o2ksim") / "data" / "models" / file))
 
 
 def load_params(
@@ -176,8 +207,8 @@ def load_params(
             path = param_file(m, text)
             raw, source = read_toml(path), path.name
             if m == "o2k" and text in TABLE6_MONTHS:
-                base = o2k.validate({**raw, "model": m}, path)
-                raw = deep_merge(raw, o2k.month_params(text, base, DEFAULT_START_TIME))
+                base = module.validate({**raw, "model": m}, path)
+                raw = deep_merge(raw, module.month_params(text, base, DEFAULT_START_TIME))
                 source = f"{path.name} ({text}, Table 6)"
         else:
             path = p
@@ -268,9 +299,12 @@ def fit(model: str, trace: Trace, **options: Any) -> dict[str, Any]:
     (:func:`o2ksim.workloads.downey.fit`) can be fitted.
     """
     m = _canonical(model)
-    if m in ("cirne-berman", "downey"):
-        return model_module(m).fit(trace, **options)
-    raise O2KSimError(
-        "the o2k model has no automatic fit (its conditional distributions come from thesis ch. 4); "
-        "use `o2ksim characterize` to compare a trace with it"
-    )
+    module = model_module(m)
+    if hasattr(module, "fit"):
+        return cast(dict[str, Any], module.fit(trace, **options))
+    if m == "o2k":
+        raise O2KSimError(
+            "the o2k model has no automatic fit (its conditional distributions come from thesis "
+            "ch. 4); use `o2ksim characterize` to compare a trace with it"
+        )
+    raise O2KSimError(f"the {m} model has no automatic fit")
