@@ -198,7 +198,8 @@ class DecisionLog(Observer):
         if not d.note.startswith("backfilled") or not self._reserved:
             return ""
         end = now + d.job.spec.req_time
-        before, past = [], []
+        before: list[tuple[int, float]] = []
+        past: list[tuple[int, float]] = []
         for rjob, host, at in self._reserved:
             if host == d.host:
                 (before if end <= at else past).append((rjob.id, at))

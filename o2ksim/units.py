@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from datetime import UTC, datetime
 
 from o2ksim.errors import O2KSimError
 
@@ -50,8 +51,6 @@ def parse_time(text: str | float | int, unix_start: int | None = None) -> float:
                 f"'{text}' is a date but the trace has no UnixStartTime; give seconds or a duration"
             )
         try:
-            from datetime import UTC, datetime  # dates only: not imported by every run
-
             when = datetime.fromisoformat(text.strip())
         except ValueError:
             raise O2KSimError(f"'{text}' is not a valid date") from None

@@ -16,6 +16,8 @@ so must the limits that keep a run from hanging or wrapping around
 
 from __future__ import annotations
 
+import argparse
+import difflib
 import math
 import numbers
 import os
@@ -58,8 +60,6 @@ _BOOL_HINT = "a TOML boolean (true or false, without quotes)"
 # --------------------------------------------------------------------------------- key checks
 def nearest(word: str, candidates: Iterable[str]) -> str | None:
     """The candidate closest to ``word`` (for "did you mean"), or None when none is close."""
-    import difflib  # only for an error message
-
     found = difflib.get_close_matches(word, sorted(candidates), n=1, cutoff=0.6)
     return found[0] if found else None
 
@@ -284,8 +284,6 @@ def check_span_option(seconds: float, option: str = "--span") -> float:
 
 def seed_value(text: str) -> int:
     """``--seed``: an integer from 0 to 2**63 - 1 (what numpy's generator takes)."""
-    import argparse
-
     try:
         value = int(text)
     except ValueError:

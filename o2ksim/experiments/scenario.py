@@ -156,7 +156,7 @@ class Scenario:
             for combo in itertools.product(*levels):
                 for pol in self.policies:
                     config = self._config(pol, dict(zip(keys, combo, strict=True)), seed)
-                    factors = {"policy": pol.label}
+                    factors: dict[str, Any] = {"policy": pol.label}
                     factors.update(zip(keys, combo, strict=True))
                     factors["seed"] = seed
                     runs.append(RunSpec(_run_id(factors, config), len(runs), factors, config))

@@ -438,7 +438,7 @@ def factors_section(
 def outputs_section(value: Any, where: str) -> dict[str, Any]:
     require_table(value, where, "outputs")
     check_keys(value, OUTPUT_KEYS, where, "outputs.")
-    out = {"dir": None, "report": True, "segments": True}
+    out: dict[str, Any] = {"dir": None, "report": True, "segments": True}
     if "dir" in value:
         if not isinstance(value["dir"], str) or not value["dir"]:
             raise ConfigError(where, "must be a directory path", field="outputs.dir")

@@ -29,6 +29,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
 
+import cloudpickle
 import pandas as pd
 
 from o2ksim.errors import O2KSimError
@@ -144,8 +145,6 @@ def pack_registrations() -> bytes | None:
     regs = user_registrations()
     if not regs["priorities"] and not regs["policies"]:
         return None
-    import cloudpickle  # optional: needed only when there is user code to ship
-
     return cloudpickle.dumps(regs)
 
 

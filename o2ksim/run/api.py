@@ -17,7 +17,7 @@ from __future__ import annotations
 import gc
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,6 +27,7 @@ from o2ksim.engine.contract import PolicyProtocol
 from o2ksim.engine.core import Simulation
 from o2ksim.engine.monitor import Observer
 from o2ksim.errors import O2KSimError
+from o2ksim.jobs import JobSpec
 from o2ksim.machine import MachineSpec, machine_from_header
 from o2ksim.partitioning import JobColumns
 from o2ksim.policies import make_policy
@@ -160,21 +161,19 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
     window, estimates, seed = cfg.window, cfg.estimates, cfg.seed
     header = None
     source = None
+    specs: list[JobSpec] = []
     if isinstance(workload, tuple):
         frame = None
         specs = list(workload)
+        check_job_specs(specs)
     else:
         if is_frame(workload):
             frame = workload
         else:
             frame, header, source = workload.table, workload.header, workload.source
-        specs = None
-    if frame is not None and len(frame) == 0:
-        raise O2KSimError(f"{source or 'the workload'}: no jobs to simulate")
-    if frame is not None:
+        if len(frame) == 0:
+            raise O2KSimError(f"{source or 'the workload'}: no jobs to simulate")
         check_jobs_frame(frame, source)
-    else:
-        check_job_specs(specs)
 
     mach = cfg.machine
     if mach is None:
@@ -254,7 +253,7 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
     return Result(jobs, summ, segments, stats, mach, describe_policy(pol), config)
 
 
-def _mapped(job_ids: np.ndarray, values: dict[int, Any]) -> np.ndarray:
+def _mapped(job_ids: np.ndarray, values: Mapping[int, Any]) -> np.ndarray:
     """``values[id]`` for each job id, 0.0 where missing or NaN: what pandas'
     ``Series(job_ids).map(values).fillna(0.0)`` gives, dtype included (int64
     when every id has an integer value, else float64)."""

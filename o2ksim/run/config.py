@@ -150,7 +150,7 @@ class RunConfig:
             isinstance(wl, tuple) and wl and all(isinstance(s, JobSpec) for s in wl)
         ):
             raise ConfigError(WHERE, f"not a workload: {type(wl).__name__}", field="workload")
-        typed = {
+        typed: dict[str, tuple[type, ...]] = {
             "machine": (MachineSpec, type(None)),
             "policy": (PolicyChoice, PolicyProtocol),
             "estimates": (Estimates,),
