@@ -28,15 +28,12 @@ from o2ksim.policies.base import (
 )
 from o2ksim.registry import Registry
 
-_NOT_POLICIES = ("base", "priority", "profile", "shadow")
-"""Modules of this package that register no policy kind (helpers of the others)."""
-
 
 def _load(kind: str | None) -> None:
     """Import this package's policy modules, in name order, until ``kind`` is
     registered (``None``: all of them)."""
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_") or info.name in _NOT_POLICIES:
+        if info.name.startswith("_"):
             continue
         importlib.import_module(f"{__name__}.{info.name}")
         if kind is not None and POLICIES.is_registered(kind):
