@@ -20,7 +20,7 @@ import math
 import os
 import platform
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,7 +38,6 @@ from o2ksim.jobs import Job
 from o2ksim.machine import MachineSpec, machine_from_header
 from o2ksim.partitioning import JobColumns, allocation_arrays
 from o2ksim.policies import Policy, make_policy
-from o2ksim.policies.immediate import SummaryCounts
 from o2ksim.runconfig import PolicyChoice, RunConfig, WorkloadRecipe
 from o2ksim.table import ColumnTable, column, is_frame
 from o2ksim.validation import check_job_specs, check_jobs_frame
@@ -68,6 +67,7 @@ class Result:
         machine: MachineSpec,
         policy: dict[str, Any],
         config: dict[str, Any] | None = None,
+        counters: Mapping[str, int] | None = None,
     ) -> None:
         self._jobs = jobs
         self.summary = summary
@@ -76,6 +76,8 @@ class Result:
         self.machine = machine
         self.policy = policy
         self.config = {} if config is None else config
+        #: the policy's own counters (``Policy.summary_counts``), also among ``summary``'s entries
+        self.counters: dict[str, int] = dict(counters or {})
 
     @property
     def jobs(self) -> pd.DataFrame:
@@ -429,8 +431,9 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
 
                 last_submit = float(column(frame, "submit").max())
                 summ.update(cooldown_measures(jobs, window.end, last_submit, stats.sim_end))
-            if isinstance(pol, SummaryCounts):  # immediate service: trials among the analysed jobs
-                summ.update(pol.summary_counts(None if analysed is None else set(analysed.tolist())))
+            # the policy's own counters (e.g. immediate service's trials) over the analysed jobs
+            counters = dict(pol.summary_counts(None if analysed is None else set(analysed.tolist())))
+            summ.update(counters)
     finally:
         if frozen:
             gc.unfreeze()
@@ -446,7 +449,7 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
         "overrun_grace": settings.overrun_grace,
         "seed": seed,
     }
-    return Result(jobs, summ, segments, stats, mach, describe_policy(pol), config)
+    return Result(jobs, summ, segments, stats, mach, describe_policy(pol), config, counters)
 
 
 def _mapped(job_ids: np.ndarray, values: dict[int, Any]) -> np.ndarray:

@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Hashable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
@@ -111,6 +112,8 @@ class EQSpatial(Policy):
             "(seconds or e.g. '5m'; 0 = repartition at every arrival and departure)",
             check=lambda v: _check_duration(v, positive=False),
             check_help="must be a duration >= 0 (seconds, or e.g. '5m')",
+            option=True,
+            metavar="DURATION",
         ),
         "long_job_threshold": Param(
             (int, float, str),
@@ -119,6 +122,8 @@ class EQSpatial(Policy):
             "job on the host has a processor (EQspatial/>50hr: '50h'); unset = off",
             check=lambda v: _check_duration(v, positive=True),
             check_help="must be a positive duration (seconds, or e.g. '50h')",
+            option=True,
+            metavar="DURATION",
         ),
         # the immediate service of T§3.2.2 for jobs no host has the memory for (T§3.2.3)
         **immediate.PARAMS,
@@ -546,7 +551,7 @@ class EQSpatial(Policy):
             out.append(WakeAt(when, h.name, "caught up"))
 
     # ------------------------------------------------------------------------------ output
-    def summary_counts(self, ids: set[int] | None = None) -> dict[str, int]:
+    def summary_counts(self, ids: AbstractSet[int] | None = None) -> dict[str, int]:
         """Counters for ``summary.json``.
 
         ``repartitions`` is per run (every host, warm-up included); the others
@@ -558,7 +563,7 @@ class EQSpatial(Policy):
         out = {"repartitions": int(self.counters["repartitions"])}
         for key, jobs in self._job_counts.items():
             out[key] = len(jobs if ids is None else jobs & ids)
-        out.update(self._trials.counts(ids))
+        out.update(self._trials.summary_counts(ids))
         return out
 
     def stats(self) -> dict[str, float]:
