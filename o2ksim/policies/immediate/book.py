@@ -8,8 +8,7 @@ processors (they hold them, as :class:`Borrowed` stand-ins for the jobs).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
-from collections.abc import Set as AbstractSet
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field, replace
 from itertools import chain
 from typing import Any, cast
@@ -130,12 +129,12 @@ class TrialBook:
                 out.setdefault(v.host or "", []).append(Borrowed(v, now))
         return out
 
-    def summary_counts(self, ids: AbstractSet[int] | None = None) -> dict[str, int]:
+    def summary_counts(self, ids: Collection[int] | None = None) -> dict[str, int]:
         """The immediate-service counters over ``ids`` (e.g. the analysed jobs) or every job:
         trials given, trials that completed the job, trials that preempted someone."""
 
         def n(s: set[int]) -> int:
-            return len(s if ids is None else s & ids)
+            return len(s if ids is None else s.intersection(ids))
 
         # a trial that finished after the last pass that ran is not noted yet (the
         # engine skips passes with nothing to decide): count it here

@@ -10,8 +10,7 @@ question and gives the policy's counters.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
-from collections.abc import Set as AbstractSet
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, ClassVar
 
 from o2ksim.engine.decisions import Start, WakeAt
@@ -209,7 +208,7 @@ class ImmediateService:
         self._wakes.add(soonest)
         return [WakeAt(soonest, tag="immediate service: a running job becomes eligible for preemption")]
 
-    def summary_counts(self, ids: AbstractSet[int] | None = None) -> dict[str, int]:
+    def summary_counts(self, ids: Collection[int] | None = None) -> dict[str, int]:
         """Trials given, completed in their trial and preempting someone, over ``ids``
         (the analysed jobs; ``None``: every job): the holding policy's counters."""
         return self.book.summary_counts(ids)
