@@ -52,8 +52,10 @@ The component and its pieces (one module each):
   in which the victims still hold their processors (so the availability
   profile never promises them twice), then gives a trial to every new job
   the pass did not start; it answers the engine's pending-work question and
-  gives the policy's counters.  EQspatial uses the same pieces for the jobs
-  no host has the memory for (T§3.2.3).
+  gives the policy's counters;
+* :mod:`.hosts` -- :class:`HostTrials`: the same service for a policy that
+  partitions hosts (EQspatial, T§3.2.3), for the jobs no host has the memory
+  for: one trial per host at a time, the hosts it blocks.
 
 Choices where the thesis is silent (each tested in ``tests/test_immediate.py``):
 
@@ -91,6 +93,7 @@ Choices where the thesis is silent (each tested in ``tests/test_immediate.py``):
 """
 from o2ksim.policies.immediate.book import Borrowed, TrialBook, borrowed_view
 from o2ksim.policies.immediate.eligibility import EligibilityCache, VictimLists
+from o2ksim.policies.immediate.hosts import HostTrials
 from o2ksim.policies.immediate.service import ImmediateService
 from o2ksim.policies.immediate.settings import (
     DEFAULT_INITIAL_MEMORY,
@@ -118,6 +121,7 @@ __all__ = [
     "PARAMS",
     "Borrowed",
     "EligibilityCache",
+    "HostTrials",
     "ImmediateService",
     "TrialBook",
     "TrialPlan",

@@ -41,7 +41,10 @@ def parse_memory(value: str | float | int) -> int:
     return round(float(m.group(1)) * _MEM_UNITS.get(m.group(2) or "mb", KB_PER_MB))
 
 
-def _ok(parse: Callable[[Any], float], positive: bool) -> Callable[[Any], bool]:
+def amount_check(parse: Callable[[Any], float], positive: bool) -> Callable[[Any], bool]:
+    """A ``Param.check``: ``parse`` (e.g. ``parse_duration``, :func:`parse_memory`) accepts the
+    value and it is positive (``positive``) or at least 0; a boolean never is an amount."""
+
     def check(v: Any) -> bool:
         if isinstance(v, bool):
             return False
@@ -68,7 +71,7 @@ PARAMS: dict[str, Param] = {
         (int, float, str),
         "1m",
         "immediate service: length q of the trial run (seconds or e.g. '1m')",
-        check=_ok(parse_duration, positive=True),
+        check=amount_check(parse_duration, positive=True),
         check_help="must be a positive duration (seconds, or e.g. '1m')",
         option=True,
         metavar="DURATION",
@@ -78,7 +81,7 @@ PARAMS: dict[str, Param] = {
         "1GB",
         "immediate service: memory of the trial run (MB, or e.g. '1GB', '512MB'); a trial "
         "fails when the job's peak memory exceeds it",
-        check=_ok(parse_memory, positive=False),
+        check=amount_check(parse_memory, positive=False),
         check_help="must be an amount of memory (MB, or e.g. '1GB')",
         option=True,
         metavar="SIZE",
@@ -88,7 +91,7 @@ PARAMS: dict[str, Param] = {
         None,
         "immediate service: t — a running job may be preempted once it has run uninterrupted "
         "for t and is predicted to need more than t (default 10 x quantum)",
-        check=_ok(parse_duration, positive=False),
+        check=amount_check(parse_duration, positive=False),
         check_help="must be a duration >= 0 (seconds, or e.g. '10m')",
         option=True,
         metavar="DURATION",
