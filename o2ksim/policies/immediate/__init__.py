@@ -57,6 +57,16 @@ The component and its pieces (one module each):
   partitions hosts (EQspatial, T§3.2.3), for the jobs no host has the memory
   for: one trial per host at a time, the hosts it blocks.
 
+A policy composes it in six lines (what :class:`~o2ksim.policies.backfill.Backfill`
+does; ``my_pass`` returns the policy's own decisions)::
+
+    PARAMS = {..., **ImmediateService.PARAMS}             # declared as the policy's own
+    self.immediate = ImmediateService.from_params(self.params)   # None when "off"
+    # bind():            self.immediate = self.immediate.fresh()  (a new run)
+    # schedule(snap):    return self.immediate.schedule(snap, self.my_pass)
+    # summary_counts(ids): return self.immediate.summary_counts(ids)
+    # stats():           return self.immediate.stats()
+
 Choices where the thesis is silent (each tested in ``tests/test_immediate.py``):
 
 * A trial on free processors does **not** respect backfill reservations: it
@@ -91,6 +101,7 @@ Choices where the thesis is silent (each tested in ``tests/test_immediate.py``):
   the backfill pass itself is left out when it keeps the same promise (it
   would decide nothing).  Schedules are those of a run with every pass.
 """
+
 from o2ksim.policies.immediate.book import Borrowed, TrialBook, borrowed_view
 from o2ksim.policies.immediate.eligibility import EligibilityCache, VictimLists
 from o2ksim.policies.immediate.hosts import HostTrials
