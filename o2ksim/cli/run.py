@@ -350,7 +350,7 @@ def format_summary(result, overrides: dict | None = None) -> str:
     ]
     if s.get("preemptions") or s.get("resizes"):
         lines.append(f"preemptions {s.get('preemptions', 0)}, resizes {s.get('resizes', 0)}")
-    counts = getattr(result, "counters", None) or {}
+    counts = result.counters
     if counts:  # the policy's own counters (Policy.summary_counts), named as in summary.json
         lines.append("policy counts: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     if "cooldown_seconds" in s:
