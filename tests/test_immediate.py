@@ -21,8 +21,10 @@ from o2ksim.invariants import violations
 from o2ksim.jobs import Job, JobSpec, JobState
 from o2ksim.machine import KB_PER_GB, KB_PER_MB, HostSpec, MachineSpec
 from o2ksim.policies import make_policy
+from o2ksim.policies.backfill import Backfill
 from o2ksim.policies.immediate import (
     EligibilityCache,
+    ImmediateService,
     TrialSettings,
     VictimLists,
     choose_victims,
@@ -249,6 +251,25 @@ def test_parameters_and_their_errors():
     assert math.isinf(_running(1, 4, 0, 10).time_limit)
 
 
+def test_the_component_is_built_from_the_holders_parameters():
+    # off: no component; otherwise the thesis's defaults, q = 1 min and t = 10 q (T§3.2.2, T§5.5)
+    assert ImmediateService.from_params({"immediate_service": "off"}) is None
+    assert ImmediateService.from_params({}) is None
+    service = ImmediateService.from_params({"immediate_service": "preemptive"})
+    assert service is not None
+    assert (service.settings.quantum, service.settings.eligible_after, service.settings.initial_memory) == (
+        60, 600, GB)  # fmt: skip
+    # a backfill policy declares the component's parameters as its own
+    assert set(ImmediateService.PARAMS) <= set(Backfill.PARAMS)
+    # a new run starts with no trial in progress and no counts, with the same settings
+    service.book.given.add(7)
+    fresh = service.fresh()
+    assert fresh.settings == service.settings and not fresh.book.given
+    assert fresh.summary_counts() == {
+        "immediate_service_jobs": 0, "immediate_service_completed": 0, "immediate_service_preempting": 0,
+    }  # fmt: skip
+
+
 def test_report_section_counts_the_trials_of_the_scripted_example(tmp_path):
     from o2ksim.experiments.scenario import load_scenario
     from o2ksim.experiments.store import load_results
@@ -280,7 +301,7 @@ def test_cli_option_on_any_backfill_policy(tmp_path, capsys):
     argv = ["run", "--trace", trace, "--policy", "sjf-backfill", "--immediate-service", "preemptive",
             "--quantum", "2m", "--initial-memory", "512MB", "--eligible-after", "5m", "--out", str(out)]  # fmt: skip
     assert main(argv) == 0
-    assert "immediate service:" in capsys.readouterr().out
+    assert "immediate_service_jobs" in capsys.readouterr().out  # the policy's counts line
     summary = json.loads((out / "summary.json").read_text())
     assert {"immediate_service_jobs", "immediate_service_completed", "immediate_service_preempting",
             "preemptions"} <= set(summary)  # fmt: skip

@@ -170,7 +170,7 @@ def test_a_victim_left_to_the_policy_keeps_the_pass():
     victim.state = JobState.RUNNING  # the engine resumed it
     assert not service.has_pending_work(False)
     trial.state = JobState.COMPLETED  # noted by the next pass, counted already
-    assert service.counts()["immediate_service_completed"] == 1
+    assert service.summary_counts()["immediate_service_completed"] == 1
 
 
 # --------------------------------------------------------------------- same schedules

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from o2ksim.policies import Param
+
 HELP = "list policy presets and kinds with their parameters"
 
 
@@ -35,7 +37,8 @@ def run(args: argparse.Namespace) -> int:
                 f"unknown policy '{args.name}' (known: {', '.join(sorted(set(found) | set(kinds)))})"
             )
         for key, spec in cls.PARAMS.items():
-            print(f"  {key} = {params[key]!r}    # {spec.help}")
+            flag = _flag(key, spec)
+            print(f"  {key} = {params[key]!r}    # {spec.help}" + (f" [{flag}]" if flag else ""))
         return 0
     print("presets (policies/*.toml):")
     for name, p in sorted(found.items()):
@@ -45,5 +48,13 @@ def run(args: argparse.Namespace) -> int:
     for name, cls in sorted(kinds.items()):
         print(f"  {name:<22} {cls.description}")
         for key, spec in cls.PARAMS.items():
-            print(f"  {'':<24}{key} (default {spec.default!r}): {spec.help}")
+            print(f"  {'':<24}{key} (default {spec.default!r}{', ' + _flag(key, spec) if spec.option else ''}): {spec.help}")
     return 0
+
+
+def _flag(key: str, spec: Param) -> str:
+    """The ``o2ksim run`` option of a parameter declared as one (``Param.option``), else ``""``."""
+    if not spec.option:
+        return ""
+    flag = key.replace("_", "-")
+    return f"o2ksim run --{flag}" + (f"/--no-{flag}" if spec.type is bool else "")

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from o2ksim.cli._policy_options import add_policy_options, refuse_foreign_options
 from o2ksim.errors import O2KSimError
 from o2ksim.validation import (
     check_interval_option,
@@ -94,58 +95,12 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="grace after the requested runtime before a kill (default: machine file)",
     )
     parser.add_argument(
-        "--reservations",
-        type=reservations_arg,
-        metavar="N|all",
-        help="override the policy's number of reservations (an integer >= 0, or all)",
-    )
-    parser.add_argument(
-        "--reservation-kind",
-        choices=("dynamic", "fixed"),
-        help="dynamic-job (current top N) or fixed-job (kept until started) reservations",
-    )
-    parser.add_argument(
-        "--sliding",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="reservations move earlier when jobs end early (default) or not (--no-sliding)",
-    )
-    parser.add_argument(
-        "--immediate-service",
-        choices=("preemptive", "soon", "off"),
-        help="backfill policies: a quantum trial run for each new job that cannot start "
-        "(T§3.2.2): preemptive, soon (no preemption) or off",
-    )
-    parser.add_argument(
-        "--quantum", metavar="DURATION", help="immediate service: trial length q (default 1m)"
-    )
-    parser.add_argument(
-        "--initial-memory",
-        metavar="SIZE",
-        help="immediate service: trial memory, e.g. 1GB or 512MB (default 1GB)",
-    )
-    parser.add_argument(
-        "--eligible-after",
-        metavar="DURATION",
-        help="immediate service: t, how long a job runs uninterrupted before it may be "
-        "preempted (default 10 x quantum)",
-    )
-    parser.add_argument(
-        "--min-interval",
-        metavar="DURATION",
-        help="EQspatial: minimum time between two repartitionings of a host, e.g. 5m or 0 (T§3.2.3)",
-    )
-    parser.add_argument(
-        "--long-job-threshold",
-        metavar="DURATION",
-        help="EQspatial: jobs running longer keep their full request, e.g. 50h (T§6.1 />50hr)",
-    )
-    parser.add_argument(
         "--set",
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override any policy parameter (TOML value), repeatable",
+        help="override any policy parameter (TOML value), repeatable; the options under "
+        "'policy parameters' below override the same way",
     )
     parser.add_argument(
         "--seed", type=seed_value, default=0, help="seed of the run's random generator (default 0)"
@@ -174,22 +129,7 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="progress bar (default: when stderr is a terminal)",
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
-    parser.set_defaults(func=run)
-
-
-def reservations_arg(text: str) -> int | str:
-    """``--reservations``: a non-negative integer or ``all``."""
-    if text == "all":
-        return text
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected an integer >= 0 or 'all', got '{text}'"
-        ) from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0 or 'all', got '{text}'")
-    return value
+    parser.set_defaults(func=run, policy_options=add_policy_options(parser))
 
 
 def parse_overrides(items: list[str]) -> dict[str, object]:
@@ -260,16 +200,7 @@ def run(args: argparse.Namespace) -> int:
             DEFAULT_MODEL if (args.model or DEFAULT_MODEL) == "o2k" else None
         )
     params = parse_overrides(args.set)
-    if args.reservations is not None:
-        params["reservations"] = args.reservations
-    if args.reservation_kind is not None:
-        params["reservation_kind"] = args.reservation_kind
-    if args.sliding is not None:
-        params["sliding"] = args.sliding
-    for key in ("immediate_service", "quantum", "initial_memory", "eligible_after",
-                "min_interval", "long_job_threshold"):  # fmt: skip
-        if getattr(args, key) is not None:
-            params[key] = getattr(args, key)
+    params.update(refuse_foreign_options(args, args.policy_options))  # --quantum, --reservations...
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     config = RunConfig.create(
         workload,
@@ -418,15 +349,11 @@ def format_summary(result, overrides: dict | None = None) -> str:
         f"slowdown: mean {s['mean_slowdown']:.2f}  bounded mean {s['mean_bounded_slowdown']:.2f}  bounded max {s['max_bounded_slowdown']:.1f}",
         f"utilisation {s.get('utilisation', float('nan')):.3f}   simulated in {s['sim_seconds']:.2f} s ({result.stats.passes} passes)",
     ]
-    if "immediate_service_jobs" in s:
-        lines.append(
-            f"immediate service: {s['immediate_service_jobs']} trials, "
-            f"{s['immediate_service_completed']} finished in their trial, "
-            f"{s['immediate_service_preempting']} preempted someone ({s['preemptions']} preemptions)"
-        )
-    if "repartitions" in s:
-        lines.append(f"EQspatial: {s['repartitions']} repartitionings, {s['resizes']} resizes, "
-                     f"{s['placed_on_arrival']} jobs placed on arrival, {s['waited']} waited for memory")  # fmt: skip
+    if s.get("preemptions") or s.get("resizes"):
+        lines.append(f"preemptions {s.get('preemptions', 0)}, resizes {s.get('resizes', 0)}")
+    counts = result.counters
+    if counts:  # the policy's own counters (Policy.summary_counts), named as in summary.json
+        lines.append("policy counts: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     if "cooldown_seconds" in s:
         line = (f"cool-down: arrivals continued {s['cooldown_seconds'] / 86400:.1f} days after the "
                 f"window ({s['cooldown_arrivals']} jobs)")  # fmt: skip

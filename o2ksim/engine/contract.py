@@ -1,6 +1,6 @@
 """The engine–policy contract: what a policy must offer and what a run is configured with.
 
-A policy is any object with the six methods of :class:`PolicyProtocol`:
+A policy is any object with the seven methods of :class:`PolicyProtocol`:
 
 * ``schedule(snapshot) -> Sequence[Decision]`` — the decisions for this pass
   (the only method a policy really has to write);
@@ -10,15 +10,17 @@ A policy is any object with the six methods of :class:`PolicyProtocol`:
   (it is then rejected on arrival), or ``None``;
 * ``stats() -> Mapping[str, float]`` — the policy's own counters, stored with
   the run's statistics (``run.json``);
+* ``summary_counts(ids) -> Mapping[str, int]`` — the policy's counters over the
+  analysed jobs, added to ``summary.json`` and printed in ``o2ksim run``'s summary;
 * ``idle_when_nothing_fits() -> bool`` — an opt-in promise that lets the
   engine skip passes that cannot start anything (below);
 * ``has_pending_work(arrived) -> bool`` — asked, for a policy that opted in,
   at each pass the engine is about to skip: ``True`` keeps the pass (below).
 
 :class:`o2ksim.policies.base.Policy` implements ``bind``, ``admit``,
-``stats``, ``idle_when_nothing_fits`` and ``has_pending_work`` with
-do-nothing defaults (the last two answer ``False``), so a subclass writes only
-``schedule``; the engine calls all six directly, never probing for them.
+``stats``, ``summary_counts``, ``idle_when_nothing_fits`` and ``has_pending_work``
+with do-nothing defaults (the last two answer ``False``), so a subclass writes only
+``schedule``; the engine and the run call all seven directly, never probing for them.
 
 Skipping passes that cannot start anything
 ------------------------------------------
@@ -83,6 +85,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -111,6 +114,10 @@ class PolicyProtocol(Protocol):
 
     def stats(self) -> Mapping[str, float]:
         """The policy's own counters after the run (e.g. drains given)."""
+
+    def summary_counts(self, ids: AbstractSet[int] | None = None) -> Mapping[str, int]:
+        """The policy's counters over the jobs in ``ids`` (the analysed jobs; ``None``: all),
+        added to ``summary.json`` and printed by ``o2ksim run``."""
 
     def idle_when_nothing_fits(self) -> bool:
         """``True``: a pass where no waiting job fits any host now decides and changes nothing.

@@ -178,6 +178,8 @@ class Backfill(Policy):
             "N: how many waiting jobs hold a reservation (0 = none, 'all' = every waiting job)",
             check=_check_reservations,
             check_help="must be an integer >= 0 or 'all'",
+            option=True,
+            metavar="N|all",
         ),
         "reservation_kind": Param(
             str,
@@ -185,12 +187,14 @@ class Backfill(Policy):
             "dynamic-job: the current top N hold the reservations; fixed-job: a job keeps its "
             "reservation until it starts (Maui CURRHIGHEST / HIGHEST, T§3.2.1)",
             choices=RESERVATION_KINDS,
+            option=True,
         ),
         "sliding": Param(
             bool,
             True,
             "reservations move earlier when a job ends early (T§3.2.1 Fig. 2); "
             "false = the non-sliding NCSA-MS* error of T§5.3.3",
+            option=True,
         ),
         "fast_path": Param(
             bool,
@@ -262,15 +266,13 @@ class Backfill(Policy):
         """Immediate service may give a trial or resume a victim when nothing fits."""
         return self.immediate is not None and self.immediate.has_pending_work(arrived)
 
-    def summary_counts(self, ids: set[int] | None = None) -> dict[str, int]:
+    def summary_counts(self, ids: Collection[int] | None = None) -> dict[str, int]:
         """Immediate-service counters over ``ids`` (empty without immediate service)."""
-        return {} if self.immediate is None else self.immediate.counts(ids)
+        return {} if self.immediate is None else self.immediate.summary_counts(ids)
 
     def stats(self) -> dict[str, float]:
         """Immediate-service counters over every job of the run (``run.json``)."""
-        if self.immediate is None:
-            return {}
-        return {**self.immediate.counts(), "trial_preemptions": self.immediate.book.preemptions}
+        return {} if self.immediate is None else self.immediate.stats()
 
     def _schedule(self, snap: Snapshot) -> list[Decision]:
         """One pass (module docstring): the fast path, or the reference pass it must equal."""
@@ -973,7 +975,7 @@ class Releasing(Protocol):
 
     A :class:`~o2ksim.jobs.Job`, or a stand-in with these fields: immediate
     service shows the backfill pass each preempted job still owed processors
-    as one (``immediate._Borrowed``).  Typed apart from :class:`Job` so that
+    as one (``immediate.Borrowed``).  Typed apart from :class:`Job` so that
     the compiled build (setup.py) does not insist on a real :class:`Job`.
     """
 

@@ -34,6 +34,7 @@ import math
 import os
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -52,7 +53,13 @@ from o2ksim.validation import check_keys, nearest
 
 @dataclass(frozen=True)
 class Param:
-    """One policy parameter: its type, default and a one-line help."""
+    """One policy parameter: its type, default and a one-line help (its name is its key
+    in ``PARAMS``).
+
+    ``option``: also an ``o2ksim run`` option, ``--name-with-dashes`` (``metavar``
+    names its value in the help), built from this declaration; the command line
+    refuses it for a policy that does not declare it.
+    """
 
     type: type | tuple[type, ...]
     default: Any
@@ -60,6 +67,8 @@ class Param:
     choices: tuple[Any, ...] | None = None
     check: Callable[[Any], bool] | None = None
     check_help: str = ""
+    option: bool = False
+    metavar: str | None = None
 
 
 #: Settings of the run, not of a policy (:class:`~o2ksim.engine.contract.RunSettings`).
@@ -71,7 +80,7 @@ class Policy:
     """Base class of scheduling policies.  Subclasses set ``kind``, ``PARAMS``, ``schedule``.
 
     It satisfies :class:`~o2ksim.engine.contract.PolicyProtocol`: ``bind``,
-    ``admit``, ``stats``, ``idle_when_nothing_fits`` and ``has_pending_work``
+    ``admit``, ``stats``, ``summary_counts``, ``idle_when_nothing_fits`` and ``has_pending_work``
     have defaults a subclass overrides when it needs them.
     """
 
@@ -153,6 +162,11 @@ class Policy:
 
     def stats(self) -> Mapping[str, float]:
         """The policy's own counters after a run (stored in ``run.json``); none by default."""
+        return {}
+
+    def summary_counts(self, ids: AbstractSet[int] | None = None) -> Mapping[str, int]:
+        """The policy's counters over the jobs in ``ids`` (the analysed jobs; ``None``: all),
+        added to ``summary.json`` and printed by ``o2ksim run``; none by default."""
         return {}
 
     def idle_when_nothing_fits(self) -> bool:

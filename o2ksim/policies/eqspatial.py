@@ -32,9 +32,9 @@ are free is not one).  All the choices the thesis leaves open are listed in
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Hashable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
@@ -43,7 +43,6 @@ import numpy as np
 from o2ksim.clock import clock
 from o2ksim.engine.decisions import Resize, Start, WakeAt
 from o2ksim.engine.snapshot import HostView, Snapshot
-from o2ksim.errors import O2KSimError
 from o2ksim.jobs import Job, JobState
 from o2ksim.machine import MachineSpec
 from o2ksim.policies import immediate
@@ -59,19 +58,11 @@ from o2ksim.policies.equipartition import (
     host_allocation,
     placement_ratio,
 )
-from o2ksim.workloads.transforms import parse_duration
+from o2ksim.policies.immediate.hosts import HostTrials
+from o2ksim.policies.immediate.settings import amount_check
+from o2ksim.units import parse_duration
 
 CATCHING_UP, LONG_RUNNING = 1, 2  # HostJob.privileged
-
-
-def _check_duration(v: Any, positive: bool) -> bool:
-    if isinstance(v, bool):
-        return False
-    try:
-        seconds = parse_duration(v)
-    except O2KSimError:
-        return False
-    return seconds > 0 if positive else seconds >= 0
 
 
 @dataclass(eq=False)
@@ -109,16 +100,20 @@ class EQSpatial(Policy):
             "5m",
             "minimum time between two processor repartitionings on one host "
             "(seconds or e.g. '5m'; 0 = repartition at every arrival and departure)",
-            check=lambda v: _check_duration(v, positive=False),
+            check=amount_check(parse_duration, positive=False),
             check_help="must be a duration >= 0 (seconds, or e.g. '5m')",
+            option=True,
+            metavar="DURATION",
         ),
         "long_job_threshold": Param(
             (int, float, str),
             None,
             "jobs that have run longer than this keep their full request while every other "
             "job on the host has a processor (EQspatial/>50hr: '50h'); unset = off",
-            check=lambda v: _check_duration(v, positive=True),
+            check=amount_check(parse_duration, positive=True),
             check_help="must be a positive duration (seconds, or e.g. '50h')",
+            option=True,
+            metavar="DURATION",
         ),
         # the immediate service of T§3.2.2 for jobs no host has the memory for (T§3.2.3)
         **immediate.PARAMS,
@@ -153,14 +148,9 @@ class EQSpatial(Policy):
         self._total_procs = 0
         self.credits: dict[int, float] = {}  # every job's catch-up credit, for the output
         self._notes: dict[int, str] = {}  # placement reasons, for the decision log (explain)
-        self._trials = immediate.TrialBook()
-        self._trial_host: dict[int, str] = {}  # trial in progress -> its host
-        self._awaiting_trial: dict[int, Job] = {}  # no host, no trial possible yet
-        self._trial_wakes: set[float] = set()
+        self._trials = HostTrials(self.trial_settings, lambda name: self._hosts[name].pending_mem)
         self.counters: Counter[str] = Counter()
         self._blocked: set[str] = set()
-        self._settling: set[str] = set()  # hosts whose victims resume in this pass
-        self._trial_free_cache: dict[str, list[float]] | None = None
         self._job_counts: dict[str, set[int]] = {
             "placed_on_arrival": set(), "waited": set(), "catchups": set(), "long_jobs": set(),
             "started_on_free": set(),
@@ -178,8 +168,7 @@ class EQSpatial(Policy):
     def schedule(self, snap: Snapshot) -> list[Any]:
         now = snap.now
         out: list[Any] = []
-        self._trial_free_cache = None
-        self._settling = set()
+        self._trials.begin_pass()
         self._ledger.accrue(now)
         in_system = self._in_system
         for job in snap.arrived:
@@ -188,7 +177,7 @@ class EQSpatial(Policy):
             if job.state.terminal:
                 in_system[job.procs] -= 1
             self._forget(job)
-        if self._trials.running or self._trials.to_resume:
+        if self._trials.book.running or self._trials.book.to_resume:
             self._end_trials(snap, out)
         for timer in snap.timers:
             if timer.tag.startswith("repartition") and timer.host in self._hosts:
@@ -197,9 +186,9 @@ class EQSpatial(Policy):
                     h.timer = None
         self._deadlines(now)
         self._place(snap, out)
-        if self._awaiting_trial and (snap.departed or snap.timers):
-            self._retry_trials(snap, out)  # free processors or eligibility may have changed
-        self._blocked = self._blocked_hosts()
+        if self._trials.awaiting and (snap.departed or snap.timers):
+            self._trials.retry(snap, out, self._waiting)  # free processors or eligibility may have changed
+        self._blocked = self._trials.blocked_hosts()
         for h in self._hosts.values():
             if h.dirty or h.pending:
                 self._resolve(h, snap.host_by_name[h.name], snap, out)
@@ -274,7 +263,7 @@ class EQSpatial(Policy):
                 if job.id not in self._waiting:
                     self._no_host(job, snap, out)
                 continue
-            self._awaiting_trial.pop(job.id, None)
+            self._trials.awaiting.pop(job.id, None)
             self._put(job, self._hosts[best.name], snap, loads)
             # keep this pass's loads current for the next job
             best.free_mem -= job.mem
@@ -338,85 +327,13 @@ class EQSpatial(Policy):
         self._waiting[job.id] = job
         self._ledger.wait(job.id, job.procs)
         self._count("waited", job.id)
-        trial = self.trial_settings.mode != "off" and job.id not in self._trials.given
-        if trial and not self._try_trial(job, snap, out):
-            self._awaiting_trial[job.id] = job
-            if self.trial_settings.preemptive:
-                self._next_eligibility(snap, out)
-
-    def _trial_free(self, snap: Snapshot) -> dict[str, list[float]]:
-        """Processors and memory a trial may use on each host (promised memory deducted)."""
-        owed = {}
-        for host, victims in self._trials.to_resume.items():
-            owed[host] = sum(v.resume_procs for v in victims)
-        free = {}
-        for view in snap.hosts:
-            h = self._hosts[view.name]
-            free[view.name] = [view.free_procs - owed.get(view.name, 0), view.free_mem - h.pending_mem]
-        return free
-
-    def _try_trial(self, job: Job, snap: Snapshot, out: list[Any]) -> bool:
-        free = self._trial_free_cache
-        if free is None:
-            free = self._trial_free_cache = self._trial_free(snap)
-        busy = {h for h in self._blocked_hosts()}
-        hosts = [v for v in snap.hosts if v.name not in busy]  # one trial per host at a time
-        settings = self.trial_settings
-        plan = immediate.plan_trial(job, hosts, free, snap.now, settings,
-                                    preempt=settings.preemptive, protected=set(self._trials.running))  # fmt: skip
-        if plan is None:
-            return False
-        f = free[plan.host]
-        f[0] += sum(v.alloc_procs for v in plan.victims) - job.procs
-        f[1] -= plan.mem
-        self._trials.start(plan)
-        self._trial_host[job.id] = plan.host
-        out.extend(immediate.trial_decisions(plan, settings, snap.now))
-        return True
-
-    def _retry_trials(self, snap: Snapshot, out: list[Any]) -> None:
-        for job_id, job in list(self._awaiting_trial.items()):
-            if job.state is not JobState.QUEUED or job_id not in self._waiting or self._try_trial(job, snap, out):
-                del self._awaiting_trial[job_id]
-        if self._awaiting_trial and self.trial_settings.preemptive:
-            self._next_eligibility(snap, out)
-
-    def _next_eligibility(self, snap: Snapshot, out: list[Any]) -> None:
-        """A pass when the next running job becomes eligible for preemption (T§3.4's extra event)."""
-        now = snap.now
-        t = self.trial_settings.eligible_after
-        soonest = math.inf
-        for view in snap.hosts:
-            for v in view.running:
-                at = v.last_start + t
-                if now < at < soonest and v.predicted_end(now) - at > t:
-                    soonest = at
-        self._trial_wakes = {w for w in self._trial_wakes if w > now}
-        if soonest < math.inf and soonest not in self._trial_wakes:
-            self._trial_wakes.add(soonest)
-            out.append(WakeAt(soonest, tag="immediate service: a running job becomes eligible for preemption"))
-
-    def _blocked_hosts(self) -> set[str]:
-        """Hosts where a trial runs or preempted victims are owed their processors."""
-        hosts = set(self._trial_host.values())
-        hosts.update(self._trials.to_resume)
-        hosts.update(self._settling)
-        return hosts
+        self._trials.give(job, snap, out)
 
     def _end_trials(self, snap: Snapshot, out: list[Any]) -> None:
         """Victims of trials that ended get their processors back; their host repartitions after."""
-        book = self._trials
-        book.ended(snap.departed)
-        hosts = set(book.to_resume)
-        for job_id in [j for j in self._trial_host if j not in book.running]:
-            hosts.add(self._trial_host.pop(job_id))
-        free = {v.name: [v.free_procs, v.free_mem] for v in snap.hosts}
-        resumes, _ = book.resume(free)
-        out.extend(resumes)
-        self._settling = hosts
-        for name in hosts:
+        for name in self._trials.end_trials(snap, out):
             h = self._hosts.get(name)
-            if h is not None and name not in book.to_resume and (h.dirty or h.pending):
+            if h is not None and (h.dirty or h.pending):
                 # the victims are back on their processors, but this snapshot predates
                 # that: repartition in a new pass at this instant
                 out.append(WakeAt(snap.now, name, "repartition: a trial run ended"))
@@ -546,7 +463,7 @@ class EQSpatial(Policy):
             out.append(WakeAt(when, h.name, "caught up"))
 
     # ------------------------------------------------------------------------------ output
-    def summary_counts(self, ids: set[int] | None = None) -> dict[str, int]:
+    def summary_counts(self, ids: AbstractSet[int] | None = None) -> dict[str, int]:
         """Counters for ``summary.json``.
 
         ``repartitions`` is per run (every host, warm-up included); the others
@@ -558,7 +475,7 @@ class EQSpatial(Policy):
         out = {"repartitions": int(self.counters["repartitions"])}
         for key, jobs in self._job_counts.items():
             out[key] = len(jobs if ids is None else jobs & ids)
-        out.update(self._trials.counts(ids))
+        out.update(self._trials.book.summary_counts(ids))
         return out
 
     def stats(self) -> dict[str, float]:
@@ -570,7 +487,7 @@ class EQSpatial(Policy):
         and ``immediate_service`` (1 for a job given a trial run, whose first segment it is)."""
         return {
             "catchup_credit": dict(self.credits),
-            "immediate_service": dict.fromkeys(self._trials.given, 1),
+            "immediate_service": dict.fromkeys(self._trials.book.given, 1),
         }
 
 

@@ -31,7 +31,6 @@ from o2ksim.jobs import JobSpec
 from o2ksim.machine import MachineSpec, machine_from_header
 from o2ksim.partitioning import JobColumns
 from o2ksim.policies import make_policy
-from o2ksim.policies.immediate import SummaryCounts
 from o2ksim.progress import ProgressBar
 from o2ksim.run.config import PolicyChoice, RunConfig, WorkloadRecipe
 from o2ksim.run.results import Result, describe_policy, gc_paused, result_columns
@@ -233,8 +232,9 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
             if window is not None and frame is not None:  # the protocol's cool-down (T§3.4)
                 last_submit = float(column(frame, "submit").max())
                 summ.update(cooldown_measures(jobs, window.end, last_submit, stats.sim_end))
-            if isinstance(pol, SummaryCounts):  # immediate service: trials among the analysed jobs
-                summ.update(pol.summary_counts(None if analysed is None else set(analysed.tolist())))
+            # the policy's own counters (e.g. immediate service's trials) over the analysed jobs
+            counters = dict(pol.summary_counts(None if analysed is None else set(analysed.tolist())))
+            summ.update(counters)
     finally:
         if frozen:
             gc.unfreeze()
@@ -250,7 +250,7 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
         "overrun_grace": settings.overrun_grace,
         "seed": seed,
     }
-    return Result(jobs, summ, segments, stats, mach, describe_policy(pol), config)
+    return Result(jobs, summ, segments, stats, mach, describe_policy(pol), config, counters)
 
 
 def _mapped(job_ids: np.ndarray, values: Mapping[int, Any]) -> np.ndarray:

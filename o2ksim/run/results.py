@@ -18,7 +18,7 @@ import math
 import os
 import platform
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -63,6 +63,7 @@ class Result:
         machine: MachineSpec,
         policy: dict[str, Any],
         config: dict[str, Any] | None = None,
+        counters: Mapping[str, int] | None = None,
     ) -> None:
         self._jobs = jobs
         self.summary = summary
@@ -71,6 +72,8 @@ class Result:
         self.machine = machine
         self.policy = policy
         self.config = {} if config is None else config
+        #: the policy's own counters (``Policy.summary_counts``), also among ``summary``'s entries
+        self.counters: dict[str, int] = dict(counters or {})
 
     @property
     def jobs(self) -> pd.DataFrame:

@@ -45,7 +45,7 @@ from o2ksim.policies.goal.objectives import (
 )
 from o2ksim.policies.goal.search import SEARCHES, Planner, SearchResult
 from o2ksim.policies.priority import make_priority
-from o2ksim.workloads.transforms import parse_duration
+from o2ksim.units import parse_duration
 
 BRANCHINGS = ("fcfs", "lxf")
 EXPLAIN_SCHEDULES = 40  # schedules listed per decision in the decision log

@@ -15,7 +15,7 @@ from o2ksim.jobs import Job, JobState
 from o2ksim.machine import KB_PER_GB, MachineSpec
 from o2ksim.policies.base import POLICIES, Param, Policy
 from o2ksim.policies.lsf.classes import HOUR, LSFConfig, LSFHost, label, lsf_config
-from o2ksim.policies.lsf.rules import _Entry, _Part, _Pass
+from o2ksim.policies.lsf.rules import PassRules, QueuedJob, QueuePart, QueueState
 
 WAKE_TAG = "lsf-drain-wait"
 
@@ -60,22 +60,23 @@ class NCSALSF(Policy):
 
     def _reset(self) -> None:
         self._class: dict[int, tuple[str, str]] = {}
-        self._entries: dict[int, _Entry] = {}
+        self._entries: dict[int, QueuedJob] = {}
         sizes = [s for s, _p, _m in self.config.size_classes] if self.config else []
-        self._parts: dict[str, tuple[_Part, _Part]] = {s: (_Part(), _Part()) for s in sizes}
+
         self._pending: list[tuple[float, float, int]] = []  # heap of future drain deadlines
-        self._overdue: dict[tuple[str, str], dict[int, _Entry]] = {}  # deadline order
+        self._overdue: dict[tuple[str, str], dict[int, QueuedJob]] = {}  # deadline order
         self._drain_host: dict[int, str] = {}  # job id -> drained host
-        self._drained: dict[str, _Entry] = {}  # host -> the job it is drained for
         self._wakes: list[float] = []
         self._idle_since: dict[str, tuple[float, float]] = {}
         self.counters = defaultdict(int)
         # running jobs per limit key, per host and in the machine, and per user
         self._running: dict[int, tuple[str, tuple[str, str], int]] = {}
         hosts = [h.name for h in self.config.hosts] if self.config else []
-        self._host_counts: dict[str, Counter[str]] = {h: Counter() for h in hosts}
-        self._sys_counts: Counter[str] = Counter()
-        self._user_counts: Counter[int] = Counter()
+        # what the pass rules read (rules.QueueState): filed jobs, drains, running counts
+        self.state = QueueState(
+            parts={s: (QueuePart(), QueuePart()) for s in sizes},
+            host_counts={h: Counter() for h in hosts},
+        )
 
     def bind(self, machine: MachineSpec, rng: np.random.Generator | None = None) -> None:
         """Read the machine's LSF tables (a clear ConfigError when absent) and reset run state."""
@@ -92,7 +93,7 @@ class NCSALSF(Policy):
     @property
     def drains(self) -> dict[str, int]:
         """The hosts drained right now: host name -> job id."""
-        return {h: e.id for h, e in self._drained.items()}
+        return {h: e.id for h, e in self.state.drained.items()}
 
     def _cfg(self) -> LSFConfig:
         if self.config is None:
@@ -152,15 +153,15 @@ class NCSALSF(Policy):
             raise RuntimeError(f"job {job.id} fits no LSF class but was admitted")
         cfg = self._cfg()
         deadline = job.spec.submit + cfg.drain_wait[cls[0]]
-        e = _Entry(job, cls, cls[0] in cfg.first, deadline)
+        e = QueuedJob(job, cls, cls[0] in cfg.first, deadline)
         self._entries[e.id] = e
-        self._parts[cls[1]][0 if e.first else 1].add(e)
+        self.state.parts[cls[1]][0 if e.first else 1].add(e)
         if self.params["draining"] and math.isfinite(deadline):
             heapq.heappush(self._pending, (deadline, e.submit, e.id))
 
-    def _unfile(self, e: _Entry) -> None:
+    def _unfile(self, e: QueuedJob) -> None:
         del self._entries[e.id]
-        self._parts[e.cls[1]][0 if e.first else 1].remove(e)
+        self.state.parts[e.cls[1]][0 if e.first else 1].remove(e)
         group = self._overdue.get(e.cls)
         if group is not None:
             group.pop(e.id, None)
@@ -180,7 +181,7 @@ class NCSALSF(Policy):
                 if job.id not in self._entries:
                     self._file(job)
             order = {j.id: i for i, j in enumerate(snap.queue)}
-            for pair in self._parts.values():
+            for pair in self.state.parts.values():
                 for part in pair:
                     part.jobs = dict(sorted(part.jobs.items(), key=lambda kv: order[kv[0]]))
         due = self._due(snap)
@@ -192,12 +193,12 @@ class NCSALSF(Policy):
                 self._overdue.setdefault(overdue.cls, {})[job_id] = overdue
 
     def _count(self, host: str, cls: tuple[str, str], user: int, n: int) -> None:
-        hc = self._host_counts.get(host)
+        hc = self.state.host_counts.get(host)
         for k in self._cfg().limit_keys(cls):
-            self._sys_counts[k] += n
+            self.state.sys_counts[k] += n
             if hc is not None:
                 hc[k] += n
-        self._user_counts[user] += n
+        self.state.user_counts[user] += n
 
     def _sync_running(self, snap: Snapshot) -> None:
         """Keep the running counts: drop departed jobs; recount if they disagree with the hosts."""
@@ -207,10 +208,10 @@ class NCSALSF(Policy):
                 self._count(*run, -1)
         if len(self._running) != sum(len(hv.running) for hv in snap.hosts):
             self._running.clear()
-            for counts in self._host_counts.values():
+            for counts in self.state.host_counts.values():
                 counts.clear()
-            self._sys_counts.clear()
-            self._user_counts.clear()
+            self.state.sys_counts.clear()
+            self.state.user_counts.clear()
             for hv in snap.hosts:
                 for job in hv.running:
                     cls = self.job_class(job)
@@ -242,15 +243,16 @@ class NCSALSF(Policy):
         self._account_idle(snap)
         self._sync(snap)
         self._sync_running(snap)
-        p = _Pass(self, snap)
+        p = PassRules(self._cfg(), self.state, snap, self.user_limit,
+                      self.params["vst_blocking"] == "same-time-class")
         decisions: list[Any] = []
         draining = self.params["draining"]
         while True:
             if draining:
                 self._refresh_drains(p, now)
-                if self._overdue and len(self._drained) < len(cfg.hosts):
+                if self._overdue and len(self.state.drained) < len(cfg.hosts):
                     self._assign_drains(p, now, decisions)
-            nominated: dict[int, tuple[_Entry, list[LSFHost]]] = {}
+            nominated: dict[int, tuple[QueuedJob, list[LSFHost]]] = {}
             for h in cfg.hosts:
                 e = p.nominate(h)
                 if e is not None:
@@ -276,8 +278,8 @@ class NCSALSF(Policy):
                 decisions.append(WakeAt(wake, tag=WAKE_TAG))
         return decisions
 
-    def _note(self, e: _Entry, host: LSFHost) -> str:
-        if self._drained.get(host.name) is e:
+    def _note(self, e: QueuedJob, host: LSFHost) -> str:
+        if self.state.drained.get(host.name) is e:
             return f"{label(*e.cls)}: draining priority on {host.name}"
         return (
             f"{label(*e.cls)}: first eligible job of the size class with priority on {host.name} "
@@ -285,16 +287,16 @@ class NCSALSF(Policy):
         )
 
     # --------------------------------------------------------------------------- draining
-    def _refresh_drains(self, p: _Pass, now: float) -> None:
+    def _refresh_drains(self, p: PassRules, now: float) -> None:
         """Drop drains whose job hit a limit or lost its size class's priority on the host."""
         hosts = {h.name: h for h in self._cfg().hosts}
-        for hname, e in list(self._drained.items()):
+        for hname, e in list(self.state.drained.items()):
             if not p.system_ok(e):
                 self._undrain(e, now, "lost")  # a system-wide (or user) limit is reached
             elif not p.has_priority(e, hosts[hname]):
                 self._undrain(e, now, "moved")  # _assign_drains drains another host for it
 
-    def _assign_drains(self, p: _Pass, now: float, decisions: list[Any]) -> None:
+    def _assign_drains(self, p: PassRules, now: float, decisions: list[Any]) -> None:
         """Give draining priority to overdue jobs, earliest drain deadline first.
 
         Each gets a random host among those drained for no job where its size
@@ -302,9 +304,9 @@ class NCSALSF(Policy):
         the host at all.  A job with no such host tries again at later passes.
         """
         cfg = self._cfg()
-        free_hosts = [h for h in cfg.hosts if h.name not in self._drained]
+        free_hosts = [h for h in cfg.hosts if h.name not in self.state.drained]
         while free_hosts:
-            best: tuple[_Entry, list[LSFHost]] | None = None
+            best: tuple[QueuedJob, list[LSFHost]] | None = None
             for cls, group in self._overdue.items():
                 if not group or not p.class_ok(cls):
                     continue
@@ -328,7 +330,7 @@ class NCSALSF(Policy):
             e, valid = best
             host = valid[int(self.rng.integers(len(valid)))]
             free_hosts.remove(host)
-            self._drained[host.name] = e
+            self.state.drained[host.name] = e
             self._drain_host[e.id] = host.name
             self.counters["drains"] += 1
             if self.log is not None:
@@ -338,9 +340,9 @@ class NCSALSF(Policy):
                     Reserve(e.job, host.name, now, note=f"{label(*e.cls)}: draining priority")
                 )
 
-    def _undrain(self, e: _Entry, now: float, why: str) -> None:
+    def _undrain(self, e: QueuedJob, now: float, why: str) -> None:
         host = self._drain_host.pop(e.id)
-        del self._drained[host]
+        del self.state.drained[host]
         self.counters[f"drains_{why}"] += 1
         if self.log is not None:
             self.log.append((now, f"undrain-{why}", host, e.id))
@@ -351,8 +353,8 @@ class NCSALSF(Policy):
             self.counters["drain_idle_proc_seconds"] += idle * (snap.now - since)
         self._idle_since = {}
 
-    def _remember_idle(self, p: _Pass, now: float) -> None:
-        self._idle_since = {h: (now, p.free[h][0]) for h in self._drained}
+    def _remember_idle(self, p: PassRules, now: float) -> None:
+        self._idle_since = {h: (now, p.free[h][0]) for h in self.state.drained}
 
 
 

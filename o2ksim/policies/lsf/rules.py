@@ -1,20 +1,25 @@
 """One NCSA-LSF* pass: the queued-job records and the per-pass rules (eligibility, class
-priority, blocking, nomination) that :class:`~o2ksim.policies.lsf.policy.NCSALSF` applies."""
+priority, blocking, nomination) that :class:`~o2ksim.policies.lsf.policy.NCSALSF` applies.
+
+The rules read the policy's state between passes only through
+:class:`QueueState` (the filed jobs, the drained hosts and the running counts,
+which the policy keeps up to date) and the run's :class:`LSFConfig`, user
+limit and blocking mode, all handed to :class:`PassRules`; they never reach
+into the policy object.
+"""
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
 
 from o2ksim.engine.snapshot import Snapshot
 from o2ksim.jobs import Job
-from o2ksim.policies.lsf.classes import LSFHost
+from o2ksim.policies.lsf.classes import LSFConfig, LSFHost
 
-if TYPE_CHECKING:
-    from o2ksim.policies.lsf.policy import NCSALSF
 
-class _Entry:
+class QueuedJob:
     """A queued job as the policy files it: its class and request, read once."""
 
     __slots__ = ("cls", "deadline", "first", "id", "job", "mem", "procs", "submit", "user")
@@ -32,7 +37,7 @@ class _Entry:
         self.deadline = deadline
 
 
-class _Part:
+class QueuePart:
     """Queued jobs of one size class and one rank (priority time class or not), FCFS.
 
     ``min_procs``/``min_mem`` are lower bounds of the requests inside (they are
@@ -42,18 +47,18 @@ class _Part:
     __slots__ = ("classes", "jobs", "min_mem", "min_procs")
 
     def __init__(self) -> None:
-        self.jobs: dict[int, _Entry] = {}
+        self.jobs: dict[int, QueuedJob] = {}
         self.classes: Counter[tuple[str, str]] = Counter()  # jobs inside per class
         self.min_procs: float = math.inf
         self.min_mem: float = math.inf
 
-    def add(self, e: _Entry) -> None:
+    def add(self, e: QueuedJob) -> None:
         self.jobs[e.id] = e
         self.classes[e.cls] += 1
         self.min_procs = min(self.min_procs, e.procs)
         self.min_mem = min(self.min_mem, e.mem)
 
-    def remove(self, e: _Entry) -> None:
+    def remove(self, e: QueuedJob) -> None:
         del self.jobs[e.id]
         self.classes[e.cls] -= 1
         if not self.jobs:
@@ -61,25 +66,47 @@ class _Part:
             self.classes.clear()
 
 
-class _Pass:
-    """Working state of one scheduling pass: running counts, free resources, eligibility caches.
+@dataclass(eq=False)
+class QueueState:
+    """What the policy keeps between passes and the rules read.
 
-    The caches (``_host_ok``, ``_sys_ok``, ``_active``) hold per-class answers
-    and are cleared after every start, when the counts change.
+    ``parts``: per size class, the filed waiting jobs as (priority time class,
+    the rest); ``drained``: host -> the job it is drained for; the running jobs
+    per limit key on each host (``host_counts``), in the machine
+    (``sys_counts``) and per user (``user_counts``), which the policy updates
+    on every start and departure.
     """
 
-    def __init__(self, policy: NCSALSF, snap: Snapshot) -> None:
-        cfg = policy._cfg()
-        self.policy = policy
+    parts: dict[str, tuple[QueuePart, QueuePart]] = field(default_factory=dict)
+    drained: dict[str, QueuedJob] = field(default_factory=dict)
+    host_counts: dict[str, Counter[str]] = field(default_factory=dict)
+    sys_counts: Counter[str] = field(default_factory=Counter)
+    user_counts: Counter[int] = field(default_factory=Counter)
+
+
+class PassRules:
+    """Working state of one scheduling pass: running counts, free resources, eligibility caches.
+
+    Built from the run's configuration, the policy's :class:`QueueState`, the
+    user limit (0 = none) and whether a vst job that cannot start blocks the
+    lower size classes of its time class (``block_first``).  The caches
+    (``_host_ok``, ``_sys_ok``, ``_active``) hold per-class answers and are
+    cleared after every start, when the counts change.
+    """
+
+    def __init__(
+        self, cfg: LSFConfig, state: QueueState, snap: Snapshot, user_limit: int, block_first: bool
+    ) -> None:
         self.cfg = cfg
+        self.state = state
         self.snap = snap
-        self.parts = policy._parts
-        self.user_limit = policy.user_limit
-        self.block_first = policy.params["vst_blocking"] == "same-time-class"
+        self.parts = state.parts
+        self.user_limit = user_limit
+        self.block_first = block_first
         self.free = {h.name: [h.free_procs, h.free_mem] for h in snap.hosts}
-        self.host_counts = policy._host_counts  # the policy updates them on every start
-        self.sys_counts = policy._sys_counts
-        self.user_counts = policy._user_counts
+        self.host_counts = state.host_counts  # the policy updates them on every start
+        self.sys_counts = state.sys_counts
+        self.user_counts = state.user_counts
         self._host_ok: dict[tuple[str, tuple[str, str]], bool] = {}
         self._sys_ok: dict[tuple[str, str], bool] = {}
         self._active: dict[tuple[str, str], bool] = {}
@@ -100,11 +127,11 @@ class _Pass:
             self._sys_ok[cls] = ok
         return ok
 
-    def user_ok(self, e: _Entry) -> bool:
+    def user_ok(self, e: QueuedJob) -> bool:
         limit = self.user_limit
         return not (limit and e.user >= 0 and self.user_counts[e.user] >= limit)
 
-    def system_ok(self, e: _Entry) -> bool:
+    def system_ok(self, e: QueuedJob) -> bool:
         """No system-wide limit applying to the job, nor its user's limit, is reached."""
         return self.class_ok(e.cls) and self.user_ok(e)
 
@@ -125,7 +152,7 @@ class _Pass:
             self._host_ok[key] = ok
         return ok
 
-    def eligible(self, e: _Entry, h: LSFHost) -> bool:
+    def eligible(self, e: QueuedJob, h: LSFHost) -> bool:
         """Host ``h`` may start the job as far as size and limits go (not free resources)."""
         return (
             e.procs <= h.procs
@@ -136,10 +163,10 @@ class _Pass:
         )
 
     # ---- the host's choice
-    def nominate(self, h: LSFHost) -> _Entry | None:
+    def nominate(self, h: LSFHost) -> QueuedJob | None:
         """The job host ``h`` would start now under its priority, limits, blocking and drain."""
         free_p, free_m = self.free[h.name]
-        drained = self.policy._drained.get(h.name)
+        drained = self.state.drained.get(h.name)
         if drained is not None:
             if drained.procs <= free_p and drained.mem <= free_m and self.eligible(drained, h):
                 return drained
@@ -179,11 +206,11 @@ class _Pass:
             blocked_first = blocked_first or block_first
         return None
 
-    def _ok_classes(self, part: _Part, h: LSFHost) -> set[tuple[str, str]]:
+    def _ok_classes(self, part: QueuePart, h: LSFHost) -> set[tuple[str, str]]:
         """The classes present in ``part`` that the machine's and the host's limits allow."""
         return {c for c, n in part.classes.items() if n and self.class_ok(c) and self.host_ok(c, h)}
 
-    def _any_eligible(self, part: _Part, ok: set[tuple[str, str]], h: LSFHost) -> bool:
+    def _any_eligible(self, part: QueuePart, ok: set[tuple[str, str]], h: LSFHost) -> bool:
         hp, hm = h.procs, h.memory
         return any(
             e.cls in ok and e.procs <= hp and e.mem <= hm and self.user_ok(e)
@@ -221,11 +248,11 @@ class _Pass:
                 return False
         return True
 
-    def has_priority(self, e: _Entry, h: LSFHost) -> bool:
+    def has_priority(self, e: QueuedJob, h: LSFHost) -> bool:
         """The job fits host ``h`` at all and its class has scheduling priority there."""
         return e.procs <= h.procs and e.mem <= h.memory and self.class_has_priority(h, e.cls)
 
-    def start(self, e: _Entry, h: LSFHost) -> None:
+    def start(self, e: QueuedJob, h: LSFHost) -> None:
         """Book a start's resources and clear the caches (the policy counts the job)."""
         f = self.free[h.name]
         f[0] -= e.procs

@@ -1,0 +1,134 @@
+"""Immediate service for jobs no host can take now, one trial per host (EQspatial, T§3.2.3).
+
+EQspatial gives a job that no host has the memory (or a processor) for the
+immediate service of T§3.2.2: a quantum on its requested processors with the
+initial memory, on free processors or by preempting eligible jobs'
+processors; if it does not finish there it waits in the queue for memory.
+:class:`HostTrials` is that service for a policy that partitions hosts: the
+same rules (:func:`~o2ksim.policies.immediate.trials.plan_trial`,
+:func:`~o2ksim.policies.immediate.trials.trial_decisions`, the
+:class:`~o2ksim.policies.immediate.book.TrialBook`), with one trial per host
+at a time, and the hosts where a trial runs or whose victims are owed their
+processors *blocked*: the holding policy leaves them alone until the trial's
+victims are back.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Collection
+from typing import Any
+
+from o2ksim.engine.decisions import WakeAt
+from o2ksim.engine.snapshot import Snapshot
+from o2ksim.jobs import Job, JobState
+from o2ksim.policies.immediate.book import TrialBook
+from o2ksim.policies.immediate.settings import TrialSettings
+from o2ksim.policies.immediate.trials import plan_trial, trial_decisions
+
+
+class HostTrials:
+    """Trial runs for jobs with no host, one per host at a time; the hosts they block.
+
+    ``pending_mem(host)`` (given by the holder) is memory the holder has
+    promised on a host that the engine does not know of yet: a trial may not
+    use it.  Per pass: :meth:`begin_pass`, then :meth:`end_trials` when
+    trials ran, :meth:`give` for a job that cannot be placed, :meth:`retry`
+    for those still waiting for a trial, and :meth:`blocked_hosts`.
+    """
+
+    def __init__(self, settings: TrialSettings, pending_mem: Callable[[str], int]) -> None:
+        self.settings = settings
+        self.book = TrialBook()
+        self.host_of: dict[int, str] = {}  # trial in progress -> its host
+        self.awaiting: dict[int, Job] = {}  # no host, no trial possible yet
+        self.settling: set[str] = set()  # hosts whose victims resume in this pass
+        self._pending_mem = pending_mem
+        self._wakes: set[float] = set()
+        self._free: dict[str, list[float]] | None = None
+
+    def begin_pass(self) -> None:
+        self._free = None
+        self.settling = set()
+
+    def give(self, job: Job, snap: Snapshot, out: list[Any]) -> None:
+        """A trial for ``job`` (once per job, unless the mode is ``off``), or a wait for one."""
+        if self.settings.mode == "off" or job.id in self.book.given:
+            return
+        if not self._try(job, snap, out):
+            self.awaiting[job.id] = job
+            if self.settings.preemptive:
+                self._next_eligibility(snap, out)
+
+    def retry(self, snap: Snapshot, out: list[Any], waiting: Collection[int]) -> None:
+        """Try again for the jobs waiting for a trial that still wait (ids in ``waiting``)."""
+        for job_id, job in list(self.awaiting.items()):
+            if job.state is not JobState.QUEUED or job_id not in waiting or self._try(job, snap, out):
+                del self.awaiting[job_id]
+        if self.awaiting and self.settings.preemptive:
+            self._next_eligibility(snap, out)
+
+    def end_trials(self, snap: Snapshot, out: list[Any]) -> list[str]:
+        """Victims of trials that ended get their processors back (``Resume``); returns the
+        hosts where every victim is back, which the holder may repartition in a new pass."""
+        book = self.book
+        book.ended(snap.departed)
+        hosts = set(book.to_resume)
+        for job_id in [j for j in self.host_of if j not in book.running]:
+            hosts.add(self.host_of.pop(job_id))
+        free = {v.name: [v.free_procs, v.free_mem] for v in snap.hosts}
+        resumes, _ = book.resume(free)
+        out.extend(resumes)
+        self.settling = hosts
+        return [name for name in hosts if name not in book.to_resume]
+
+    def blocked_hosts(self) -> set[str]:
+        """Hosts where a trial runs or preempted victims are owed their processors."""
+        hosts = set(self.host_of.values())
+        hosts.update(self.book.to_resume)
+        hosts.update(self.settling)
+        return hosts
+
+    def _free_now(self, snap: Snapshot) -> dict[str, list[float]]:
+        """Processors and memory a trial may use on each host (promised memory deducted)."""
+        owed = {}
+        for host, victims in self.book.to_resume.items():
+            owed[host] = sum(v.resume_procs for v in victims)
+        free = {}
+        for view in snap.hosts:
+            free[view.name] = [view.free_procs - owed.get(view.name, 0), view.free_mem - self._pending_mem(view.name)]
+        return free
+
+    def _try(self, job: Job, snap: Snapshot, out: list[Any]) -> bool:
+        free = self._free
+        if free is None:
+            free = self._free = self._free_now(snap)
+        busy = self.blocked_hosts()
+        hosts = [v for v in snap.hosts if v.name not in busy]  # one trial per host at a time
+        settings = self.settings
+        plan = plan_trial(job, hosts, free, snap.now, settings,
+                          preempt=settings.preemptive, protected=set(self.book.running))  # fmt: skip
+        if plan is None:
+            return False
+        f = free[plan.host]
+        f[0] += sum(v.alloc_procs for v in plan.victims) - job.procs
+        f[1] -= plan.mem
+        self.book.start(plan)
+        self.host_of[job.id] = plan.host
+        out.extend(trial_decisions(plan, settings, snap.now))
+        return True
+
+    def _next_eligibility(self, snap: Snapshot, out: list[Any]) -> None:
+        """A pass when the next running job becomes eligible for preemption (T§3.4's extra event)."""
+        now = snap.now
+        t = self.settings.eligible_after
+        soonest = math.inf
+        for view in snap.hosts:
+            for v in view.running:
+                at = v.last_start + t
+                if now < at < soonest and v.predicted_end(now) - at > t:
+                    soonest = at
+        self._wakes = {w for w in self._wakes if w > now}
+        if soonest < math.inf and soonest not in self._wakes:
+            self._wakes.add(soonest)
+            out.append(WakeAt(soonest, tag="immediate service: a running job becomes eligible for preemption"))

@@ -1,0 +1,241 @@
+"""The immediate-service component a backfill policy holds (T§3.2.2, T§5.5).
+
+:class:`ImmediateService` is the one place where immediate service decides:
+it is built from the policy's parameters (:meth:`ImmediateService.from_params`,
+``None`` when the mode is ``off``), runs around the policy's own pass
+(:meth:`ImmediateService.schedule`), answers the engine's pending-work
+question and gives the policy's counters.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any, ClassVar
+
+from o2ksim.engine.decisions import Start, WakeAt
+from o2ksim.engine.snapshot import Snapshot
+from o2ksim.jobs import Job, JobState
+from o2ksim.policies.base import Param
+from o2ksim.policies.immediate.book import TrialBook, borrowed_view
+from o2ksim.policies.immediate.eligibility import EligibilityCache, VictimLists
+from o2ksim.policies.immediate.settings import MODES, PARAMS, TrialSettings
+from o2ksim.policies.immediate.trials import plan_trial, trial_decisions
+
+
+class ImmediateService:
+    """Immediate service around a policy's scheduling pass (T§3.2.2; package docstring).
+
+    A backfill policy holds one (``Backfill.immediate``) when its
+    ``immediate_service`` parameter is not ``off``, declares :attr:`PARAMS` among
+    its own, and hands every pass, the engine's pending-work question and its
+    counters to it.  Any policy whose pass returns only ``Start`` (and
+    information-only) decisions can hold one the same way.
+
+    ``schedule(snap, inner)`` resumes any victim of an ended trial the engine
+    could not resume itself, runs ``inner`` (the backfill pass) on a snapshot
+    in which the victims of running trials hold the processors they are owed
+    (the plain snapshot when there are none), then gives a trial to each new
+    job the pass did not start (and to earlier jobs still waiting for one).
+    """
+
+    PARAMS: ClassVar[Mapping[str, Param]] = PARAMS
+    """The parameters it takes, which the holding policy declares as its own."""
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> ImmediateService | None:
+        """The component configured by a policy's validated parameters; ``None`` when
+        ``immediate_service`` is ``off`` (or absent)."""
+        settings = TrialSettings.from_params(params)
+        return None if settings.mode == "off" else cls(settings)
+
+    def fresh(self) -> ImmediateService:
+        """The same settings with nothing in progress: for the next run (``Policy.bind``)."""
+        return type(self)(self.settings)
+
+    def __init__(self, settings: TrialSettings) -> None:
+        if settings.mode not in MODES or settings.mode == "off":
+            raise ValueError(f"immediate service mode must be preemptive or soon, not {settings.mode!r}")
+        self.settings = settings
+        self.book = TrialBook()
+        self._awaiting: dict[int, Job] = {}
+        self._wakes: set[float] = set()
+        self._eligibility = EligibilityCache()
+
+    def schedule(
+        self,
+        snap: Snapshot,
+        inner: Callable[[Snapshot], Sequence[Any]],
+        inner_idle_when_nothing_fits: bool = False,
+    ) -> list[Any]:
+        """One pass around ``inner``; ``inner_idle_when_nothing_fits``: ``inner`` keeps the
+        engine's promise (:mod:`o2ksim.engine.contract`), so when no waiting job fits any
+        host it is not run at all (it would decide nothing)."""
+        now = snap.now
+        if inner_idle_when_nothing_fits and not snap.explain and _nothing_fits(snap):
+            inner = _no_decisions
+        book = self.book
+        awaiting = self._awaiting
+        owed: dict[str, int] = {}  # processors the preempted victims will take back, per host
+        view = snap
+        if book.running or book.to_resume:
+            book.ended(snap.departed)
+            decisions: list[Any] = []
+            resumed: list[Job] = []
+            if book.to_resume:
+                decisions, resumed = book.resume(
+                    {h.name: [h.free_procs, h.free_mem] for h in snap.hosts}
+                )
+            borrowed = book.borrowed(now, resumed)
+            if borrowed:
+                view = borrowed_view(snap, borrowed)
+                owed = {host: sum(b.alloc_procs for b in items) for host, items in borrowed.items()}
+            inner_decisions = inner(view)
+            decisions.extend(inner_decisions)
+        else:  # no trial running, nobody owed: the pass is the plain backfill pass
+            inner_decisions = decisions = list(inner(view))
+        for job in snap.arrived:
+            if job.state is JobState.QUEUED:
+                awaiting[job.id] = job
+        if not awaiting:
+            return decisions
+        preemptive = self.settings.preemptive
+        if not preemptive:  # soon: a trial needs free processors, which this pass cannot add
+            most = max(h.free_procs for h in snap.hosts)
+            if all(j.spec.procs > most for j in awaiting.values()):
+                return decisions
+        started: set[int] = set()
+        for d in inner_decisions:
+            if isinstance(d, Start):
+                started.add(d.job.id)
+        queued = JobState.QUEUED
+        for job_id in [i for i, j in awaiting.items() if i in started or j.state is not queued]:
+            del awaiting[job_id]
+        if not awaiting:
+            return decisions
+        free = {h.spec.name: [h.free_procs, h.free_mem] for h in snap.hosts}
+        for host, procs in owed.items():
+            free[host][0] -= procs
+        for d in inner_decisions:
+            if isinstance(d, Start):
+                f = free[d.host]
+                f[0] -= d.job.spec.procs if d.procs is None else d.procs
+                f[1] -= d.job.spec.mem if d.mem is None else d.mem
+        if decisions is inner_decisions:
+            decisions = list(decisions)
+        protected = set(book.running)
+        victims = VictimLists(now, self.settings.eligible_after, protected, self._eligibility)
+        # Most processors a trial could get on one host now (an upper bound), worked out
+        # after a search fails so that later jobs too wide for it skip the search; not
+        # before, as a search that succeeds usually stops at the first host it can fill
+        # exactly and needs no other host's eligible jobs.
+        room = math.inf
+        for job_id, job in list(awaiting.items()):
+            if job.spec.procs > room:
+                continue  # no host can give it a trial now: skip the search
+            plan = plan_trial(
+                job, snap.hosts, free, now, self.settings,
+                preempt=preemptive, victims=victims,
+            )  # fmt: skip
+            if plan is None:
+                if preemptive:
+                    room = max(free[h.spec.name][0] + victims.total(h) for h in snap.hosts)
+                else:
+                    room = max(f[0] for f in free.values())
+                continue
+            del awaiting[job_id]
+            f = free[plan.host]
+            f[0] += sum(v.alloc_procs for v in plan.victims) - job.spec.procs
+            f[1] -= plan.mem
+            book.start(plan)
+            protected.add(job_id)
+            victims.remove(plan.victims)  # still "running" in this snapshot
+            room = math.inf
+            decisions.extend(trial_decisions(plan, self.settings, now))
+        if awaiting and self.settings.preemptive:
+            fresh = [d.job for d in inner_decisions if isinstance(d, Start)]
+            decisions.extend(self._next_eligibility(snap, protected, fresh))
+        return decisions
+
+    def has_pending_work(self, arrived: bool) -> bool:
+        """Whether a pass may decide something even when no waiting job fits as a full job.
+
+        The engine skips such a pass otherwise (:mod:`o2ksim.engine.contract`,
+        "Work that does not need a full job to fit").  A pass where nothing fits
+        starts no full job, so it can only: give a trial to a job that arrived
+        since the last pass (``arrived``) or still waits for one
+        (``_awaiting``); resume a victim the engine did not resume when its
+        trial ended (``book.to_resume``, or a trial no longer running with a
+        victim still preempted: the engine asks for a pass when it leaves a
+        victim to the policy).  Noting a trial that left is deferred to the
+        next pass that runs (``Snapshot.departed`` covers every departure
+        since the last pass; :meth:`TrialBook.summary_counts` counts a completed trial
+        not yet noted); the borrowed view and the backfill pass itself decide
+        and change nothing when nothing fits.  Timers (eligibility wakes)
+        always force a pass.  Cost: O(1) plus the trials in progress (a few:
+        each lasts at most ``q``).
+        """
+        book = self.book
+        if arrived or self._awaiting or book.to_resume:
+            return True
+        running, preempted = JobState.RUNNING, JobState.PREEMPTED
+        for trial, victims in book.running.values():
+            if trial.state is not running and any(v.state is preempted for v in victims):
+                return True
+        return False
+
+    def _next_eligibility(
+        self, snap: Snapshot, protected: set[int], fresh: Sequence[Job]
+    ) -> list[WakeAt]:
+        """A pass when the next running job becomes eligible for preemption (T§3.4).
+
+        ``fresh`` are the jobs started as full jobs in this pass (not yet running
+        in the snapshot): they become eligible ``t`` from now.
+        """
+        now = snap.now
+        t = self.settings.eligible_after
+        soonest = math.inf
+        for h in snap.hosts:
+            for v in h.running:
+                at = v.last_start + t
+                if now < at < soonest and v.id not in protected and v.predicted_end(now) - at > t:
+                    soonest = at
+        if any(j.spec.req_time > 2 * t for j in fresh) and now + t < soonest:
+            soonest = now + t
+        self._wakes = {w for w in self._wakes if w > now}
+        if not now < soonest < math.inf or soonest in self._wakes:
+            return []
+        self._wakes.add(soonest)
+        return [WakeAt(soonest, tag="immediate service: a running job becomes eligible for preemption")]
+
+    def summary_counts(self, ids: Collection[int] | None = None) -> dict[str, int]:
+        """Trials given, completed in their trial and preempting someone, over ``ids``
+        (the analysed jobs; ``None``: every job): the holding policy's counters."""
+        return self.book.summary_counts(ids)
+
+    def stats(self) -> dict[str, float]:
+        """The counters over every job of the run and the preemptions trials made (``run.json``)."""
+        return {**self.book.summary_counts(), "trial_preemptions": self.book.preemptions}
+
+
+def _no_decisions(snap: Snapshot) -> Sequence[Any]:
+    return ()
+
+
+def _nothing_fits(snap: Snapshot) -> bool:
+    """No waiting job fits the free processors and memory of any host (the engine's
+    O(hosts) test against the queue's smallest requests; ``False`` when unknown)."""
+    index = snap.queue_index
+    if index is None:
+        return False
+    procs = index.smallest_procs()
+    mem = None
+    for h in snap.hosts:
+        if h.free_procs >= procs:
+            if mem is None:
+                mem = index.smallest_mem()
+            if h.free_mem >= mem:
+                return False
+    return True
+
+
