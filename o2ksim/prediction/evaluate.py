@@ -240,7 +240,7 @@ def predict(
     if len(jobs) < 2:
         raise O2KSimError(f"{source}: too few jobs to evaluate predictions ({len(jobs)})")
     mach = _machine(tr, machine, procs, partition)
-    fit_opts = {
+    fit_opts: dict[str, Any] = {
         "rule": classes or "queue",
         "sequential": sequential,
         "trim": trim,

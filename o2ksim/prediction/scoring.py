@@ -154,7 +154,7 @@ def score_whole_queue(
             jb1[ahead],
             float(procs[k]),
             overdue=overdue,
-            t_last=st.t_last[a:b],
+            t_last=None if st.t_last is None else st.t_last[a:b],
             ahead_t_last=jlast[ahead],
         )
     evs = ev.iloc[idx].reset_index(drop=True)

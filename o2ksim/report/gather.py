@@ -91,7 +91,11 @@ def gather(results: Results, max_panels: int = MAX_PANELS) -> Gathered:
         notes.append(f"Only the first {max_panels} of {len(panels)} panels are drawn.")
         panels = panels[:max_panels]
 
-    rt, p95, procs, mem, classes = [], [], [], [], []
+    rt: list[pd.DataFrame] = []
+    p95: list[pd.DataFrame] = []
+    procs: list[pd.DataFrame] = []
+    mem: list[pd.DataFrame] = []
+    classes: list[pd.DataFrame] = []
     on_o2k = True
     by_policy: dict[str, list[pd.DataFrame]] = {}
     for (panel, pol), grp in ok.loc[ok["panel"].isin(panels)].groupby(

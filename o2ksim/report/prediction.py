@@ -7,6 +7,7 @@ writes it too); its names are importable from here.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from types import SimpleNamespace
@@ -24,13 +25,15 @@ __all__ = [
 ]
 
 
-def is_prediction_dir(path: str | Path) -> bool:
+def is_prediction_dir(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` was written by ``o2ksim predict`` (it holds ``predictions.csv`` and ``clm.toml``)."""
     p = Path(path)
     return (p / "predictions.csv").exists() and (p / "clm.toml").exists()
 
 
-def write_prediction_report(results_dir: str | Path, out_dir: str | Path | None = None) -> Path:
+def write_prediction_report(
+    results_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str] | None = None
+) -> Path:
     """``o2ksim report`` on an ``o2ksim predict`` directory: the page rebuilt from its files."""
     src = Path(results_dir)
     out = Path(out_dir) if out_dir is not None else src

@@ -116,7 +116,7 @@ def html_table(df: pd.DataFrame, best: dict[str, Any] | None = None, cls: str = 
 
 def verdict(rank: pd.DataFrame) -> list[str]:
     """Sentences naming the best policy for each overall measure (from the ranking table)."""
-    out = []
+    out: list[str] = []
     if len(rank) < 2:
         return out
     for col in LOWER_IS_BETTER[:4]:

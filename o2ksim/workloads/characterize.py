@@ -291,7 +291,7 @@ def characterize(
     if len(days) > 2:
         per_day = per_day.iloc[1:-1] if span is None else per_day
     dow = (per_day.index.to_numpy() + 3) % 7
-    rows = []
+    rows: list[dict[str, Any]] = []
     for k, name in enumerate(_DAYNAMES):
         v = per_day.to_numpy()[dow == k]
         rows.append(

@@ -71,7 +71,11 @@ def knots_pmf(
     max_procs: int,
 ) -> np.ndarray:
     """P(n = k) for k = 1..max_procs with the piecewise uniform-log size (o2ksim's extension)."""
-    cdf = piecewise_log_cdf(np.arange(1, max_procs + 1), knots_procs, knots_cdf)
+    cdf = piecewise_log_cdf(
+        np.arange(1, max_procs + 1),
+        np.asarray(knots_procs, dtype=float),
+        np.asarray(knots_cdf, dtype=float),
+    )
     return partition_pmf_from_cdf(cdf, pb)
 
 

@@ -209,12 +209,13 @@ def gamma_mle(
     exact = a[~cens & ~interval]
     n_c = int(cens.sum())
     s_log, s_x, n_e = float(np.log(exact).sum()), float(exact.sum()), len(exact)
+    censor = math.inf if censor_at is None else float(censor_at)  # only read when n_c > 0
 
     def nll(z: np.ndarray) -> float:
         al, sc = math.exp(z[0]), math.exp(z[1])
         ll = (al - 1) * s_log - s_x / sc - n_e * (special.gammaln(al) + al * math.log(sc))
         if n_c:
-            ll += n_c * math.log(max(float(special.gammaincc(al, censor_at / sc)), 1e-300))
+            ll += n_c * math.log(max(float(special.gammaincc(al, censor / sc)), 1e-300))
         if len(lo):
             p = special.gammainc(al, hi / sc) - special.gammainc(al, lo / sc)
             ll += float(np.log(np.maximum(p, 1e-300)).sum())

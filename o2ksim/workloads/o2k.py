@@ -199,9 +199,9 @@ def _draw(
         if not m:
             continue
         use_default = rr.random(m) < d["default_share"]
-        vals = np.empty(m)
+        req_vals = np.empty(m)
         nd = int(use_default.sum())
-        vals[use_default] = rr.choice(defaults, size=nd, p=d["default_weights"])
+        req_vals[use_default] = rr.choice(defaults, size=nd, p=d["default_weights"])
         ri = rr.choice(len(rt["range"]), size=m - nd, p=d["range_weights"])
         pick = rr.random(m - nd)
         out = np.empty(m - nd)
@@ -209,8 +209,8 @@ def _draw(
             sel = ri == j
             secs = np.asarray(r["seconds"], dtype=float)
             out[sel] = secs[np.minimum((pick[sel] * len(secs)).astype(np.int64), len(secs) - 1)]
-        vals[~use_default] = out
-        req_s[mask] = vals
+        req_vals[~use_default] = out
+        req_s[mask] = req_vals
         is_default[mask] = use_default
 
     # actual runtime = R x ratio | (R, P, M) (Table 10), with the overrun limit
@@ -320,7 +320,7 @@ def _draw_by_class(
         if (have >= need).all():
             break
         pool = _draw(params, rngs, max(4 * n, 1000))
-        for k in np.flatnonzero(have < need):
+        for k in np.flatnonzero(have < need).tolist():
             idx = np.flatnonzero(pool["cls"] == k)[: need[k] - have[k]]
             picked[k].append({key: v[idx] for key, v in pool.items()})
             have[k] += len(idx)

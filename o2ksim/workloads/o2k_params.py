@@ -180,7 +180,7 @@ def validate(raw: Mapping[str, Any], source: str | Path = "<o2k parameters>") ->
     groups = ch.get(pr, "group", "processors.group")
     if not isinstance(groups, list) or not groups:
         raise ch.fail("processors.group", "needs at least one [[processors.group]]")
-    glist = []
+    glist: list[dict[str, Any]] = []
     for i, g in enumerate(groups):
         f = f"processors.group[{i}]"
         vals = ch.numbers(g, "values", f + ".values", lo=1)
@@ -203,7 +203,7 @@ def validate(raw: Mapping[str, Any], source: str | Path = "<o2k parameters>") ->
 
     mem = ch.get(raw, "memory", "memory")
     grid = ch.numbers(mem, "grid_mb", "memory.grid_mb", lo=0)
-    mg = []
+    mg: list[dict[str, Any]] = []
     for i, g in enumerate(ch.get(mem, "group", "memory.group")):
         f = f"memory.group[{i}]"
         rng_ = ch.ranges(g, "procs", f + ".procs")
@@ -276,7 +276,7 @@ def validate(raw: Mapping[str, Any], source: str | Path = "<o2k parameters>") ->
     rules = []
     for i, r in enumerate(ch.get(ra, "rule", "ratio.rule")):
         f = f"ratio.rule[{i}]"
-        rule = {
+        rule: dict[str, Any] = {
             "name": str(r.get("name", f"rule{i}")),
             "req_s": ch.ranges(r, "req_s", f + ".req_s"),
             "procs": ch.ranges(r, "procs", f + ".procs"),
@@ -307,13 +307,13 @@ def validate(raw: Mapping[str, Any], source: str | Path = "<o2k parameters>") ->
     prules = []
     for i, r in enumerate(ch.get(pk, "rule", "peak_memory.rule")):
         f = f"peak_memory.rule[{i}]"
-        rule = {
+        prule: dict[str, Any] = {
             "name": str(r.get("name", f"rule{i}")),
             "mem_mb": ch.ranges(r, "mem_mb", f + ".mem_mb"),
             "run_s": ch.ranges(r, "run_s", f + ".run_s"),
         }
-        rule.update(_ratio_part(ch, r, f))
-        prules.append(rule)
+        prule.update(_ratio_part(ch, r, f))
+        prules.append(prule)
     p["peak_memory"] = {
         "max_gb": ch.number(pk, "max_gb", "peak_memory.max_gb", lo=0, lo_open=True),
         "rule": prules,

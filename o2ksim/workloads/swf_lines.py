@@ -18,6 +18,8 @@ from __future__ import annotations
 import io
 import math
 import re
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -80,7 +82,9 @@ def _loadtxt(body: bytes) -> np.ndarray:
     """Convert job lines to an (n, 18) int64 array; raises ValueError on any problem."""
     if not body or body.isspace():
         return np.empty((0, N_FIELDS), dtype=np.int64)
-    converters = {AVG_CPU: _avg_cpu} if b"." in body else None
+    converters: dict[int | str, Callable[[str], Any]] | None = (
+        {AVG_CPU: _avg_cpu} if b"." in body else None
+    )
     arr = np.loadtxt(
         io.BytesIO(body),
         dtype=np.int64,

@@ -122,6 +122,7 @@ class Trace:
     def jobs(self) -> pd.DataFrame:
         """The job table (a DataFrame; built on first access)."""
         if self._frame is None:
+            assert self._block is not None  # exactly one of the two is set (see __init__)
             self._frame = block_frame(self._block)
             self._block = None
         return self._frame
@@ -138,10 +139,14 @@ class Trace:
         if self._frame is not None:
             return self._frame
         block = self._block
+        assert block is not None  # exactly one of the two is set (see __init__)
         return ColumnTable(dict(zip(SWF_FIELDS, block, strict=True)), block.shape[1])
 
     def __len__(self) -> int:
-        return len(self._frame) if self._frame is not None else self._block.shape[1]
+        if self._frame is not None:
+            return len(self._frame)
+        assert self._block is not None  # exactly one of the two is set (see __init__)
+        return int(self._block.shape[1])
 
     def __repr__(self) -> str:
         return f"Trace({len(self)} jobs, source={self.source!r})"
