@@ -20,12 +20,15 @@ user's matplotlib backend or style.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
+from types import ModuleType
 from typing import Any, ClassVar
 
 import pandas as pd
 
 from o2ksim.report import data
+from o2ksim.workloads.transforms import format_duration
 
 HOUR = 3600.0
 MEASURES = {
@@ -38,6 +41,17 @@ MEASURES = {
 }
 
 
+def _figures() -> ModuleType:
+    """:mod:`o2ksim.report.figures`, imported when a figure is first drawn.
+
+    It imports matplotlib and seaborn, which are heavy; printing a result
+    (``Result.__repr__`` uses this module) or comparing numbers never needs them.
+    """
+    from o2ksim.report import figures  # heavy: matplotlib and seaborn
+
+    return figures
+
+
 def result_label(result: Any) -> str:
     """The name a result goes by: its scenario label, or the policy and its parameters."""
     label = result.config.get("label")
@@ -45,8 +59,6 @@ def result_label(result: Any) -> str:
 
 
 def _summary_items(result: Any) -> list[tuple[str, str]]:
-    from o2ksim.workloads.transforms import format_duration
-
     s, c = result.summary, result.config
     params = {k: v for k, v in result.policy.items() if k not in ("name", "kind")}
 
@@ -89,8 +101,6 @@ def result_text(result: Any) -> str:
 
 def result_html(result: Any) -> str:
     """The same summary as a small HTML table (Jupyter's rich display)."""
-    import html
-
     rows = "".join(
         f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
         f"<td style='text-align:left'>{html.escape(v)}</td></tr>"
@@ -134,8 +144,7 @@ class Comparison(pd.DataFrame):
 
         T§3.5 Fig. 4 (a), (c), (d): eleven runtime groups, log runtime axis.
         """
-        from o2ksim.report import figures as F
-
+        F = _figures()
         groups = pd.concat(
             [data.runtime_groups(j).assign(policy=p, panel="") for p, j in self._jobs().items()],
             ignore_index=True,
@@ -145,8 +154,7 @@ class Comparison(pd.DataFrame):
 
     def plot_p95(self) -> Any:
         """The 95th-percentile wait versus runtime plot (T§3.5 Fig. 4(b))."""
-        from o2ksim.report import figures as F
-
+        F = _figures()
         points = pd.concat(
             [data.p95_points(j).assign(policy=p, panel="") for p, j in self._jobs().items()],
             ignore_index=True,
@@ -156,8 +164,7 @@ class Comparison(pd.DataFrame):
 
     def plot_overall(self) -> Any:
         """Overall mean, 95th-percentile and maximum wait and mean slowdown, one bar per result."""
-        from o2ksim.report import figures as F
-
+        F = _figures()
         table = pd.DataFrame(
             [
                 {"policy": p, **{k: r.summary.get(k) for k in MEASURES}}
@@ -172,8 +179,7 @@ class Comparison(pd.DataFrame):
 
         ``machine``: whose LSF classes to use (default the O2K hosts).
         """
-        from o2ksim.report import figures as F
-
+        F = _figures()
         classes = pd.concat(
             [
                 data.class_groups(j, machine).assign(policy=p, panel="")
@@ -215,8 +221,7 @@ def timeline(result: Any, bins: int = 200) -> Any:
     Both are exact time averages per bin (:func:`o2ksim.report.data.utilisation_series`,
     :func:`~o2ksim.report.data.queue_series`); the analysis window is shaded.
     """
-    from o2ksim.report import figures as F
-
+    F = _figures()
     jobs, segs = result.jobs, result.segments
     t0 = float(jobs["submit"].min())
     t1 = float(max(jobs["end"].max(), segs["end"].max() if len(segs) else t0 + 1))
