@@ -29,6 +29,7 @@ from o2ksim.machine import MachineSpec
 from o2ksim.table import column, grouped_sum
 
 if TYPE_CHECKING:  # imported where a DataFrame is built: the run's result path needs no pandas
+    # pandas only for this table: the simulation path of this module never needs it
     import pandas as pd
 
 TOLERANCE = 1e-6  # seconds
@@ -288,6 +289,7 @@ def host_demand(
         for i, name in enumerate(DEMAND_RANGES):
             row[name] = float(dur[cls == i].sum() / total)
         rows.append(row)
+    # pandas only for this table: the simulation path of this module never needs it
     import pandas as pd
 
     return pd.DataFrame(rows)

@@ -174,6 +174,7 @@ def jobs_frame(rows: Iterable[Sequence[int]] | None = None) -> pd.DataFrame:
             if data.dtype.kind == "f" and not np.all(np.isfinite(data) & (data == np.round(data))):
                 raise ValueError("jobs_frame: values must be integers")
             data = data.astype(np.int64)
+    # pandas only when a DataFrame is asked for (see Trace.jobs)
     import pandas as pd
 
     return pd.DataFrame(data, columns=list(SWF_FIELDS))
@@ -208,6 +209,7 @@ def block_frame(block: np.ndarray) -> pd.DataFrame:
     the array already in that layout avoids its own row-by-row copy, several
     times slower on long traces.
     """
+    # pandas only when a DataFrame is asked for (see Trace.jobs)
     import pandas as pd
 
     return pd.DataFrame(block.T, columns=list(SWF_FIELDS), copy=False)

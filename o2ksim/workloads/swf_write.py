@@ -24,6 +24,7 @@ from o2ksim.workloads.swf_header import SWFHeader
 from o2ksim.workloads.swf_trace import Trace
 
 if TYPE_CHECKING:
+    # pandas only for a column that is not already integers
     import pandas as pd
 
 __all__ = ["write_swf"]
@@ -81,6 +82,7 @@ def _frame_values(frame: Any) -> np.ndarray:
         elif col.dtype.kind in "iub" and not col.hasnans:
             arr = col.to_numpy(dtype=np.int64)
         else:
+            # pandas only for a column that is not already integers
             import pandas as pd
 
             num = pd.to_numeric(col, errors="raise").to_numpy(dtype=np.float64, na_value=np.nan)
