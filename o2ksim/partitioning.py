@@ -29,7 +29,6 @@ from o2ksim.machine import MachineSpec
 from o2ksim.table import column, grouped_sum
 
 if TYPE_CHECKING:  # imported where a DataFrame is built: the run's result path needs no pandas
-    # pandas only for this table: the simulation path of this module never needs it
     import pandas as pd
 
 TOLERANCE = 1e-6  # seconds
@@ -289,7 +288,7 @@ def host_demand(
         for i, name in enumerate(DEMAND_RANGES):
             row[name] = float(dur[cls == i].sum() / total)
         rows.append(row)
-    # pandas only for this table: the simulation path of this module never needs it
+    # pandas only to return this table (the rest of the module works on numpy arrays)
     import pandas as pd
 
     return pd.DataFrame(rows)

@@ -24,7 +24,6 @@ from o2ksim.workloads.swf_header import SWFHeader
 from o2ksim.workloads.swf_trace import Trace
 
 if TYPE_CHECKING:
-    # pandas only for a column that is not already integers
     import pandas as pd
 
 __all__ = ["write_swf"]
