@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from o2ksim.errors import O2KSimError
-from o2ksim.prediction import predict
+from o2ksim.prediction.evaluate import predict
 
 HELP = "evaluate Downey's queue-time predictors A, B and combined (IPPS 1997) on a trace"
 # kept here (not imported from o2ksim.prediction) so that building the parser stays light

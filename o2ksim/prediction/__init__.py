@@ -15,26 +15,16 @@ Modules: :mod:`~o2ksim.prediction.model` (CLM algebra and fit),
 
 The model and the predictors are plain algebra that a workload generator uses
 too (:mod:`o2ksim.workloads.downey` fits the CLM), while the evaluation runs
-the simulator.  So that importing the algebra does not load the simulator,
-the names below are imported from their modules on first use (PEP 562).
+the simulator and writes the report (a higher layer).  So that importing the
+algebra loads neither, this package imports nothing itself: the names below
+are imported from their modules on first use (PEP 562); type checkers see
+them as ``Any`` here, with their real types in the defining modules.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from o2ksim.prediction.evaluate import PredictionResult, accuracy, predict
-    from o2ksim.prediction.model import (
-        CLM,
-        ClassFit,
-        fit_class,
-        fit_clm,
-        load_clm,
-        parse_class_rule,
-    )
-    from o2ksim.prediction.predictors import combined, predict_a, predict_b, whole_queue
+from typing import Any
 
 _HOME = {
     "CLM": "model",
