@@ -38,6 +38,7 @@ LAYER = {
     # a model's components, below the model
     "cirne_berman_arrivals": 1,
     "cirne_berman_sizes": 2,
+    "characterize_arrivals": 2,
     "o2k_params": 2,
     "reshape": 5,
     "synthetic": 5,
