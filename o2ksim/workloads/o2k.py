@@ -83,6 +83,11 @@ MB_KB = KB_PER_MB
 _STREAMS = ("arrivals", "procs", "memory", "runtime", "ratio", "peak", "classes", "dedicated")
 
 
+# ============================================================================
+# sampling helpers
+# ============================================================================
+
+
 def _arrivals(
     periods: Sequence[Mapping[str, Any]], span: float, start_time: int, rng: np.random.Generator
 ) -> np.ndarray:

@@ -330,6 +330,3 @@ def check_order(
     keep = np.ones(len(values), dtype=bool)
     keep[late] = False
     return values[keep], problems, 0
-
-
-# ============================================================================
