@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from o2ksim.workloads.reshape import offered_load, scale_load
+from o2ksim.workloads.swf import Trace
 from o2ksim.workloads.transforms import Window
 
 WEEK = 7 * 86400.0
@@ -138,8 +139,6 @@ def month_workload(
     takes the month's load to ``rho``.  Returns the (possibly scaled) trace,
     the analysis window in its time and the month's offered load.
     """
-    from o2ksim.workloads.swf import Trace
-
     jobs = trace.jobs
     sub = jobs.loc[jobs["submit"] >= month.start - warmup].reset_index(drop=True)
     in_month = sub.loc[sub["submit"] < month.end]

@@ -37,6 +37,8 @@ def violations(
 ) -> list[str]:
     """Everything that is wrong with one run's ``jobs`` table and allocation ``segments``."""
     problems: list[str] = []
+    if segments is None:
+        segments = pd.DataFrame(columns=["job_id", "host", "start", "end", "procs", "mem"])
     if input_ids is not None:
         expected = sorted(int(i) for i in input_ids)
         got = sorted(int(i) for i in jobs["job_id"])
@@ -58,8 +60,6 @@ def violations(
     problems.extend(f"job {j} starts before it is submitted" for j in early["job_id"].head(5))
     backwards = jobs.loc[jobs["end"] < jobs["start"] - tolerance]
     problems.extend(f"job {j} ends before it starts" for j in backwards["job_id"].head(5))
-    if segments is None:
-        segments = pd.DataFrame(columns=["job_id", "host", "start", "end", "procs", "mem"])
     if not segments.empty:
         bad_seg = segments.loc[segments["end"] < segments["start"] - tolerance]
         problems.extend(

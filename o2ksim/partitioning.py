@@ -288,6 +288,7 @@ def host_demand(
         for i, name in enumerate(DEMAND_RANGES):
             row[name] = float(dur[cls == i].sum() / total)
         rows.append(row)
+    # pandas only to return this table (the rest of the module works on numpy arrays)
     import pandas as pd
 
     return pd.DataFrame(rows)

@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 from o2ksim.cli import main
 from o2ksim.workloads import cirne_berman, distributions, models
 from o2ksim.workloads import cirne_berman as cb
+from o2ksim.workloads import cirne_berman_arrivals as cb_arrivals
+from o2ksim.workloads import cirne_berman_sizes as cb_sizes
 from o2ksim.workloads.swf import read_swf, write_swf
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -66,7 +68,7 @@ def test_piecewise_fit_recovers_its_knots():
     kx, kf, pb = [1.0, 12.0, 90.0], [0.35, 0.85, 1.0], 0.75
     pmf = cb.knots_pmf(kx, kf, pb, 100)
     sizes = np.random.default_rng(6).choice(np.arange(1, 101), size=60000, p=pmf)
-    got_x, got_f = cb.fit_piecewise(sizes, 100, float(cb._is_pow2(sizes).mean()))
+    got_x, got_f = cb.fit_piecewise(sizes, 100, float(cb_sizes._is_pow2(sizes).mean()))
     top = sizes[(sizes & (sizes - 1)) != 0].max()  # the largest size not a power of two
     assert got_x[-1] == top and got_x[-1] == pytest.approx(90, abs=1)
     assert got_x[1] == pytest.approx(12.0, rel=0.1)
@@ -107,7 +109,7 @@ def test_degree_rule_finds_a_polynomial():
     noise = np.random.default_rng(3).normal(0, 1e-3, 1440)
     d, _sse = cirne_berman.select_degree(y + noise, max_degree=10)
     assert d == 3
-    coef, _ = cirne_berman._polyfit(y, 3)
+    coef, _ = cb_arrivals._polyfit(y, 3)
     assert coef == pytest.approx([1, 2, -3, 4], abs=1e-9)
 
 

@@ -91,6 +91,10 @@ LAYER_OF: dict[str, str] = {
     "o2ksim.report.": "report",
     "o2ksim.prediction": "report",  # its __init__ re-exports the evaluation (predict)
     "o2ksim.prediction.evaluate": "report",
+    "o2ksim.prediction.classes": "workloads",
+    "o2ksim.prediction.replay": "report",
+    "o2ksim.prediction.scoring": "report",
+    "o2ksim.prediction.page": "report",
     "o2ksim.prediction.plot": "report",
     "o2ksim.cli": "cli",
     "o2ksim.cli.": "cli",
@@ -101,6 +105,15 @@ FUNCTION_LEVEL: dict[tuple[str, str], str] = {
     ("o2ksim.run.workload", "o2ksim.workloads.reshape"): (
         "load scaling needs pandas (reshape), which a run without it never imports"
     ),
+    ("o2ksim.cli.characterize", "o2ksim.report.workload_figures"): (
+        "the figures need matplotlib and seaborn, loaded only when figures are drawn"
+    ),
+    ("o2ksim.report.compare", "o2ksim.report.figures"): (
+        "matplotlib and seaborn load only when a comparison is plotted"
+    ),
+    ("o2ksim.report.html", "o2ksim.report.figures"): (
+        "matplotlib and seaborn load only when a report draws its figures"
+    ),
 }
 """(importing module, imported module) -> why the import sits inside a function."""
 
@@ -110,33 +123,13 @@ DYNAMIC_IMPORTS: dict[str, str] = {
     "o2ksim.policies": "built-in policy modules load when a kind is first asked for",
     "o2ksim.workloads.models": "workload model modules load on first use (registry)",
     "o2ksim.plugins": "the user's own code named in a configuration",
+    "o2ksim.prediction": "its public names load on first use (the CLM algebra without the simulator)",
 }
 """Modules calling ``importlib.import_module`` -> why."""
 
 PENDING: dict[tuple[str, str], str] = {
-    ("o2ksim.cli.characterize", "o2ksim.report.workload_figures"): "modules",  # inside a function
-    ("o2ksim.cli.characterize", "o2ksim.workloads.characterize"): "modules",  # inside a function
-    ("o2ksim.cli.characterize", "o2ksim.workloads.swf"): "modules",  # inside a function
-    ("o2ksim.cli.explain", "o2ksim.cli.run"): "modules",  # inside a function
-    ("o2ksim.cli.explain", "o2ksim.errors"): "modules",  # inside a function
-    ("o2ksim.cli.explain", "o2ksim.explain"): "modules",  # inside a function
-    ("o2ksim.cli.explain", "o2ksim.report.gantt"): "modules",  # inside a function
-    ("o2ksim.cli.fit", "o2ksim"): "modules",  # inside a function
-    ("o2ksim.cli.fit", "o2ksim.workloads.models"): "modules",  # inside a function
-    ("o2ksim.cli.fit", "o2ksim.workloads.swf"): "modules",  # inside a function
-    ("o2ksim.cli.gantt", "o2ksim.experiments.scenario"): "modules",  # inside a function
-    ("o2ksim.cli.gantt", "o2ksim.experiments.store"): "modules",  # inside a function
-    ("o2ksim.cli.gantt", "o2ksim.report.gantt"): "modules",  # inside a function
-    ("o2ksim.cli.gantt", "o2ksim.workloads.transforms"): "modules",  # inside a function
-    ("o2ksim.cli.generate", "o2ksim.workloads.models"): "modules",  # inside a function
-    ("o2ksim.cli.generate", "o2ksim.workloads.reshape"): "modules",  # inside a function
-    ("o2ksim.cli.generate", "o2ksim.workloads.swf"): "modules",  # inside a function
-    ("o2ksim.cli.machines", "o2ksim.machine"): "modules",  # inside a function
-    ("o2ksim.cli.machines", "o2ksim.paths"): "modules",  # inside a function
     ("o2ksim.cli.policies", "o2ksim.errors"): "immediate",  # inside a function
     ("o2ksim.cli.policies", "o2ksim.policies"): "immediate",  # inside a function
-    ("o2ksim.cli.predict", "o2ksim.prediction"): "modules",  # inside a function
-    ("o2ksim.cli.report", "o2ksim.report.html"): "modules",  # inside a function
     ("o2ksim.cli.run", "o2ksim._startup"): "immediate",  # inside a function
     ("o2ksim.cli.run", "o2ksim.csvwrite"): "immediate",  # inside a function
     ("o2ksim.cli.run", "o2ksim.invariants"): "immediate",  # inside a function
@@ -145,12 +138,6 @@ PENDING: dict[tuple[str, str], str] = {
     ("o2ksim.cli.run", "o2ksim.run.config"): "immediate",  # inside a function
     ("o2ksim.cli.run", "o2ksim.run.workload"): "immediate",  # inside a function
     ("o2ksim.cli.run", "o2ksim.table"): "immediate",  # inside a function
-    ("o2ksim.cli.scenario", "o2ksim.experiments.expected"): "modules",  # inside a function
-    ("o2ksim.cli.scenario", "o2ksim.experiments.scenario"): "modules",  # inside a function
-    ("o2ksim.cli.scenario", "o2ksim.experiments.sweep"): "modules",  # inside a function
-    ("o2ksim.cli.scenario", "o2ksim.report.html"): "modules",  # inside a function
-    ("o2ksim.cli.trace", "o2ksim.workloads.swf"): "modules",  # inside a function
-    ("o2ksim.goal_metrics", "o2ksim.workloads.swf"): "modules",  # inside a function
     ("o2ksim.policies.base", "o2ksim.plugins"): "backfill",  # inside a function
     (
         "o2ksim.policies.eqspatial",
@@ -173,29 +160,6 @@ PENDING: dict[tuple[str, str], str] = {
         "o2ksim.workloads.o2k_classes",
     ): "immediate",  # policies imports workloads
     ("o2ksim.policies.priority", "o2ksim.plugins"): "backfill",  # inside a function
-    ("o2ksim.prediction.evaluate", "o2ksim"): "modules",  # inside a function
-    ("o2ksim.prediction.evaluate", "o2ksim.machine"): "modules",  # inside a function
-    ("o2ksim.prediction.evaluate", "o2ksim.prediction.plot"): "modules",  # inside a function
-    ("o2ksim.prediction.evaluate", "o2ksim.report.prediction"): "modules",  # inside a function
-    ("o2ksim.prediction.evaluate", "o2ksim.run.workload"): "modules",  # inside a function
-    ("o2ksim.prediction.evaluate", "o2ksim.workloads.transforms"): "modules",  # inside a function
-    ("o2ksim.prediction.model", "o2ksim.errors"): "modules",  # inside a function
-    ("o2ksim.prediction.model", "o2ksim.workloads.transforms"): "modules",  # inside a function
-    ("o2ksim.report.compare", "o2ksim.report.figures"): "modules",  # inside a function
-    ("o2ksim.report.data", "o2ksim.policies.lsf"): "modules",  # inside a function
-    ("o2ksim.report.goal", "o2ksim.policies"): "modules",  # inside a function
-    ("o2ksim.report.html", "o2ksim.analysis.lsf_classes"): "modules",  # inside a function
-    ("o2ksim.report.html", "o2ksim.experiments.scenario"): "modules",  # inside a function
-    ("o2ksim.report.html", "o2ksim.experiments.store"): "modules",  # inside a function
-    ("o2ksim.report.html", "o2ksim.experiments.workers"): "modules",  # inside a function
-    ("o2ksim.report.html", "o2ksim.machine"): "modules",  # inside a function
-    ("o2ksim.report.html", "o2ksim.report.figures"): "modules",  # inside a function
-    ("o2ksim.report.html", "o2ksim.report.goal"): "modules",  # inside a function
-    ("o2ksim.report.html", "o2ksim.report.immediate"): "modules",  # inside a function
-    ("o2ksim.report.html", "o2ksim.report.prediction"): "modules",  # inside a function
-    ("o2ksim.report.html", "o2ksim.run.results"): "modules",  # inside a function
-    ("o2ksim.report.prediction", "o2ksim.prediction.model"): "modules",  # inside a function
-    ("o2ksim.workloads.downey", "o2ksim.prediction"): "modules",  # workloads imports report
 }
 """(importing module, imported module) -> the helper branch of issue 22 owning the file.
 

@@ -11,6 +11,7 @@ from scipy import stats
 
 from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.workloads import cirne_berman as cb
+from o2ksim.workloads import cirne_berman_sizes as cb_sizes
 from o2ksim.workloads import distributions, models
 from o2ksim.workloads.swf import read_swf, write_swf
 
@@ -144,8 +145,8 @@ def test_cancellations_carry_their_lag_in_the_wait_field():
 
 def test_nearest_power_of_two():
     n = np.array([1, 2, 3, 5, 6, 7, 11, 12, 13, 100, 120])
-    assert cb._nearest_pow2(n, 128).tolist() == [1, 2, 4, 4, 8, 8, 8, 16, 16, 128, 128]
-    assert cb._nearest_pow2(np.array([120]), 100).tolist() == [64]
+    assert cb_sizes._nearest_pow2(n, 128).tolist() == [1, 2, 4, 4, 8, 8, 8, 16, 16, 128, 128]
+    assert cb_sizes._nearest_pow2(np.array([120]), 100).tolist() == [64]
 
 
 @pytest.mark.parametrize(

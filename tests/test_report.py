@@ -243,7 +243,7 @@ def test_cli_gantt_from_results_run_and_scenario(results_dir, tmp_path, capsys):
 
 
 def test_report_has_wait_per_lsf_class_for_runs_on_the_o2k(tmp_path):
-    from o2ksim.report.html import _lsf_classes
+    from o2ksim.report.gather import lsf_classes_table
     from o2ksim.run.api import simulate
     from o2ksim.workloads.models import generate
 
@@ -251,7 +251,7 @@ def test_report_has_wait_per_lsf_class_for_runs_on_the_o2k(tmp_path):
     by_policy = {
         p: [simulate(trace, machine="o2k", policy=p).jobs] for p in ("fcfs-backfill", "ncsa-lsf")
     }
-    table = _lsf_classes(by_policy)
+    table = lsf_classes_table(by_policy)
     assert list(table["class"][:3]) == ["vst_sj", "st_sj", "mt_sj"]
     assert table["fcfs-backfill jobs"].sum() == table["ncsa-lsf jobs"].sum() > 0
     ran = by_policy["ncsa-lsf"][0]
@@ -259,7 +259,7 @@ def test_report_has_wait_per_lsf_class_for_runs_on_the_o2k(tmp_path):
     row = table.set_index("class").loc["vst_sj"]
     assert row["ncsa-lsf max wait (h)"] * 3600 == pytest.approx(vst_sj["wait"].max())
     # not on the O2K hosts: no table
-    assert _lsf_classes({"fcfs": [pd.DataFrame({"host": ["kth"], "status": ["completed"]})]}).empty
+    assert lsf_classes_table({"fcfs": [pd.DataFrame({"host": ["kth"], "status": ["completed"]})]}).empty
 
 
 def test_every_figure_draws_every_panel_it_announces(tmp_path):

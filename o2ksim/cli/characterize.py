@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 
 from o2ksim.errors import O2KSimError
+from o2ksim.workloads.characterize import characterize
+from o2ksim.workloads.swf import read_swf
 
 HELP = "characterise a trace like thesis ch. 4: arrivals, periods, requests, runtimes, load"
 
@@ -33,9 +35,6 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from o2ksim.workloads.characterize import characterize
-    from o2ksim.workloads.swf import read_swf
-
     if args.procs is not None and args.procs < 1:
         raise O2KSimError(f"--procs must be positive, got {args.procs}")
     trace = read_swf(args.trace, lenient=args.lenient)
@@ -45,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         written = char.save(args.out)
         if not args.no_figures:
+            # matplotlib and seaborn are heavy: imported only when figures are drawn
             from o2ksim.report.workload_figures import write_figures
 
             written += write_figures(char, args.out)

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import argparse
 
+from o2ksim.cli.run import parse_overrides
+from o2ksim.errors import O2KSimError
+from o2ksim.explain import explain, rejected_lines, run_header, run_title
+from o2ksim.report.gantt import EmptyWindow, GanttRecorder, gantt_compare
+
 HELP = "print every scheduling decision of a tiny scenario with its reason (teaching view)"
 
 
@@ -52,17 +57,11 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from o2ksim.cli.run import parse_overrides
-    from o2ksim.errors import O2KSimError
-    from o2ksim.explain import explain, rejected_lines, run_header, run_title
-
     overrides = parse_overrides(args.set)
     if args.versus and not args.gantt:
         raise O2KSimError("--versus draws a second Gantt chart: give --gantt PNG too")
     recorders = []
     if args.gantt:
-        from o2ksim.report.gantt import GanttRecorder
-
         recorders.append(GanttRecorder())
     result, log = explain(
         args.scenario,
@@ -86,14 +85,10 @@ def run(args: argparse.Namespace) -> int:
         for line in rejected:
             print(f"#   {line}")
     if args.gantt:
-        from o2ksim.report.gantt import EmptyWindow, gantt_compare
-
         hosts = {h.name: h.procs for h in result.machine.hosts}
         shown = {**overrides, **parse_overrides(args.versus)}  # every setting that differs
         columns = [(result.segments, run_title(result, shown), recorders[0].teaching)]
         if args.versus:
-            from o2ksim.report.gantt import GanttRecorder
-
             other_params = {**overrides, **parse_overrides(args.versus)}
             rec = GanttRecorder()
             other, _ = explain(

@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from o2ksim import __version__
 from o2ksim.errors import O2KSimError
+from o2ksim.workloads import models
+from o2ksim.workloads.swf import read_swf
 
 HELP = "fit the cirne-berman or downey model to an SWF trace and write a parameter file"
 
@@ -95,10 +98,6 @@ _DOWNEY_COMMENTS = {
 
 
 def run(args: argparse.Namespace) -> int:
-    from o2ksim import __version__
-    from o2ksim.workloads import models
-    from o2ksim.workloads.swf import read_swf
-
     trace = read_swf(args.trace, lenient=args.lenient)
     if args.model == "cirne-berman":
         params = models.fit(

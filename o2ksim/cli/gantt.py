@@ -7,7 +7,13 @@ import json
 import sys
 from pathlib import Path
 
+import pandas as pd
+
 from o2ksim.errors import O2KSimError
+from o2ksim.experiments.scenario import load_scenario, simulate_run
+from o2ksim.experiments.store import load_results
+from o2ksim.report.gantt import EmptyWindow, GanttRecorder, teaching_from_jobs, write_gantt
+from o2ksim.workloads.transforms import parse_duration
 
 HELP = "draw a Gantt chart (processors per host over time) of a run, as PNG"
 
@@ -23,7 +29,9 @@ def register(parser: argparse.ArgumentParser) -> None:
         "-o", "--out", metavar="PNG", default="gantt.png", help="output file (default gantt.png)"
     )
     parser.add_argument(
-        "--start", metavar="TIME", help="start of the time range (seconds since the trace start, 90m, 2d)"
+        "--start",
+        metavar="TIME",
+        help="start of the time range (seconds since the trace start, 90m, 2d)",
     )
     parser.add_argument("--end", metavar="TIME", help="end of the time range")
     parser.add_argument("--hosts", metavar="H1,H2", help="hosts to draw, in order (default all)")
@@ -32,8 +40,6 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def _from_results(root: Path, run_id: str | None) -> tuple[Path, str]:
-    from o2ksim.experiments.store import load_results
-
     res = load_results(root)
     ok = res.ok
     if run_id:
@@ -68,16 +74,6 @@ def _policy_title(policy: dict, workload: str, estimates: str | None = None) -> 
 
 
 def run(args: argparse.Namespace) -> int:
-    import pandas as pd
-
-    from o2ksim.report.gantt import (
-        EmptyWindow,
-        GanttRecorder,
-        teaching_from_jobs,
-        write_gantt,
-    )
-    from o2ksim.workloads.transforms import parse_duration
-
     src = Path(args.source)
     if src.is_dir() and (src / "plan.json").exists():
         src, _ = _from_results(src, args.run)
@@ -99,8 +95,6 @@ def run(args: argparse.Namespace) -> int:
             rejected = jobs.loc[jobs["status"] == "rejected"]
         title = args.title or _policy_title(info.get("policy", {}), info.get("workload", ""))
     else:
-        from o2ksim.experiments.scenario import load_scenario, simulate_run
-
         sc = load_scenario(args.source)
         recorder = GanttRecorder()
         result = simulate_run(sc.plan()[0].config, explain=True, observers=[recorder])

@@ -6,6 +6,9 @@ import argparse
 from datetime import UTC, datetime
 
 from o2ksim.errors import O2KSimError
+from o2ksim.workloads import models
+from o2ksim.workloads.reshape import offered_load, scale_load
+from o2ksim.workloads.swf import write_swf
 
 HELP = "generate a synthetic workload (o2k, cirne-berman, downey) as an SWF file"
 
@@ -79,10 +82,6 @@ def _start(text: str | None) -> int | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from o2ksim.workloads import models
-    from o2ksim.workloads.reshape import offered_load, scale_load
-    from o2ksim.workloads.swf import write_swf
-
     if args.load is not None and not args.load > 0:
         raise O2KSimError(f"--load must be positive, got {args.load}")
     try:

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import math
+
+from o2ksim import paths
+from o2ksim.machine import load_machine
 
 HELP = "list machine files (hosts/*.toml) or show one"
 
@@ -13,11 +17,6 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import math
-
-    from o2ksim import paths
-    from o2ksim.machine import load_machine
-
     if args.name:
         m = load_machine(args.name)
         print(m.describe())

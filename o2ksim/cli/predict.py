@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from o2ksim.errors import O2KSimError
+from o2ksim.prediction.evaluate import predict
 
 HELP = "evaluate Downey's queue-time predictors A, B and combined (IPPS 1997) on a trace"
 # kept here (not imported from o2ksim.prediction) so that building the parser stays light
@@ -111,8 +112,6 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from o2ksim.prediction import predict
-
     if args.procs is not None and args.procs <= 0:
         raise O2KSimError(f"--procs must be a positive integer, got {args.procs}")
     if args.procs is not None and args.machine:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from o2ksim.report.html import write_report
+
 HELP = "write the HTML report (figures, tables, scenario, versions) of a results directory"
 
 
@@ -23,8 +25,6 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from o2ksim.report.html import write_report
-
     page = write_report(args.results, args.out)
     if not args.quiet:
         print(f"report: {page}")

@@ -11,6 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from o2ksim.errors import O2KSimError
+from o2ksim.experiments.expected import compare_expected, expected_path, write_expected
+from o2ksim.experiments.scenario import available_scenarios, load_scenario
+from o2ksim.experiments.sweep import run_sweep
+from o2ksim.report.html import write_report
 from o2ksim.validation import check_dask_address, writable_dir
 
 if TYPE_CHECKING:
@@ -109,9 +113,6 @@ def _no_action(parser: argparse.ArgumentParser) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from o2ksim.experiments.scenario import load_scenario
-    from o2ksim.experiments.sweep import run_sweep
-
     if args.workers is not None and args.workers < 1:
         raise O2KSimError("--workers must be at least 1")
     if args.scheduler and args.workers is not None:
@@ -149,8 +150,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     want_report = sc.outputs.get("report", True) if args.report is None else args.report
     if want_report and (res.table["status"] == "ok").any():
-        from o2ksim.report.html import write_report
-
         page = write_report(out)
         if not args.quiet:
             print(f"report: {page}")
@@ -227,8 +226,6 @@ def _num(v: object, fmt: str) -> str:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from o2ksim.experiments.scenario import load_scenario
-
     sc = load_scenario(args.scenario, reduced=args.reduced)
     print(sc.describe())
     if args.runs:
@@ -239,8 +236,6 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from o2ksim.experiments.scenario import available_scenarios, load_scenario
-
     found = available_scenarios()
     if not found:
         print("no shipped scenarios found")
@@ -252,10 +247,6 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from o2ksim.experiments.expected import compare_expected, expected_path, write_expected
-    from o2ksim.experiments.scenario import available_scenarios, load_scenario
-    from o2ksim.experiments.sweep import run_sweep
-
     names = args.scenarios or [
         str(p) for _, p in sorted(available_scenarios().items()) if load_scenario(p).has_reduced
     ]

@@ -18,10 +18,8 @@ import argparse
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from o2ksim.workloads.swf import Trace
+from o2ksim.workloads.swf import Trace, read_swf, write_swf
 
 HELP = "inspect, check or convert an SWF workload trace (plain or .gz)"
 
@@ -129,7 +127,6 @@ def _percent(part: int, whole: int) -> str:
 
 
 def _info(args: argparse.Namespace) -> int:
-    from o2ksim.workloads.swf import read_swf
     trace = read_swf(args.file, lenient=args.lenient)
     _warn_about(trace)
     print(_describe(trace, args.file))
@@ -179,7 +176,6 @@ def _describe(trace: Trace, name: str) -> str:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from o2ksim.workloads.swf import read_swf
     trace = read_swf(args.file, lenient=args.lenient, strict_order=args.strict_order)
     report = trace.report
     assert report is not None
@@ -191,7 +187,6 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _convert(args: argparse.Namespace) -> int:
-    from o2ksim.workloads.swf import read_swf, write_swf
     trace = read_swf(args.input, lenient=args.lenient, limit=args.limit)
     _warn_about(trace)
     source = Path(args.input).name

@@ -42,6 +42,7 @@ def column_stats(
 
 def scatter_figure(predictions: pd.DataFrame, predictors: tuple[str, ...] | None = None) -> Any:
     """One panel per predictor: log-log scatter, identity line, column mean (solid) and median (dashed)."""
+    # matplotlib is heavy: imported only when the figure is drawn
     import matplotlib
 
     matplotlib.use("Agg")

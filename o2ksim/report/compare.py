@@ -20,13 +20,15 @@ user's matplotlib backend or style.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
+from types import ModuleType
 from typing import Any, ClassVar
 
 import pandas as pd
 
 from o2ksim.report import data
-from o2ksim.run.results import result_html, result_label, result_text
+from o2ksim.workloads.transforms import format_duration
 
 HOUR = 3600.0
 MEASURES = {
@@ -37,6 +39,77 @@ MEASURES = {
     "mean_bounded_slowdown": "mean bounded slowdown",
     "utilisation": "utilisation",
 }
+
+
+def _figures() -> ModuleType:
+    """:mod:`o2ksim.report.figures`, imported when a figure is first drawn.
+
+    It imports matplotlib and seaborn, which are heavy; printing a result
+    (``Result.__repr__`` uses this module) or comparing numbers never needs them.
+    """
+    from o2ksim.report import figures  # heavy: matplotlib and seaborn
+
+    return figures
+
+
+def result_label(result: Any) -> str:
+    """The name a result goes by: its scenario label, or the policy and its parameters."""
+    label = result.config.get("label")
+    return str(label) if label else str(result.policy.get("name", "?"))
+
+
+def _summary_items(result: Any) -> list[tuple[str, str]]:
+    s, c = result.summary, result.config
+    params = {k: v for k, v in result.policy.items() if k not in ("name", "kind")}
+
+    def dur(key: str) -> str:
+        v = s.get(key)
+        return "–" if v is None or v != v else format_duration(float(v))
+
+    def num(key: str, fmt: str = ".3g") -> str:
+        v = s.get(key)
+        return "–" if v is None or v != v else format(float(v), fmt)
+
+    counts = ", ".join(
+        f"{s[k]} {k}" for k in ("completed", "killed", "rejected", "unfinished") if s.get(k)
+    )
+    items = [
+        ("policy", result_label(result)
+         + (" (" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")" if params else "")),
+        ("machine", result.machine.describe()),
+        ("workload", str(c.get("workload", "?"))
+         + (f", estimates {c['estimates']}" if c.get("estimates") not in (None, "requested") else "")),
+        ("jobs", f"{s.get('jobs', '?')} analysed" + (f" ({counts})" if counts else "")),
+        ("wait", f"mean {dur('mean_wait')}, 95th {dur('p95_wait')}, max {dur('max_wait')}"),
+        ("slowdown", f"mean {num('mean_slowdown')}, bounded {num('mean_bounded_slowdown')}"),
+        ("utilisation", num("utilisation", ".3f")),
+    ]  # fmt: skip
+    win = c.get("window")
+    if win:
+        items.insert(3, ("window", f"[{format_duration(win[0])}, {format_duration(win[1])}), "
+                         f"{format_duration(win[2])} warm-up"))  # fmt: skip
+    return items
+
+
+def result_text(result: Any) -> str:
+    """A compact multi-line summary of a result (its ``repr``)."""
+    lines = [f"<o2ksim Result: {result_label(result)}, {result.summary.get('jobs', '?')} jobs>"]
+    lines += [f"  {k:<12}{v}" for k, v in _summary_items(result)]
+    lines.append("  (tables: .jobs, .segments, .summary; compare([...]) for views)")
+    return "\n".join(lines)
+
+
+def result_html(result: Any) -> str:
+    """The same summary as a small HTML table (Jupyter's rich display)."""
+    rows = "".join(
+        f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
+        f"<td style='text-align:left'>{html.escape(v)}</td></tr>"
+        for k, v in _summary_items(result)
+    )
+    return (
+        f"<div><b>o2ksim Result</b>: {html.escape(result_label(result))}"
+        f"<table>{rows}</table><small>.jobs, .segments, .summary</small></div>"
+    )
 
 
 def _labels(results: Sequence[Any], labels: Sequence[str] | None) -> list[str]:
@@ -71,8 +144,7 @@ class Comparison(pd.DataFrame):
 
         T§3.5 Fig. 4 (a), (c), (d): eleven runtime groups, log runtime axis.
         """
-        from o2ksim.report import figures as F
-
+        F = _figures()
         groups = pd.concat(
             [data.runtime_groups(j).assign(policy=p, panel="") for p, j in self._jobs().items()],
             ignore_index=True,
@@ -82,8 +154,7 @@ class Comparison(pd.DataFrame):
 
     def plot_p95(self) -> Any:
         """The 95th-percentile wait versus runtime plot (T§3.5 Fig. 4(b))."""
-        from o2ksim.report import figures as F
-
+        F = _figures()
         points = pd.concat(
             [data.p95_points(j).assign(policy=p, panel="") for p, j in self._jobs().items()],
             ignore_index=True,
@@ -93,8 +164,7 @@ class Comparison(pd.DataFrame):
 
     def plot_overall(self) -> Any:
         """Overall mean, 95th-percentile and maximum wait and mean slowdown, one bar per result."""
-        from o2ksim.report import figures as F
-
+        F = _figures()
         table = pd.DataFrame(
             [
                 {"policy": p, **{k: r.summary.get(k) for k in MEASURES}}
@@ -109,8 +179,7 @@ class Comparison(pd.DataFrame):
 
         ``machine``: whose LSF classes to use (default the O2K hosts).
         """
-        from o2ksim.report import figures as F
-
+        F = _figures()
         classes = pd.concat(
             [
                 data.class_groups(j, machine).assign(policy=p, panel="")
@@ -152,8 +221,7 @@ def timeline(result: Any, bins: int = 200) -> Any:
     Both are exact time averages per bin (:func:`o2ksim.report.data.utilisation_series`,
     :func:`~o2ksim.report.data.queue_series`); the analysis window is shaded.
     """
-    from o2ksim.report import figures as F
-
+    F = _figures()
     jobs, segs = result.jobs, result.segments
     t0 = float(jobs["submit"].min())
     t1 = float(max(jobs["end"].max(), segs["end"].max() if len(segs) else t0 + 1))

@@ -20,11 +20,17 @@ Every function takes the per-job table of :func:`o2ksim.run.api.simulate`
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from o2ksim import metrics
+from o2ksim.analysis.lsf_classes import lsf_class_table
+
+if TYPE_CHECKING:
+    from o2ksim.machine import MachineSpec
+    from o2ksim.policies.lsf.classes import LSFConfig
 
 P95_RANGE_BOUNDS_MIN = (1.0, 10.0, 100.0, 1000.0, 10**3.5, 10**4)
 """Upper bounds (minutes) of the six runtime ranges of the 95th-percentile plot (T§3.5)."""
@@ -177,15 +183,15 @@ def utilisation_series(
     )
 
 
-def class_groups(jobs: pd.DataFrame, machine: object = "o2k") -> pd.DataFrame:
+def class_groups(
+    jobs: pd.DataFrame, machine: MachineSpec | LSFConfig | str | None = "o2k"
+) -> pd.DataFrame:
     """Per NCSA-LSF* job class (T§3.6 Figs. 5-6): jobs, mean_wait, max_wait, mean_slowdown.
 
     The classes (time class by requested runtime, size class by processors and
     memory, thesis Table 3) are those of ``machine``'s LSF configuration
     (default: the O2K hosts).  Classes without jobs are left out.
     """
-    from o2ksim.policies.lsf import lsf_class_table
-
     waits = lsf_class_table(jobs, machine)
     slow = lsf_class_table(jobs.assign(wait=jobs["slowdown"]), machine)  # same classes, slowdown
     out = waits[["class", "jobs", "mean_wait", "max_wait"]].copy()

@@ -6,7 +6,7 @@ estimate scenario: whatever the sweep varies besides the policy.  Runtime
 axes are logarithmic with ticks at 1 minute, 10 minutes, 1 hour, 10 hours,
 100 hours; waits are in hours.
 
-The functions take tidy frames (see :mod:`o2ksim.report.html` for how they
+The functions take tidy frames (see :mod:`o2ksim.report.gather` for how they
 are gathered) and return :class:`matplotlib.figure.Figure` objects; nothing
 here reads files.
 """
@@ -17,15 +17,20 @@ import contextlib
 import math
 import textwrap
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 import numpy as np
 import pandas as pd
 import seaborn as sns
+from cycler import cycler
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
 
 HOUR = 3600.0
 RUNTIME_TICKS = (10.0, 60.0, 600.0, 3600.0, 36000.0, 360000.0, 3600000.0)
@@ -33,10 +38,8 @@ RUNTIME_TICK_LABELS = ("10s", "1m", "10m", "1h", "10h", "100h", "1000h")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
 
 
-def style_rc() -> dict[str, Any]:
+def style_rc() -> dict[RcKeyType, Any]:
     """The report's look as matplotlib settings: white grid, paper context, colour-blind palette."""
-    from cycler import cycler
-
     return {
         **sns.axes_style("whitegrid"),
         **sns.plotting_context("paper", font_scale=1.1),
@@ -142,7 +145,9 @@ def _grid(
 def _legend(fig: Figure, axes: list, policies: Sequence[str], title: str) -> Figure:
     """The figure's title, then one legend for all panels under it (policies in order)."""
     height = fig.get_figheight()
-    fig.get_layout_engine().set(rect=(0, 0, 1, 1 - 0.75 / height))
+    engine = fig.get_layout_engine()
+    if isinstance(engine, ConstrainedLayoutEngine):  # as _grid makes them
+        engine.set(rect=(0, 0, 1, 1 - 0.75 / height))
     fig.text(0.5, 1 - 0.08 / height, title, ha="center", va="top", fontsize=13, fontweight="bold")
     handles, labels = [], []
     for ax in axes:

@@ -156,6 +156,7 @@ def _unit(span: float) -> tuple[float, str]:
 
 def job_colour(job_id: int) -> Any:
     """A job's colour, the same in every chart (so two settings can be compared side by side)."""
+    # matplotlib is heavy: imported only when a chart is drawn (recording a run needs none)
     import matplotlib
 
     return matplotlib.colormaps["tab20"]((int(job_id) * 7) % 20)
@@ -205,6 +206,7 @@ def gantt_compare(
     ``runs``: ``(segments, title, teaching)`` per column, e.g. ``reservations=1``
     and ``reservations=2`` on the example of T§3.2.1 Fig. 1.
     """
+    # matplotlib is heavy: imported only when a chart is drawn (recording a run needs none)
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch, Rectangle
@@ -312,6 +314,7 @@ def gantt_compare(
 def _draw_interruptions(ax: Any, segments: pd.DataFrame, bars: pd.DataFrame, host: str,
                         scale: float, legend: dict[str, Any]) -> None:  # fmt: skip
     """Preempted intervals (gaps between a job's allocations) and resizes, from the segments."""
+    # matplotlib is heavy: imported only when a chart is drawn (recording a run needs none)
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch, Rectangle
 

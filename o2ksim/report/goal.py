@@ -16,13 +16,12 @@ from typing import Any
 import pandas as pd
 
 from o2ksim.goal_metrics import class_wait_matrix, comparison
+from o2ksim.policies import make_policy
 
 FCFS_BACKFILL = "fcfs-backfill"
 
 
 def _is_goal(policy: str) -> bool:
-    from o2ksim.policies import make_policy
-
     try:
         return make_policy(policy).kind == "goal"
     except Exception:  # an unknown name or a module:Class the report cannot build

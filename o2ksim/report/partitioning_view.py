@@ -11,6 +11,7 @@ memory, caught up and had an immediate-service trial.  Runs that never resize
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -45,7 +46,7 @@ def partitioning_table(by_policy: dict[str, list[pd.DataFrame]]) -> pd.DataFrame
     return pd.DataFrame(rows)
 
 
-def section(table: pd.DataFrame, render) -> str:  # type: ignore[no-untyped-def]
+def section(table: pd.DataFrame | None, render: Callable[[pd.DataFrame], str]) -> str:
     """The report section (``render`` formats a DataFrame as an HTML table); '' when empty."""
     if table is None or len(table) == 0:
         return ""

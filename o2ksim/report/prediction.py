@@ -1,17 +1,21 @@
-"""The queue-time prediction page (D Fig. 4, the summary and the fitted model) as one HTML file.
+"""``o2ksim report`` on an ``o2ksim predict`` directory: the prediction page rebuilt from its files.
 
-Written next to the tables by :meth:`o2ksim.prediction.PredictionResult.save`
-(``prediction.html``); the figure is embedded as base64 so the page stands alone.
+The page itself is :mod:`o2ksim.prediction.page` (``PredictionResult.save``
+writes it too); its names are importable from here.
 """
 
 from __future__ import annotations
 
-import base64
-import html
+import json
+import os
+import shutil
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
 
 import pandas as pd
+
+from o2ksim.prediction.model import load_clm
+from o2ksim.prediction.page import prediction_page, write_prediction_page
 
 __all__ = [
     "is_prediction_dir",
@@ -20,81 +24,17 @@ __all__ = [
     "write_prediction_report",
 ]
 
-_COLUMNS = [
-    "kind",
-    "predictor",
-    "events",
-    "no_prediction",
-    "cc",
-    "cc_log",
-    "median_abs_error",
-    "median_actual",
-]
 
-
-def _table(df: pd.DataFrame) -> str:
-    return df.to_html(index=False, float_format=lambda v: f"{v:.3g}", border=0, classes="t")
-
-
-def prediction_page(result: Any, figure_png: Path | None = None) -> str:
-    """The HTML text of the page for a :class:`~o2ksim.prediction.PredictionResult`."""
-    c = result.config
-    parts = [
-        "<!doctype html><meta charset='utf-8'><title>o2ksim queue-time prediction</title>",
-        "<style>body{font-family:sans-serif;max-width:70em;margin:1em auto}"
-        "table.t{border-collapse:collapse}table.t td,table.t th{padding:2px 8px;border-bottom:1px solid #ddd}</style>",
-        "<h1>Queue-time prediction (Downey, IPPS 1997)</h1>",
-        f"<p>{html.escape(str(c['trace']))}: {c['jobs']} jobs"
-        f"{' of partition ' + html.escape(str(c['partition'])) if c.get('partition') else ''} on "
-        f"{c['procs']} processors under {html.escape(c['policy'])}; classes {html.escape(c['classes'])}; "
-        f"{c['head_events']} waits at the head of the queue; combined predictor: A below n' = {c['threshold']:g}.</p>",
-        "<h2>Accuracy</h2>",
-        _table(result.summary[[k for k in _COLUMNS if k in result.summary]]),
-    ]
-    if figure_png is not None and figure_png.exists():
-        data = base64.b64encode(figure_png.read_bytes()).decode()
-        parts += [
-            "<h2>Predicted against actual (D Fig. 4)</h2>",
-            "<p>Grey: identity; solid: mean of the actual times per column; dashed: median.</p>",
-            f"<img alt='scatter of predicted and actual queue times' src='data:image/png;base64,{data}' style='max-width:100%'>",
-        ]
-    parts += ["<h2>CC per range of n' (D§5.3)</h2>", _table(result.by_need)]
-    parts += ["<h2>Conditional lifetime model (D Table 1)</h2>", _table(result.clm.table())]
-    if result.medians is not None:
-        parts += [
-            "<h2>Model medians per period (D Table 5), seconds</h2>",
-            result.medians.to_html(float_format=lambda v: f"{v:.0f}", border=0, classes="t"),
-        ]
-    if result.another_time is not None:
-        pooled = result.another_time[result.another_time["interval"] == "pooled"]
-        parts += [
-            "<h2>Another time (D§6.1): same-interval against previous-interval parameters</h2>",
-            _table(pooled),
-        ]
-    return "\n".join(parts) + "\n"
-
-
-def write_prediction_page(result: Any, out_dir: Path) -> Path:
-    """Write ``prediction.html`` into ``out_dir`` (which holds ``fig4.png`` when drawn)."""
-    path = Path(out_dir) / "prediction.html"
-    path.write_text(prediction_page(result, Path(out_dir) / "fig4.png"))
-    return path
-
-
-def is_prediction_dir(path: str | Path) -> bool:
+def is_prediction_dir(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` was written by ``o2ksim predict`` (it holds ``predictions.csv`` and ``clm.toml``)."""
     p = Path(path)
     return (p / "predictions.csv").exists() and (p / "clm.toml").exists()
 
 
-def write_prediction_report(results_dir: str | Path, out_dir: str | Path | None = None) -> Path:
+def write_prediction_report(
+    results_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str] | None = None
+) -> Path:
     """``o2ksim report`` on an ``o2ksim predict`` directory: the page rebuilt from its files."""
-    import json
-    import shutil
-    from types import SimpleNamespace
-
-    from o2ksim.prediction.model import load_clm
-
     src = Path(results_dir)
     out = Path(out_dir) if out_dir is not None else src
     out.mkdir(parents=True, exist_ok=True)

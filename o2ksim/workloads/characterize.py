@@ -15,7 +15,8 @@ DataFrames) and a summary of what T§4.1-§4.5 report --
 * processor demand (load) and the LSF job-class mix next to Table 6 (T§4.1).
 
 Times of day are local: the header's ``TimeZoneString`` when Python knows the
-zone, else its ``TimeZone`` offset, else UTC.  Figures are drawn by
+zone, else its ``TimeZone`` offset, else UTC.  The arrival tables (T§4.3)
+are built by :mod:`~o2ksim.workloads.characterize_arrivals`.  Figures are drawn by
 :mod:`o2ksim.report.workload_figures` (the only module of this feature that
 imports matplotlib/seaborn).
 """
@@ -32,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from o2ksim.errors import O2KSimError
-from o2ksim.workloads import distributions as dist
+from o2ksim.workloads.characterize_arrivals import DEFAULT_PERIODS, arrival_tables
 from o2ksim.workloads.clock import local_clock, local_clock_unix, trace_tz
 from o2ksim.workloads.o2k_classes import (
     CLASS_NAMES,
@@ -58,18 +59,8 @@ __all__ = [
     "local_clock_unix",
 ]
 
-DEFAULT_PERIODS: tuple[dict[str, Any], ...] = (
-    {"name": "weekday-low", "days": "weekday", "start_hour": 0, "end_hour": 8},
-    {"name": "weekday-peak", "days": "weekday", "start_hour": 8, "end_hour": 18},
-    {"name": "weekday-intermediate", "days": "weekday", "start_hour": 18, "end_hour": 24},
-    {"name": "weekend-low", "days": "weekend", "start_hour": 0, "end_hour": 8},
-    {"name": "weekend-intermediate", "days": "weekend", "start_hour": 8, "end_hour": 24},
-)
-"""The arrival-rate periods of T§4.3 (weekday peak 8am-6pm, intermediate 6pm-midnight, low midnight-8am)."""
-
 _CLASSES = CLASS_NAMES
 
-_DAYNAMES = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 _P_BINS = [
     (1, 1),
     (2, 2),
@@ -227,26 +218,6 @@ def _fmt(v: Any) -> str:
         return "nan" if math.isnan(v) else f"{v:.4g}"
     return str(v)
 
-
-def _period_index(
-    weekday: np.ndarray, minute: np.ndarray, periods: Sequence[Mapping[str, Any]]
-) -> np.ndarray:
-    hour = minute / 60.0
-    weekend = weekday >= 5
-    idx = np.full(len(minute), -1)
-    for k, per in enumerate(periods):
-        days = per["days"]
-        dmask = (
-            np.ones(len(minute), bool)
-            if days == "all"
-            else (weekend if days == "weekend" else ~weekend)
-        )
-        idx = np.where(
-            (idx < 0) & dmask & (hour >= per["start_hour"]) & (hour < per["end_hour"]), k, idx
-        )
-    return idx
-
-
 def characterize(
     trace: Any,
     *,
@@ -284,101 +255,21 @@ def characterize(
     n = len(jobs)
     tables: dict[str, pd.DataFrame] = {}
 
-    # ---- days of the week, hours (T§4.3)
-    days = np.arange(day.min(), day.max() + 1)
-    per_day = pd.Series(np.bincount(day - day.min(), minlength=len(days)), index=days)
-    # only complete days count (the first and last may be partial)
-    if len(days) > 2:
-        per_day = per_day.iloc[1:-1] if span is None else per_day
-    dow = (per_day.index.to_numpy() + 3) % 7
-    rows = []
-    for k, name in enumerate(_DAYNAMES):
-        v = per_day.to_numpy()[dow == k]
-        rows.append(
-            {
-                "day": name,
-                "days": len(v),
-                "mean_jobs": v.mean() if len(v) else float("nan"),
-                "min_jobs": v.min() if len(v) else float("nan"),
-                "max_jobs": v.max() if len(v) else float("nan"),
-            }
-        )
-    tables["jobs_per_day_of_week"] = pd.DataFrame(rows)
-    wk_days = per_day.to_numpy()[dow < 5]
-    we_days = per_day.to_numpy()[dow >= 5]
-    hour = minute // 60
-    is_we = weekday >= 5
-    n_wk, n_we = max((dow < 5).sum(), 1), max((dow >= 5).sum(), 1)
-    in_days = np.isin(day, per_day.index.to_numpy())
-    tables["jobs_per_hour"] = pd.DataFrame(
-        {
-            "hour": np.arange(24),
-            "weekday_mean": np.bincount(hour[in_days & ~is_we], minlength=24) / n_wk,
-            "weekend_mean": np.bincount(hour[in_days & is_we], minlength=24) / n_we,
-        }
+    arrivals = arrival_tables(
+        submit,
+        day,
+        minute,
+        weekday,
+        span=span,
+        periods=periods,
+        fits=fits,
+        max_fit_samples=max_fit_samples,
     )
-
-    # ---- periods and interarrival times (T§4.3)
-    pidx = _period_index(weekday, minute, periods)
-    order = np.argsort(submit, kind="stable")
-    s_sorted, p_sorted, d_sorted = submit[order], pidx[order], day[order]
-    gaps = np.diff(s_sorted)
-    same = (p_sorted[1:] == p_sorted[:-1]) & (d_sorted[1:] == d_sorted[:-1]) & (p_sorted[1:] >= 0)
-    prow = []
-    inter_by_period: dict[str, np.ndarray] = {}
-    for k, per in enumerate(periods):
-        hours = (per["end_hour"] - per["start_hour"]) * (n_we if per["days"] == "weekend" else n_wk)
-        njobs = int((in_days & (pidx == k)).sum())
-        ia = gaps[same & (p_sorted[1:] == k)]
-        ia = ia[ia > 0]
-        inter_by_period[per["name"]] = ia
-        row: dict[str, Any] = {
-            "period": per["name"],
-            "jobs": njobs,
-            "jobs_per_hour": njobs / hours if hours else float("nan"),
-            "interarrivals": len(ia),
-            "mean_s": ia.mean() if len(ia) else float("nan"),
-            "cv": ia.std() / ia.mean() if len(ia) > 1 else float("nan"),
-        }
-        if fits and len(ia) >= 20:
-            x = (
-                ia
-                if len(ia) <= max_fit_samples
-                else np.sort(ia)[:: math.ceil(len(ia) / max_fit_samples)]
-            )
-            h = dist.hyperexp_fit(x)
-            hg = dist.hyperexp_goodness(x, h)
-            w = dist.weibull_fit(x)
-            g = dist.gamma_fit(x)
-            e = dist.exponential_fit(x)
-            row.update(
-                {
-                    "hyperexp_p1": h["p1"],
-                    "hyperexp_mean1": h["mean1"],
-                    "hyperexp_mean2": h["mean2"],
-                    "hyperexp_ks": hg["ks"],
-                    "weibull_shape": w["shape"],
-                    "weibull_scale": w["scale"],
-                    "weibull_ks": w["ks"],
-                    "gamma_shape": g["shape"],
-                    "gamma_scale": g["scale"],
-                    "gamma_ks": g["ks"],
-                    "exponential_ks": e["ks"],
-                }
-            )
-            row["best_fit"] = min(
-                ("hyperexp", hg["ks"]),
-                ("weibull", w["ks"]),
-                ("gamma", g["ks"]),
-                ("exponential", e["ks"]),
-                key=lambda t: t[1],
-            )[0]
-        prow.append(row)
-    tables["periods"] = pd.DataFrame(prow)
+    tables.update(arrivals.tables)
 
     # ---- processors (T§4.4.1)
     pos = p[p > 0]
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "procs": f"{lo}" if lo == hi else f"{lo}-{hi}",
             "jobs": int(((pos >= lo) & (pos <= hi)).sum()),
@@ -477,8 +368,8 @@ def characterize(
         "span_days": span / 86400.0,
         "machine_procs": procs,
         "load": load,
-        "jobs_per_weekday": float(wk_days.mean()) if len(wk_days) else float("nan"),
-        "jobs_per_weekend_day": float(we_days.mean()) if len(we_days) else float("nan"),
+        "jobs_per_weekday": arrivals.jobs_per_weekday,
+        "jobs_per_weekend_day": arrivals.jobs_per_weekend_day,
         "serial_share": float((pos == 1).mean()) if len(pos) else float("nan"),
         "power_of_two_share": float(pow2.mean()) if len(pos) else float("nan"),
         "mean_procs": float(pos.mean()) if len(pos) else float("nan"),
@@ -502,7 +393,7 @@ def characterize(
         "req": req,
         "run": run,
         "ratio": ratio,
-        "interarrivals": inter_by_period,
+        "interarrivals": arrivals.interarrivals,
         "periods": tables["periods"],
     }
     return Characterization(

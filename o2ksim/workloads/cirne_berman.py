@@ -43,6 +43,12 @@ SWF output: ``req_procs = alloc_procs = n``, ``req_time = tr``, ``run_time = te`
 while it waited: field 3 (``wait``, which a model otherwise leaves -1, S§2.3)
 holds the cancellation lag ``lc`` in seconds and ``run_time`` is 0, so the fit
 reads generated and real traces the same way (lag = wait + run time).
+
+The arrival cycle (:mod:`~o2ksim.workloads.cirne_berman_arrivals`) and the
+partition size (:mod:`~o2ksim.workloads.cirne_berman_sizes`) are the two
+components whose sampling and estimation need more than a few lines; each has
+its own module, and this one draws the whole job and fits the whole model.
+Their public names are importable from here.
 """
 
 from __future__ import annotations
@@ -57,13 +63,26 @@ import numpy as np
 import pandas as pd
 
 from o2ksim.errors import O2KSimError
-from o2ksim.workloads.clock import local_clock_unix, trace_tz
+from o2ksim.workloads.cirne_berman_arrivals import (
+    MINUTES,
+    arrival_shape,
+    fit_arrivals,
+    select_degree,
+    whole_days,
+)
+from o2ksim.workloads.cirne_berman_sizes import (
+    PARTITION_METHODS,
+    fit_partition,
+    fit_piecewise,
+    knots_pmf,
+    partition_pmf,
+    partition_pmf_from_cdf,
+    sample_partition,
+)
+from o2ksim.workloads.clock import trace_tz
 from o2ksim.workloads.distributions import (
     copula_correlation,
-    ecdf_points,
     gamma_mle,
-    piecewise_log_cdf,
-    piecewise_log_sample,
     uniform_log_ls,
     uniform_log_sample,
 )
@@ -72,18 +91,26 @@ from o2ksim.workloads.swf import Trace
 from o2ksim.workloads.synthetic import streams, synthetic_trace
 
 __all__ = [
+    "KILLED_WITHIN",
+    "MINUTES",
+    "PARTITION_METHODS",
     "arrival_shape",
+    "fit",
+    "fit_arrivals",
+    "fit_partition",
+    "fit_piecewise",
     "generate",
     "generate_jobs",
     "knots_pmf",
     "partition_pmf",
     "partition_pmf_from_cdf",
+    "select_degree",
     "uniform_log_sample",
     "validate",
+    "whole_days",
 ]
 
 _STREAMS = ("arrivals", "partition", "requested", "accuracy", "cancel")
-MINUTES = 1440
 
 
 def validate(
@@ -149,110 +176,6 @@ def validate(
     return p
 
 
-def arrival_shape(coefficients: list[float] | np.ndarray) -> np.ndarray:
-    """The polynomial evaluated at each minute of the day, negatives set to 0 (1440 values).
-
-    ``coefficients[k]`` multiplies ``m_s**k`` (constant term first).
-    """
-    ms = (np.arange(MINUTES) - 719.5) / 1439.0
-    return np.maximum(
-        np.polynomial.polynomial.polyval(ms, np.asarray(coefficients, dtype=float)), 0.0
-    )
-
-
-def _is_pow2(n: np.ndarray) -> np.ndarray:
-    n = np.asarray(n, dtype=np.int64)
-    return (n > 0) & ((n & (n - 1)) == 0)
-
-
-def _nearest_pow2(n: np.ndarray, cap: int) -> np.ndarray:
-    """The closest power of two (ties go up), not above the largest power of two <= *cap*."""
-    n = np.asarray(n, dtype=np.int64)
-    lo = np.exp2(np.floor(np.log2(np.maximum(n, 1)))).astype(np.int64)
-    hi = lo * 2
-    out = np.where(n - lo < hi - n, lo, hi)
-    top = 1 << math.floor(math.log2(cap))
-    return np.minimum(out, top)
-
-
-def partition_pmf(chi: float, rho: float, pb: float, max_procs: int) -> np.ndarray:
-    """P(n = k) for k = 1..max_procs under the generator's partition-size model (C§6's line).
-
-    Used by the fit (least squares against the empirical CDF) and by tests.
-    """
-    k = np.arange(1, max_procs + 1)
-    return partition_pmf_from_cdf(np.clip(chi * np.log2(k) + rho, 0.0, 1.0), pb)
-
-
-def knots_pmf(
-    knots_procs: list[float] | np.ndarray,
-    knots_cdf: list[float] | np.ndarray,
-    pb: float,
-    max_procs: int,
-) -> np.ndarray:
-    """P(n = k) for k = 1..max_procs with the piecewise uniform-log size (o2ksim's extension)."""
-    cdf = piecewise_log_cdf(np.arange(1, max_procs + 1), knots_procs, knots_cdf)
-    return partition_pmf_from_cdf(cdf, pb)
-
-
-def partition_pmf_from_cdf(cdf: np.ndarray, pb: float) -> np.ndarray:
-    """P(n = k), k = 1..len(cdf), of sizes ``n = ceil(x)`` with ``P(x <= k) = cdf[k-1]``, then C§6's step.
-
-    The step: with probability *pb* the size is moved to its closest power of
-    two, otherwise it is a non-power-of-two size of the same distribution.
-    Sizes above the machine (the last entry) are clipped to it.
-    """
-    max_procs = len(cdf)
-    k = np.arange(1, max_procs + 1)
-    cdf = np.asarray(cdf, dtype=float).copy()
-    cdf[-1] = 1.0  # sizes above the machine are clipped to it
-    q = np.diff(np.concatenate([[0.0], cdf]))
-    is2 = _is_pow2(k)
-    rounded = np.zeros(max_procs)
-    np.add.at(rounded, _nearest_pow2(k, max_procs) - 1, q)
-    nonpow = np.where(is2, 0.0, q)
-    tot = nonpow.sum()
-    if tot <= 0:  # no non-power-of-two size possible: everything is a power of two
-        return rounded
-    return pb * rounded + (1.0 - pb) * nonpow / tot
-
-
-def _partition(
-    rng: np.random.Generator, n: int, part: Mapping[str, Any], max_procs: int
-) -> np.ndarray:
-    chi, rho, pb = part["chi"], part["rho"], part["power_of_two"]
-    # o2ksim's piecewise uniform-log, when given, replaces the line (chi, rho are then unused)
-    if "knots_procs" in part:
-        kx, kf = part["knots_procs"], part["knots_cdf"]
-        pmf_nonpow = knots_pmf(kx, kf, 0.0, max_procs)
-
-        def base(k: int) -> np.ndarray:
-            return piecewise_log_sample(rng, k, kx, kf)
-    else:
-        pmf_nonpow = partition_pmf(chi, rho, 0.0, max_procs)
-
-        def base(k: int) -> np.ndarray:
-            return uniform_log_sample(rng, k, chi, rho)
-
-    size = np.clip(np.ceil(base(n)), 1, max_procs).astype(np.int64)
-    to_pow2 = rng.random(n) < pb
-    size[to_pow2] = _nearest_pow2(size[to_pow2], max_procs)
-    need = ~to_pow2 & _is_pow2(size)
-    # non-power-of-two branch: redraw the powers of two (rejection), when any other size exists
-    if pmf_nonpow.sum() > 0 and not _is_pow2(np.arange(1, max_procs + 1))[pmf_nonpow > 0].all():
-        for _ in range(200):
-            k = int(need.sum())
-            if not k:
-                break
-            draw = np.clip(np.ceil(base(k)), 1, max_procs).astype(np.int64)
-            idx = np.flatnonzero(need)
-            size[idx] = draw
-            need[idx] = _is_pow2(draw)
-        if need.any():  # very unlikely: sample the rest from the exact non-power-of-two pmf
-            size[need] = rng.choice(np.arange(1, max_procs + 1), size=int(need.sum()), p=pmf_nonpow)
-    return size
-
-
 def generate_jobs(
     params: Mapping[str, Any], *, span: float, seed: int, start_time: int
 ) -> dict[str, np.ndarray]:
@@ -272,7 +195,7 @@ def generate_jobs(
     n = len(submit)
 
     max_procs = int(params["partition"].get("max", params["machine"]["procs"]))
-    procs = _partition(rngs["partition"], n, params["partition"], max_procs)
+    procs = sample_partition(rngs["partition"], n, params["partition"], max_procs)
     rq = params["requested_time"]
     ac = params["accuracy"]
     r = float(ac.get("correlation", 0.0))
@@ -282,6 +205,7 @@ def generate_jobs(
         )
         acc = rngs["accuracy"].gamma(ac["alpha"], ac["beta"], n)
     else:  # o2ksim's extension: a Gaussian copula with correlation r between tr and a
+        # scipy is a heavy import that only this extension needs: imported when it is used
         from scipy import special
 
         u = rngs["requested"].random(n)
@@ -342,189 +266,6 @@ def generate(params: Mapping[str, Any], *, span: float, seed: int, start_time: i
     )
 
 
-# ============================================================================
-# fit (C§4-§7)
-# ============================================================================
-
-_MIN = 1440
-_MS = (np.arange(_MIN) - 719.5) / 1439.0
-
-
-_QR: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-
-
-def _qr(degree: int) -> tuple[np.ndarray, np.ndarray]:
-    """QR of the Chebyshev design matrix in ``2*m_s`` (well conditioned); nested for lower degrees."""
-    if degree not in _QR:
-        _QR[degree] = np.linalg.qr(np.polynomial.chebyshev.chebvander(2.0 * _MS, degree))
-    return _QR[degree]
-
-
-def _to_power(cheb: np.ndarray) -> np.ndarray:
-    """Chebyshev coefficients in ``u = 2*m_s`` -> power-basis coefficients in ``m_s``."""
-    p = np.polynomial.chebyshev.cheb2poly(cheb)
-    return p * (2.0 ** np.arange(len(p)))
-
-
-def _polyfit(y: np.ndarray, degree: int) -> tuple[np.ndarray, np.ndarray]:
-    """Least-squares power-basis coefficients in ``m_s`` (constant first) and the squared error.
-
-    *y* is one curve (1440 values) or several as columns; the result has one
-    column of coefficients per curve.
-    """
-    q, r = _qr(degree)
-    qy = q.T @ y
-    cheb = np.linalg.solve(r, qy)
-    sse = ((y - q @ qy) ** 2).sum(axis=0)
-    if cheb.ndim == 1:
-        return _to_power(cheb), sse
-    return np.stack([_to_power(cheb[:, j]) for j in range(cheb.shape[1])], axis=1), sse
-
-
-def select_degree(
-    y: np.ndarray, *, max_degree: int = 20, tol: float = 0.05
-) -> tuple[int, list[float]]:
-    """The polynomial degree by C§4's rule, and the squared error for each degree 0..max.
-
-    Starting from degree 1, the degree is increased while one of the next two
-    increments lowers the squared error by more than the fraction *tol*; the
-    first degree after which two successive increments do not is chosen.
-    """
-    q, _ = _qr(max_degree)
-    qy = q.T @ y
-    total = float(y @ y)
-    sse = [max(total - float((qy[: d + 1] ** 2).sum()), 0.0) for d in range(max_degree + 1)]
-    d = 1
-    while d + 2 <= max_degree:
-        base = sse[d]
-        if sse[d + 1] < (1 - tol) * base or sse[d + 2] < (1 - tol) * base:
-            d += 1
-            continue
-        break
-    return d, sse
-
-
-def _window_rates(
-    minute: np.ndarray, day: np.ndarray, days: np.ndarray, window: int = 10
-) -> np.ndarray:
-    """Per-day arrival rates per minute (days x 1440) from a centred moving window."""
-    idx = {d: i for i, d in enumerate(days)}
-    rows = np.array([idx.get(d, -1) for d in day]) if len(day) else np.empty(0, dtype=int)
-    ok = rows >= 0
-    counts = np.zeros((len(days), _MIN))
-    np.add.at(counts, (rows[ok], minute[ok]), 1.0)
-    kernel = np.zeros(_MIN)
-    half = window // 2
-    kernel[np.arange(-half, window - half) % _MIN] = 1.0
-    # circular convolution per day: arrivals in [m - 5, m + 5) divided by the window length
-    spec = np.fft.rfft(counts, axis=1) * np.conj(np.fft.rfft(kernel))
-    return np.fft.irfft(spec, n=_MIN, axis=1) / window
-
-
-def _outlier_days(rates: np.ndarray, degree: int, linkage: str, max_fraction: float) -> list[int]:
-    """Indices of the uncommon days (C§4): repeated two-group clustering of per-day polynomials.
-
-    Each day's polynomial is described by its coefficients in the Chebyshev
-    basis (orthogonal, so the coefficients of a degree-13 fit are well
-    determined; power-basis coefficients of that degree are dominated by
-    rounding), z-scored over the days, and clustered hierarchically
-    (euclidean distance, *linkage*) into two groups; a group of one day is an
-    outlier.  Repeated until no day is alone.
-    """
-    from scipy.cluster import hierarchy
-
-    q, r = _qr(degree)
-    coef = np.linalg.solve(r, q.T @ rates.T).T  # days x (degree + 1)
-    keep = list(range(len(rates)))
-    removed: list[int] = []
-    while len(keep) > 3 and len(removed) < max_fraction * len(rates):
-        c = coef[keep]
-        sd = c.std(axis=0)
-        z = (c - c.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
-        labels = hierarchy.fcluster(hierarchy.linkage(z, method=linkage), 2, criterion="maxclust")
-        sizes = np.bincount(labels)
-        singles = [k for k in range(1, len(sizes)) if sizes[k] == 1]
-        if not singles:
-            break
-        out = keep[int(np.flatnonzero(labels == singles[0])[0])]
-        removed.append(out)
-        keep.remove(out)
-    return removed
-
-
-def whole_days(
-    day: np.ndarray, minute: np.ndarray, start_unix: int | None, tz: str | int | None
-) -> np.ndarray:
-    """The local calendar days the trace covers from midnight to midnight.
-
-    The last day with a job is never whole (the log ends inside it); the
-    first one is whole only when the log starts at local midnight (its
-    ``UnixStartTime``, else its first submit).  Counting jobs per day over the
-    partial days at either end would bias the rate low.
-    """
-    first, last = int(day.min()), int(day.max())
-    begin = int(start_unix) if start_unix is not None else None
-    if begin is not None:
-        d0, m0, _ = local_clock_unix(np.array([begin]), tz)
-        starts_at_midnight = int(m0[0]) == 0 and begin % 60 == 0 and int(d0[0]) == first
-    else:
-        starts_at_midnight = int(minute[day == first].min()) == 0
-    lo = first if starts_at_midnight else first + 1
-    return np.arange(lo, last)
-
-
-def fit_arrivals(
-    submit_unix: np.ndarray,
-    *,
-    tz: str | int | None = None,
-    start_unix: int | None = None,
-    max_degree: int = 20,
-    tol: float = 0.05,
-    linkage: str = "complete",
-    max_outlier_fraction: float = 0.5,
-) -> dict[str, Any]:
-    """Cirne-Berman arrival parameters from absolute submit times (Unix seconds), C§4.
-
-    Only whole local days count (:func:`whole_days`).  Per-minute arrival
-    rates come from a centred 10-minute window; the degree is C§4's rule
-    (:func:`select_degree`).  A polynomial of that degree is fitted to every
-    day; days that single-linkage clustering of their z-scored coefficients
-    puts in a group of their own are removed, and the clustering is repeated
-    until no day is alone (C§4: "The procedure is repeated until no day is
-    clustered alone"; *max_outlier_fraction* only guards against a
-    degenerate log).  The degree is then chosen again on the kept days.
-
-    Returns ``jobs_per_day`` (over the whole days kept), ``coefficients``
-    (constant first, in ``m_s``), ``degree``, the excluded days (ISO dates),
-    the number of whole days and the per-degree squared errors.  *tz* is a
-    zone name or a fixed offset in seconds for the local clock (``None`` =
-    UTC); *start_unix* is the log's start (``UnixStartTime``).
-    """
-    day, minute, _ = local_clock_unix(np.asarray(submit_unix, dtype=np.int64), tz)
-    if len(day) == 0:
-        raise O2KSimError("the trace has no jobs to fit arrivals to")
-    days = whole_days(day, minute, start_unix, tz)
-    if len(days) < 1:
-        raise O2KSimError("the trace covers no whole day; the arrival fit needs at least one")
-    rates = _window_rates(minute, day, days)
-    degree, _ = select_degree(rates.mean(axis=0), max_degree=max_degree, tol=tol)
-    removed = _outlier_days(rates, degree, linkage, max_outlier_fraction) if len(days) > 3 else []
-    kept = np.setdiff1d(np.arange(len(days)), removed)
-    y = rates[kept].mean(axis=0)
-    degree, sse = select_degree(y, max_degree=max_degree, tol=tol)
-    coef, _ = _polyfit(y, degree)
-    n_kept = int(np.isin(day, days[kept]).sum())
-    excluded = [str(np.datetime64(int(days[i]), "D")) for i in sorted(removed)]
-    return {
-        "jobs_per_day": n_kept / max(len(kept), 1),
-        "coefficients": [float(c) for c in coef],
-        "degree": int(degree),
-        "excluded_days": excluded,
-        "days": len(days),
-        "sse": sse,
-    }
-
-
 def _procs(jobs: pd.DataFrame) -> np.ndarray:
     """Processors per job as C-B count them: allocated (SWF field 5), requested (field 8) when missing.
 
@@ -533,129 +274,6 @@ def _procs(jobs: pd.DataFrame) -> np.ndarray:
     """
     alloc = jobs["alloc_procs"].to_numpy()
     return np.where(alloc > 0, alloc, jobs["req_procs"].to_numpy())
-
-
-PARTITION_METHODS = ("piecewise", "paper", "exact")
-
-
-def fit_partition(
-    sizes: np.ndarray, max_procs: int, *, method: str = "piecewise", segments: int = 2
-) -> dict[str, Any]:
-    """Partition-size parameters: ``chi``, ``rho`` of the uniform-log and ``pb`` (C§6, Tables 5-6).
-
-    ``pb`` is the observed power-of-two share (C Table 6).  ``chi, rho`` are
-    C§6's least-squares straight line of the empirical CDF against log2 of the
-    size, one point per distinct size (C Table 5), except with
-    ``method="exact"``, where they are the least squares of the empirical CDF
-    (every job one point) against the generator's own CDF, power-of-two step
-    included: the estimator that returns the line a generated trace came from.
-    The paper's line is always returned as ``paper_chi``, ``paper_rho``.
-
-    ``method="piecewise"`` (the default) adds o2ksim's extension
-    (:func:`fit_piecewise`): ``knots_procs``, ``knots_cdf`` of a piecewise
-    uniform-log with *segments* pieces, which the generator then uses
-    instead of the line.
-    """
-    if method not in PARTITION_METHODS:
-        raise O2KSimError(
-            f"partition method must be one of {', '.join(PARTITION_METHODS)}, not '{method}'"
-        )
-    n = np.asarray(sizes, dtype=np.int64)
-    n = n[(n >= 1) & (n <= max_procs)]
-    if len(n) < 2:
-        raise O2KSimError("too few jobs with a known processor count to fit partition sizes")
-    pb = float(((n & (n - 1)) == 0).mean())
-    chi0, rho0 = uniform_log_ls(n)
-    out: dict[str, Any] = {
-        "chi": chi0,
-        "rho": rho0,
-        "power_of_two": pb,
-        "paper_chi": chi0,
-        "paper_rho": rho0,
-    }
-    if method == "piecewise":
-        knots = fit_piecewise(n, max_procs, pb, segments=segments)
-        if knots is not None:
-            out["knots_procs"], out["knots_cdf"] = knots
-        return out
-    if method == "paper":
-        return out
-    from scipy import optimize
-
-    values, ecdf = ecdf_points(n)
-    vi = values.astype(np.int64) - 1
-    # every job is one point of the empirical CDF (sizes repeat, so each distinct size counts as often as it occurs)
-    weight = np.sqrt(np.bincount(n - 1, minlength=max_procs)[vi].astype(float))
-
-    def resid(z: np.ndarray) -> np.ndarray:
-        chi, rho = z
-        if chi <= 1e-6:
-            return np.full(len(values), 10.0)
-        return (np.cumsum(partition_pmf(chi, rho, pb, max_procs))[vi] - ecdf) * weight
-
-    res = optimize.least_squares(resid, [max(chi0, 1e-3), rho0], method="lm")
-    out.update(chi=float(res.x[0]), rho=float(res.x[1]))
-    return out
-
-
-def fit_piecewise(
-    sizes: np.ndarray, max_procs: int, pb: float, *, segments: int = 2
-) -> tuple[list[float], list[float]] | None:
-    """Knots of a piecewise uniform-log partition size (o2ksim's extension of C§6), or ``None``.
-
-    C§6 fits one uniform-log line "by the method of least squared error" to
-    the observed sizes.  Here the CDF is linear in log2(size) on each of
-    *segments* pieces: knots at 1 processor, at *segments* - 1 free
-    breakpoints and at the largest size observed that is not a power of two
-    (where the CDF reaches 1: the sample maximum estimates the distribution's
-    upper end, and a power of two may be a smaller size rounded up).  The CDF
-    values at the knots and the breakpoints are least squares of the same
-    points C§6 fits (the empirical CDF at each distinct size), against the
-    generator's CDF with C§6's power-of-two step (share *pb*), so fitting a
-    trace generated from knots returns them.  ``None`` when the sizes are
-    too few or too narrow for a piece (the line is then used).
-    """
-    from scipy import optimize
-
-    n = np.asarray(sizes, dtype=np.int64)
-    values, ecdf = ecdf_points(n)
-    # the largest size the power-of-two step cannot have made (it rounds sizes up, 48 -> 64)
-    not_pow2 = values[~_is_pow2(values.astype(np.int64))]
-    top = float(not_pow2[-1] if len(not_pow2) else values[-1])
-    k = max(1, min(int(segments), len(values) - 1))
-    if top < 2 or len(values) < 3:
-        return None
-    vi = values.astype(np.int64) - 1
-    ltop = math.log2(top)
-
-    def knots(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        f = np.concatenate([[z[0]], z[0] + np.cumsum(z[1:k]), [1.0]])
-        x = np.exp2(np.concatenate([[0.0], np.sort(z[k:]), [ltop]]))
-        return x, f
-
-    def resid(z: np.ndarray) -> np.ndarray:
-        x, f = knots(z)
-        if f[0] < 0 or np.any(np.diff(f) < 0) or np.any(np.diff(x) <= 0):
-            return np.full(len(values), 10.0)
-        return np.cumsum(knots_pmf(x, f, pb, max_procs))[vi] - ecdf
-
-    grid = np.linspace(0.5, ltop - 0.5, 10) if ltop > 1 else np.array([ltop / 2])
-    best = None
-    for breaks in itertools.combinations(grid, k - 1):
-        f_at = np.interp(np.exp2(np.array(breaks)), values, ecdf)
-        steps = np.maximum(np.diff(np.concatenate([[ecdf[0]], f_at])), 1e-3)
-        z0 = np.concatenate([[ecdf[0]], steps, breaks])
-        res = optimize.least_squares(resid, z0, method="lm")
-        if best is None or res.cost < best.cost:
-            best = res
-    assert best is not None
-    x, f = knots(best.x)
-    x[-1] = top  # exactly the largest size (exp2(log2(top)) may round)
-    f[0] = max(f[0], 0.0)
-    for i in range(len(f) - 2, -1, -1):  # a flat piece is written as a tiny rise (files need one)
-        f[i] = min(f[i], f[i + 1] - 1e-9)
-        x[i] = min(x[i], x[i + 1] * (1 - 1e-9))
-    return [float(v) for v in x], [float(v) for v in f]
 
 
 _PARTITION_KEYS = ("chi", "rho", "power_of_two", "knots_procs", "knots_cdf")

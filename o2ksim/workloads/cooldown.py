@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from o2ksim.table import column, is_frame
+from o2ksim.table import ColumnTable, column
 from o2ksim.workloads.models import generate
 from o2ksim.workloads.swf import SWF_FIELDS, Trace
 
@@ -89,11 +89,12 @@ def append_tail(
             blocks.append(block)
         block = np.concatenate(blocks, axis=1)
         return Trace(None, copy.deepcopy(trace.header), trace.source, trace.report, block=block)
+    # pandas only when the trace already holds a DataFrame (a run that never builds one never imports it)
     import pandas as pd
 
     frames = [trace.jobs]
     for extra, shift, first_id in tails:
-        part = extra.copy() if is_frame(extra) else extra.to_frame()
+        part = extra.to_frame() if isinstance(extra, ColumnTable) else extra.copy()
         part["submit"] += shift
         part["job_id"] = np.arange(first_id, first_id + len(part), dtype=np.int64)
         frames.append(part)

@@ -82,6 +82,7 @@ def copula_spearman(r: float, censored_share: float = 0.0) -> float:
     censoring this is the closed form ``(6 / pi) * asin(r / 2)``; with it,
     a quadrature (Gauss-Hermite in x, a fine grid in y).
     """
+    # scipy is heavy: imported only by the fits and samplers that need it
     from scipy import special
 
     p = float(censored_share)
@@ -113,6 +114,7 @@ def copula_correlation(x: np.ndarray, y: np.ndarray, censored: np.ndarray | None
     generator that draws ``y`` through the copula and then caps it is
     inverted by this estimator.
     """
+    # scipy is heavy: imported only by the fits and samplers that need it
     from scipy import optimize, stats
 
     x = np.asarray(x, dtype=float)
@@ -185,6 +187,7 @@ def gamma_mle(
     treated as the interval their rounding came from, so short jobs do not
     bias the fit.
     """
+    # scipy is heavy: imported only by the fits and samplers that need it
     from scipy import optimize, special, stats
 
     a = np.asarray(a, dtype=float)
@@ -209,12 +212,13 @@ def gamma_mle(
     exact = a[~cens & ~interval]
     n_c = int(cens.sum())
     s_log, s_x, n_e = float(np.log(exact).sum()), float(exact.sum()), len(exact)
+    censor = math.inf if censor_at is None else float(censor_at)  # only read when n_c > 0
 
     def nll(z: np.ndarray) -> float:
         al, sc = math.exp(z[0]), math.exp(z[1])
         ll = (al - 1) * s_log - s_x / sc - n_e * (special.gammaln(al) + al * math.log(sc))
         if n_c:
-            ll += n_c * math.log(max(float(special.gammaincc(al, censor_at / sc)), 1e-300))
+            ll += n_c * math.log(max(float(special.gammaincc(al, censor / sc)), 1e-300))
         if len(lo):
             p = special.gammainc(al, hi / sc) - special.gammainc(al, lo / sc)
             ll += float(np.log(np.maximum(p, 1e-300)).sum())
@@ -277,6 +281,7 @@ def _hyperexp_logpdf(x: np.ndarray, p1: float, m1: float, m2: float) -> np.ndarr
 
 def weibull_fit(x: np.ndarray) -> dict[str, float]:
     """Weibull maximum-likelihood fit: shape, scale, log-likelihood, KS distance."""
+    # scipy is heavy: imported only by the fits and samplers that need it
     from scipy import stats
 
     x = np.asarray(x, dtype=float)
@@ -292,6 +297,7 @@ def weibull_fit(x: np.ndarray) -> dict[str, float]:
 
 def gamma_fit(x: np.ndarray) -> dict[str, float]:
     """Gamma maximum-likelihood fit: shape, scale, log-likelihood, KS distance."""
+    # scipy is heavy: imported only by the fits and samplers that need it
     from scipy import stats
 
     x = np.asarray(x, dtype=float)
@@ -307,6 +313,7 @@ def gamma_fit(x: np.ndarray) -> dict[str, float]:
 
 def exponential_fit(x: np.ndarray) -> dict[str, float]:
     """Exponential with the sample mean: mean, log-likelihood, KS distance."""
+    # scipy is heavy: imported only by the fits and samplers that need it
     from scipy import stats
 
     x = np.asarray(x, dtype=float)

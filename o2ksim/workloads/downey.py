@@ -74,7 +74,7 @@ def validate(raw: Mapping[str, Any], source: str | Path = "<downey parameters>")
     classes = ch.get(raw, "class", "class")
     if not isinstance(classes, list) or not classes:
         raise ch.fail("class", "needs at least one [[class]]")
-    out = []
+    out: list[dict[str, Any]] = []
     for i, c in enumerate(classes):
         f = f"class[{i}]"
         out.append(
@@ -262,22 +262,21 @@ def fit(
     labels = clm.labels(jobs.loc[ok], header)
     fitted = [c for name, c in clm.classes.items() if name != ALL] or [clm.classes[ALL]]
     total = int(ok.sum())
-    fitted_classes = []
-    for c in fitted:
-        n = total if c.name == ALL else int((labels == c.name).sum())
+    fitted_classes: list[dict[str, Any]] = []
+    for cf in fitted:
+        n = total if cf.name == ALL else int((labels == cf.name).sum())
         fitted_classes.append(
             {
-                "name": c.name,
+                "name": cf.name,
                 "share": float(n / total),
-                "beta0": c.beta0,
-                "beta1": c.beta1,
-                "sequential": bool(c.name == "sequential"),
+                "beta0": cf.beta0,
+                "beta1": cf.beta1,
+                "sequential": bool(cf.name == "sequential"),
             }
         )
-    classes = fitted_classes
-    s = sum(c["share"] for c in classes)
-    for c in classes:
-        c["share"] /= s
+    s = sum(entry["share"] for entry in fitted_classes)
+    for entry in fitted_classes:
+        entry["share"] /= s
     par = ok & (procs >= 2)
     max_procs = int(
         getattr(header, "max_procs", None) or getattr(header, "max_nodes", None) or procs.max()
@@ -299,7 +298,7 @@ def fit(
         "arrival": {"jobs_per_day": float(len(jobs) / span_days)},
         "lifetime": {"max_s": float(run[ok].max())},
         "cluster_size": {"beta0": g0, "beta1": g1, "min": 2, "max": max_procs},
-        "class": classes,
+        "class": fitted_classes,
         "fit": {
             "source": str(getattr(trace, "source", None) or ""),
             "jobs": len(jobs),

@@ -40,22 +40,27 @@ Generated jobs are written as SWF rows: ``alloc_procs = req_procs = P``,
 ``UnixStartTime`` (a Monday 00:00 by default).
 
 Only numpy is imported: a 30-day month (about 9,700 jobs) takes a few tens
-of milliseconds.
+of milliseconds.  The parameters' validation and their arrival calendar are
+in :mod:`~o2ksim.workloads.o2k_params` (importable from here too); this module
+draws the jobs.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from o2ksim.errors import ConfigError
 from o2ksim.workloads.distributions import beta_params, hyperexp_sample
-from o2ksim.workloads.o2k_classes import CLASS_NAMES, KB_PER_MB, TABLE6, TABLE6_MONTHS, class_index
-from o2ksim.workloads.params import Checker
+from o2ksim.workloads.o2k_classes import CLASS_NAMES, KB_PER_MB, class_index
+from o2ksim.workloads.o2k_params import (
+    arrival_intervals,
+    expected_jobs,
+    month_params,
+    validate,
+)
 from o2ksim.workloads.swf import Trace
 from o2ksim.workloads.synthetic import streams, synthetic_trace
 
@@ -73,315 +78,14 @@ __all__ = [
 LSF_CLASSES: tuple[str, ...] = CLASS_NAMES
 """The twelve LSF job classes (T Table 3) in Table 6's column order; ``queue`` = index + 1."""
 
-_DAY = 86400.0
 _INF = float("inf")
 MB_KB = KB_PER_MB
 _STREAMS = ("arrivals", "procs", "memory", "runtime", "ratio", "peak", "classes", "dedicated")
 
 
 # ============================================================================
-# validation
-# ============================================================================
-
-
-def expected_jobs(params: Mapping[str, Any], span: float, start_time: int) -> float:
-    """Expected number of jobs in ``[0, span)``: the sum of interval lengths / their period's mean."""
-    periods = params["arrivals"]["period"]
-    scale = params["arrivals"].get("rate_scale", 1.0)
-    return sum(
-        (b - a) / periods[k]["mean_s"] * scale
-        for a, b, k in arrival_intervals(periods, span, start_time)
-    )
-
-
-def month_params(month: str, base: Mapping[str, Any], start_time: int) -> dict[str, Any]:
-    """Overrides that give the month's own Table 6 column (``--month 2000-02``).
-
-    The class shares become the month's (Table 6 job counts / all jobs) and
-    every arrival rate is scaled so that a span of the month's length (from
-    *start_time*) has the month's number of jobs; the attributes of each
-    class's jobs follow the model as in the average month.  Table 6 counts all
-    jobs, the dedicated-host vst jobs among them.
-    """
-    if month not in TABLE6:
-        raise ConfigError(
-            "o2k parameters",
-            f"no Table 6 month '{month}' (known: {', '.join(TABLE6_MONTHS)})",
-            field="classes.month",
-        )
-    total, counts, _pxt, _cls_pxt = TABLE6[month]
-    year, mon = (int(x) for x in month.split("-"))
-    days = (
-        (np.datetime64(f"{year + mon // 12:04d}-{mon % 12 + 1:02d}") - np.datetime64(month))
-        .astype("timedelta64[D]")
-        .astype(int)
-    )
-    plain = {**base, "arrivals": {**base["arrivals"], "rate_scale": 1.0}}
-    scale = total / expected_jobs(plain, days * _DAY, start_time)
-    return {
-        "classes": {"month": month, "shares": [c / total for c in counts]},
-        "arrivals": {"rate_scale": scale},
-    }
-
-
-def _ratio_part(ch: Checker, rule: Mapping[str, Any], field: str) -> dict[str, float]:
-    """Validate the <= 1 / > 1 description shared by ratio and peak-memory rules."""
-    mu = ch.number(rule, "under_mean", f"{field}.under_mean", lo=0.0, hi=1.0, lo_open=True)
-    cv = ch.number(rule, "under_cv", f"{field}.under_cv", lo=0.0, lo_open=True)
-    if mu >= 1.0 or cv * cv * mu >= 1.0 - mu:
-        raise ch.fail(
-            f"{field}.under_cv", f"no distribution on (0, 1) has mean {mu:g} and CV {cv:g}"
-        )
-    share = ch.number(rule, "over_share", f"{field}.over_share", lo=0.0, hi=1.0)
-    out = {"under_mean": mu, "under_cv": cv, "over_share": share, "over_mean": 1.0, "over_cv": 0.0}
-    if share > 0:
-        out["over_mean"] = ch.number(rule, "over_mean", f"{field}.over_mean", lo=1.0, lo_open=True)
-        out["over_cv"] = ch.number(rule, "over_cv", f"{field}.over_cv", lo=0.0)
-    return out
-
-
-def validate(raw: Mapping[str, Any], source: str | Path = "<o2k parameters>") -> dict[str, Any]:
-    """Check an O2K parameter mapping and return it normalised (probabilities renormalised).
-
-    Raises :class:`ConfigError` naming *source* and the dotted field path of
-    the first problem found.
-    """
-    ch = Checker(source)
-    p: dict[str, Any] = {"model": "o2k", "name": str(raw.get("name", "o2k"))}
-    m = ch.get(raw, "machine", "machine")
-    p["machine"] = {
-        "procs": int(ch.number(m, "procs", "machine.procs", lo=1)),
-        "memory_gb": ch.number(m, "memory_gb", "machine.memory_gb", lo=0, lo_open=True),
-        "computer": str(m.get("computer", "SGI Origin 2000")),
-        "installation": str(m.get("installation", "NCSA (synthetic)")),
-    }
-    lsf = ch.get(raw, "lsf", "lsf")
-    tl = ch.numbers(lsf, "time_limits_h", "lsf.time_limits_h", n=4, lo=0)
-    sp = ch.numbers(lsf, "size_procs", "lsf.size_procs", n=3, lo=1)
-    sm = ch.numbers(lsf, "size_mem_mb", "lsf.size_mem_mb", n=3, lo=0)
-    p["lsf"] = {"time_limits_h": tl, "size_procs": sp, "size_mem_mb": sm}
-
-    a = ch.get(raw, "arrivals", "arrivals")
-    periods = ch.get(a, "period", "arrivals.period")
-    if not isinstance(periods, list) or not periods:
-        raise ch.fail("arrivals.period", "needs at least one [[arrivals.period]]")
-    plist = []
-    for i, per in enumerate(periods):
-        f = f"arrivals.period[{i}]"
-        days = str(ch.get(per, "days", f + ".days"))
-        if days not in ("weekday", "weekend", "all"):
-            raise ch.fail(f + ".days", f"must be 'weekday', 'weekend' or 'all', got '{days}'")
-        sh = ch.number(per, "start_hour", f + ".start_hour", lo=0, hi=24)
-        eh = ch.number(per, "end_hour", f + ".end_hour", lo=0, hi=24)
-        if eh <= sh:
-            raise ch.fail(f + ".end_hour", f"must be after start_hour ({sh:g})")
-        plist.append(
-            {
-                "name": str(per.get("name", f"period{i}")),
-                "days": days,
-                "start_hour": sh,
-                "end_hour": eh,
-                "mean_s": ch.number(per, "mean_s", f + ".mean_s", lo=0, lo_open=True),
-                "cv": ch.number(per, "cv", f + ".cv", lo=1.0),
-            }
-        )
-    p["arrivals"] = {"period": plist}
-    if "rate_scale" in a:
-        p["arrivals"]["rate_scale"] = ch.number(
-            a, "rate_scale", "arrivals.rate_scale", lo=0, lo_open=True
-        )
-
-    ded = ch.get(raw, "dedicated", "dedicated")
-    inc = ded.get("include", False)
-    if not isinstance(inc, bool):
-        raise ch.fail("dedicated.include", f"must be true or false, got {inc!r}")
-    p["dedicated"] = {
-        "include": inc,
-        "scale": ch.number(ded, "scale", "dedicated.scale", lo=0),
-        "full_procs": ch.number(ded, "full_procs", "dedicated.full_procs", lo=1),
-    }
-    if "classes" in raw:
-        cl = raw["classes"]
-        p["classes"] = {
-            "shares": ch.probabilities(cl, "shares", "classes.shares", n=len(CLASS_NAMES))
-        }
-        if "month" in cl:
-            p["classes"]["month"] = str(cl["month"])
-
-    pr = ch.get(raw, "processors", "processors")
-    groups = ch.get(pr, "group", "processors.group")
-    if not isinstance(groups, list) or not groups:
-        raise ch.fail("processors.group", "needs at least one [[processors.group]]")
-    glist = []
-    for i, g in enumerate(groups):
-        f = f"processors.group[{i}]"
-        vals = ch.numbers(g, "values", f + ".values", lo=1)
-        if any(v != int(v) for v in vals):
-            raise ch.fail(f + ".values", "processor counts must be integers")
-        glist.append(
-            {
-                "values": [int(v) for v in vals],
-                "probability": ch.number(g, "probability", f + ".probability", lo=0, hi=1),
-            }
-        )
-    total = sum(g["probability"] for g in glist)
-    if abs(total - 1) > 1e-3:
-        raise ch.fail(
-            "processors.group", f"group probabilities must sum to 1, they sum to {total:.6g}"
-        )
-    for g in glist:
-        g["probability"] /= total
-    p["processors"] = {"group": glist}
-
-    mem = ch.get(raw, "memory", "memory")
-    grid = ch.numbers(mem, "grid_mb", "memory.grid_mb", lo=0)
-    mg = []
-    for i, g in enumerate(ch.get(mem, "group", "memory.group")):
-        f = f"memory.group[{i}]"
-        rng_ = ch.ranges(g, "procs", f + ".procs")
-        if rng_ is None:
-            raise ch.fail(f + ".procs", "missing")
-        mg.append(
-            {
-                "procs": rng_[0],
-                "mean_gb": float(g.get("mean_gb", float("nan"))),
-                "cv": float(g.get("cv", float("nan"))),
-                "probabilities": ch.probabilities(
-                    g, "probabilities", f + ".probabilities", n=len(grid)
-                ),
-            }
-        )
-    p["memory"] = {"grid_mb": grid, "group": mg}
-    for g in glist:
-        for v in g["values"]:
-            if not any(x["procs"][0] <= v <= x["procs"][1] for x in mg):
-                raise ch.fail("memory.group", f"no memory group covers P = {v}")
-
-    rt = ch.get(raw, "runtime", "runtime")
-    dflt = ch.numbers(rt, "default_s", "runtime.default_s", lo=1)
-    ranges = []
-    for i, r in enumerate(ch.get(rt, "range", "runtime.range")):
-        f = f"runtime.range[{i}]"
-        ranges.append(
-            {
-                "name": str(r.get("name", f"range{i}")),
-                "seconds": ch.numbers(r, "seconds", f + ".seconds", lo=1),
-            }
-        )
-    dists = {}
-    for name, d in ch.get(rt, "dist", "runtime.dist").items():
-        f = f"runtime.dist.{name}"
-        dists[name] = {
-            "default_share": ch.number(d, "default_share", f + ".default_share", lo=0, hi=1),
-            "default_weights": ch.probabilities(
-                d, "default_weights", f + ".default_weights", n=len(dflt)
-            ),
-            "range_weights": ch.probabilities(
-                d, "range_weights", f + ".range_weights", n=len(ranges)
-            ),
-        }
-    default_dist = str(rt.get("default_dist", "B"))
-    if default_dist not in dists:
-        raise ch.fail("runtime.default_dist", f"unknown distribution '{default_dist}'")
-    cells = []
-    for i, c in enumerate(rt.get("cell", [])):
-        f = f"runtime.cell[{i}]"
-        d = str(ch.get(c, "dist", f + ".dist"))
-        if d not in dists:
-            raise ch.fail(f + ".dist", f"unknown distribution '{d}' (known: {', '.join(dists)})")
-        cells.append(
-            {
-                "procs": ch.ranges(c, "procs", f + ".procs"),
-                "mem_mb": ch.ranges(c, "mem_mb", f + ".mem_mb"),
-                "dist": d,
-            }
-        )
-    p["runtime"] = {
-        "default_s": dflt,
-        "range": ranges,
-        "dist": dists,
-        "default_dist": default_dist,
-        "cell": cells,
-    }
-
-    ra = ch.get(raw, "ratio", "ratio")
-    rules = []
-    for i, r in enumerate(ch.get(ra, "rule", "ratio.rule")):
-        f = f"ratio.rule[{i}]"
-        rule = {
-            "name": str(r.get("name", f"rule{i}")),
-            "req_s": ch.ranges(r, "req_s", f + ".req_s"),
-            "procs": ch.ranges(r, "procs", f + ".procs"),
-            "mem_mb": ch.ranges(r, "mem_mb", f + ".mem_mb"),
-        }
-        rule.update(_ratio_part(ch, r, f))
-        rules.append(rule)
-    if any(r["req_s"] is None and r["procs"] is None and r["mem_mb"] is None for r in rules[:-1]):
-        raise ch.fail("ratio.rule", "only the last rule may match every job")
-    over = ra.get("overrun_limit_s", 3600)
-    class_shape = [1.0] * len(CLASS_NAMES)
-    if "class_shape" in ra:
-        class_shape = ch.numbers(ra, "class_shape", "ratio.class_shape", n=len(CLASS_NAMES), lo=0)
-        if min(class_shape) <= 0:
-            raise ch.fail("ratio.class_shape", "must hold numbers > 0 (1 leaves a class as is)")
-    p["ratio"] = {
-        "class_shape": class_shape,
-        "overrun_limit_s": None
-        if over is False or over is None or over == -1
-        else ch.number(ra, "overrun_limit_s", "ratio.overrun_limit_s", lo=0),
-        "min_runtime_s": ch.number(ra, "min_runtime_s", "ratio.min_runtime_s", lo=0)
-        if "min_runtime_s" in ra
-        else 1.0,
-        "rule": rules,
-    }
-
-    pk = ch.get(raw, "peak_memory", "peak_memory")
-    prules = []
-    for i, r in enumerate(ch.get(pk, "rule", "peak_memory.rule")):
-        f = f"peak_memory.rule[{i}]"
-        rule = {
-            "name": str(r.get("name", f"rule{i}")),
-            "mem_mb": ch.ranges(r, "mem_mb", f + ".mem_mb"),
-            "run_s": ch.ranges(r, "run_s", f + ".run_s"),
-        }
-        rule.update(_ratio_part(ch, r, f))
-        prules.append(rule)
-    p["peak_memory"] = {
-        "max_gb": ch.number(pk, "max_gb", "peak_memory.max_gb", lo=0, lo_open=True),
-        "rule": prules,
-    }
-    return p
-
-
-# ============================================================================
 # sampling helpers
 # ============================================================================
-
-
-def arrival_intervals(
-    periods: Sequence[Mapping[str, Any]], span: float, start_time: int
-) -> list[tuple[float, float, int]]:
-    """The stationary-rate intervals ``(start, end, period index)`` covering ``[0, span)``.
-
-    Times are seconds after *start_time* (a Unix time, read as UTC); a day is
-    a weekday or a weekend day by its UTC calendar date.
-    """
-    out: list[tuple[float, float, int]] = []
-    first_day = math.floor(start_time / _DAY)
-    last_day = math.floor((start_time + span) / _DAY)
-    for day in range(first_day, last_day + 1):
-        weekday = (day + 3) % 7  # 1970-01-01 was a Thursday (weekday 3, Monday = 0)
-        kind = "weekend" if weekday >= 5 else "weekday"
-        base = day * _DAY - start_time
-        for k, per in enumerate(periods):
-            if per["days"] not in (kind, "all"):
-                continue
-            a = max(base + per["start_hour"] * 3600.0, 0.0)
-            b = min(base + per["end_hour"] * 3600.0, span)
-            if b > a:
-                out.append((a, b, k))
-    out.sort()
-    return out
 
 
 def _arrivals(
@@ -500,9 +204,9 @@ def _draw(
         if not m:
             continue
         use_default = rr.random(m) < d["default_share"]
-        vals = np.empty(m)
+        req_vals = np.empty(m)
         nd = int(use_default.sum())
-        vals[use_default] = rr.choice(defaults, size=nd, p=d["default_weights"])
+        req_vals[use_default] = rr.choice(defaults, size=nd, p=d["default_weights"])
         ri = rr.choice(len(rt["range"]), size=m - nd, p=d["range_weights"])
         pick = rr.random(m - nd)
         out = np.empty(m - nd)
@@ -510,8 +214,8 @@ def _draw(
             sel = ri == j
             secs = np.asarray(r["seconds"], dtype=float)
             out[sel] = secs[np.minimum((pick[sel] * len(secs)).astype(np.int64), len(secs) - 1)]
-        vals[~use_default] = out
-        req_s[mask] = vals
+        req_vals[~use_default] = out
+        req_s[mask] = req_vals
         is_default[mask] = use_default
 
     # actual runtime = R x ratio | (R, P, M) (Table 10), with the overrun limit
@@ -621,7 +325,7 @@ def _draw_by_class(
         if (have >= need).all():
             break
         pool = _draw(params, rngs, max(4 * n, 1000))
-        for k in np.flatnonzero(have < need):
+        for k in np.flatnonzero(have < need).tolist():
             idx = np.flatnonzero(pool["cls"] == k)[: need[k] - have[k]]
             picked[k].append({key: v[idx] for key, v in pool.items()})
             have[k] += len(idx)

@@ -151,18 +151,19 @@ def merge(traces: Sequence[Any], *, align: str = "unix", distinct_users: bool = 
     if align not in ("unix", "start"):
         raise O2KSimError(f"align must be 'unix' or 'start', not '{align}'")
     starts = [getattr(t.header, "unix_start_time", None) for t in traces]
-    if align == "unix" and any(s is None for s in starts):
+    unix_starts = [int(s) for s in starts if s is not None]
+    if align == "unix" and len(unix_starts) < len(traces):
         raise O2KSimError(
             "align='unix' needs UnixStartTime in every trace header; use align='start'"
         )
-    base = min(starts) if align == "unix" else None
+    base = min(unix_starts) if align == "unix" else 0
     frames = []
     user_off = group_off = 0
     next_id = 0
     for k, t in enumerate(traces):
         j = t.jobs.copy()
         if align == "unix":
-            j["submit"] = j["submit"] + (starts[k] - base)
+            j["submit"] = j["submit"] + (unix_starts[k] - base)
         old_ids = j["job_id"].to_numpy()
         j["_src"] = k
         j["_old"] = old_ids

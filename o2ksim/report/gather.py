@@ -1,0 +1,209 @@
+"""The tables behind the report's figures, gathered from a results directory.
+
+:func:`gather` loads the jobs of every finished run once and computes every
+table a figure draws (waits per runtime group, 95th-percentile points, waits
+per size, per LSF class, utilisation over time), each row tagged with its
+policy and its *panel*: the levels of whatever the sweep varies besides the
+policy.  The page (:mod:`~o2ksim.report.page`) and the figures only read the
+:class:`Gathered` result, so what a report shows is decided here, once.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from o2ksim.analysis.lsf_classes import lsf_class_table
+from o2ksim.experiments.store import Results
+from o2ksim.machine import load_machine
+from o2ksim.report import data, partitioning_view
+
+__all__ = ["HOUR", "MAX_PANELS", "Gathered", "gather", "level_text", "lsf_classes_table"]
+
+MAX_PANELS = 6
+MAX_UTIL_PANELS = MAX_PANELS  # every figure draws every panel it has
+HOUR = 3600.0
+
+
+@dataclass
+class Gathered:
+    """Tidy frames behind every figure, with the panel each row belongs to."""
+
+    table: pd.DataFrame
+    policies: list[str]
+    panels: list[str]
+    panel_cols: list[str]
+    pooled_seeds: bool
+    truncated: int
+    runtime: pd.DataFrame
+    p95: pd.DataFrame
+    procs: pd.DataFrame
+    mem: pd.DataFrame
+    util: pd.DataFrame
+    window: tuple[float, float] | None
+    notes: list[str] = field(default_factory=list)
+    lsf_classes: pd.DataFrame = field(default_factory=pd.DataFrame)
+    classes: pd.DataFrame = field(default_factory=pd.DataFrame)
+    level_cols: list[str] = field(default_factory=list)
+    short_panels: dict[str, str] = field(default_factory=dict)
+    partitioning: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+
+def level_text(v: Any) -> str:
+    """A factor level as the page shows it: whole floats as ints, file paths by their name."""
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    if isinstance(v, str) and os.sep in v:
+        return Path(v).name
+    return str(v)
+
+
+def _panel_label(row: pd.Series, cols: list[str]) -> str:
+    return ", ".join(f"{c.rsplit('.', 1)[-1]} {level_text(row[c])}" for c in cols)
+
+
+def gather(results: Results, max_panels: int = MAX_PANELS) -> Gathered:
+    """Load the finished runs' jobs and compute every table the figures draw."""
+    ok = results.ok.copy()
+    policies = list(dict.fromkeys(r["factors"]["policy"] for r in results.runs))
+    policies = [p for p in policies if p in set(ok["policy"])]
+    factor_cols = [f for f in results.factors if f != "policy" and f in ok]
+    vary = [f for f in factor_cols if ok[f].astype(str).nunique() > 1]
+    notes: list[str] = []
+    pooled = False
+    combos = ok[vary].astype(str).drop_duplicates() if vary else pd.DataFrame(index=[0])
+    if len(combos) > max_panels and "seed" in vary:
+        vary = [f for f in vary if f != "seed"]
+        pooled = True
+        notes.append("Seeds are pooled: each panel shows the jobs of every seed together.")
+    ok["panel"] = [_panel_label(r, vary) for _, r in ok.iterrows()] if vary else ""
+    short = {
+        _panel_label(r, vary): ", ".join(level_text(r[c]) for c in vary) for _, r in ok.iterrows()
+    } if vary else {}  # fmt: skip
+    panels = list(dict.fromkeys(ok.sort_values("index")["panel"]))
+    truncated = max(0, len(panels) - max_panels)
+    if truncated:
+        notes.append(f"Only the first {max_panels} of {len(panels)} panels are drawn.")
+        panels = panels[:max_panels]
+
+    rt: list[pd.DataFrame] = []
+    p95: list[pd.DataFrame] = []
+    procs: list[pd.DataFrame] = []
+    mem: list[pd.DataFrame] = []
+    classes: list[pd.DataFrame] = []
+    on_o2k = True
+    by_policy: dict[str, list[pd.DataFrame]] = {}
+    for (panel, pol), grp in ok.loc[ok["panel"].isin(panels)].groupby(
+        ["panel", "policy"], sort=False
+    ):
+        jobs = pd.concat([results.jobs(rid) for rid in grp["run_id"]], ignore_index=True)
+        by_policy.setdefault(pol, []).append(jobs)
+        for out, frame in (
+            (rt, data.runtime_groups(jobs)),
+            (p95, data.p95_points(jobs)),
+            (procs, data.size_groups(jobs, "procs")),
+            (mem, data.size_groups(jobs, "mem")),
+        ):
+            if len(frame):
+                out.append(frame.assign(panel=panel, policy=pol))
+        on_o2k = on_o2k and _on_o2k_hosts(jobs)
+        if on_o2k:
+            classes.append(data.class_groups(jobs).assign(panel=panel, policy=pol))
+
+    lsf_classes = lsf_classes_table(by_policy)
+    util, window = _utilisation(results, ok, panels[:MAX_UTIL_PANELS], pooled)
+    if pooled and len(util):
+        notes.append("Utilisation over time shows the lowest seed of each panel.")
+    return Gathered(
+        table=ok,
+        policies=policies,
+        panels=panels,
+        panel_cols=vary,
+        pooled_seeds=pooled,
+        truncated=truncated,
+        runtime=_concat(rt),
+        p95=_concat(p95),
+        procs=_concat(procs),
+        mem=_concat(mem),
+        util=util,
+        window=window,
+        notes=notes,
+        lsf_classes=lsf_classes,
+        classes=_concat(classes) if on_o2k else pd.DataFrame(),
+        level_cols=[f for f in vary if f != "seed"],
+        short_panels=short,
+        partitioning=partitioning_view.partitioning_table(by_policy),
+    )
+
+
+def _on_o2k_hosts(jobs: pd.DataFrame) -> bool:
+    """Whether every job ran on a host of ``hosts/o2k.toml`` (where the LSF classes are defined)."""
+    names = {h.name for h in load_machine("o2k").hosts}
+    hosts = set(jobs["host"].dropna())
+    return bool(hosts) and hosts <= names
+
+
+def lsf_classes_table(by_policy: dict[str, list[pd.DataFrame]]) -> pd.DataFrame:
+    """Mean and maximum wait (hours) per NCSA-LSF* job class and policy (thesis Figs. 5-6).
+
+    Drawn only for runs on the O2K hosts, where the LSF classes are defined
+    (``hosts/o2k.toml``); empty otherwise.
+    """
+    o2k = load_machine("o2k")
+    names = {h.name for h in o2k.hosts}
+    columns = {}
+    for pol, frames in by_policy.items():
+        jobs = pd.concat(frames, ignore_index=True)
+        hosts = set(jobs["host"].dropna())
+        if not hosts or not hosts <= names:
+            return pd.DataFrame()
+        t = lsf_class_table(jobs, o2k).set_index("class")
+        columns[f"{pol} jobs"] = t["jobs"]
+        columns[f"{pol} mean wait (h)"] = t["mean_wait"] / HOUR
+        columns[f"{pol} max wait (h)"] = t["max_wait"] / HOUR
+    if not columns:
+        return pd.DataFrame()
+    return pd.DataFrame(columns).reset_index()
+
+
+def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def _utilisation(
+    results: Results, ok: pd.DataFrame, panels: list[str], pooled: bool
+) -> tuple[pd.DataFrame, tuple[float, float] | None]:
+    frames = []
+    window = None
+    for (panel, pol), grp in ok.loc[ok["panel"].isin(panels)].groupby(
+        ["panel", "policy"], sort=False
+    ):
+        first = grp.sort_values(["seed", "index"] if "seed" in grp else ["index"]).iloc[0]
+        segs = results.segments(first["run_id"])
+        if segs is None or segs.empty:
+            continue
+        info = results.run_summary(first["run_id"]).get("info", {})
+        total = info.get("total_procs") or first.get("total_procs")
+        win = info.get("window")
+        if win:
+            start, end, warmup = (float(x) for x in win)
+            t0 = max(0.0, start - warmup)
+            t1 = min(float(info.get("sim_end") or end), end + 0.25 * (end - start))
+            t1 = max(t1, end)
+            window = (start, end)
+        else:
+            t0 = float(segs["start"].min())
+            t1 = float(segs["end"].max())
+        if not total or t1 <= t0:
+            continue
+        span = t1 - t0
+        width = 86400.0 if span >= 7 * 86400 else (3600.0 if span >= 12 * 3600 else span / 100)
+        bins = max(1, math.floor(span / width))
+        series = data.utilisation_series(segs, int(total), t0, t0 + bins * width, bins)
+        frames.append(series.assign(panel=panel, policy=pol))
+    return _concat(frames), window

@@ -1,0 +1,129 @@
+"""Write jobs as an SWF file: the header's comment lines, then one right-aligned line per job.
+
+The writer is the reader's inverse: :func:`write_swf` followed by
+:func:`~o2ksim.workloads.swf.read_swf` gives back the same jobs and header.
+Files are written under a temporary name and renamed, so an interrupted write
+never leaves a truncated trace behind, and gzip output has no name or
+timestamp, so the same trace always gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from o2ksim.errors import InputError
+from o2ksim.table import is_frame
+from o2ksim.workloads.swf_fields import N_FIELDS, SWF_FIELDS
+from o2ksim.workloads.swf_header import SWFHeader
+from o2ksim.workloads.swf_trace import Trace
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["write_swf"]
+
+
+def write_swf(
+    trace: Trace | pd.DataFrame,
+    path: str | os.PathLike[str],
+    header: SWFHeader | None = None,
+) -> None:
+    """Write jobs as an SWF file, gzip-compressed when *path* ends with ``.gz``.
+
+    *trace* is a :class:`Trace` or a job table; columns of :data:`SWF_FIELDS`
+    missing from a table are written as ``-1`` and other columns are ignored.
+    *header* replaces the trace's own header.  Values are written as integers
+    (floats rounded, NaN as ``-1``) in right-aligned columns like the archive's
+    files.  A value below ``-1`` is a :class:`ValueError`: the file would not
+    be valid SWF.  The file is written under a temporary name and renamed, so
+    an interrupted write never leaves a truncated trace behind.
+    """
+    if isinstance(trace, Trace):
+        frame = trace.table
+        if header is None:
+            header = trace.header
+    elif is_frame(trace):
+        frame = trace
+    else:
+        raise TypeError(f"write_swf needs a Trace or a DataFrame, not {type(trace).__name__}")
+    if header is None:
+        header = SWFHeader()
+
+    values = _frame_values(frame)
+    text = "\n".join(header.to_lines())
+    if text:
+        text += "\n"
+    payload = text.encode("utf-8") + _format_rows(values)
+
+    spath = os.fspath(path)
+    if spath.endswith(".gz"):
+        payload = _gzip_bytes(payload)
+    _write_atomically(Path(spath), payload)
+
+
+def _frame_values(frame: Any) -> np.ndarray:
+    """The job table (a DataFrame or a :class:`~o2ksim.table.ColumnTable`) as an
+    (n, 18) int64 array in SWF field order."""
+    n = len(frame)
+    out = np.full((n, N_FIELDS), -1, dtype=np.int64)
+    for k, name in enumerate(SWF_FIELDS):
+        if name not in frame.columns:
+            continue
+        col = frame[name]
+        if isinstance(col, np.ndarray) and col.dtype.kind in "iub":  # a ColumnTable's column
+            arr = col.astype(np.int64)
+        elif col.dtype.kind in "iub" and not col.hasnans:
+            arr = col.to_numpy(dtype=np.int64)
+        else:
+            # pandas only for a column that is not already integers
+            import pandas as pd
+
+            num = pd.to_numeric(col, errors="raise").to_numpy(dtype=np.float64, na_value=np.nan)
+            arr = np.where(np.isfinite(num), np.floor(num + 0.5), -1).astype(np.int64)
+        out[:, k] = arr
+    if n and out.min() < -1:
+        row, k = np.argwhere(out < -1)[0]
+        raise ValueError(
+            f"write_swf: column {SWF_FIELDS[k]} has {out[row, k]} at row {row}; "
+            "SWF allows only -1 (unknown) or values >= 0"
+        )
+    return out
+
+
+def _format_rows(values: np.ndarray) -> bytes:
+    """Job lines with each column right-aligned to its widest value, as in the archive."""
+    if len(values) == 0:
+        return b""
+    widths = [max(len(str(int(col.min()))), len(str(int(col.max())))) for col in values.T]
+    fmt = " ".join(f"%{w}d" for w in widths)
+    return ("\n".join(fmt % tuple(row) for row in values.tolist()) + "\n").encode("ascii")
+
+
+def _gzip_bytes(payload: bytes) -> bytes:
+    """gzip without name or timestamp (like ``gzip -n``): the same trace always
+    gives the same bytes."""
+    buf = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0, compresslevel=6) as gz:
+        gz.write(payload)
+    return buf.getvalue()
+
+
+def _write_atomically(target: Path, payload: bytes) -> None:
+    """Write *payload* to a temporary file next to *target*, then rename it over
+    *target*, so that readers never see a half-written trace."""
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    try:
+        # os.open applies the umask to 0o666, as a plain open() would
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+        os.replace(tmp, target)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise InputError(target, f"cannot write file: {exc.strerror or exc}") from None
