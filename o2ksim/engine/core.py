@@ -294,9 +294,7 @@ class Simulation:
         job.alloc_mem = 0
         for hook in self.hooks.on_release:
             hook(job, now)
-        self.departed.append(job)
-        if self.interval is None:
-            self.request_pass()
+        self.departed.append(job)  # a pass is asked for when the job's process ends
 
     def _requeue(self, job: Job) -> None:
         """Put a job back in the queue at its arrival-order place."""

@@ -71,6 +71,16 @@ class Scheduler:
             self.pending = True
             self.wakeup.succeed()
 
+    def departure(self, _process: simpy.Event) -> None:
+        """A job's process has ended (completed, killed, or a trial put back in the queue).
+
+        The request is made here, when the process's end event is processed,
+        rather than when the job's books close a moment earlier: by then the
+        processors the process put back are in the Container and the instant is
+        usually quiet, so the pass needs no extra wait (:meth:`process`).
+        """
+        self.request()
+
     def process(self) -> Generator[simpy.Event, Any, None]:
         """The scheduler's SimPy process: one pass per wake-up, after the instant is quiet.
 
@@ -208,7 +218,10 @@ class Scheduler:
         host.releases.add(job)
         for hook in sim.hooks.on_allocation:
             hook(job, now)
-        self.processes[job.id] = self.env.process(job_process(sim, job, host, procs, mem))
+        process = self.env.process(job_process(sim, job, host, procs, mem))
+        if sim.interval is None:  # event-driven: the job's departure asks for a pass
+            process.callbacks.append(self.departure)
+        self.processes[job.id] = process
         if d.resumes:
             self.lent[job.id] = tuple(d.resumes)
 
