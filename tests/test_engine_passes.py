@@ -34,9 +34,7 @@ class RecordingFCFS(FCFS):
         self.wake_at = wake_at
 
     def schedule(self, snap):
-        self.seen.append(
-            (snap.now, [j.id for j in snap.arrived], [j.id for j in snap.departed])
-        )
+        self.seen.append((snap.now, [j.id for j in snap.arrived], [j.id for j in snap.departed]))
         timers = [WakeAt(t, tag="test") for t in self.wake_at] if snap.now == 0 else []
         return [*timers, *super().schedule(snap)]
 
@@ -120,7 +118,9 @@ def _running(job_id: int, start: float, req: float, procs: int, mem: int) -> Job
 @settings(max_examples=40, deadline=None)
 @given(
     st.lists(
-        st.tuples(st.integers(0, 20), st.integers(1, 20), st.integers(1, 3), st.sampled_from([0, 1])),
+        st.tuples(
+            st.integers(0, 20), st.integers(1, 20), st.integers(1, 3), st.sampled_from([0, 1])
+        ),
         min_size=1,
         max_size=3 * INCREMENTAL_FROM,
     ),

@@ -76,16 +76,22 @@ def run_logged(jobs, script) -> tuple[Simulation, list]:
     sim = Simulation(HOST, jobs, Script(log, script), observers=[Lifecycle(log)])
     env = sim.env
     host = sim.hosts["h"]
+
+    def probe(container: simpy.Container, op: str, what: str) -> None:
+        call = getattr(container, op)
+
+        def logged(amount):
+            event = call(amount)
+            log.append((env.now, f"{op} {what} {amount} -> {container.level:g}"))
+            assert container.level >= 0
+            return event
+
+        setattr(container, op, logged)
+
     for what, container in (("procs", host.procs), ("mem", host.memory)):
         assert container is not None
-        for op in ("get", "put"):
-            def logged(amount, _call=getattr(container, op), _op=op, _what=what, _c=container):
-                event = _call(amount)
-                log.append((env.now, f"{_op} {_what} {amount} -> {_c.level:g}"))
-                assert _c.level >= 0
-                return event
-
-            setattr(container, op, logged)
+        probe(container, "get", what)
+        probe(container, "put", what)
     send = sim.scheduler.interrupt
 
     def interrupt(job, cause) -> None:
@@ -255,7 +261,9 @@ def test_kills_of_a_running_and_of_a_preempted_job():
 def test_no_over_commit_but_preempted_processors_count_as_free_in_the_same_pass():
     # one pass may start J1 on all 4 processors, not J1 and J2
     with pytest.raises(PolicyError, match="over-commit"):
-        run_logged([spec(1, 0, 4, 10), spec(2, 0, 1, 10)], lambda s: [Start(j, "h") for j in s.queue])
+        run_logged(
+            [spec(1, 0, 4, 10), spec(2, 0, 1, 10)], lambda s: [Start(j, "h") for j in s.queue]
+        )
     # memory too: 600 + 600 KB of 1000
     with pytest.raises(PolicyError, match="over-commit"):
         run_logged(

@@ -83,6 +83,8 @@ class RunSettings:
 
     def __post_init__(self) -> None:
         if self.interval is not None and not (self.interval > 0 and math.isfinite(self.interval)):
-            raise ValueError(f"interval must be a positive number of seconds, got {self.interval!r}")
+            raise ValueError(
+                f"interval must be a positive number of seconds, got {self.interval!r}"
+            )
         if not (self.overrun_grace >= 0):
             raise ValueError(f"overrun_grace must be >= 0 seconds, got {self.overrun_grace!r}")

@@ -108,7 +108,7 @@ def job_process(
                     host.put(held, mem)
                     return
                 case cause:
-                    raise PolicyError(f"job {job.id}: unknown interrupt cause {cause!r}")
+                    raise PolicyError(f"job {job.id}: unknown interrupt cause {cause!r}") from None
             continue
         sim.segment_over(job)  # the books: completed, killed, requeued, or runs on
         if job.state is not JobState.RUNNING:
