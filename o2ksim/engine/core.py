@@ -43,7 +43,7 @@ from o2ksim.engine.decisions import PolicyError
 from o2ksim.engine.hosts import Host
 from o2ksim.engine.monitor import Monitor, Observer
 from o2ksim.engine.queue_index import QueueIndex
-from o2ksim.engine.scheduler import Scheduler, settle
+from o2ksim.engine.scheduler import Scheduler
 from o2ksim.jobs import Job, JobSpec, JobState
 from o2ksim.machine import MachineSpec
 
@@ -253,9 +253,8 @@ class Simulation:
         return self.hosts[job.host]
 
     def segment_over(self, job: Job) -> None:
-        """The job process's timeout fired: its work is done, or its time limit is reached."""
+        """The job process's timeout fired (its work settled): done, or its time limit reached?"""
         now = self.env.now
-        settle(job, now)
         scheduler = self.scheduler
         if job.remaining_work <= 0.0 and job.can_finish:
             self.release(job, now)

@@ -10,6 +10,8 @@ created when the scheduler starts the job.  The process
 3. when the scheduler changes the job, receives a :class:`simpy.Interrupt`
    whose ``cause`` says what happened, and acts on it:
 
+   Whatever the cause, it first settles the work done so far at its old rate.
+
    * :class:`Preempted` -- puts its processors back, keeps its memory, and
      waits (an event nothing triggers) until it is resumed or killed;
    * :class:`Resumed` -- gets ``procs`` processors and waits for its new end;
@@ -25,12 +27,13 @@ created when the scheduler starts the job.  The process
 
 Who does what: the scheduler keeps the books at the moment it decides -- the
 job's state (:class:`~o2ksim.jobs.JobState`, whose illegal moves raise), its
-allocation, the work done so far (settled at the old rate before a rate
-change), the hosts' job lists and the observers' events -- so that the next
-decision of the same pass sees them; the process holds the resources and
-owns the passage of time.  The interrupt reaches the process at the same
-instant, right after the pass (SimPy processes interrupts before the events
-of that instant), so no time passes between a decision and its effect.
+allocation, the hosts' job lists and the observers' events -- so that the
+next decision of the same pass sees them.  The process holds the resources
+and owns the passage of time: it settles the work done (:func:`settle`, at
+the rate of the processors it held) whenever its rate is about to change or
+its timeout fires.  The interrupt reaches the process at the same instant,
+right after the pass (SimPy processes interrupts before the events of that
+instant), so no time passes between a decision and its effect.
 """
 
 from __future__ import annotations
@@ -94,6 +97,7 @@ def job_process(
             else:
                 yield env.event()  # preempted: only an interrupt (resume, kill) wakes it
         except simpy.Interrupt as interrupt:
+            settle(job, held, env.now)  # the work done at the rate it had until now
             match interrupt.cause:
                 case Preempted():
                     host.put(held, 0)
@@ -110,10 +114,19 @@ def job_process(
                 case cause:
                     raise PolicyError(f"job {job.id}: unknown interrupt cause {cause!r}") from None
             continue
+        settle(job, held, env.now)
         sim.segment_over(job)  # the books: completed, killed, requeued, or runs on
         if job.state is not JobState.RUNNING:
             host.put(held, mem)
             return
+
+
+def settle(job: Job, held: int, now: float) -> None:
+    """Book the work done on ``held`` processors since the job's rate last changed."""
+    job.remaining_work -= (now - job.segment_start) * held
+    if job.remaining_work < 1e-9 * max(1.0, job.spec.work):
+        job.remaining_work = 0.0
+    job.segment_start = now
 
 
 def _time_left(job: Job, now: float) -> float:

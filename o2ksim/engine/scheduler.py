@@ -226,11 +226,10 @@ class Scheduler:
             self.lent[job.id] = tuple(d.resumes)
 
     def preempt(self, job: Job, now: float) -> None:
-        """Take a running job's processors back; its process puts them back and waits."""
+        """Take a running job's processors back; its process settles its work, puts them back, waits."""
         if job.state is not JobState.RUNNING:
             raise PolicyError(f"job {job.id}: cannot preempt a job that is {job.state.value}")
         host = self.sim.host_of(job)
-        settle(job, now)
         host.releases.remove(job)
         host.reclaim(job.alloc_procs, 0)
         job.resume_procs = job.alloc_procs
@@ -257,7 +256,6 @@ class Scheduler:
         job.resume_procs = 0
         if procs < job.spec.procs:
             job.reduced = True
-        job.segment_start = now
         job.last_start = now
         job.move(JobState.RUNNING, now)
         del host.preempted[job.id]
@@ -280,7 +278,6 @@ class Scheduler:
         delta = procs - job.alloc_procs
         if delta > 0:
             host.grant(delta, 0, job)
-        settle(job, now)
         host.releases.remove(job)
         if delta < 0:
             host.reclaim(-delta, 0)
@@ -297,8 +294,6 @@ class Scheduler:
         if job.state is JobState.QUEUED:
             sim.dequeue(job)
         elif job.state is JobState.RUNNING or job.state is JobState.PREEMPTED:
-            if job.state is JobState.RUNNING:
-                settle(job, now)
             sim.release(job, now)
             self.interrupt(job, Killed(reason))
         else:
@@ -342,14 +337,6 @@ class Scheduler:
             for obs in sim.observers[1:]:
                 obs.on_decision(now, d)
             self.resume(v, None, now)
-
-
-def settle(job: Job, now: float) -> None:
-    """Book the work done since the job's rate last changed (before it changes again)."""
-    job.remaining_work -= (now - job.segment_start) * job.alloc_procs
-    if job.remaining_work < 1e-9 * max(1.0, job.spec.work):
-        job.remaining_work = 0.0
-    job.segment_start = now
 
 
 def check_cap(job: Job, procs: int, now: float, action: str) -> None:
