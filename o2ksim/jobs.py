@@ -82,19 +82,6 @@ class JobSpec:
         """Processor-seconds the job needs: ``run_time * procs``."""
         return self.run_time * self.procs
 
-    def __reduce__(self) -> tuple[type[JobSpec], tuple[int, float, int, int, float, float, int, int, int]]:
-        """Pickled and copied as a call of the constructor with every field.
-
-        The pure build would not need it; the compiled one does: there mypyc's
-        default restores the fields by assignment, which a frozen class refuses,
-        so specs could not be sent to worker processes or deep-copied.
-        """
-        return (
-            JobSpec,
-            (self.job_id, self.submit, self.procs, self.mem, self.req_time, self.run_time,
-             self.used_mem, self.user, self.queue),
-        )  # fmt: skip
-
 
 @dataclass(slots=True, eq=False)
 class Job:

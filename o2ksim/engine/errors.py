@@ -1,9 +1,8 @@
 """The engine's own exceptions: a bug in a policy or in the engine, never a user mistake.
 
-They live in a module of their own because the optional compiled build
-(``make install-fast``, docs/guides/performance.md) cannot compile a subclass
-of :class:`RuntimeError`; this module always runs as plain Python.  They are
-importable from where they are used: :class:`PolicyError` from
+They live in a module of their own, below both :mod:`o2ksim.jobs` and
+:mod:`o2ksim.engine.decisions`, so that neither imports the other for them.
+They are importable from where they are used: :class:`PolicyError` from
 :mod:`o2ksim.engine.decisions`, :class:`IllegalTransition` from
 :mod:`o2ksim.jobs`.
 """
