@@ -25,7 +25,6 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from o2ksim import __version__
-from o2ksim.build import build_name
 from o2ksim.errors import O2KSimError
 from o2ksim.validation import join_negative_values
 
@@ -57,9 +56,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         prog="o2ksim",
         description="Simulate parallel-job scheduling policies (Chiang's O2K study and beyond).",
     )
-    parser.add_argument(
-        "--version", action="version", version=f"o2ksim {__version__} ({build_name()})"
-    )
+    parser.add_argument("--version", action="version", version=f"o2ksim {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         if info.name.startswith("_") or (only is not None and info.name != only):
