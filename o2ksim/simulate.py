@@ -15,6 +15,7 @@ allocation segments and the overall measures.  ``result.save(dir)`` writes ``job
 from __future__ import annotations
 
 import gc
+import importlib.metadata
 import json
 import math
 import os
@@ -28,8 +29,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from o2ksim import __version__, metrics
-from o2ksim._startup import installed_version
-from o2ksim.csvwrite import write_csv
 from o2ksim.engine.contract import PolicyProtocol
 from o2ksim.engine.core import RunStats, Simulation
 from o2ksim.engine.monitor import Observer, job_columns
@@ -40,7 +39,7 @@ from o2ksim.partitioning import JobColumns, allocation_arrays
 from o2ksim.policies import Policy, make_policy
 from o2ksim.policies.immediate import SummaryCounts
 from o2ksim.runconfig import PolicyChoice, RunConfig, WorkloadRecipe
-from o2ksim.table import ColumnTable, column, is_frame
+from o2ksim.table import ColumnTable, column, is_frame, write_csv
 from o2ksim.validation import check_job_specs, check_jobs_frame
 from o2ksim.workloads.convert import specs_from_frame
 from o2ksim.workloads.transforms import Window, apply_estimates, select_window
@@ -133,7 +132,7 @@ class Result:
         if parquet:
             self.jobs.to_parquet(out / "jobs.parquet", index=False)
         else:
-            write_csv(self._jobs, out / "jobs.csv")  # the bytes of to_csv(index=False), faster
+            write_csv(self._jobs, out / "jobs.csv")  # without pandas for a ColumnTable
         _write_json(out / "summary.json", self.summary)
         _write_json(
             out / "run.json",
@@ -208,14 +207,9 @@ def _pandas_version() -> str:
     pd = sys.modules.get("pandas")
     if pd is not None:
         return pd.__version__
-    found = installed_version("pandas")  # without importing importlib.metadata (o2ksim._startup)
-    if found is not None:
-        return found
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
-        return version("pandas")
-    except PackageNotFoundError:
+        return importlib.metadata.version("pandas")
+    except importlib.metadata.PackageNotFoundError:
         return "?"
 
 
