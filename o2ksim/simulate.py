@@ -14,15 +14,13 @@ allocation segments and the overall measures.  ``result.save(dir)`` writes ``job
 
 from __future__ import annotations
 
-import gc
 import importlib.metadata
 import json
 import math
 import os
 import platform
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -122,8 +120,7 @@ class Result:
         """Write ``jobs.csv`` (or ``.parquet``), ``summary.json`` and ``run.json`` into ``out_dir``."""
         out = output_dir(out_dir)
         try:
-            with gc_paused():
-                self._write(out, parquet)
+            self._write(out, parquet)
         except OSError as exc:
             raise O2KSimError(f"{out}: cannot write the results ({exc.strerror or exc})") from None
         return out
@@ -151,42 +148,6 @@ class Result:
                 "versions": versions(),
             },
         )
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """No garbage collection inside: for building and writing results, which make
-    millions of short-lived objects and no reference cycles.
-
-    A full collection there scans every object of the finished run (the jobs,
-    their events, the engine's indexes): 40 ms after 10,000 KTH jobs, seconds
-    after a year-long trace, for nothing to collect.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def freeze_alive() -> bool:
-    """Move every object alive now out of the garbage collector's sight (:func:`gc.freeze`)
-    until the caller calls :func:`gc.unfreeze`; ``False`` (nothing done) when
-    something else has frozen objects already.
-
-    Called at the end of a run's set-up: the jobs, their specs, the engine and
-    the imported modules live until the results are tabulated, and every
-    collection during the simulation would scan them again (on HPC2N's 202,876
-    jobs one collection right after the set-up took 0.1 s).  Objects frozen are
-    still freed by reference counting; :func:`gc.unfreeze` gives the cyclic
-    ones back to the collector.
-    """
-    if gc.get_freeze_count():
-        return False
-    gc.freeze()
-    return True
 
 
 def versions() -> dict[str, str]:
@@ -369,65 +330,56 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
         mach = machine_from_header(header, source)
 
     analysed: np.ndarray | None = None
-    # Set-up makes one long-lived object per job (specs, jobs, index entries) and no
-    # garbage: collections here would only scan them again and again (a fifth of it).
-    with gc_paused():
-        if frame is not None:
-            frame = apply_estimates(frame, estimates)
-            if window is not None:
-                frame, analysed = select_window(frame, window)
-            specs = specs_from_frame(frame)
+    if frame is not None:
+        frame = apply_estimates(frame, estimates)
+        if window is not None:
+            frame, analysed = select_window(frame, window)
+        specs = specs_from_frame(frame)
 
-        pol: PolicyProtocol = (
-            make_policy(cfg.policy.name, **cfg.policy.params)
-            if isinstance(cfg.policy, PolicyChoice)
-            else cfg.policy
-        )
-        settings = cfg.settings
-        progress = cfg.progress
+    pol: PolicyProtocol = (
+        make_policy(cfg.policy.name, **cfg.policy.params)
+        if isinstance(cfg.policy, PolicyChoice)
+        else cfg.policy
+    )
+    settings = cfg.settings
+    progress = cfg.progress
 
-        obs = list(observers)
-        if progress:
-            from o2ksim.progress import ProgressBar
+    obs = list(observers)
+    if progress:
+        from o2ksim.progress import ProgressBar
 
-            obs.append(ProgressBar(len(analysed) if analysed is not None else len(specs)))
-        sim = Simulation(
-            mach,
-            specs,
-            pol,
-            settings=settings,
-            watch=None if analysed is None else analysed.tolist(),
-            observers=obs,
-            rng=np.random.default_rng(seed),
-        )
-        frozen = freeze_alive()
-    try:
-        stats = sim.run()
-        for o in obs:
-            o.close()
-        with gc_paused():  # the run's objects are all alive: a collection would only scan them
-            segments = sim.monitor.segment_table(release=True)
-            jobs = result_columns(list(sim.jobs.values()), segments, analysed)
-            if isinstance(pol, JobColumns):  # e.g. EQspatial's catch-up credit
-                for col, values in pol.job_columns().items():
-                    jobs = jobs.with_column(col, _mapped(jobs["job_id"], values))
-            span = None
-            if window is not None:
-                span = (window.start, window.end)
-            summ = metrics.summary(jobs, segments, mach.total_procs, span)
-            resizes = jobs["resizes"][jobs["analysed"]] if "analysed" in jobs else jobs["resizes"]
-            summ["resizes"] = int(resizes.sum())
-            if window is not None and frame is not None:  # the protocol's cool-down (T§3.4)
-                # (imports every workload model)
-                from o2ksim.workloads.cooldown import cooldown_measures
+        obs.append(ProgressBar(len(analysed) if analysed is not None else len(specs)))
+    sim = Simulation(
+        mach,
+        specs,
+        pol,
+        settings=settings,
+        watch=None if analysed is None else analysed.tolist(),
+        observers=obs,
+        rng=np.random.default_rng(seed),
+    )
+    stats = sim.run()
+    for o in obs:
+        o.close()
+    segments = sim.monitor.segment_table(release=True)
+    jobs = result_columns(list(sim.jobs.values()), segments, analysed)
+    if isinstance(pol, JobColumns):  # e.g. EQspatial's catch-up credit
+        for col, values in pol.job_columns().items():
+            jobs = jobs.with_column(col, _mapped(jobs["job_id"], values))
+    span = None
+    if window is not None:
+        span = (window.start, window.end)
+    summ = metrics.summary(jobs, segments, mach.total_procs, span)
+    resizes = jobs["resizes"][jobs["analysed"]] if "analysed" in jobs else jobs["resizes"]
+    summ["resizes"] = int(resizes.sum())
+    if window is not None and frame is not None:  # the protocol's cool-down (T§3.4)
+        # (imports every workload model)
+        from o2ksim.workloads.cooldown import cooldown_measures
 
-                last_submit = float(column(frame, "submit").max())
-                summ.update(cooldown_measures(jobs, window.end, last_submit, stats.sim_end))
-            if isinstance(pol, SummaryCounts):  # immediate service: trials among the analysed jobs
-                summ.update(pol.summary_counts(None if analysed is None else set(analysed.tolist())))
-    finally:
-        if frozen:
-            gc.unfreeze()
+        last_submit = float(column(frame, "submit").max())
+        summ.update(cooldown_measures(jobs, window.end, last_submit, stats.sim_end))
+    if isinstance(pol, SummaryCounts):  # immediate service: trials among the analysed jobs
+        summ.update(pol.summary_counts(None if analysed is None else set(analysed.tolist())))
     summ["sim_seconds"] = round(stats.wall_seconds, 3)
     config = {
         "workload": str(source) if source else ("frame" if frame is not None else "jobs"),
