@@ -22,7 +22,8 @@ process (interpreter start, imports, reading the trace, simulating, writing
   Executables get the environment without ``PYTHONPATH``, so an installed
   build imports its own package.
 * ``--oracle``: also time ``../shared/checks/easy_oracle.py`` (a plain-Python
-  EASY loop: one host, no memory, no SimPy) on the same trace, once per round.
+  EASY loop: one host, no memory, no SimPy) on the same trace, once per round
+  (trace cases only).
 
 The machine may be shared: CPU time is what the program costs and moves far
 less with other processes' load than wall time; compare figures measured in
@@ -150,13 +151,12 @@ def measure(case: Case, builds: list[Build], oracle: bool, repeat: int, tmp: Pat
     trace = trace_of(case, tmp)
     runs: list[list[Timing]] = [[] for _ in builds]
     oracle_runs: list[Timing] = []
-    oracle_trace = trace if trace is not None else head(TRACES / "KTH-SP2-1996-2.1-cln.swf.gz", 12_000, tmp)
     for r in range(repeat):
         order = list(range(len(builds)))
         for i in order if r % 2 == 0 else order[::-1]:
             runs[i].append(builds[i].time(run_args(case, trace, tmp / f"out{i}")))
-        if oracle:
-            cmd = [sys.executable, str(ORACLE), str(oracle_trace), "-", str(case.oracle_procs), str(tmp / "o.csv")]
+        if oracle and trace is not None:  # the oracle reads a trace: none for a generated month
+            cmd = [sys.executable, str(ORACLE), str(trace), "-", str(case.oracle_procs), str(tmp / "o.csv")]
             oracle_runs.append(child(cmd))
     best: list[Timing | None] = [min(t, key=lambda x: x.cpu) for t in runs]
     best.append(min(oracle_runs, key=lambda x: x.cpu) if oracle_runs else None)
@@ -206,8 +206,8 @@ def main() -> None:
                 base = timings[1]
                 assert base is not None
                 row += f" {base.cpu:.2f} | {base.wall:.2f} | {cand.cpu / base.cpu:.2f} |"
-            if orc is not None:
-                row += f" {orc.cpu:.2f} | {cand.cpu / orc.cpu:.2f} |"
+            if args.oracle:
+                row += f" {orc.cpu:.2f} | {cand.cpu / orc.cpu:.2f} |" if orc else " - | - |"
             print(row, flush=True)
     print(f"\nload average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
 

@@ -2,15 +2,19 @@
 
 A run of ``o2ksim run --trace T --out DIR`` reads the trace, simulates it,
 tabulates the jobs, writes ``jobs.csv`` and prints a summary: every step works
-on whole numpy columns, and importing pandas (with pyarrow, which pandas 3
-loads when installed) would be about half of the start-up of such a run.  The
-public API still hands out DataFrames (``Trace.jobs``, ``Result.jobs``,
-``Result.segments``): they are built from a :class:`ColumnTable` on first
-access (:meth:`ColumnTable.to_frame`) and then kept.
+on whole numpy columns, so the run never imports pandas.  That is kept for a
+measured reason (issue 22's rule: a speed device stays only if it buys at
+least 10% of a realistic run): importing pandas (with pyarrow) and writing
+``jobs.csv`` through ``DataFrame.to_csv`` cost a run 0.28 CPU s more on the
+default O2K month (23% of its 1.22 s), 0.35 s on KTH-SP2 whole (23%) and 1.6 s
+on HPC2N whole (18%); see docs/guides/performance.md.  The public API still
+hands out DataFrames (``Trace.jobs``, ``Result.jobs``, ``Result.segments``):
+they are built from a :class:`ColumnTable` on first access
+(:meth:`ColumnTable.to_frame`) and then kept.
 
 Functions that accept "a job table" read it through :func:`column`, which
 takes a DataFrame and a :class:`ColumnTable` alike, so the same code serves a
-user's frame and the command line's columns.
+user's frame and the command line's columns; :func:`write_csv` writes either.
 """
 
 from __future__ import annotations
