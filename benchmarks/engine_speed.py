@@ -2,7 +2,7 @@
 
 Usage: python benchmarks/engine_speed.py [--policies fcfs fcfs-backfill] [--repeat 3]
 Needs ../shared/traces (the Parallel Workloads Archive copies).  Prints a
-Markdown table; the numbers recorded in docs/guides/performance.md come from it.
+Markdown table (see docs/guides/performance.md, "How to measure").
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/phases.py                    # kth10k kth hpc2n
-    python benchmarks/phases.py kth10k ricc        # some cases (ricc takes minutes)
+    python benchmarks/phases.py kth10k ricc120k    # some cases (see speed_goals.py --list)
     python benchmarks/phases.py --repeat 3         # best of 3 (by total CPU)
     python benchmarks/phases.py --startup          # the floor: interpreter start and imports
 
@@ -25,8 +25,8 @@ machine is shared, so read the ratio to the oracle measured in the same run,
 not the absolute times.  Times are CPU seconds (user + system) unless
 ``--wall`` is given: CPU time is what the program costs and moves far less
 with the load of other processes.  Needs ``../shared/traces``.
-``--python PATH`` times another interpreter's o2ksim, e.g. the compiled build
-(``--python .venv-fast/bin/python``); the oracle runs with this script's.
+``--python PATH`` times another interpreter's o2ksim (e.g. an installed
+build's); the oracle runs with this script's.
 """
 
 from __future__ import annotations
@@ -42,16 +42,15 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from speed_goals import (
-    CASES,
-    O2KSIM,
-    ORACLE,
-    ROOT,
-    _build,
-    _child_run,
-    compile_package,
-    trace_cases,
-)
+from speed_goals import CASES, ORACLE, ROOT, child, trace_of
+
+O2KSIM = [sys.executable]  # [0] is replaced by --python
+
+
+def _child_run(cmd: list[str]) -> tuple[float, float]:
+    """Wall and CPU seconds of ``cmd``."""
+    t = child(cmd)
+    return t.wall, t.cpu
 
 PHASES = ("python", "import", "read", "set-up", "simulate", "tabulate", "write")
 
@@ -67,7 +66,7 @@ trace = read_swf(sys.argv[1])
 t2 = clock()
 marks = {}
 Simulation = S.Simulation
-class TimedSimulation:  # a wrapper: the compiled build's Simulation takes no new attributes
+class TimedSimulation:  # a wrapper that times Simulation.run
     def __init__(self, *a, **k):
         self.sim = Simulation(*a, **k)
     def __getattr__(self, name):
@@ -147,9 +146,10 @@ def main() -> None:
     ap.add_argument("--python", default=sys.executable, help="interpreter that runs o2ksim (default: this one)")
     args = ap.parse_args()
     O2KSIM[0] = args.python
-    print(f"o2ksim: {_build(args.python)}")
     if not args.no_compile:
-        compile_package()  # as an installed package has it (see speed_goals.py)
+        import compileall
+
+        compileall.compile_dir(ROOT / "o2ksim", quiet=1)  # as an installed package has it
     if args.startup:
         startup_floor(max(args.repeat, 5))
         return
@@ -158,7 +158,10 @@ def main() -> None:
     print("|---" * (len(PHASES) + 5) + "|")
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        for case, trace in trace_cases(args.cases, ["kth10k", "kth", "hpc2n"], tmp):
+        chosen = [c for c in CASES if c.trace and c.key in (args.cases or ["kth10k", "kth", "hpc2n"])]
+        for case in chosen:
+            trace = trace_of(case, tmp)
+            assert trace is not None
             oracle_cmd = [sys.executable, str(ORACLE), str(trace), "-", str(case.oracle_procs), str(tmp / "o.csv")]
             best = None
             for _ in range(args.repeat):
@@ -166,6 +169,7 @@ def main() -> None:
                 run["oracle"] = _child_run(oracle_cmd)[0 if args.wall else 1]
                 if best is None or run["whole"] / run["oracle"] < best["whole"] / best["oracle"]:
                     best = run
+            assert best is not None
             cells = " | ".join(f"{best[p]:.3f}" for p in PHASES)
             print(
                 f"| {case.label} | {best['jobs']} | {cells} | {best['whole']:.2f} | {best['oracle']:.2f} "

@@ -1,38 +1,42 @@
-"""The speed goals of issue 9, each measured against the plain-Python EASY oracle in the same run.
+"""Whole-process time of ``o2ksim run`` on realistic runs, against another build and the EASY oracle.
 
 Usage::
 
-    python benchmarks/speed_goals.py                 # every case
-    python benchmarks/speed_goals.py kth10k kth      # some cases
-    python benchmarks/speed_goals.py --repeat 3      # best of 3
+    python benchmarks/speed_goals.py                                  # every case but ricc (minutes)
+    python benchmarks/speed_goals.py kth hpc2n --repeat 3             # some cases, best of 3
+    python benchmarks/speed_goals.py --baseline /path/to/old/venv/bin/o2ksim --repeat 3
+    python benchmarks/speed_goals.py ricc120k --oracle                # and the plain-Python EASY loop
+    python benchmarks/speed_goals.py --list
 
-Every case runs ``o2ksim run`` as a whole process (interpreter start, imports,
-reading the trace, simulating, writing ``jobs.csv``) and, right after it,
-``../shared/checks/easy_oracle.py`` on the same trace.  Because the reference
-machine is shared, absolute times move with the load; the ratio o2ksim /
-oracle is the figure to compare across runs.  Both wall time and CPU time
-(user + system, of the child process) are reported: CPU time is what the
-program costs and is far less sensitive to other processes on the machine.
-Peak RSS is the child's ``ru_maxrss``.  Needs ``../shared/traces``.
+Every case runs ``o2ksim run ... --out DIR -q --no-progress`` as a whole
+process (interpreter start, imports, reading the trace, simulating, writing
+``jobs.csv``) and reports its CPU time (user + system of that child, from
+``os.wait4``), wall time and peak RSS, best of ``--repeat`` by CPU time.
 
-Before timing, the o2ksim package is byte-compiled once (``compileall``), as
-an installed package, or any machine that lets Python write ``__pycache__``,
-has it after the first run: on a machine with ``PYTHONDONTWRITEBYTECODE``
-set and an editable install every run would otherwise also compile every
-o2ksim module it imports (about 0.04-0.05 s).  ``--no-compile`` skips this.
+* ``--candidate CMD``: the o2ksim to time, an executable (``.venv/bin/o2ksim``,
+  a wrapper script); default: this checkout's ``o2ksim/`` run with this
+  script's interpreter (``python -m o2ksim`` with the checkout on ``PYTHONPATH``).
+* ``--baseline CMD``: a second o2ksim, timed in the same session, its runs
+  alternating with the candidate's (candidate first in odd rounds, baseline
+  first in even ones); the table then gives candidate / baseline.
+  Executables get the environment without ``PYTHONPATH``, so an installed
+  build imports its own package.
+* ``--oracle``: also time ``../shared/checks/easy_oracle.py`` (a plain-Python
+  EASY loop: one host, no memory, no SimPy) on the same trace, once per round
+  (trace cases only).
 
-``--python PATH`` runs o2ksim with another interpreter, e.g. the compiled
-build's (``make install-fast``; ``--python .venv-fast/bin/python``); the oracle
-always runs with this script's interpreter.  o2ksim's processes run with
-``PYTHONSAFEPATH=1``, so the working directory's ``o2ksim/`` never shadows the
-installed package of that interpreter.
+The machine may be shared: CPU time is what the program costs and moves far
+less with other processes' load than wall time; compare figures measured in
+the same session only, and say the load (printed at the end).  Before timing,
+this checkout's package is byte-compiled once (``compileall``), as an
+installed package is (``--no-compile`` skips it).  Needs ``../shared/traces``.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -44,45 +48,53 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 TRACES = SHARED / "traces"
 ORACLE = SHARED / "checks" / "easy_oracle.py"
-O2KSIM = [sys.executable, "-m", "o2ksim"]  # [0] is replaced by --python
-os.environ["PYTHONSAFEPATH"] = "1"  # see the module docstring
 
 
 @dataclass(frozen=True)
 class Case:
     key: str
     label: str
-    goal_s: float
-    trace: str | None  # file in ../shared/traces, or None for a generated workload
+    trace: str | None  # file in ../shared/traces, or None for the default generated O2K month
     head: int | None = None  # first N jobs only
-    machine: str | None = None
+    machine: str | None = None  # name or path (relative to the repository); None: the trace header's
     oracle_procs: int = 100  # the oracle's machine size (the trace header's MaxProcs)
+    default: bool = True  # run when no case is named
 
 
 CASES = [
-    Case("kth10k", "KTH-SP2 first 10,000", 0.6, "KTH-SP2-1996-2.1-cln.swf.gz", 10_000),
-    Case("kth", "KTH-SP2 whole (28,476)", 1.2, "KTH-SP2-1996-2.1-cln.swf.gz"),
-    Case("hpc2n", "HPC2N whole (202,876)", 8.0, "HPC2N-2002-2.1-cln.swf.gz", oracle_procs=240),
-    Case("ricc", "RICC whole (447,794; 8,192 procs)", 90.0, "RICC-2010-2.swf.gz", oracle_procs=8192),
-    Case("o2k-month", "synthetic O2K month + week, 8 hosts (LXF&W)", 2.0, None),
+    Case("o2k-month", "O2K month + warm-up week (default run: 8 hosts, FCFS-backfill)", None),
+    Case("kth10k", "KTH-SP2 first 10,000", "KTH-SP2-1996-2.1-cln.swf.gz", 10_000, "kth-sp2"),
+    Case("kth", "KTH-SP2 whole (28,476)", "KTH-SP2-1996-2.1-cln.swf.gz", None, "kth-sp2"),
+    Case("hpc2n", "HPC2N whole (202,876)", "HPC2N-2002-2.1-cln.swf.gz", None, "hosts/hpc2n.toml", 240),
+    Case("ricc120k", "RICC first 120,000 (8,192 procs)", "RICC-2010-2.swf.gz", 120_000, oracle_procs=8192),
+    Case("ricc", "RICC whole (447,794; 8,192 procs)", "RICC-2010-2.swf.gz", oracle_procs=8192, default=False),
 ]
 
 
-def _child_run(cmd: list[str]) -> tuple[float, float, float]:
-    """Run ``cmd``; its wall seconds, CPU seconds and peak RSS (MB)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+@dataclass
+class Timing:
+    cpu: float
+    wall: float
+    rss_mb: float
+
+
+def child(cmd: list[str], env: dict[str, str] | None = None) -> Timing:
+    """Run ``cmd`` from the repository root; its own CPU seconds, wall seconds and peak RSS."""
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, after.ru_maxrss / 1024.0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise SystemExit(f"failed ({proc.returncode}): {' '.join(cmd)}")
+    return Timing(usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss / 1024.0)
 
 
-def _head(trace: Path, n: int, out: Path) -> Path:
-    import gzip
-
-    path = out / f"{trace.stem}-head{n}.swf"
+def head(trace: Path, n: int, out: Path) -> Path:
+    """The first ``n`` jobs of ``trace`` (header kept) written to ``out``."""
+    path = out / f"{trace.name.split('.swf')[0]}-head{n}.swf"
+    if path.exists():
+        return path
     count = 0
     with gzip.open(trace, "rt") as src, open(path, "w") as dst:
         for line in src:
@@ -94,90 +106,110 @@ def _head(trace: Path, n: int, out: Path) -> Path:
     return path
 
 
-def trace_cases(keys: list[str] | None, default: list[str], tmp: Path) -> list[tuple[Case, Path]]:
-    """The trace cases named by ``keys`` (else ``default``), each with its trace file
-    (the first ``case.head`` jobs written to ``tmp`` when the case takes only those)."""
-    chosen = [c for c in CASES if c.trace and c.key in (keys or default)]
-    return [
-        (c, _head(TRACES / c.trace, c.head, tmp) if c.head else TRACES / c.trace) for c in chosen
-    ]
-
-
-def measure(case: Case, tmp: Path) -> dict[str, float | str]:
-    """o2ksim and oracle wall/CPU seconds for one case."""
+def trace_of(case: Case, tmp: Path) -> Path | None:
+    """The trace file ``case`` runs (its first ``case.head`` jobs written to ``tmp``), or None."""
     if case.trace is None:
-        cmd = [*O2KSIM, "run", "--policy", "lxfw-backfill", "-q", "--out", str(tmp / case.key)]
-        # the oracle has no memory or hosts: time it on a trace of the same size instead
-        oracle = [
-            sys.executable, str(ORACLE), str(_head(TRACES / "KTH-SP2-1996-2.1-cln.swf.gz", 12_000, tmp)),
-            "-", "100", str(tmp / "oracle.csv"),
-        ]  # fmt: skip
-    else:
-        trace = TRACES / case.trace
-        if case.head:
-            trace = _head(trace, case.head, tmp)
-        cmd = [*O2KSIM, "run", "--trace", str(trace), "--policy", "fcfs-backfill", "-q"]
-        cmd += ["--out", str(tmp / case.key)]
-        if case.machine:
-            cmd += ["--machine", case.machine]
-        oracle = [sys.executable, str(ORACLE), str(trace), "-", str(case.oracle_procs), str(tmp / "oracle.csv")]
-    wall, cpu, rss = _child_run(cmd)
-    owall, ocpu, _ = _child_run(oracle)
-    return {"wall": wall, "cpu": cpu, "rss": rss, "owall": owall, "ocpu": ocpu}
+        return None
+    full = TRACES / case.trace
+    return head(full, case.head, tmp) if case.head else full
 
 
-def startup() -> tuple[float, float]:
-    """Wall seconds of ``o2ksim --help`` and of ``python -c 'import o2ksim'`` (best of 5)."""
-    helps, imports = [], []
-    for _ in range(5):
-        helps.append(_child_run([*O2KSIM[:1], "-c", "from o2ksim.cli import main; main(['--help'])"])[0])
-        imports.append(_child_run([O2KSIM[0], "-c", "import o2ksim"])[0])
-    return min(helps), min(imports)
+def run_args(case: Case, trace: Path | None, out: Path) -> list[str]:
+    """``o2ksim run`` arguments of ``case``."""
+    args = ["run", "--out", str(out), "-q", "--no-progress"]
+    if trace is not None:
+        args += ["--trace", str(trace), "--policy", "fcfs-backfill"]
+    if case.machine:
+        args += ["--machine", case.machine]
+    return args
 
 
-def _build(python: str) -> str:
-    """``o2ksim --version`` of ``python``'s o2ksim (which says whether it is the compiled build)."""
-    return subprocess.run(
-        [python, "-m", "o2ksim", "--version"], capture_output=True, text=True, check=True, cwd=ROOT
-    ).stdout.strip()
+class Build:
+    """An o2ksim to time: an executable, or this checkout through this interpreter."""
+
+    def __init__(self, executable: str | None) -> None:
+        self.env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        if executable is None:
+            self.prefix = [sys.executable, "-m", "o2ksim"]
+            self.env["PYTHONPATH"] = str(ROOT)
+            self.env["PYTHONSAFEPATH"] = "1"
+            self.name = f"this checkout ({ROOT.name})"
+        else:
+            self.prefix = [str(Path(executable).resolve())]
+            self.name = executable
+
+    def time(self, args: list[str]) -> Timing:
+        return child([*self.prefix, *args], self.env)
+
+    def version(self) -> str:
+        done = subprocess.run([*self.prefix, "--version"], capture_output=True, text=True, env=self.env, cwd=ROOT)
+        return done.stdout.strip() or done.stderr.strip()
 
 
-def compile_package() -> None:
-    """Byte-compile the o2ksim package (what a first run does where Python may write bytecode)."""
-    import compileall
-
-    compileall.compile_dir(ROOT / "o2ksim", quiet=1)
+def measure(case: Case, builds: list[Build], oracle: bool, repeat: int, tmp: Path) -> list[Timing | None]:
+    """Best-of-``repeat`` timing of each build (alternating order by round), then the oracle's."""
+    trace = trace_of(case, tmp)
+    runs: list[list[Timing]] = [[] for _ in builds]
+    oracle_runs: list[Timing] = []
+    for r in range(repeat):
+        order = list(range(len(builds)))
+        for i in order if r % 2 == 0 else order[::-1]:
+            runs[i].append(builds[i].time(run_args(case, trace, tmp / f"out{i}")))
+        if oracle and trace is not None:  # the oracle reads a trace: none for a generated month
+            cmd = [sys.executable, str(ORACLE), str(trace), "-", str(case.oracle_procs), str(tmp / "o.csv")]
+            oracle_runs.append(child(cmd))
+    best: list[Timing | None] = [min(t, key=lambda x: x.cpu) for t in runs]
+    best.append(min(oracle_runs, key=lambda x: x.cpu) if oracle_runs else None)
+    return best
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("cases", nargs="*", help=f"cases to run (default all): {' '.join(c.key for c in CASES)}")
-    ap.add_argument("--repeat", type=int, default=1, help="best of N runs")
-    ap.add_argument("--no-compile", action="store_true", help="do not byte-compile o2ksim first")
-    ap.add_argument("--python", default=sys.executable, help="interpreter that runs o2ksim (default: this one)")
+    ap.add_argument("cases", nargs="*", help="cases to run (default: all but ricc); see --list")
+    ap.add_argument("--list", action="store_true", help="list the cases and exit")
+    ap.add_argument("--repeat", type=int, default=1, help="best of N runs (by CPU time)")
+    ap.add_argument("--candidate", help="o2ksim executable to time (default: this checkout)")
+    ap.add_argument("--baseline", help="a second o2ksim executable, timed alternately with the candidate")
+    ap.add_argument("--oracle", action="store_true", help="also time ../shared/checks/easy_oracle.py")
+    ap.add_argument("--no-compile", action="store_true", help="do not byte-compile this checkout's o2ksim first")
     args = ap.parse_args()
-    O2KSIM[0] = args.python
-    if not args.no_compile:
-        compile_package()
-    print(f"o2ksim: {_build(args.python)}")
-    chosen = [c for c in CASES if not args.cases or c.key in args.cases]
-    print("| workload (FCFS-backfill unless noted) | goal s | o2ksim wall s | oracle wall s | ratio "
-          "| o2ksim CPU s | oracle CPU s | CPU ratio | peak RSS MB |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    if args.list:
+        for c in CASES:
+            print(f"{c.key:10} {c.label}{'' if c.default else '  (only when named)'}")
+        return
+    unknown = set(args.cases) - {c.key for c in CASES}
+    if unknown:
+        ap.error(f"unknown case(s) {sorted(unknown)}; see --list")
+    if not args.no_compile and args.candidate is None:
+        import compileall
+
+        compileall.compile_dir(ROOT / "o2ksim", quiet=1)
+    builds = [Build(args.candidate)] + ([Build(args.baseline)] if args.baseline else [])
+    for label, b in zip(("candidate", "baseline"), builds, strict=False):
+        print(f"{label}: {b.name}: {b.version()}")
+    head_cells = "| run | CPU s | wall s | peak RSS MB |"
+    if args.baseline:
+        head_cells += " baseline CPU s | baseline wall s | CPU ratio |"
+    if args.oracle:
+        head_cells += " oracle CPU s | CPU / oracle |"
+    print(f"\nbest of {args.repeat} by CPU time (user + sys of the process)\n")
+    print(head_cells)
+    print("|---" * (head_cells.count("|") - 1) + "|")
+    chosen = [c for c in CASES if (c.key in args.cases if args.cases else c.default)]
     with tempfile.TemporaryDirectory() as d:
-        tmp = Path(d)
         for case in chosen:
-            runs = [measure(case, tmp) for _ in range(args.repeat)]
-            best = min(runs, key=lambda r: r["cpu"])
-            print(
-                f"| {case.label} | {case.goal_s:g} | {best['wall']:.2f} | {best['owall']:.2f} "
-                f"| {best['wall'] / best['owall']:.2f} | {best['cpu']:.2f} | {best['ocpu']:.2f} "
-                f"| {best['cpu'] / best['ocpu']:.2f} | {best['rss']:.0f} |",
-                flush=True,
-            )
-    if not args.cases or "startup" in args.cases:
-        help_s, import_s = startup()
-        print(f"\n`o2ksim --help`: {help_s:.3f} s; `import o2ksim`: {import_s:.3f} s (best of 5)")
+            *timings, orc = measure(case, builds, args.oracle, args.repeat, Path(d))
+            cand = timings[0]
+            assert cand is not None
+            row = f"| {case.label} | {cand.cpu:.2f} | {cand.wall:.2f} | {cand.rss_mb:.0f} |"
+            if args.baseline:
+                base = timings[1]
+                assert base is not None
+                row += f" {base.cpu:.2f} | {base.wall:.2f} | {cand.cpu / base.cpu:.2f} |"
+            if args.oracle:
+                row += f" {orc.cpu:.2f} | {cand.cpu / orc.cpu:.2f} |" if orc else " - | - |"
+            print(row, flush=True)
+    print(f"\nload average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
 
 
 if __name__ == "__main__":

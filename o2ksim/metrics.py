@@ -91,7 +91,7 @@ def summary(
         "rejected": int(((status == "rejected") & analysed).sum()),
         "unfinished": int((unfinished & analysed).sum()),
         "mean_wait": _f(wait.mean()) if len(wait) else math.nan,
-        "p95_wait": percentile(wait, 95.0) if len(wait) else math.nan,
+        "p95_wait": float(np.percentile(wait, 95.0)) if len(wait) else math.nan,
         "max_wait": _f(wait.max()) if len(wait) else math.nan,
         "mean_slowdown": _nanmean(slowdown),
         "mean_bounded_slowdown": _nanmean(bounded),
@@ -108,35 +108,6 @@ def summary(
             )
         out["utilisation"] = utilisation(segments, total_procs, span) if span else math.nan
     return out
-
-
-def percentile(values: np.ndarray, q: float) -> float:
-    """The ``q``-th percentile of ``values`` (NaN if any is NaN): ``numpy.percentile``'s
-    default "linear" method, the same float, computed without it.
-
-    ``numpy.percentile`` and ``numpy.unique`` import ``numpy.ma`` (about 10 ms, a
-    twentieth of a small run's start-up); the summary needs one order statistic
-    pair.  The rank is ``(n - 1) * q / 100``; between the two values ``a <= b``
-    around it, numpy interpolates as ``a + (b - a) * g`` for a fraction ``g <
-    0.5`` and ``b - (b - a) * (1 - g)`` otherwise, which is repeated here.  One
-    difference: at ``q = 100`` this returns the maximum, where numpy's formula
-    gives NaN if the two largest values include an infinity (the summary uses
-    ``q = 95``).
-    """
-    values = np.asarray(values, dtype=np.float64)
-    n = len(values)
-    if np.isnan(values).any():
-        return math.nan
-    rank = (n - 1) * (q / 100.0)
-    if rank >= n - 1:
-        return float(values.max())
-    lo = math.floor(rank)
-    part = np.partition(values, (lo, lo + 1))
-    a, b = float(part[lo]), float(part[lo + 1])
-    g = rank - lo
-    if g >= 0.5:
-        return b - (b - a) * (1.0 - g)
-    return a + (b - a) * g
 
 
 def _nanmean(values: np.ndarray) -> float:

@@ -2,20 +2,26 @@
 
 A run of ``o2ksim run --trace T --out DIR`` reads the trace, simulates it,
 tabulates the jobs, writes ``jobs.csv`` and prints a summary: every step works
-on whole numpy columns, and importing pandas (with pyarrow, which pandas 3
-loads when installed) would be about half of the start-up of such a run.  The
-public API still hands out DataFrames (``Trace.jobs``, ``Result.jobs``,
-``Result.segments``): they are built from a :class:`ColumnTable` on first
-access (:meth:`ColumnTable.to_frame`) and then kept.
+on whole numpy columns, so the run never imports pandas.  That is kept for a
+measured reason (issue 22's rule: a speed device stays only if it buys at
+least 10% of a realistic run): importing pandas (with pyarrow) and writing
+``jobs.csv`` through ``DataFrame.to_csv`` cost a run 0.28 CPU s more on the
+default O2K month (23% of its 1.22 s), 0.35 s on KTH-SP2 whole (23%) and 1.6 s
+on HPC2N whole (18%); see docs/guides/performance.md.  The public API still
+hands out DataFrames (``Trace.jobs``, ``Result.jobs``, ``Result.segments``):
+they are built from a :class:`ColumnTable` on first access
+(:meth:`ColumnTable.to_frame`) and then kept.
 
 Functions that accept "a job table" read it through :func:`column`, which
 takes a DataFrame and a :class:`ColumnTable` alike, so the same code serves a
-user's frame and the command line's columns.
+user's frame and the command line's columns; :func:`write_csv` writes either.
 """
 
 from __future__ import annotations
 
+import csv
 import math
+import os
 import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -75,6 +81,55 @@ class ColumnTable:
         import pandas as pd
 
         return pd.DataFrame(self._columns, copy=False)  # fresh arrays: no consolidating copy
+
+
+CSV_CHUNK_ROWS = 10_000
+"""Rows turned into Python values and written at a time by :func:`write_csv`: bounds the
+memory of a long table (RICC's 448k rows x 22 columns would otherwise be ten million objects)."""
+
+
+def write_csv(table: Any, path: str | os.PathLike[str]) -> None:
+    """Write a DataFrame or a :class:`ColumnTable` as ``DataFrame.to_csv(path, index=False)`` does.
+
+    A DataFrame is written by pandas.  A :class:`ColumnTable` is written with
+    the standard :mod:`csv` module in pandas' dialect (comma, ``"`` quoting
+    where needed, ``os.linesep``), without importing pandas: integers and
+    booleans as ``str()``, float64 as Python's ``repr`` (what pandas writes
+    too), missing values (NaN, ``None``) as empty cells.  A table with any
+    other kind of column (float32, dates, ...) is written through
+    :meth:`ColumnTable.to_frame`.  ``tests/test_csvwrite.py`` compares the
+    bytes with pandas'.
+    """
+    if not isinstance(table, ColumnTable):
+        table.to_csv(path, index=False)
+        return
+    names = table.columns
+    if not all(_plain_kind(table[name]) for name in names):
+        table.to_frame().to_csv(path, index=False)
+        return
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle, lineterminator=os.linesep)
+        writer.writerow(names)
+        for lo in range(0, len(table), CSV_CHUNK_ROWS):
+            cells = [_cells(table[name][lo : lo + CSV_CHUNK_ROWS]) for name in names]
+            writer.writerows(zip(*cells, strict=True))
+
+
+def _plain_kind(values: np.ndarray) -> bool:
+    """Whether :func:`write_csv` writes this column itself: 1-d integers, booleans, float64 or objects."""
+    kind = values.dtype.kind
+    return values.ndim == 1 and (kind in "iubO" or (kind == "f" and values.dtype.itemsize == 8))
+
+
+def _cells(values: np.ndarray) -> list[Any]:
+    """The column's values for the csv writer, missing ones (NaN, ``None``) as ``""``."""
+    cells = values.tolist()
+    if values.dtype.kind == "f":
+        if np.isnan(values).any():
+            cells = ["" if v != v else v for v in cells]
+    elif values.dtype.kind == "O":
+        cells = ["" if v is None or (isinstance(v, float) and v != v) else v for v in cells]
+    return cells
 
 
 def column(table: Any, name: str, dtype: Any = None) -> np.ndarray:

@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import math
 
-import pytest
-
-from o2ksim.build import compiled_modules
 from o2ksim.jobs import Job, JobSpec, JobState
 from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
 from o2ksim.policies import presets
@@ -89,8 +86,3 @@ def small_host_view(version, running, *, live=True):
     jobs = {j.id: j for j in running}.values() if live else running
     return HostView(HostSpec("h", 8, 100), free_p, free_m, jobs, (), version=version)
 
-
-def pure_python_only(why: str) -> pytest.MarkDecorator:
-    """Skip a test on the compiled build (``tests/run_compiled.sh``) only, saying ``why``:
-    for tests that replace or subclass the internals of a compiled module."""
-    return pytest.mark.skipif(bool(compiled_modules()), reason=f"pure-Python build only: {why}")

@@ -65,10 +65,6 @@ LAYER_OF: dict[str, str] = {
     "o2ksim.machine": "core",
     "o2ksim.metrics": "core",
     "o2ksim.partitioning": "core",
-    "o2ksim.csvwrite": "core",
-    "o2ksim._startup": "core",
-    "o2ksim.build": "core",
-    "o2ksim._mypyc": "core",
     "o2ksim.engine": "engine",
     "o2ksim.engine.": "engine",
     "o2ksim.progress": "engine",
@@ -130,8 +126,6 @@ DYNAMIC_IMPORTS: dict[str, str] = {
 PENDING: dict[tuple[str, str], str] = {
     ("o2ksim.cli.policies", "o2ksim.errors"): "immediate",  # inside a function
     ("o2ksim.cli.policies", "o2ksim.policies"): "immediate",  # inside a function
-    ("o2ksim.cli.run", "o2ksim._startup"): "immediate",  # inside a function
-    ("o2ksim.cli.run", "o2ksim.csvwrite"): "immediate",  # inside a function
     ("o2ksim.cli.run", "o2ksim.invariants"): "immediate",  # inside a function
     ("o2ksim.cli.run", "o2ksim.report.html"): "immediate",  # inside a function
     ("o2ksim.cli.run", "o2ksim.run.api"): "immediate",  # inside a function

@@ -28,8 +28,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from o2ksim import metrics, simulate
-from o2ksim.csvwrite import write_csv
-from o2ksim.table import ColumnTable, column, grouped_sum, is_frame
+from o2ksim.table import ColumnTable, column, grouped_sum, is_frame, write_csv
 from o2ksim.workloads.swf import SWF_FIELDS, Trace, read_swf
 
 REPO = Path(__file__).resolve().parents[1]

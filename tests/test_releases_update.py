@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import pure_python_only, running_job, small_host_view
+from conftest import running_job, small_host_view
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -87,7 +87,6 @@ class _ForgetsDepartures(Releases):
         return len(self.times)
 
 
-@pure_python_only("the mutant subclasses the compiled Releases")
 def test_an_update_that_forgets_a_departure_is_caught():
     rng = np.random.default_rng(20261122)
     caught = 0
@@ -172,7 +171,6 @@ def _schedule(jobs, fast: bool) -> pd.DataFrame:
     return r.jobs[["job_id", "start", "end", "host", "status"]]
 
 
-@pure_python_only("compiled code calls _update_releases directly: monkeypatching cannot reach it")
 def test_fast_path_with_updated_releases_equals_reference_and_the_mutant_does_not(monkeypatch):
     jobs = _seeded_jobs(7)
     updates = []

@@ -142,22 +142,3 @@ def test_startup_loads_no_numerics(argv, allowed):
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "LOADED []" in proc.stderr, proc.stderr
-
-
-def test_gc_paused_restores_the_collector():
-    import gc
-
-    from o2ksim.run.results import gc_paused
-
-    assert gc.isenabled()
-    with pytest.raises(RuntimeError), gc_paused():
-        assert not gc.isenabled()
-        raise RuntimeError
-    assert gc.isenabled()
-    gc.disable()
-    try:
-        with gc_paused():
-            pass
-        assert not gc.isenabled()  # left as the caller had it
-    finally:
-        gc.enable()

@@ -19,13 +19,11 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
-import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
 from o2ksim import __version__
-from o2ksim.build import build_name
 from o2ksim.errors import O2KSimError
 from o2ksim.validation import join_negative_values
 
@@ -74,9 +72,7 @@ def build_parser(only: str | None = None, *, arguments: bool = True) -> argparse
         prog="o2ksim",
         description="Simulate parallel-job scheduling policies (Chiang's O2K study and beyond).",
     )
-    parser.add_argument(
-        "--version", action="version", version=f"o2ksim {__version__} ({build_name()})"
-    )
+    parser.add_argument("--version", action="version", version=f"o2ksim {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
         if only is not None and module_name != only:
@@ -106,31 +102,8 @@ def _command_module(argv: Sequence[str]) -> str | None:
     return COMMANDS[argv[0]][0]
 
 
-BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-def single_threaded_blas() -> None:
-    """Ask numpy's BLAS for one thread, unless the user chose a number.
-
-    A simulation does no sizeable linear algebra (the workload fits solve a
-    handful of small least-squares problems), but OpenBLAS starts one thread
-    per core when numpy is imported: about 0.1-0.15 s of CPU per ``o2ksim``
-    process (measured: ``import numpy`` 0.23 CPU s, 0.08-0.13 with one
-    thread), and in a sweep every worker would start its own pool.  Only
-    takes effect before numpy is first imported, which is why the command
-    line calls it first.  It sets the variables in this process's
-    environment, so child processes (sweep workers) inherit them; ``main``
-    called from a script or notebook that has not imported numpy yet sets
-    them there too (a process that already imported numpy is left alone).
-    """
-    for name in BLAS_THREAD_VARIABLES:
-        os.environ.setdefault(name, "1")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``o2ksim`` console script; returns the exit code."""
-    if "numpy" not in sys.modules:
-        single_threaded_blas()
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = _shared_parser(_command_module(argv))
     try:

@@ -149,9 +149,6 @@ def parse_overrides(items: list[str]) -> dict[str, object]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from o2ksim._startup import import_simpy
-
-    import_simpy()  # before anything imports SimPy: without importlib.metadata (start-up time)
     from o2ksim.run.api import run_config
     from o2ksim.run.config import RunConfig
     from o2ksim.run.workload import load_workload
@@ -252,14 +249,13 @@ def check_result(result, trace, window: Window | None, args: argparse.Namespace)
     """
     import pandas as pd
 
-    from o2ksim.csvwrite import write_csv
     from o2ksim.invariants import violations
 
     jobs, segments = result.jobs, result.segments
     if args.out:
         out = Path(args.out)
         try:
-            write_csv(segments, out / "segments.csv")
+            segments.to_csv(out / "segments.csv", index=False)
         except OSError as exc:
             raise O2KSimError(f"{out}: cannot write segments.csv ({exc.strerror})") from None
         jobs = pd.read_parquet(out / "jobs.parquet") if args.parquet else pd.read_csv(out / "jobs.csv")

@@ -74,7 +74,6 @@ from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
-from o2ksim._mypyc import mypyc_attr
 from o2ksim.engine.decisions import Decision, Reserve, Start, WakeAt
 from o2ksim.engine.queue_index import QueueIndex
 from o2ksim.engine.snapshot import HostView, Snapshot
@@ -110,7 +109,6 @@ def free_resources(hosts: Iterable[HostView]) -> dict[str, Free]:
     return {h.name: Free(h.free_procs, h.free_mem) for h in hosts}
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)  # user policies subclass it (o2ksim/_mypyc.py)
 class FCFS(Policy):
     """Strict first-come first-served: start jobs in order until one does not fit."""
 
@@ -150,7 +148,6 @@ def _check_reservations(v: Any) -> bool:
     return _is_number(v) and v >= 0 and v == int(v)
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)
 class Backfill(Policy):
     """Priority backfill: ``N`` dynamic or fixed, sliding or non-sliding reservations.
 

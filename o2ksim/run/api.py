@@ -14,7 +14,6 @@ allocation segments and the overall measures.  ``result.save(dir)`` writes ``job
 
 from __future__ import annotations
 
-import gc
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -33,30 +32,12 @@ from o2ksim.partitioning import JobColumns
 from o2ksim.policies import make_policy
 from o2ksim.progress import ProgressBar
 from o2ksim.run.config import PolicyChoice, RunConfig, WorkloadRecipe
-from o2ksim.run.results import Result, describe_policy, gc_paused, result_columns
+from o2ksim.run.results import Result, describe_policy, result_columns
 from o2ksim.run.workload import check_job_specs, check_jobs_frame, workload_label
 from o2ksim.table import column, is_frame
 from o2ksim.workloads.convert import specs_from_frame
 from o2ksim.workloads.cooldown import cooldown_chunk, cooldown_measures, run_with_cooldown
 from o2ksim.workloads.transforms import Window, apply_estimates, select_window
-
-
-def freeze_alive() -> bool:
-    """Move every object alive now out of the garbage collector's sight (:func:`gc.freeze`)
-    until the caller calls :func:`gc.unfreeze`; ``False`` (nothing done) when
-    something else has frozen objects already.
-
-    Called at the end of a run's set-up: the jobs, their specs, the engine and
-    the imported modules live until the results are tabulated, and every
-    collection during the simulation would scan them again (on HPC2N's 202,876
-    jobs one collection right after the set-up took 0.1 s).  Objects frozen are
-    still freed by reference counting; :func:`gc.unfreeze` gives the cyclic
-    ones back to the collector.
-    """
-    if gc.get_freeze_count():
-        return False
-    gc.freeze()
-    return True
 
 
 def simulate(
@@ -183,61 +164,49 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
         mach = machine_from_header(header, source)
 
     analysed: np.ndarray | None = None
-    # Set-up makes one long-lived object per job (specs, jobs, index entries) and no
-    # garbage: collections here would only scan them again and again (a fifth of it).
-    with gc_paused():
-        if frame is not None:
-            frame = apply_estimates(frame, estimates)
-            if window is not None:
-                frame, analysed = select_window(frame, window)
-            specs = specs_from_frame(frame)
+    if frame is not None:
+        frame = apply_estimates(frame, estimates)
+        if window is not None:
+            frame, analysed = select_window(frame, window)
+        specs = specs_from_frame(frame)
 
-        pol: PolicyProtocol = (
-            make_policy(cfg.policy.name, **cfg.policy.params)
-            if isinstance(cfg.policy, PolicyChoice)
-            else cfg.policy
-        )
-        settings = cfg.settings
-        progress = cfg.progress
-
-        obs = list(observers)
-        if progress:
-            obs.append(ProgressBar(len(analysed) if analysed is not None else len(specs)))
-        sim = Simulation(
-            mach,
-            specs,
-            pol,
-            settings=settings,
-            watch=None if analysed is None else analysed.tolist(),
-            observers=obs,
-            rng=np.random.default_rng(seed),
-        )
-        frozen = freeze_alive()
-    try:
-        stats = sim.run()
-        for o in obs:
-            o.close()
-        with gc_paused():  # the run's objects are all alive: a collection would only scan them
-            segments = sim.monitor.segment_table(release=True)
-            jobs = result_columns(list(sim.jobs.values()), segments, analysed)
-            if isinstance(pol, JobColumns):  # e.g. EQspatial's catch-up credit
-                for col, values in pol.job_columns().items():
-                    jobs = jobs.with_column(col, _mapped(jobs["job_id"], values))
-            span = None
-            if window is not None:
-                span = (window.start, window.end)
-            summ = metrics.summary(jobs, segments, mach.total_procs, span)
-            resizes = jobs["resizes"][jobs["analysed"]] if "analysed" in jobs else jobs["resizes"]
-            summ["resizes"] = int(resizes.sum())
-            if window is not None and frame is not None:  # the protocol's cool-down (T§3.4)
-                last_submit = float(column(frame, "submit").max())
-                summ.update(cooldown_measures(jobs, window.end, last_submit, stats.sim_end))
-            # the policy's own counters (e.g. immediate service's trials) over the analysed jobs
-            counters = dict(pol.summary_counts(None if analysed is None else set(analysed.tolist())))
-            summ.update(counters)
-    finally:
-        if frozen:
-            gc.unfreeze()
+    pol: PolicyProtocol = (
+        make_policy(cfg.policy.name, **cfg.policy.params)
+        if isinstance(cfg.policy, PolicyChoice)
+        else cfg.policy
+    )
+    obs = list(observers)
+    if cfg.progress:
+        obs.append(ProgressBar(len(analysed) if analysed is not None else len(specs)))
+    sim = Simulation(
+        mach,
+        specs,
+        pol,
+        settings=cfg.settings,
+        watch=None if analysed is None else analysed.tolist(),
+        observers=obs,
+        rng=np.random.default_rng(seed),
+    )
+    stats = sim.run()
+    for o in obs:
+        o.close()
+    segments = sim.monitor.segment_table(release=True)
+    jobs = result_columns(list(sim.jobs.values()), segments, analysed)
+    if isinstance(pol, JobColumns):  # e.g. EQspatial's catch-up credit
+        for col, values in pol.job_columns().items():
+            jobs = jobs.with_column(col, _mapped(jobs["job_id"], values))
+    span = None
+    if window is not None:
+        span = (window.start, window.end)
+    summ = metrics.summary(jobs, segments, mach.total_procs, span)
+    resizes = jobs["resizes"][jobs["analysed"]] if "analysed" in jobs else jobs["resizes"]
+    summ["resizes"] = int(resizes.sum())
+    if window is not None and frame is not None:  # the protocol's cool-down (T§3.4)
+        last_submit = float(column(frame, "submit").max())
+        summ.update(cooldown_measures(jobs, window.end, last_submit, stats.sim_end))
+    # the policy's own counters (e.g. immediate service's trials) over the analysed jobs
+    counters = dict(pol.summary_counts(None if analysed is None else set(analysed.tolist())))
+    summ.update(counters)
     summ["sim_seconds"] = round(stats.wall_seconds, 3)
     config = {
         "workload": str(source) if source else ("frame" if frame is not None else "jobs"),
@@ -245,9 +214,9 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
         "policy": pol.name,
         "estimates": str(estimates),
         "window": None if window is None else [window.start, window.end, window.warmup],
-        "interval": settings.interval,
-        "kill_overrun": settings.kill_overrun,
-        "overrun_grace": settings.overrun_grace,
+        "interval": cfg.settings.interval,
+        "kill_overrun": cfg.settings.kill_overrun,
+        "overrun_grace": cfg.settings.overrun_grace,
         "seed": seed,
     }
     return Result(jobs, summ, segments, stats, mach, describe_policy(pol), config, counters)
@@ -266,4 +235,4 @@ def _mapped(job_ids: np.ndarray, values: Mapping[int, Any]) -> np.ndarray:
     return out
 
 
-__all__ = ["Result", "freeze_alive", "run_config", "simulate"]
+__all__ = ["Result", "run_config", "simulate"]

@@ -11,15 +11,14 @@ and the configuration, prints itself (:func:`result_text`, and
 
 from __future__ import annotations
 
-import gc
 import html
+import importlib.metadata
 import json
 import math
 import os
 import platform
 import sys
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,8 +26,6 @@ import numpy as np
 import simpy
 
 from o2ksim import __version__
-from o2ksim._startup import installed_version
-from o2ksim.csvwrite import write_csv
 from o2ksim.engine.contract import PolicyProtocol
 from o2ksim.engine.core import RunStats
 from o2ksim.engine.monitor import job_columns
@@ -37,7 +34,7 @@ from o2ksim.jobs import Job
 from o2ksim.machine import MachineSpec
 from o2ksim.partitioning import allocation_arrays
 from o2ksim.policies import Policy
-from o2ksim.table import ColumnTable
+from o2ksim.table import ColumnTable, write_csv
 from o2ksim.units import format_duration
 
 if TYPE_CHECKING:  # pandas is imported when a DataFrame is asked for (Result.jobs, .segments)
@@ -117,8 +114,7 @@ class Result:
         """Write ``jobs.csv`` (or ``.parquet``), ``summary.json`` and ``run.json`` into ``out_dir``."""
         out = output_dir(out_dir)
         try:
-            with gc_paused():
-                self._write(out, parquet)
+            self._write(out, parquet)
         except OSError as exc:
             raise O2KSimError(f"{out}: cannot write the results ({exc.strerror or exc})") from None
         return out
@@ -127,7 +123,7 @@ class Result:
         if parquet:
             self.jobs.to_parquet(out / "jobs.parquet", index=False)
         else:
-            write_csv(self._jobs, out / "jobs.csv")  # the bytes of to_csv(index=False), faster
+            write_csv(self._jobs, out / "jobs.csv")  # without pandas for a ColumnTable
         write_json(out / "summary.json", self.summary)
         write_json(
             out / "run.json",
@@ -148,24 +144,6 @@ class Result:
         )
 
 
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """No garbage collection inside: for building and writing results, which make
-    millions of short-lived objects and no reference cycles.
-
-    A full collection there scans every object of the finished run (the jobs,
-    their events, the engine's indexes): 40 ms after 10,000 KTH jobs, seconds
-    after a year-long trace, for nothing to collect.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def versions() -> dict[str, str]:
     """Versions of o2ksim and the libraries a result depends on (pandas's from its
     installed metadata when the run has not imported it)."""
@@ -182,15 +160,9 @@ def _pandas_version() -> str:
     pd = sys.modules.get("pandas")
     if pd is not None:
         return pd.__version__
-    found = installed_version("pandas")  # without importing importlib.metadata (o2ksim._startup)
-    if found is not None:
-        return found
-    # importlib.metadata only here: `o2ksim run` starts without it (o2ksim._startup)
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
-        return version("pandas")
-    except PackageNotFoundError:
+        return importlib.metadata.version("pandas")
+    except importlib.metadata.PackageNotFoundError:
         return "?"
 
 
@@ -315,7 +287,6 @@ def result_html(result: Any) -> str:
 __all__ = [
     "Result",
     "describe_policy",
-    "gc_paused",
     "result_columns",
     "result_html",
     "result_label",

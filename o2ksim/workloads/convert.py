@@ -13,8 +13,6 @@ Field choices, the same for every trace:
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -48,45 +46,4 @@ def specs_from_frame(jobs: Any) -> list[JobSpec]:
         column(jobs, "user", np.int64).tolist(),
         column(jobs, "queue", np.int64).tolist(),
     )
-    setters = _slot_setters()
-    if setters is None:
-        return list(map(JobSpec, *columns))  # map avoids a keyword call per job
-    new = object.__new__
-    s0, s1, s2, s3, s4, s5, s6, s7, s8 = setters
-    specs = []
-    append = specs.append
-    for a, b, c, d, e, f, g, h, i in zip(*columns, strict=True):
-        spec = new(JobSpec)
-        s0(spec, a), s1(spec, b), s2(spec, c), s3(spec, d), s4(spec, e)
-        s5(spec, f), s6(spec, g), s7(spec, h), s8(spec, i)
-        append(spec)
-    return specs
-
-
-_SPEC_FIELDS = ("job_id", "submit", "procs", "mem", "req_time", "run_time", "used_mem", "user", "queue")
-
-
-def _slot_setters() -> list[Callable[[Any, Any], None]] | None:
-    """The slot setters of :class:`JobSpec`'s fields, when its constructor does nothing
-    but store them; else ``None``.
-
-    A frozen dataclass stores each field through ``object.__setattr__``: about
-    1.2 µs per job for nine fields, a third of the set-up of a run (40 ms of
-    the 28,476 KTH-SP2 jobs).  Filling the slots of a new instance directly
-    makes the same objects in half the time.  This is only done while
-    ``JobSpec`` is exactly the plain dataclass it is written as (these nine
-    fields in this order, each a slot, no ``__post_init__``); a compiled or
-    changed ``JobSpec`` is built by calling it.  ``tests/test_run_path_fast.py``
-    compares the two.
-    """
-    if (
-        not dataclasses.is_dataclass(JobSpec)
-        or tuple(f.name for f in dataclasses.fields(JobSpec)) != _SPEC_FIELDS
-        or hasattr(JobSpec, "__post_init__")
-        or JobSpec.__new__ is not object.__new__
-    ):
-        return None
-    descriptors = [JobSpec.__dict__.get(name) for name in _SPEC_FIELDS]
-    if not all(type(d).__name__ == "member_descriptor" for d in descriptors):
-        return None
-    return [d.__set__ for d in descriptors]  # type: ignore[union-attr]
+    return list(map(JobSpec, *columns))  # positional: no keyword call per job
