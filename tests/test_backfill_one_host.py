@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from o2ksim import simulate
 from o2ksim.jobs import JobSpec
 from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
+from oracles.backfill_reference import ReferenceBackfill
 
 ONE_HOST = MachineSpec("one", (HostSpec("h", 16, 8 * KB_PER_GB),))
 
@@ -38,7 +39,9 @@ def options(draw):
 
 
 def schedule(jobs, opts, fast):
-    r = simulate(jobs, machine=ONE_HOST, policy="backfill", policy_params={**opts, "fast_path": fast})
+    """o2ksim's backfill (``fast``) or the reference pass of tests/oracles."""
+    policy = "backfill" if fast else ReferenceBackfill(**opts)
+    r = simulate(jobs, machine=ONE_HOST, policy=policy, policy_params=opts if fast else None)
     return r.jobs[["job_id", "start", "end", "host", "status"]]
 
 
