@@ -25,6 +25,7 @@ import pytest
 from conftest import bursty_jobs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from oracles.backfill_reference import ReferenceBackfill
 
 from o2ksim import simulate
 from o2ksim.engine.snapshot import HostView
@@ -33,7 +34,6 @@ from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
 from o2ksim.policies import backfill_pass, profile
 from o2ksim.policies.profile import Profile
 from o2ksim.policies.shadow import Releases, Shadow
-from oracles.backfill_reference import ReferenceBackfill
 
 MACHINE = MachineSpec(
     "three",

@@ -14,11 +14,11 @@ import pandas as pd
 from conftest import bursty_jobs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from oracles.backfill_reference import ReferenceBackfill
 
 from o2ksim import simulate
 from o2ksim.jobs import JobSpec
 from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
-from oracles.backfill_reference import ReferenceBackfill
 
 ONE_HOST = MachineSpec("one", (HostSpec("h", 16, 8 * KB_PER_GB),))
 

@@ -11,6 +11,8 @@ in ``test_backfill_family.py``).
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -61,7 +63,7 @@ def test_order_over_the_index_equals_order_of_the_jobs_and_the_hand_sum(case, sp
     expected = [j.id for j in pri.order(queue, now)]
     # highest hand-computed priority first (scores equal up to rounding may go either way)
     hand = [_by_hand(spec, j, now) for j in pri.order(queue, now)]
-    assert all(a >= b - 1e-9 * max(1.0, abs(a)) for a, b in zip(hand, hand[1:]))
+    assert all(a >= b - 1e-9 * max(1.0, abs(a)) for a, b in itertools.pairwise(hand))
     ranked = pri.order(queue, now, index)
     assert [j.id for j in ranked] == expected
     if isinstance(ranked, RankedQueue):  # the rows handed to the indexed scan agree too

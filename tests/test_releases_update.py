@@ -23,6 +23,7 @@ import pytest
 from conftest import pure_python_only, running_job, small_host_view
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracles.backfill_reference import ReferenceBackfill
 
 from o2ksim import simulate
 from o2ksim.jobs import JobSpec
@@ -30,7 +31,6 @@ from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
 from o2ksim.policies import backfill
 from o2ksim.policies import shadow as shadow_module
 from o2ksim.policies.shadow import Releases
-from oracles.backfill_reference import ReferenceBackfill
 
 LISTS = ("times", "procs", "mem", "sum_procs", "sum_mem", "cum_procs", "cum_mem")
 

@@ -25,13 +25,13 @@ import pandas as pd
 from conftest import bursty_jobs, running_job, small_host_view
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracles.backfill_reference import ReferenceBackfill
 
 from o2ksim import simulate
 from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
 from o2ksim.policies import shadow as shadow_module
 from o2ksim.policies.profile import Profile
 from o2ksim.policies.shadow import Releases, Shadow
-from oracles.backfill_reference import ReferenceBackfill
 
 
 def _fields(shadow: Shadow | None) -> tuple[float, ...] | None:

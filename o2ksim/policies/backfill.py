@@ -59,7 +59,8 @@ from o2ksim.engine.decisions import Decision, Start, WakeAt
 from o2ksim.engine.snapshot import Snapshot
 from o2ksim.jobs import Job, JobState
 from o2ksim.policies import immediate
-from o2ksim.policies.backfill_pass import BackfillPass, Free, best_host, run_pass
+from o2ksim.policies.backfill_hosts import Free, best_host
+from o2ksim.policies.backfill_pass import BackfillPass, run_pass
 from o2ksim.policies.base import POLICIES, Param, Policy
 from o2ksim.policies.priority import (
     PRIORITIES,
@@ -257,15 +258,8 @@ class Backfill(Policy):
         revisit; with stateful reservations, when no processor is free and every
         held reservation slides (nothing to grant, no time to keep).
         """
-        if not snap.queue and not self.stateful:
+        if not snap.explain and self._decides_nothing(snap):
             return []
-        if not snap.explain:
-            if not self.stateful:
-                if nothing_fits(snap) or max(h.free_procs for h in snap.hosts) <= 0:
-                    return []
-            elif self.sliding and len(self.held) >= self.n_reservations:
-                if max(h.free_procs for h in snap.hosts) <= 0:
-                    return []
         free = free_resources(snap)
         if len(snap.queue) == 1 and not self.stateful and not snap.explain:
             # the commonest pass on a lightly loaded machine: the one waiting job starts if
@@ -282,6 +276,22 @@ class Backfill(Policy):
         return p.decisions
 
     _schedule = backfill_pass  # the name immediate service used (tests/test_immediate_skip.py)
+
+    def _decides_nothing(self, snap: Snapshot) -> bool:
+        """Whether this pass would decide nothing (the early exit; no decision log).
+
+        Dynamic sliding reservations are recomputed at every pass, so a pass
+        that can start nothing -- no waiting job, or none fits the free
+        processors and memory of any host -- keeps nothing either.  Stateful
+        reservations may have to be granted (fixed-job, fewer than ``N`` held)
+        or kept and woken up for (non-sliding), so only the old, narrower exit
+        applies: every held reservation slides, ``N`` are held, and no
+        processor is free.
+        """
+        no_free_procs = max(h.free_procs for h in snap.hosts) <= 0
+        if not self.stateful:
+            return not snap.queue or no_free_procs or nothing_fits(snap)
+        return self.sliding and len(self.held) >= self.n_reservations and no_free_procs
 
     def order(self, snap: Snapshot) -> Collection[Job]:
         """The queue in priority order; under fixed-job, held reservations first (T§3.2.1)."""

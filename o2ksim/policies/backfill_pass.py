@@ -47,49 +47,27 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 
 from o2ksim.engine.decisions import Decision, Reserve, Start
 from o2ksim.engine.queue_index import QueueIndex
-from o2ksim.engine.snapshot import HostView, Snapshot
-from o2ksim.jobs import Job, JobSpec
+from o2ksim.engine.snapshot import Snapshot
+from o2ksim.jobs import Job
+from o2ksim.policies.backfill_hosts import Free, backfill_host, best_host, reserve
 from o2ksim.policies.priority import RankedQueue
-from o2ksim.policies.profile import Profile, Started, added_by_host, host_profiles, indexed, with_added
+from o2ksim.policies.profile import (
+    Profile,
+    Started,
+    added_by_host,
+    host_profiles,
+    indexed,
+    with_added,
+)
 from o2ksim.policies.shadow import Releases, Shadow, host_releases
 
 INDEXED_SCAN_MIN = 64  # below this many jobs left, numpy's per-call cost outweighs the scan
-
-
-@dataclass(slots=True)
-class Free:
-    """What one host has free *now* during a pass, booked down as the pass starts jobs."""
-
-    procs: int
-    mem: float
-
-    def book(self, spec: JobSpec) -> None:
-        self.procs -= spec.procs
-        self.mem -= spec.mem
-
-
-def best_host(job: Job, hosts: tuple[HostView, ...], free: dict[str, Free]) -> str | None:
-    """The host that can start ``job`` now with the fewest free processors (T§3.2.1's
-    host choice, which keeps wide holes for wide jobs); books it in ``free``."""
-    spec = job.spec
-    procs, mem = spec.procs, spec.mem
-    best = None
-    best_free: int | float = math.inf
-    for h in hosts:
-        f = free[h.name]
-        have = f.procs
-        if have >= procs and f.mem >= mem and have < best_free:
-            best, best_free = h.name, have
-    if best is not None:
-        free[best].book(spec)
-    return best
 
 
 class Reservations(Protocol):
@@ -279,7 +257,7 @@ class BackfillPass:
         if spec.procs > self.max_free:
             return False
         guards = self.guards()
-        host = _backfill_host(job, self.hosts, self.free, guards, self.reserved_hosts, self.now)
+        host = backfill_host(job, self.hosts, self.free, guards, self.reserved_hosts, self.now)
         if host is None:
             return False
         self.start_backfilled(job, host, guards.get(host))
@@ -474,69 +452,4 @@ def _fits(
     return ok
 
 
-def _backfill_host(
-    job: Job,
-    hosts: tuple[HostView, ...],
-    free: dict[str, Free],
-    guards: Mapping[str, Profile | Shadow],
-    reserved_hosts: set[str],
-    now: float,
-) -> str | None:
-    """The host with the fewest free processors where ``job`` fits now and delays no
-    reservation; books it in ``free``."""
-    spec = job.spec
-    procs, mem = spec.procs, spec.mem
-    best = None
-    best_free: int | float = math.inf
-    for h in hosts:
-        name = h.name
-        f = free[name]
-        have = f.procs
-        if have < procs or f.mem < mem or have >= best_free:
-            continue
-        if name in reserved_hosts and not guards[name].fits(now, procs, mem, spec.req_time):
-            continue
-        best, best_free = name, have
-    if best is not None:
-        free[best].book(spec)
-    return best
-
-
-def reserve(
-    job: Job,
-    hosts: tuple[HostView, ...],
-    free: dict[str, Free],
-    profiles: dict[str, Profile],
-    now: float,
-    old: tuple[str, float] | None = None,
-) -> tuple[float, str | None, bool]:
-    """Where and when ``job`` is reserved, and whether that is its ``old`` reservation kept.
-
-    Normally the earliest start over the hosts that could ever hold the job
-    (ties: fewest free processors).  ``old`` is the job's reservation from the
-    previous pass when reservations do not slide: it is kept while it is still
-    in the future and possible; otherwise the new time is the earliest one not
-    before it.
-    """
-    spec = job.spec
-    not_before = now
-    if old is not None:
-        host, at = old
-        if at > now:
-            prof = profiles.get(host)
-            if prof is not None and prof.fits(at, spec.procs, spec.mem, spec.req_time):
-                return at, host, True
-            not_before = at
-    best_at, best_host_name = math.inf, None
-    best_free: int | float = math.inf
-    for h in hosts:
-        if h.spec.procs < spec.procs or h.spec.memory < spec.mem:
-            continue
-        at = profiles[h.name].earliest(spec.procs, spec.mem, spec.req_time, not_before)
-        f = free[h.name].procs
-        if at < best_at or (at == best_at and f < best_free):
-            best_at, best_host_name, best_free = at, h.name, f
-    return best_at, best_host_name, False
-
-
-__all__ = ["BackfillPass", "Free", "Reservations", "best_host", "reserve", "run_pass"]
+__all__ = ["BackfillPass", "Reservations", "run_pass"]

@@ -86,7 +86,7 @@ class Profile:
             mem[-1] += m
             at.setdefault(t, []).append((p, m))
         self.times: list[float] = times
-        self.procs: list[float] = procs  # type: ignore[assignment]  # ints or floats
+        self.procs = procs
         self.mem = mem
         self.releases: Any = at  # time -> [(procs, mem)] released then (``.get`` only)
         self.rising = True
@@ -95,7 +95,7 @@ class Profile:
     def _of(
         cls,
         times: list[float],
-        procs: list[float],
+        procs: list[int],
         mem: list[float],
         releases: Any,
     ) -> Profile:
@@ -131,7 +131,8 @@ class Profile:
         mem = np.concatenate(([cm[k0 - 1] if k0 else free_mem], cm[ends]))
         at_now = sorted(zip(p[:k0].tolist(), m[:k0].tolist(), strict=True))
         releases = _SortedReleases(now, at_now, later, p[k0:], m[k0:])
-        return cls._of(times.tolist(), procs.tolist(), mem.tolist(), releases)
+        # processors are whole numbers: kept as ints, as in a profile built from the jobs
+        return cls._of(times.tolist(), procs.astype(np.int64).tolist(), mem.tolist(), releases)
 
     def seen_at(self, now: float) -> Profile:
         """A fresh, modifiable copy of this unmodified profile as seen from ``now`` (>= its start).

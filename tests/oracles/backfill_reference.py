@@ -144,9 +144,9 @@ def _fewest_free(hosts, free, procs, mem, allowed) -> str | None:
     best = None
     for h in hosts:
         have_p, have_m = free[h.name]
-        if have_p >= procs and have_m >= mem and allowed(h.name):
-            if best is None or have_p < free[best][0]:
-                best = h.name
+        fits = have_p >= procs and have_m >= mem and allowed(h.name)
+        if fits and (best is None or have_p < free[best][0]):
+            best = h.name
     return best
 
 
