@@ -163,6 +163,7 @@ class RankedQueue(Sequence[Job]):
 
 
 _CHUNK = 64  # rows turned into jobs at a time while a RankedQueue is iterated
+SMALL_QUEUE = 24  # up to this many waiting jobs, WeightedPriority.order sorts in plain Python
 
 
 class Priority:
@@ -250,8 +251,8 @@ class WeightedPriority(Priority):
     The sum is linear in the current wait: ``base + slope * wait`` with
     ``base = Wx + Wp Jp + Wm Jm + Wpe Jpe`` and ``slope = Ww / 3600 + Wx / R``
     (Jw = wait / 3600 and Jx = 1 + wait / R, R the requested runtime in
-    seconds), which is how :meth:`scores` computes it.  Terms whose weight is
-    zero are left out (they add exactly zero).
+    seconds; :meth:`terms`).  Terms whose weight is zero are left out (they
+    add exactly zero).
     """
 
     def __init__(self, weights: Mapping[str, float], name: str = "weighted") -> None:
@@ -270,20 +271,59 @@ class WeightedPriority(Priority):
                 )
         self.name = name
         self.weights = {k: float(weights.get(k, 0.0)) for k in WEIGHT_NAMES}
+        # per run: the queue index, every job's base and slope, and them as lists
+        self._per_run: tuple[QueueIndex, np.ndarray, np.ndarray, tuple[list, ...] | None] | None = None
+
+    def terms(self, procs: Any, mem: Any, req_time: Any) -> tuple[Any, Any]:
+        """``(base, slope)`` of the score ``base + slope * wait`` for these requests
+        (numpy arrays or numbers): the one place the Table 12 weights are applied."""
+        w = self.weights
+        base: Any = w["x"]
+        if w["p"]:
+            base = base + w["p"] * procs
+        jm = mem / KB_PER_MEMORY_UNIT
+        if w["m"]:
+            base = base + w["m"] * jm
+        if w["pe"]:
+            base = base + w["pe"] * np.maximum(procs, jm)
+        slope: Any = w["w"] / 3600.0
+        if w["x"]:
+            slope = slope + w["x"] / np.maximum(req_time, MIN_REQUESTED_SECONDS)
+        return base, slope
 
     def scores(self, q: QueueView) -> np.ndarray:
-        w = self.weights
-        base: np.ndarray | float = w["x"]
-        if w["p"]:
-            base = base + w["p"] * q.jp
-        if w["m"]:
-            base = base + w["m"] * q.jm
-        if w["pe"]:
-            base = base + w["pe"] * q.jpe
-        slope: np.ndarray | float = w["w"] / 3600.0
-        if w["x"]:
-            slope = slope + w["x"] / np.maximum(q.req_time, MIN_REQUESTED_SECONDS)
+        base, slope = self.terms(q.procs, q.mem, q.req_time)
         return base + slope * q.wait
+
+    def order(
+        self, queue: Collection[Job], now: float, index: QueueIndex | None = None
+    ) -> Sequence[Job] | Collection[Job]:
+        """:meth:`Priority.order`, with each job's ``base`` and ``slope`` computed once
+        per run over the queue index (by :meth:`terms`, so the same floats): a pass
+        then costs one multiply-add per waiting job -- in plain Python for a short
+        queue, where numpy's per-call cost would dominate, else in numpy."""
+        if len(queue) <= 1 or index is None or len(index) != len(queue):
+            return super().order(queue, now, index)
+        per_run = self._per_run
+        if per_run is None or per_run[0] is not index:
+            base, slope = self.terms(index.procs, index.mem, index.req_time)
+            base = np.broadcast_to(np.asarray(base, dtype=float), index.procs.shape)
+            slope = np.broadcast_to(np.asarray(slope, dtype=float), index.procs.shape)
+            per_run = self._per_run = (index, base, slope, None)
+        _, base, slope, lists = per_run
+        if len(queue) <= SMALL_QUEUE:
+            if lists is None:
+                lists = (base.tolist(), slope.tolist(), index.submit.tolist())
+                self._per_run = (index, base, slope, lists)
+            b, m, t = lists
+            row_of = index.row_of
+            in_queue = [row_of[job.id] for job in queue]  # queue order; sorted() is stable
+            ranked = sorted(in_queue, key=lambda r: -(b[r] + m[r] * (now - t[r])))
+            jobs = index.jobs
+            return [jobs[r] for r in ranked]
+        rows = index.rows()
+        score = base[rows] + slope[rows] * (now - index.submit[rows])
+        return RankedQueue(index.jobs, rows[np.argsort(-score, kind="stable")])
 
     def describe(self) -> str:
         terms = [f"{v:g}*J{k}" for k, v in self.weights.items() if v]
