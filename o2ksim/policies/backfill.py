@@ -90,8 +90,15 @@ def nothing_fits(snap: Snapshot) -> bool:
     index = snap.queue_index
     if index is None or len(index) != len(snap.queue):
         return False
-    procs, mem = index.smallest_request()
-    return not any(h.free_procs >= procs and h.free_mem >= mem for h in snap.hosts)
+    procs = index.smallest_procs()
+    mem = None  # looked up only for a host with enough processors
+    for h in snap.hosts:
+        if h.free_procs >= procs:
+            if mem is None:
+                mem = index.smallest_mem()
+            if h.free_mem >= mem:
+                return False
+    return True
 
 
 class FCFS(Policy):
@@ -288,10 +295,13 @@ class Backfill(Policy):
         applies: every held reservation slides, ``N`` are held, and no
         processor is free.
         """
-        no_free_procs = max(h.free_procs for h in snap.hosts) <= 0
         if not self.stateful:
-            return not snap.queue or no_free_procs or nothing_fits(snap)
-        return self.sliding and len(self.held) >= self.n_reservations and no_free_procs
+            if not snap.queue or nothing_fits(snap):
+                return True
+            return snap.queue_index is None and max(h.free_procs for h in snap.hosts) <= 0
+        if self.sliding and len(self.held) >= self.n_reservations:
+            return max(h.free_procs for h in snap.hosts) <= 0
+        return False
 
     def order(self, snap: Snapshot) -> Collection[Job]:
         """The queue in priority order; under fixed-job, held reservations first (T§3.2.1)."""
