@@ -25,9 +25,9 @@ from pathlib import Path
 
 import pytest
 from conftest import starts
+from oracles.backfill_reference import ReferenceBackfill
 
 from o2ksim import simulate
-from oracles.backfill_reference import ReferenceBackfill
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 TRACES = SHARED / "traces"
