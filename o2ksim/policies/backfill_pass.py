@@ -277,45 +277,53 @@ class BackfillPass:
 
 
 def run_pass(p: BackfillPass, order: Collection[Job]) -> None:
-    """Steps 1-3 over ``order`` (the queue in priority order; held fixed reservations
-    first), with reservations placed lazily when nothing needs them yet (module docstring)."""
+    """Steps 1-3 over ``order``: the queue in priority order (held fixed reservations
+    first).
+
+    Lazy reservations (module docstring): with dynamic sliding reservations and no
+    decision log, a blocked job's reservation is only *counted* (``pending``) until
+    some later job fits now; then the pending reservations are placed, in order, on
+    the profiles as they stood, and that job is tested against them.  Once ``N``
+    reservations are counted, the rest of the queue can only be backfilled
+    (:func:`_backfill_rest`).
+    """
     policy = p.policy
     limit = policy.n_reservations
     lazy = not policy.stateful and not p.snap.explain
     pending: list[Job] = []  # blocked jobs whose reservations are not placed yet
     consumed = 0
     jobs = iter(order)
-    blocked = False
+    blocked = False  # some job could not start: from now on, jobs are backfilled
     for job in jobs:
         consumed += 1
         if not blocked:
-            if p.start_first_fit(job):  # step 1
+            if p.start_first_fit(job):  # step 1: in priority order, while all fit
                 continue
             if limit == 0:  # no reservations: nothing to protect, nothing blocks
                 continue
-            blocked = True
+            blocked = True  # the first job that cannot start
             if not lazy:
                 p.build_profiles()
-        elif p.profiles is None:  # lazy: no later job has fitted yet
+        elif p.profiles is None:  # lazy, and no job after the first blocked one fitted
             if not p.fits_now_somewhere(job):
-                pending.append(job)
+                pending.append(job)  # step 2, deferred
                 p.n_res += 1
                 if p.n_res >= limit:
                     break
                 continue
-            p.build_profiles()
+            p.build_profiles()  # this job fits now: place the deferred reservations
             p.place(pending)
-        if p.profiles is not None and p.backfill(job):  # step 3
+        if p.profiles is not None and p.backfill(job):  # step 3: delays no reservation
             continue
         if p.profiles is None:
-            pending.append(job)
+            pending.append(job)  # step 2, deferred
             p.n_res += 1
         else:
             p.reserve(job)  # step 2
         if p.n_res >= limit:
             break
     else:
-        return
+        return  # the whole queue was seen
     _backfill_rest(p, order, jobs, consumed, pending)
 
 
