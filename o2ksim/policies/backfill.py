@@ -291,16 +291,20 @@ class Backfill(Policy):
         that can start nothing -- no waiting job, or none fits the free
         processors and memory of any host -- keeps nothing either.  Stateful
         reservations may have to be granted (fixed-job, fewer than ``N`` held)
-        or kept and woken up for (non-sliding), so only the old, narrower exit
-        applies: every held reservation slides, ``N`` are held, and no
-        processor is free.
+        or kept and woken up for (non-sliding), so for them the pass returns
+        early only when the reservations slide, ``N`` are held, and either no
+        processor is free or every holder still waits and nothing fits.
         """
         if not self.stateful:
             if not snap.queue or nothing_fits(snap):
                 return True
             return snap.queue_index is None and max(h.free_procs for h in snap.hosts) <= 0
         if self.sliding and len(self.held) >= self.n_reservations:
-            return max(h.free_procs for h in snap.hosts) <= 0
+            if max(h.free_procs for h in snap.hosts) <= 0:
+                return True
+            # fixed-job, N held and all still waiting: the pass would hold the same N
+            # again (at new, sliding times) and grant none, so nothing to keep either
+            return all(j.state is JobState.QUEUED for j in self.held) and nothing_fits(snap)
         return False
 
     def order(self, snap: Snapshot) -> Collection[Job]:
