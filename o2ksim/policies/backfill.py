@@ -78,6 +78,15 @@ def free_resources(snap: Snapshot) -> dict[str, Free]:
     return {h.name: Free(h.free_procs, h.free_mem) for h in snap.hosts}
 
 
+def most_free_procs(snap: Snapshot) -> int | float:
+    """The most processors free on any host (``-inf`` without hosts)."""
+    most: int | float = -math.inf
+    for h in snap.hosts:
+        if h.free_procs > most:
+            most = h.free_procs
+    return most
+
+
 def nothing_fits(snap: Snapshot) -> bool:
     """No waiting job fits the free processors and memory of any host now.
 
@@ -298,9 +307,9 @@ class Backfill(Policy):
         if not self.stateful:
             if not snap.queue or nothing_fits(snap):
                 return True
-            return snap.queue_index is None and max(h.free_procs for h in snap.hosts) <= 0
+            return snap.queue_index is None and most_free_procs(snap) <= 0
         if self.sliding and len(self.held) >= self.n_reservations:
-            if max(h.free_procs for h in snap.hosts) <= 0:
+            if most_free_procs(snap) <= 0:
                 return True
             # fixed-job, N held and all still waiting: the pass would hold the same N
             # again (at new, sliding times) and grant none, so nothing to keep either

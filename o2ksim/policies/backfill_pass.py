@@ -95,7 +95,10 @@ class BackfillPass:
         self.now = snap.now
         self.hosts = snap.hosts
         self.free = free
-        self.max_free = max((f.procs for f in free.values()), default=-math.inf)
+        self.max_free: int | float = -math.inf  # the most free processors on a host
+        for f in free.values():
+            if f.procs > self.max_free:
+                self.max_free = f.procs
         self.decisions: list[Decision] = []
         self.started: list[Started] = []  # jobs started before the profiles exist
         self.profiles: dict[str, Profile] | None = None

@@ -263,14 +263,22 @@ class Releases:
         self.cum_procs = [total + free_procs for total in self.sum_procs]
         self.cum_mem = [total + free_mem for total in self.sum_mem]
 
+    def _enough(self, procs: float, mem: float) -> int:
+        """Index of the first release after which the running sums (plus what is free)
+        cover both ``procs`` and ``mem``; the number of releases when none does."""
+        cum_procs, cum_mem = self.cum_procs, self.cum_mem
+        if isinstance(cum_procs, list):
+            by_procs, by_mem = bisect.bisect_left(cum_procs, procs), bisect.bisect_left(cum_mem, mem)
+        else:  # read from the engine's arrays (from_arrays)
+            by_procs = int(cum_procs.searchsorted(procs))
+            by_mem = int(cum_mem.searchsorted(mem))
+        return by_procs if by_procs > by_mem else by_mem
+
     def start(self, now: float, procs: float, mem: float) -> float:
         """The reservation's start (:meth:`reserve`'s first value) alone: two bisections."""
         if self.free_procs >= procs and self.free_mem >= mem:
             return now
-        enough = bisect.bisect_left(self.cum_procs, procs)
-        by_mem = bisect.bisect_left(self.cum_mem, mem)
-        if by_mem > enough:
-            enough = by_mem
+        enough = self._enough(procs, mem)
         if enough >= len(self.times):
             return math.inf
         at = self.times[enough]
@@ -291,11 +299,11 @@ class Releases:
         at = self.start(now, procs, mem)
         if at == math.inf:
             return at, None
-        due = bisect.bisect_right(times, now)  # releases at or before now
+        due = _right(times, now)  # releases at or before now
         now_procs = cum_procs[due - 1] if due else float(self.free_procs)
         now_mem = cum_mem[due - 1] if due else float(self.free_mem)
         if at > now:  # at release ``enough``, the first whose running sums suffice
-            enough = max(bisect.bisect_left(cum_procs, procs), bisect.bisect_left(cum_mem, mem))
+            enough = self._enough(procs, mem)
             have_procs, have_mem = cum_procs[enough], cum_mem[enough]
         else:  # now: the releases due by now, smallest first, until both suffice
             have_procs, have_mem = _due_until_enough(
@@ -303,6 +311,13 @@ class Releases:
                 procs, mem,
             )
         return at, _shadow_after_hold(now, now_procs, now_mem, at, have_procs, have_mem, request)
+
+
+def _right(values: Sequence[float], x: float) -> int:
+    """``bisect_right`` on a list, numpy's own binary search on an array."""
+    if isinstance(values, list):
+        return bisect.bisect_right(values, x)
+    return int(values.searchsorted(x, side="right"))  # type: ignore[attr-defined]
 
 
 def _due_until_enough(
