@@ -33,13 +33,13 @@ CASES = {
 
 def measure(case: str) -> dict[str, float]:
     """CPU seconds of the run, the policy's passes, and the reservation placement in them."""
-    from o2ksim.policies import backfill
+    from o2ksim.policies import backfill, backfill_pass
     from o2ksim.run.api import simulate
     from o2ksim.workloads.swf import read_swf
 
     clock = time.process_time
     spent = {"passes": 0.0, "reservation": 0.0}
-    schedule, place = backfill.Backfill.schedule, backfill._Pass.place_pending
+    schedule, place = backfill.Backfill.schedule, backfill_pass.BackfillPass.place_pending
 
     def timed_schedule(self, snap):  # type: ignore[no-untyped-def]
         t = clock()
@@ -56,7 +56,7 @@ def measure(case: str) -> dict[str, float]:
             spent["reservation"] += clock() - t
 
     backfill.Backfill.schedule = timed_schedule  # type: ignore[method-assign]
-    backfill._Pass.place_pending = timed_place  # type: ignore[method-assign]
+    backfill_pass.BackfillPass.place_pending = timed_place  # type: ignore[method-assign]
     try:
         trace_name, policy = CASES[case]
         if trace_name is None:
@@ -71,7 +71,7 @@ def measure(case: str) -> dict[str, float]:
         total = clock() - t0
     finally:
         backfill.Backfill.schedule = schedule  # type: ignore[method-assign]
-        backfill._Pass.place_pending = place  # type: ignore[method-assign]
+        backfill_pass.BackfillPass.place_pending = place  # type: ignore[method-assign]
     return {"run": total, **spent, "rest": spent["passes"] - spent["reservation"]}
 
 

@@ -1,14 +1,15 @@
-"""The backfill fast path gives exactly the reference pass's schedule (hypothesis).
+"""The backfill pass gives exactly the reference pass's schedule (hypothesis).
 
-``Backfill(fast_path=False)`` is the pass of T§3.2.1 job by job; the default
-places reservations lazily and scans the rest of the queue with numpy.  On
+``tests/oracles/backfill_reference.py`` is the pass of T§3.2.1 job by job;
+o2ksim's pass places reservations lazily and scans the rest of the queue with numpy.  On
 random multi-host workloads with memory — deep queues, estimates shorter and
 longer than the runtimes, every reservation option — both must start every
 job at the same time on the same host.  The indexed scan is forced on even for
 short queues, and array-built profiles for hosts with few running jobs
 (``INDEXED_SCAN_MIN = ARRAY_PROFILE_MIN = 0``), so that small examples exercise them.
 
-Also: the numpy profile (ArrayProfile) against the list profile, operation by operation
+Also: the profile built from the engine's sorted release arrays against the profile
+built from the running jobs, operation by operation
 (windows ending exactly on a step boundary included), and by hand how the profile treats
 a running job with a time
 limit and a preempted job that keeps its memory.
@@ -24,13 +25,15 @@ import pytest
 from conftest import bursty_jobs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from oracles.backfill_reference import ReferenceBackfill
 
 from o2ksim import simulate
 from o2ksim.engine.snapshot import HostView
 from o2ksim.jobs import Job, JobSpec, JobState
 from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
-from o2ksim.policies import backfill
-from o2ksim.policies.shadow import Shadow
+from o2ksim.policies import backfill_pass, profile
+from o2ksim.policies.profile import Profile
+from o2ksim.policies.shadow import Releases, Shadow
 
 MACHINE = MachineSpec(
     "three",
@@ -59,7 +62,11 @@ def options(draw):
 
 
 def schedule(jobs, opts, fast, **run):
-    r = simulate(jobs, machine=MACHINE, policy="backfill", policy_params={**opts, "fast_path": fast}, **run)
+    """o2ksim's backfill (``fast``) or the oracle, on ``MACHINE``."""
+    if fast:
+        r = simulate(jobs, machine=MACHINE, policy="backfill", policy_params=opts, **run)
+    else:
+        r = simulate(jobs, machine=MACHINE, policy=ReferenceBackfill(**opts), **run)
     return r.jobs[["job_id", "start", "end", "host", "status"]]
 
 
@@ -79,10 +86,10 @@ def test_fast_path_equals_reference_pass(jobs, opts, interval, monkeypatch_scan)
 def monkeypatch_scan():
     """Use the indexed scan and array profiles at every size (restored afterwards; the same for
     every generated example, so sharing it across them is intended)."""
-    saved = backfill.INDEXED_SCAN_MIN, backfill.ARRAY_PROFILE_MIN
-    backfill.INDEXED_SCAN_MIN = backfill.ARRAY_PROFILE_MIN = 0
+    saved = backfill_pass.INDEXED_SCAN_MIN, profile.ARRAY_PROFILE_MIN
+    backfill_pass.INDEXED_SCAN_MIN = profile.ARRAY_PROFILE_MIN = 0
     yield
-    backfill.INDEXED_SCAN_MIN, backfill.ARRAY_PROFILE_MIN = saved
+    backfill_pass.INDEXED_SCAN_MIN, profile.ARRAY_PROFILE_MIN = saved
 
 
 def test_fast_path_equals_reference_on_a_deep_queue_at_the_default_threshold():
@@ -93,7 +100,7 @@ def test_fast_path_equals_reference_on_a_deep_queue_at_the_default_threshold():
         JobSpec(i, 2.0 + i % 7, 1 + i % 3, (i % 4) * 1024 * 1024, 30.0 + i % 90, 10.0 + i % 60)
         for i in range(3, 303)
     ]
-    assert len(jobs) - 2 > backfill.INDEXED_SCAN_MIN
+    assert len(jobs) - 2 > backfill_pass.INDEXED_SCAN_MIN
     opts = {"priority": "fcfs", "reservations": 1}
     pd.testing.assert_frame_equal(schedule(jobs, opts, fast=False), schedule(jobs, opts, fast=True))
 
@@ -119,7 +126,7 @@ def test_profile_releases_time_limited_jobs_at_their_limit_and_keeps_preempted_m
     c = Job(JobSpec(3, 0.0, 2, 25, 100.0, 100.0))
     c.state, c.host, c.alloc_mem = JobState.PREEMPTED, "h", 25
     view = HostView(HostSpec("h", 10, 100), 3, 25, [a, b], [c])
-    prof = backfill._build_profile(view, 50.0, ())
+    prof = profile.build_profile(view, 50.0)
     assert prof.times == [50.0, 60.0, 100.0]
     assert prof.procs == [3, 6, 10]
     assert prof.mem == [25, 55, 75]  # C's 25 KB stay held
@@ -170,11 +177,11 @@ def profile_cases(draw):
 
 @settings(max_examples=300, deadline=None)
 @given(case=profile_cases())
-def test_array_profile_behaves_like_the_list_profile(case):
+def test_profile_from_release_arrays_behaves_like_the_profile_from_jobs(case):
     now, free_p, free_m, releases, ops = case
     # the list profile is built with the releases due by now merged into its first step
-    plain = backfill.Profile(float(now), free_p, float(free_m), [(float(t), p, float(m)) for t, p, m in releases])
-    fast = backfill.Profile.from_release_index(float(now), free_p, float(free_m), _Releases(releases), [])
+    plain = Profile(float(now), free_p, float(free_m), [(float(t), p, float(m)) for t, p, m in releases])
+    fast = Profile.from_release_index(float(now), free_p, float(free_m), _Releases(releases), [])
     for op, dt, p, m, d in ops:
         at = float(now + dt)
         if op == "earliest":
@@ -247,9 +254,10 @@ def test_shadow_answers_like_the_profile_holding_one_reservation(case):
     # every later job starting now fits (and books) exactly as on the list profile.
     now, (free_p, free_m), releases, (rp, rm, rd), starts = case
     now = float(now)
-    plain = backfill.Profile(now, free_p, float(free_m), [(float(t), p, float(m)) for t, p, m in releases])
+    plain = Profile(now, free_p, float(free_m), [(float(t), p, float(m)) for t, p, m in releases])
     expected_at = plain.earliest(rp, rm, rd)
-    at, shadow = Shadow.reserve(now, (free_p, free_m), _Releases(releases).arrays(), (rp, rm, rd))
+    t, p, m = _Releases(releases).arrays()
+    at, shadow = Releases.from_arrays(t, p, m, free_p, free_m).reserve(now, (rp, rm, rd))
     assert at == expected_at
     if math.isinf(at):
         assert shadow is None
@@ -268,7 +276,7 @@ def test_shadow_answers_like_the_profile_holding_one_reservation(case):
 def test_shadow_declines_a_profile_it_cannot_stand_for():
     # 1 processor free now, 5 more released at 10.  One reservation of 2 processors at
     # 10 for 5 s leaves 4 extra at 10 and 6 from 15: the lowest step from 10 on is at 10.
-    one = backfill.Profile(0.0, 1, 0.0, [(10.0, 5, 0.0)])
+    one = Profile(0.0, 1, 0.0, [(10.0, 5, 0.0)])
     one.reserve(10.0, 2, 0.0, 5.0)
     shadow = Shadow.of(one, 10.0)
     assert shadow is not None

@@ -14,6 +14,7 @@ import pandas as pd
 from conftest import bursty_jobs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from oracles.backfill_reference import ReferenceBackfill
 
 from o2ksim import simulate
 from o2ksim.jobs import JobSpec
@@ -38,7 +39,9 @@ def options(draw):
 
 
 def schedule(jobs, opts, fast):
-    r = simulate(jobs, machine=ONE_HOST, policy="backfill", policy_params={**opts, "fast_path": fast})
+    """o2ksim's backfill (``fast``) or the reference pass of tests/oracles."""
+    policy = "backfill" if fast else ReferenceBackfill(**opts)
+    r = simulate(jobs, machine=ONE_HOST, policy=policy, policy_params=opts if fast else None)
     return r.jobs[["job_id", "start", "end", "host", "status"]]
 
 

@@ -12,8 +12,8 @@ give every job the same start time:
 With ``hosts/hpc2n.toml``'s memory limit (512 MB per processor) the oracle is
 no longer the answer: 1,232 HPC2N jobs request more than 512 MB per processor
 (SWF field 10, e.g. jobs 385675-385681 ask 700 MB), so memory binds and 65
-jobs start later than on processors alone.  There the indexed fast path is
-held to the reference pass (thesis §3.2.1 as written, ``fast_path = false``),
+jobs start later than on processors alone.  There o2ksim's pass is held to
+the reference pass (thesis §3.2.1 as written, ``tests/oracles/backfill_reference.py``),
 job for job.
 """
 
@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 from conftest import starts
+from oracles.backfill_reference import ReferenceBackfill
 
 from o2ksim import simulate
 
@@ -69,7 +70,7 @@ def test_fast_path_equals_the_reference_pass_on_hpc2n_with_memory():
     if not path.exists():
         pytest.skip(f"{path} not available")
     fast = starts(simulate(path, machine="hpc2n", policy="fcfs-backfill"))
-    reference = starts(simulate(path, machine="hpc2n", policy="fcfs-backfill", policy_params={"fast_path": False}))
+    reference = starts(simulate(path, machine="hpc2n", policy=ReferenceBackfill(name="fcfs-backfill")))
     assert len(fast) == len(reference) > 200_000
     differ = [jid for jid, st in reference.items() if fast.get(jid) != st]
     assert not differ, f"{len(differ)} jobs start elsewhere, e.g. {differ[:5]}"

@@ -36,7 +36,7 @@ CASES = [
     ("lxfw-backfill", {}),
     ("lxfw-backfill-immediate", {}),
     ("lxfw-backfill-soon", {}),
-    ("fcfs-backfill", {"fast_path": False}),
+    ("fcfs-backfill", {"reservations": 2}),
     ("eqspatial-5m", {}),
     ("fcfs", {}),
     ("tradeoff-tw-avgx", {"limit": 50}),

@@ -1,6 +1,6 @@
 """A host's kept ``Releases`` updated for the jobs that left and started, instead of rebuilt.
 
-``host_releases`` (o2ksim/policies/backfill.py) updates its per-host memo in
+``host_releases`` (o2ksim/policies/shadow.py) updates its per-host memo in
 place when the host's version moved by exactly the number of jobs that
 started or left (``_update_releases``).  Checked here:
 
@@ -23,11 +23,13 @@ import pytest
 from conftest import running_job, small_host_view
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracles.backfill_reference import ReferenceBackfill
 
 from o2ksim import simulate
 from o2ksim.jobs import JobSpec
 from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
 from o2ksim.policies import backfill
+from o2ksim.policies import shadow as shadow_module
 from o2ksim.policies.shadow import Releases
 
 LISTS = ("times", "procs", "mem", "sum_procs", "sum_mem", "cum_procs", "cum_mem")
@@ -113,12 +115,12 @@ def test_host_releases_are_updated_in_place_for_jobs_that_left_and_started():
     a = running_job(1, 2, 10, start=0.0, req=100.0)
     b = running_job(2, 3, 20, start=10.0, req=30.0)
     cache: dict[str, Releases] = {}
-    memo = backfill.host_releases(small_host_view(1, [a, b]), 20.0, None, cache)
+    memo = shadow_module.host_releases(small_host_view(1, [a, b]), 20.0, None, cache)
     assert memo.start(20.0, 5, 0) == 40.0
     # B ends (version 2) and C starts at 40: 4 procs / 30 KB for 200 s, ends 240 (version 3).
     # Free 2 procs / 60 KB; releases A at 100 (+2 -> 4) and C at 240 (+4 -> 8).
     c = running_job(3, 4, 30, start=40.0, req=200.0)
-    updated = backfill.host_releases(small_host_view(3, [a, c]), 50.0, None, cache)
+    updated = shadow_module.host_releases(small_host_view(3, [a, c]), 50.0, None, cache)
     assert updated is memo  # updated, not rebuilt
     assert (updated.times, updated.procs, updated.mem) == ([100.0, 240.0], [2.0, 4.0], [10.0, 30.0])
     assert (updated.cum_procs, updated.cum_mem) == ([4.0, 8.0], [70.0, 100.0])
@@ -131,16 +133,16 @@ def test_host_releases_are_rebuilt_when_a_change_is_not_a_start_or_a_departure()
     a = running_job(1, 2, 10, start=0.0, req=100.0)
     b = running_job(2, 3, 20, start=10.0, req=30.0)
     cache: dict[str, Releases] = {}
-    memo = backfill.host_releases(small_host_view(1, [a, b]), 20.0, None, cache)
+    memo = shadow_module.host_releases(small_host_view(1, [a, b]), 20.0, None, cache)
     # A resized to 4 processors at 20 (version 2): nobody came or went, but A's row changed.
     # Owed: 2 * 100 - 2 * 20 = 160 processor-seconds at 4 -> ends at 60.
     a.alloc_procs, a.resizes, a.segment_start, a.remaining_work = 4, 1, 20.0, a.spec.work - 40.0
-    rebuilt = backfill.host_releases(small_host_view(2, [a, b]), 20.0, None, cache)
+    rebuilt = shadow_module.host_releases(small_host_view(2, [a, b]), 20.0, None, cache)
     assert rebuilt is not memo
     assert (rebuilt.times, rebuilt.procs) == ([40.0, 60.0], [3.0, 4.0])
     # D came and went in between (versions 3, 4) and E started (5): three changes, one seen
     e = running_job(5, 1, 5, start=30.0, req=10.0)
-    again = backfill.host_releases(small_host_view(5, [a, b, e]), 30.0, None, cache)
+    again = shadow_module.host_releases(small_host_view(5, [a, b, e]), 30.0, None, cache)
     assert again is not rebuilt
     assert (again.times, again.procs) == ([40.0, 40.0, 60.0], [1.0, 3.0, 4.0])
 
@@ -166,22 +168,23 @@ def _seeded_jobs(seed: int, n: int = 300) -> list[JobSpec]:
 
 
 def _schedule(jobs, fast: bool) -> pd.DataFrame:
-    params = {"priority": "fcfs", "reservations": 1, "fast_path": fast}
-    r = simulate(jobs, machine=SMALL_HOSTS, policy="backfill", policy_params=params)
+    params = {"priority": "fcfs", "reservations": 1}
+    policy = backfill.Backfill(**params) if fast else ReferenceBackfill(**params)
+    r = simulate(jobs, machine=SMALL_HOSTS, policy=policy)
     return r.jobs[["job_id", "start", "end", "host", "status"]]
 
 
 def test_fast_path_with_updated_releases_equals_reference_and_the_mutant_does_not(monkeypatch):
     jobs = _seeded_jobs(7)
     updates = []
-    real_update = backfill._update_releases
+    real_update = shadow_module._update_releases
 
     def counting(entry, h, now):
         ok = real_update(entry, h, now)
         updates.append(ok)
         return ok
 
-    monkeypatch.setattr(backfill, "_update_releases", counting)
+    monkeypatch.setattr(shadow_module, "_update_releases", counting)
     reference = _schedule(jobs, fast=False)
     pd.testing.assert_frame_equal(reference, _schedule(jobs, fast=True))
     assert sum(updates) > 50  # the in-place update is the path taken, often
@@ -196,8 +199,8 @@ def test_a_backfill_policy_reused_for_another_run_starts_with_empty_caches():
     # version, updated from job-id differences) must not carry over into the next run
     policy = backfill.Backfill(priority="fcfs", reservations=1)
     first = simulate(_seeded_jobs(7), machine=SMALL_HOSTS, policy=policy)
-    assert policy._release_cache  # the run kept releases
+    assert policy.release_cache  # the run kept releases
     policy.bind(SMALL_HOSTS, np.random.default_rng(0))
-    assert not policy._release_cache and not policy._profile_cache
+    assert not policy.release_cache and not policy.profile_cache
     again = simulate(_seeded_jobs(7), machine=SMALL_HOSTS, policy=policy)
     pd.testing.assert_frame_equal(first.jobs, again.jobs)

@@ -4,15 +4,16 @@
 running jobs and is kept between passes while a host's allocations are
 unchanged.  Checked here:
 
-* it gives :meth:`Shadow.reserve`'s numbers bit for bit, fractional memory
-  included (same left-to-right running sums);
+* built from lists it gives the numbers of the same releases read from numpy
+  arrays (:meth:`Releases.from_arrays`) bit for bit, fractional memory included
+  (same left-to-right running sums);
 * the memo claim: releases read at an earlier ``now0`` answer for any later
   ``now1`` like the thesis's list profile built afresh at ``now1``;
 * ``host_releases`` by hand: reused while the host's version is unchanged
   (also when a release has become due), rebuilt when it changes;
 * whole runs on many small hosts with memory, at the default thresholds (so
-  the plain-Python path is the one taken): the fast path starts every job
-  exactly where and when the reference pass does.
+  the plain-Python path is the one taken): the pass starts every job
+  exactly where and when the reference pass (tests/oracles) does.
 """
 
 from __future__ import annotations
@@ -24,10 +25,12 @@ import pandas as pd
 from conftest import bursty_jobs, running_job, small_host_view
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracles.backfill_reference import ReferenceBackfill
 
 from o2ksim import simulate
 from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
-from o2ksim.policies import backfill
+from o2ksim.policies import shadow as shadow_module
+from o2ksim.policies.profile import Profile
 from o2ksim.policies.shadow import Releases, Shadow
 
 
@@ -59,7 +62,7 @@ def fractional_cases(draw):
 @given(case=fractional_cases())
 def test_plain_releases_give_the_numpy_shadow_bit_for_bit(case):
     now, free, rows, request = case
-    expected_at, expected = Shadow.reserve(now, free, _arrays(rows), request)
+    expected_at, expected = Releases.from_arrays(*_arrays(rows), *free).reserve(now, request)
     releases = Releases(rows, *free)
     at, shadow = releases.reserve(now, request)
     assert at == expected_at
@@ -90,7 +93,7 @@ def test_releases_read_earlier_answer_later_like_a_fresh_profile(case):
     now0, now1, consts, (free_p, free_m), (rp, rm, rd), starts = case
     memo = Releases(sorted((float(max(c, now0)), p, m) for c, p, m in consts), free_p, free_m)
     now = float(now1)
-    plain = backfill.Profile(now, free_p, float(free_m), [(float(max(c, now1)), p, float(m)) for c, p, m in consts])
+    plain = Profile(now, free_p, float(free_m), [(float(max(c, now1)), p, float(m)) for c, p, m in consts])
     expected_at = plain.earliest(rp, rm, rd)
     at, shadow = memo.reserve(now, (rp, rm, rd))
     assert at == expected_at
@@ -112,25 +115,25 @@ def test_host_releases_are_kept_while_the_host_is_unchanged_and_rebuilt_when_it_
     a = running_job(1, 2, 10, start=0.0, req=100.0)
     b = running_job(2, 3, 20, start=10.0, req=30.0)
     cache: dict[str, Releases] = {}
-    first = backfill.host_releases(small_host_view(1, [a, b], live=False), 20.0, None, cache)
+    first = shadow_module.host_releases(small_host_view(1, [a, b], live=False), 20.0, None, cache)
     # a 5-processor job for 10 s: 3 free + B's 3 at 40 = 6 >= 5 -> at 40, 1 extra there
     at, shadow = first.reserve(20.0, (5, 0, 10.0))
     assert (at, shadow.now_procs, shadow.extra_procs) == (40.0, 3, 1)
     # at 45 nothing changed (B overran its request): the same releases answer, and B's
     # release is now due -> the job can start now: 3 + 3 - 5 = 1 left now and at "now"
-    again = backfill.host_releases(small_host_view(1, [a, b], live=False), 45.0, None, cache)
+    again = shadow_module.host_releases(small_host_view(1, [a, b], live=False), 45.0, None, cache)
     assert again is first
     at, shadow = again.reserve(45.0, (5, 0, 10.0))
     assert (at, shadow.now_procs, shadow.now_mem, shadow.extra_procs) == (45.0, 1, 90, 1)
     # B ends at 40 and C (4 procs / 30 KB, requested 200 s) starts: version 2.  Free:
     # 2 procs; releases A at 100 (2 -> 4 free) and C at 240 (4 -> 8 free): at 240, 3 extra
     c = running_job(3, 4, 30, start=40.0, req=200.0)
-    rebuilt = backfill.host_releases(small_host_view(2, [a, c], live=False), 50.0, None, cache)
+    rebuilt = shadow_module.host_releases(small_host_view(2, [a, c], live=False), 50.0, None, cache)
     at, shadow = rebuilt.reserve(50.0, (5, 0, 10.0))
     assert (at, shadow.now_procs, shadow.extra_procs) == (240.0, 2, 3)
     # a job started earlier in the same pass (ends 60, 1 proc, 5 KB) counts as running
     # and bypasses the memo: free 1 proc, releases 60 (+1), 100 (+2), 240 (+4) -> 5 at 240
-    added = backfill.host_releases(small_host_view(2, [a, c], live=False), 50.0, [(60.0, 1, 5.0)], cache)
+    added = shadow_module.host_releases(small_host_view(2, [a, c], live=False), 50.0, [(60.0, 1, 5.0)], cache)
     assert added is not cache["h"]
     assert added.start(50.0, 4, 0) == 100.0 and added.start(50.0, 5, 0) == 240.0
 
@@ -158,8 +161,9 @@ def small_host_workloads(draw):
 )
 def test_fast_path_equals_reference_on_many_small_hosts_with_memory(jobs, priority, reservations):
     def run(fast):
-        params = {"priority": priority, "reservations": reservations, "fast_path": fast}
-        r = simulate(jobs, machine=SMALL_HOSTS, policy="backfill", policy_params=params)
+        params = {"priority": priority, "reservations": reservations}
+        policy = "backfill" if fast else ReferenceBackfill(**params)
+        r = simulate(jobs, machine=SMALL_HOSTS, policy=policy, policy_params=params if fast else None)
         return r.jobs[["job_id", "start", "end", "host", "status"]]
 
     pd.testing.assert_frame_equal(run(False), run(True))

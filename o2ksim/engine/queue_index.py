@@ -13,9 +13,10 @@ hands a policy a different queue must drop it (``queue_index=None``), and
 policies must then fall back to looking at the jobs.
 
 The index also keeps the smallest processor and memory request among the
-waiting jobs (:meth:`QueueIndex.smallest_request`), so the engine can tell in
-O(hosts) that no waiting job fits any host now and skip a pass that could
-start nothing (see ``idle_when_nothing_fits`` in :mod:`o2ksim.engine.contract`).
+waiting jobs (:meth:`QueueIndex.smallest_request`), so a policy can tell in
+O(hosts) that no waiting job fits any host now and return from a pass that
+could start nothing (``o2ksim.policies.backfill.nothing_fits``), and prune a
+scan once no host has as many free processors as the smallest request.
 """
 
 from __future__ import annotations

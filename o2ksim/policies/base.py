@@ -80,8 +80,8 @@ class Policy:
     """Base class of scheduling policies.  Subclasses set ``kind``, ``PARAMS``, ``schedule``.
 
     It satisfies :class:`~o2ksim.engine.contract.PolicyProtocol`: ``bind``,
-    ``admit``, ``stats``, ``summary_counts``, ``idle_when_nothing_fits`` and ``has_pending_work``
-    have defaults a subclass overrides when it needs them.
+    ``admit``, ``stats`` and ``summary_counts`` have defaults a subclass
+    overrides when it needs them.
     """
 
     kind: ClassVar[str] = ""
@@ -168,24 +168,6 @@ class Policy:
         """The policy's counters over the jobs in ``ids`` (the analysed jobs; ``None``: all),
         added to ``summary.json`` and printed by ``o2ksim run``; none by default."""
         return {}
-
-    def idle_when_nothing_fits(self) -> bool:
-        """Whether the engine may skip passes where no waiting job fits any host now.
-
-        ``False`` by default (every pass runs); see :mod:`o2ksim.engine.contract`.
-        """
-        return False
-
-    def has_pending_work(self, arrived: bool) -> bool:
-        """Whether a pass where no waiting job fits may still decide something.
-
-        Asked only when ``idle_when_nothing_fits()`` is ``True``, at each pass
-        the engine is about to skip; ``True`` keeps that pass.  ``False`` by
-        default: a policy that only starts full jobs has nothing else to do
-        (see :mod:`o2ksim.engine.contract`, "Work that does not need a full job
-        to fit").  ``arrived``: a job arrived since the last pass that ran.
-        """
-        return False
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, **self.params}

@@ -103,19 +103,14 @@ class QueueView:
 
 
 class _Columns:
-    """Per-run cache of static per-job columns, so a pass gathers them by index.
+    """Per-run cache of every job's request columns, so a pass without the engine's
+    queue index gathers them with one fancy index instead of a Python loop per column."""
 
-    ``row(spec)`` gives a job's values the first time the job is seen; a pass
-    looks the queue's rows up in one ``map`` and gathers each column with one
-    fancy index — no Python loop over the jobs per column.
-    """
+    __slots__ = ("cols", "n", "row_of")
 
-    __slots__ = ("cols", "n", "row", "row_of")
-
-    def __init__(self, row: Callable[[Any], tuple[float, ...]], width: int) -> None:
-        self.row = row
+    def __init__(self) -> None:
         self.row_of: dict[Job, int] = {}
-        self.cols = [np.empty(1024) for _ in range(width)]
+        self.cols = [np.empty(1024) for _ in range(4)]
         self.n = 0
 
     def _add(self, jobs: Iterable[Job]) -> None:
@@ -125,13 +120,15 @@ class _Columns:
                 continue
             if self.n == len(self.cols[0]):
                 self.cols = [np.concatenate([c, np.empty_like(c)]) for c in self.cols]
-            for col, value in zip(self.cols, self.row(job.spec), strict=True):
+            spec = job.spec
+            row = (spec.submit, spec.req_time, spec.procs, spec.mem)
+            for col, value in zip(self.cols, row, strict=True):
                 col[self.n] = value
             row_of[job] = self.n
             self.n += 1
 
-    def gather(self, jobs: list[Job]) -> list[np.ndarray]:
-        """The columns of ``jobs``, in their order."""
+    def gather(self, jobs: Sequence[Job]) -> list[np.ndarray]:
+        """``submit``, ``req_time``, ``procs`` and ``mem`` of ``jobs``, in their order."""
         get = self.row_of.__getitem__
         try:
             idx = np.fromiter(map(get, jobs), dtype=np.intp, count=len(jobs))
@@ -141,19 +138,10 @@ class _Columns:
         return [c[idx] for c in self.cols]
 
 
-def _request_row(spec: Any) -> tuple[float, float, float, float]:
-    return (spec.submit, spec.req_time, spec.procs, spec.mem)
-
-
-def _by_score(jobs: Sequence[Job], score: np.ndarray) -> list[Job]:
-    # jobs are in submission order; a stable sort on -score keeps FCFS among ties
-    return [jobs[i] for i in np.argsort(-score, kind="stable").tolist()]
-
-
 class RankedQueue(Sequence[Job]):
-    """The waiting queue in priority order, held as :class:`~o2ksim.engine.queue_index.QueueIndex`
-    rows: a job object is looked up only when the pass reaches it, and a scan of the rest
-    takes the rows as they are (``rows``)."""
+    """Waiting jobs held as :class:`~o2ksim.engine.queue_index.QueueIndex` rows: a job
+    object is looked up only when a pass reaches it, and a scan of the rest takes the
+    rows as they are (``rows``)."""
 
     __slots__ = ("jobs", "rows")
 
@@ -176,35 +164,55 @@ class RankedQueue(Sequence[Job]):
 
 
 _CHUNK = 64  # rows turned into jobs at a time while a RankedQueue is iterated
-SMALL_QUEUE = 24  # up to this many waiting jobs, WeightedPriority.rank sorts in plain Python
+SMALL_QUEUE = 24  # up to this many waiting jobs, WeightedPriority.order sorts in plain Python
 
 
 class Priority:
     """Orders the queue, highest priority first; ties in submission order.
 
-    Subclasses implement :meth:`scores` (higher = sooner); FCFS overrides
-    :meth:`order` to skip scoring altogether.
+    Subclasses implement :meth:`scores` (higher = sooner); :meth:`order` is the
+    one function that turns scores into the queue order, for every caller
+    (backfill passes, goal-oriented search, explanations, tests).
     """
 
     name = ""
 
     def __init__(self) -> None:
-        self._columns = _Columns(_request_row, 4)
+        self._columns = _Columns()
 
     def scores(self, q: QueueView) -> np.ndarray:
         """One score per waiting job; higher runs sooner."""
         raise NotImplementedError
 
-    def view(self, queue: Collection[Job], now: float) -> QueueView:
-        """The queue as arrays (for scores, tests and explanations)."""
+    def view(
+        self, queue: Collection[Job], now: float, index: QueueIndex | None = None
+    ) -> QueueView:
+        """The queue as arrays (for scores, tests and explanations).
+
+        ``index``: the engine's columns of exactly this queue in queue order
+        (``Snapshot.queue_index``), read by fancy indexing; without it, the
+        jobs' requests are gathered from a per-run cache.
+        """
+        if index is not None and len(index) == len(queue):
+            rows = index.rows()
+            cols = [index.submit[rows], index.req_time[rows], index.procs[rows], index.mem[rows]]
+            return QueueView(RankedQueue(index.jobs, rows), now, cols)
         jobs = list(queue)
         return QueueView(jobs, now, self._columns.gather(jobs))
 
-    def order(self, queue: Collection[Job], now: float) -> Sequence[Job] | Collection[Job]:
-        """The queue highest priority first (a stable sort, so FCFS among ties)."""
+    def order(
+        self, queue: Collection[Job], now: float, index: QueueIndex | None = None
+    ) -> Sequence[Job] | Collection[Job]:
+        """The queue highest priority first, ties in submission order (SPEC §3.1).
+
+        A stable sort on the negated scores of the queue, which is in submission
+        order.  With ``index`` (the engine's columns of exactly this queue) the
+        result is a :class:`RankedQueue` of index rows, which the backfill scan
+        takes as is; otherwise a list of jobs.
+        """
         if len(queue) <= 1:
             return queue
-        q = self.view(queue, now)
+        q = self.view(queue, now, index)
         score = np.asarray(self.scores(q), dtype=float)
         if score.shape != (len(q),):
             # a plain O2KSimError: SimPy re-raises errors from inside the run by
@@ -213,15 +221,11 @@ class Priority:
                 f"priority '{self.name}' returned scores of shape {score.shape} "
                 f"for {len(q)} waiting jobs (expected one score per job)"
             )
-        return _by_score(q.jobs, score)
-
-    def rank(
-        self, queue: Collection[Job], now: float, index: QueueIndex | None = None
-    ) -> Sequence[Job] | Collection[Job]:
-        """:meth:`order`, possibly computed over ``index`` (the engine's columns of exactly
-        this queue, in queue order; ``None`` when there is none): the same jobs in the
-        same order, as a :class:`RankedQueue` where that is cheaper."""
-        return self.order(queue, now)
+        ranked = np.argsort(-score, kind="stable")
+        if isinstance(q.jobs, RankedQueue):
+            return RankedQueue(q.jobs.jobs, q.jobs.rows[ranked])
+        jobs = q.jobs
+        return [jobs[i] for i in ranked.tolist()]
 
     def describe(self) -> str:
         return self.name
@@ -235,17 +239,22 @@ class FCFSPriority(Priority):
     def scores(self, q: QueueView) -> np.ndarray:
         return -q.submit
 
-    def order(self, queue: Collection[Job], now: float) -> Collection[Job]:
-        return queue
-
-    def rank(
+    def order(
         self, queue: Collection[Job], now: float, index: QueueIndex | None = None
     ) -> Collection[Job]:
+        """The queue as it is: it is already in submission order (no scores needed)."""
         return queue
 
 
 class WeightedPriority(Priority):
-    """Weighted sum of the Table 13 measures, recomputed at every pass (Table 12)."""
+    """Weighted sum of the Table 13 measures, recomputed at every pass (Table 12).
+
+    The sum is linear in the current wait: ``base + slope * wait`` with
+    ``base = Wx + Wp Jp + Wm Jm + Wpe Jpe`` and ``slope = Ww / 3600 + Wx / R``
+    (Jw = wait / 3600 and Jx = 1 + wait / R, R the requested runtime in
+    seconds; :meth:`terms`).  Terms whose weight is zero are left out (they
+    add exactly zero).
+    """
 
     def __init__(self, weights: Mapping[str, float], name: str = "weighted") -> None:
         super().__init__()
@@ -263,78 +272,59 @@ class WeightedPriority(Priority):
                 )
         self.name = name
         self.weights = {k: float(weights.get(k, 0.0)) for k in WEIGHT_NAMES}
-        self._fast = _Columns(self._static_row, 3)
-        self._by_row: tuple[QueueIndex, np.ndarray, np.ndarray] | None = None
-        self._by_row_lists: tuple[QueueIndex, list[float], list[float], list[float]] | None = None
+        # per run: the queue index, every job's base and slope, and them as lists
+        self._per_run: tuple[QueueIndex, np.ndarray, np.ndarray, tuple[list, ...] | None] | None = None
+
+    def terms(self, procs: Any, mem: Any, req_time: Any) -> tuple[Any, Any]:
+        """``(base, slope)`` of the score ``base + slope * wait`` for these requests
+        (numpy arrays or numbers): the one place the Table 12 weights are applied."""
+        w = self.weights
+        base: Any = w["x"]
+        if w["p"]:
+            base = base + w["p"] * procs
+        jm = mem / KB_PER_MEMORY_UNIT
+        if w["m"]:
+            base = base + w["m"] * jm
+        if w["pe"]:
+            base = base + w["pe"] * np.maximum(procs, jm)
+        slope: Any = w["w"] / 3600.0
+        if w["x"]:
+            slope = slope + w["x"] / np.maximum(req_time, MIN_REQUESTED_SECONDS)
+        return base, slope
 
     def scores(self, q: QueueView) -> np.ndarray:
-        w = self.weights
-        score = np.zeros(len(q))
-        if w["w"]:
-            score += w["w"] * q.jw
-        if w["x"]:
-            score += w["x"] * q.jx
-        if w["p"]:
-            score += w["p"] * q.jp
-        if w["m"]:
-            score += w["m"] * q.jm
-        if w["pe"]:
-            score += w["pe"] * q.jpe
-        return score
+        base, slope = self.terms(q.procs, q.mem, q.req_time)
+        return base + slope * q.wait
 
-    def _static_row(self, spec: Any) -> tuple[float, float, float]:
-        # score = base + slope * wait: the resource terms and Wx are fixed per job,
-        # and Jw and Jx both grow linearly with the wait
-        w = self.weights
-        req = max(spec.req_time, MIN_REQUESTED_SECONDS)
-        jm = spec.mem / KB_PER_MEMORY_UNIT
-        base = w["x"] + w["p"] * spec.procs + w["m"] * jm + w["pe"] * max(spec.procs, jm)
-        return (spec.submit, base, w["w"] / 3600.0 + w["x"] / req)
-
-    def order(self, queue: Collection[Job], now: float) -> Sequence[Job] | Collection[Job]:
-        """As :meth:`Priority.order`, from two cached per-job constants (fast path)."""
-        if len(queue) <= 1:
-            return queue
-        jobs = list(queue)
-        submit, base, slope = self._fast.gather(jobs)
-        return _by_score(jobs, base + slope * (now - submit))
-
-    def rank(
+    def order(
         self, queue: Collection[Job], now: float, index: QueueIndex | None = None
     ) -> Sequence[Job] | Collection[Job]:
-        """:meth:`order` over the queue index's rows: the same scores from the same
-        per-job constants (computed once per run for every row, with the same
-        floating-point operations as :meth:`_static_row`), sorted the same stable way
-        over the rows in queue order -- no Python loop over the waiting jobs."""
-        if index is None or len(index) != len(queue) or len(queue) <= 1:
-            return self.order(queue, now)
-        by_row = self._by_row
-        if by_row is None or by_row[0] is not index:
-            by_row = self._by_row = (index, *self._static_columns(index))
-        _, base, slope = by_row
-        if len(queue) <= SMALL_QUEUE:  # numpy's per-call cost outweighs a Python sort here
-            if self._by_row_lists is None or self._by_row_lists[0] is not index:
-                self._by_row_lists = (index, base.tolist(), slope.tolist(), index.submit.tolist())
-            _, b, m, t = self._by_row_lists
+        """:meth:`Priority.order`, with each job's ``base`` and ``slope`` computed once
+        per run over the queue index (by :meth:`terms`, so the same floats): a pass
+        then costs one multiply-add per waiting job -- in plain Python for a short
+        queue, where numpy's per-call cost would dominate, else in numpy."""
+        if len(queue) <= 1 or index is None or len(index) != len(queue):
+            return super().order(queue, now, index)
+        per_run = self._per_run
+        if per_run is None or per_run[0] is not index:
+            base, slope = self.terms(index.procs, index.mem, index.req_time)
+            base = np.broadcast_to(np.asarray(base, dtype=float), index.procs.shape)
+            slope = np.broadcast_to(np.asarray(slope, dtype=float), index.procs.shape)
+            per_run = self._per_run = (index, base, slope, None)
+        _, base, slope, lists = per_run
+        if len(queue) <= SMALL_QUEUE:
+            if lists is None:
+                lists = (base.tolist(), slope.tolist(), index.submit.tolist())
+                self._per_run = (index, base, slope, lists)
+            b, m, t = lists
             row_of = index.row_of
-            # the same operations as below, on Python floats, over the rows in queue
-            # order; sorted() is stable
-            in_queue = [row_of[job.id] for job in queue]
+            in_queue = [row_of[job.id] for job in queue]  # queue order; sorted() is stable
             ranked = sorted(in_queue, key=lambda r: -(b[r] + m[r] * (now - t[r])))
             jobs = index.jobs
             return [jobs[r] for r in ranked]
         rows = index.rows()
         score = base[rows] + slope[rows] * (now - index.submit[rows])
         return RankedQueue(index.jobs, rows[np.argsort(-score, kind="stable")])
-
-    def _static_columns(self, index: QueueIndex) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`_static_row`'s ``base`` and ``slope`` for every row of ``index``."""
-        w = self.weights
-        req = np.maximum(index.req_time, MIN_REQUESTED_SECONDS)
-        jm = index.mem / KB_PER_MEMORY_UNIT
-        procs = index.procs
-        base = w["x"] + w["p"] * procs + w["m"] * jm + w["pe"] * np.maximum(procs, jm)
-        return base, w["w"] / 3600.0 + w["x"] / req
 
     def describe(self) -> str:
         terms = [f"{v:g}*J{k}" for k, v in self.weights.items() if v]

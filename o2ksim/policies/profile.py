@@ -1,26 +1,49 @@
 """A host's availability profile: its free processors and memory from *now* on (T§3.2.1).
 
-The step function the backfill family (:mod:`o2ksim.policies.backfill`) places
-reservations in and checks backfilled jobs against, built from the running
-jobs' expected releases: :class:`Profile` in plain lists, and
-:class:`ArrayProfile` (the same answers, from the engine's sorted release
-arrays, with numpy) for hosts running many jobs.  ``backfill`` re-exports both.
+The step function the backfill family places reservations in and checks
+backfilled jobs against (thesis §3.2.1, Fig. 1 and 2), built from the running
+jobs' predicted ends: the *one* availability structure of o2ksim.  Its two
+cheaper forms, for the two questions a pass asks most, live in
+:mod:`o2ksim.policies.shadow`: :class:`~o2ksim.policies.shadow.Releases` is
+the profile of an untouched host held as running sums of its sorted releases
+(where does one reservation go?), and :class:`~o2ksim.policies.shadow.Shadow`
+is the profile of a host holding one reservation reduced to EASY's shadow
+time and extra processors (may this job start now?).
 
-This module always runs as plain Python, also in the optional compiled build
-(setup.py): :class:`ArrayProfile` keeps numpy arrays where :class:`Profile`
-keeps lists, which a compiled class's typed attributes would refuse.
+:func:`host_profiles` builds every host's profile for a snapshot; the
+backfill pass and the goal-oriented search (:mod:`o2ksim.policies.goal`)
+both use it.
+
+What the profile assumes about the jobs on a host:
+
+* a RUNNING job releases its processors and memory at its predicted end
+  (start + requested runtime; *now* once it has overrun, SPEC §2; from the
+  work still owed if it was resized or resumed), or at the time limit it was
+  started with (``Start.time_limit``) if that comes first -- there the engine
+  kills or requeues it (:func:`release_time`);
+* a PREEMPTED job holds its memory and no processors, and the profile never
+  gives that memory back: when it will resume and end is not known, so the
+  memory stays unavailable to reservations and backfilled jobs (the free
+  memory the host reports already excludes it);
+* jobs started earlier in the same pass count as running jobs from now.
 """
 
 from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Collection, Iterable, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
 from o2ksim.engine.releases import ReleaseIndex
+from o2ksim.engine.snapshot import HostView, Snapshot
+
+ARRAY_PROFILE_MIN = 64  # running jobs from which a host's profile is built from the engine's arrays
+
+#: A job started earlier in the pass, as a release: (host, predicted end, procs, memory).
+Started = tuple[str, float, int, float]
 
 
 class Profile:
@@ -35,9 +58,13 @@ class Profile:
     placed at a release time ``s`` takes only the releases it needs at ``s``;
     the others become available an instant later, so a job backfilled across
     ``s`` may use only the processors left over by that minimal set.
+
+    ``rising``: nothing has been taken from it yet, so its steps never
+    decrease (running jobs only give resources back) and :meth:`earliest` is
+    a binary search.
     """
 
-    __slots__ = ("mem", "procs", "releases", "times")
+    __slots__ = ("mem", "procs", "releases", "rising", "times")
 
     def __init__(
         self,
@@ -58,10 +85,11 @@ class Profile:
             procs[-1] += p
             mem[-1] += m
             at.setdefault(t, []).append((p, m))
-        self.times = times
+        self.times: list[float] = times
         self.procs = procs
         self.mem = mem
-        self.releases = at
+        self.releases: Any = at  # time -> [(procs, mem)] released then (``.get`` only)
+        self.rising = True
 
     @classmethod
     def _of(
@@ -69,10 +97,11 @@ class Profile:
         times: list[float],
         procs: list[int],
         mem: list[float],
-        releases: dict[float, list[tuple[int, float]]],
+        releases: Any,
     ) -> Profile:
         profile = cls.__new__(cls)
         profile.times, profile.procs, profile.mem, profile.releases = times, procs, mem, releases
+        profile.rising = True
         return profile
 
     @classmethod
@@ -84,7 +113,8 @@ class Profile:
         index: ReleaseIndex,
         added: list[tuple[float, int, float]],
     ) -> Profile:
-        """The profile of a host from the engine's sorted releases (no Python loop over them).
+        """The profile of a host from the engine's sorted releases (numpy, no Python loop
+        over the running jobs; for hosts running many jobs).
 
         Gives exactly ``Profile(now, free_procs - added procs, free_mem - added memory,
         releases + added)``; ``index`` must have no irregular jobs.
@@ -101,11 +131,8 @@ class Profile:
         mem = np.concatenate(([cm[k0 - 1] if k0 else free_mem], cm[ends]))
         at_now = sorted(zip(p[:k0].tolist(), m[:k0].tolist(), strict=True))
         releases = _SortedReleases(now, at_now, later, p[k0:], m[k0:])
-        profile = ArrayProfile.__new__(ArrayProfile)
-        profile.times, profile.procs, profile.mem = times, procs, mem  # type: ignore[assignment]
-        profile.releases = releases  # type: ignore[assignment]
-        profile.rising = True
-        return profile
+        # processors are whole numbers: kept as ints, as in a profile built from the jobs
+        return cls._of(times.tolist(), procs.astype(np.int64).tolist(), mem.tolist(), releases)
 
     def seen_at(self, now: float) -> Profile:
         """A fresh, modifiable copy of this unmodified profile as seen from ``now`` (>= its start).
@@ -161,6 +188,9 @@ class Profile:
             i, floor = 0, times[0]
         else:
             i, floor = bisect.bisect_right(times, not_before) - 1, not_before
+        if self.rising:  # the first step with enough of both keeps enough for ever
+            first = max(bisect.bisect_left(self.procs, procs), bisect.bisect_left(self.mem, mem), i)
+            return math.inf if first >= n else max(times[first], floor)
         while i < n:
             if self.procs[i] < procs or self.mem[i] < mem:
                 i += 1
@@ -214,89 +244,13 @@ class Profile:
         """Subtract a job's use over ``[start, start + duration)``."""
         if duration <= 0:
             return
+        self.rising = False
         i = self._split(start)
         end = start + duration
         j = self._split(end) if math.isfinite(end) else len(self.times)
         for k in range(i, j):
             self.procs[k] -= procs
             self.mem[k] -= mem
-
-
-class ArrayProfile(Profile):
-    """The same step function in numpy arrays, with the same operations done by numpy.
-
-    Built by :meth:`Profile.from_release_index` for the fast path; every
-    method gives exactly what :class:`Profile`'s does (the property test
-    compares the two passes, which use one each).
-
-    ``rising``: nothing has been taken from it yet, so its steps never
-    decrease (running jobs only give resources back); :meth:`earliest` is then
-    a binary search.
-    """
-
-    __slots__ = ("rising",)
-
-    def _split(self, t: float) -> int:
-        times = self.times
-        i = int(times.searchsorted(t, side="right")) - 1  # type: ignore[attr-defined]
-        if i >= 0 and times[i] == t:
-            return i
-        self.times = _inserted(times, i + 1, t)  # type: ignore[arg-type, assignment]
-        self.procs = _inserted(self.procs, i + 1, self.procs[i])  # type: ignore[arg-type, assignment]
-        self.mem = _inserted(self.mem, i + 1, self.mem[i])  # type: ignore[arg-type, assignment]
-        return i + 1
-
-    def fits(self, start: float, procs: int, mem: float, duration: float) -> bool:
-        times = self.times
-        i = max(0, int(times.searchsorted(start, side="right")) - 1)  # type: ignore[attr-defined]
-        j = max(int(times.searchsorted(start + duration, side="left")), i + 1)  # type: ignore[attr-defined]
-        return bool(
-            self.procs[i:j].min() >= procs and self.mem[i:j].min() >= mem  # type: ignore[attr-defined]
-        )
-
-    def earliest(
-        self, procs: int, mem: float, duration: float, not_before: float | None = None
-    ) -> float:
-        times: np.ndarray = self.times  # type: ignore[assignment]
-        n = len(times)
-        if not_before is None or not_before <= times[0]:
-            i0, floor = 0, times[0]
-        else:
-            i0, floor = int(np.searchsorted(times, not_before, side="right")) - 1, not_before
-        if self.rising:  # the first step with enough of both keeps enough for ever
-            first = max(
-                int(np.searchsorted(self.procs, procs, side="left")),
-                int(np.searchsorted(self.mem, mem, side="left")),
-                i0,
-            )
-            return math.inf if first >= n else max(float(times[first]), float(floor))
-        bad = (np.asarray(self.procs) < procs) | (np.asarray(self.mem) < mem)
-        bad_at = np.flatnonzero(bad)
-        steps = np.arange(i0, n)
-        following = np.searchsorted(bad_at, steps, side="right")  # first bad step after each
-        next_bad = np.append(bad_at, n)[following]
-        starts = times[i0:].copy()
-        if starts[0] < floor:
-            starts[0] = floor
-        limit = np.append(times, math.inf)[next_bad]
-        ok = ~bad[i0:] & (limit >= starts + duration)
-        k = int(np.argmax(ok))
-        return float(starts[k]) if ok[k] else math.inf
-
-    def _step_at(self, t: float) -> int:
-        return int(np.searchsorted(self.times, t, side="right")) - 1
-
-    def take(self, start: float, procs: int, mem: float, duration: float) -> None:
-        if duration <= 0:
-            return
-        self.rising = False
-        i = self._split(start)
-        end = start + duration
-        j = self._split(end) if math.isfinite(end) else len(self.times)
-        procs_at: Any = self.procs  # numpy arrays here (lists in the base class)
-        mem_at: Any = self.mem
-        procs_at[i:j] -= procs
-        mem_at[i:j] -= mem
 
 
 class _SortedReleases:
@@ -337,15 +291,6 @@ def with_added(
     return t, p, m, free_procs, free_mem
 
 
-def _inserted(values: np.ndarray, i: int, value: float) -> np.ndarray:
-    """``values`` with ``value`` inserted before position ``i`` (``np.insert``, minus its overhead)."""
-    out = np.empty(len(values) + 1, dtype=values.dtype)
-    out[:i] = values[:i]
-    out[i] = value
-    out[i + 1 :] = values[i:]
-    return out
-
-
 def _insert_sorted(
     t: np.ndarray, p: np.ndarray, m: np.ndarray, extra: list[tuple[float, int, float]]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -362,3 +307,116 @@ def _insert_sorted(
         np.insert(p, where, [b for _a, b, _c in extra]),
         np.insert(m, where, [c for _a, _b, c in extra]),
     )
+
+
+class Releasing(Protocol):
+    """What a profile reads of a running job.
+
+    A :class:`~o2ksim.jobs.Job`, or a stand-in with these fields: immediate
+    service shows the backfill pass each preempted job still owed processors
+    as one (``immediate._Borrowed``).
+    """
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def alloc_procs(self) -> int: ...
+    @property
+    def alloc_mem(self) -> int: ...
+    @property
+    def time_limit(self) -> float: ...
+    def predicted_end(self, now: float) -> float: ...
+
+
+def running_jobs(h: HostView) -> Collection[Releasing]:
+    """The jobs running on ``h``, as a profile reads them (:class:`Releasing`)."""
+    return h.running
+
+
+def release_time(job: Releasing, now: float) -> float:
+    """When a running job is expected to give its processors and memory back.
+
+    Its predicted end (start + requested runtime, or *now* once overrun,
+    SPEC §2; from the work still owed if it was resized or preempted), but
+    never after the time limit it was started with (``Start.time_limit``):
+    there the engine kills or requeues it, and either way it releases
+    everything.
+    """
+    end = job.predicted_end(now)
+    limit = job.time_limit
+    return limit if limit < end else end
+
+
+def indexed(h: HostView) -> bool:
+    """Whether the host's profile is built from the engine's sorted release arrays:
+    it runs many jobs, all with a fixed predicted end (``ReleaseIndex.irregular`` empty)."""
+    index = h.releases
+    return (
+        index is not None
+        and len(index) >= ARRAY_PROFILE_MIN
+        and not index.irregular
+        and len(index) == len(h.running)
+    )
+
+
+def added_by_host(started: Sequence[Started], now: float) -> dict[str, list[tuple[float, int, float]]]:
+    """Jobs started earlier in the pass as releases ``(end, procs, mem)``, by host."""
+    added: dict[str, list[tuple[float, int, float]]] = {}
+    for host, end, p, m in started:
+        added.setdefault(host, []).append((max(end, now), p, m))
+    return added
+
+
+def build_profile(h: HostView, now: float, added: Iterable[tuple[float, int, float]] = ()) -> Profile:
+    """The profile of ``h`` from its running jobs one by one, plus the releases ``added``."""
+    added = list(added)
+    releases: list[tuple[float, int, float]] = [
+        (release_time(j, now), j.alloc_procs, j.alloc_mem) for j in running_jobs(h)
+    ]
+    releases.extend(added)
+    return Profile(
+        now,
+        h.free_procs - sum(p for _, p, _m in added),
+        h.free_mem - sum(m for _, _p, m in added),
+        releases,
+    )
+
+
+def host_profiles(
+    snap: Snapshot,
+    started: Sequence[Started] = (),
+    cache: dict[str, tuple[int, Profile]] | None = None,
+    *,
+    use_index: bool = True,
+) -> dict[str, Profile]:
+    """Every host's availability profile, by name: running jobs plus ``started`` (jobs
+    started earlier in this pass); each profile is the caller's to modify.
+
+    A host running many jobs with fixed predicted ends is built from the
+    engine's sorted release arrays (:func:`indexed`; same steps, unless
+    ``use_index`` is false); otherwise from its
+    running jobs one by one, and ``cache`` (one dict per run) then keeps each
+    host's profile between passes, reused as a copy seen from now while the
+    host's allocations (its ``version``) are unchanged.
+    """
+    now = snap.now
+    extra = added_by_host(started, now)
+    profiles = {}
+    for h in snap.hosts:
+        added = extra.get(h.name)
+        index = h.releases
+        if use_index and index is not None and indexed(h):
+            profiles[h.name] = Profile.from_release_index(
+                now, h.free_procs, h.free_mem, index, added or []
+            )
+        elif added is None and cache is not None:
+            entry = cache.get(h.name)
+            if entry is None or entry[0] != h.version:
+                base = build_profile(h, now)
+                cache[h.name] = (h.version, base)
+            else:
+                base = entry[1]
+            profiles[h.name] = base.seen_at(now)
+        else:
+            profiles[h.name] = build_profile(h, now, added or ())
+    return profiles

@@ -1,4 +1,17 @@
-"""A host's availability profile with one reservation, reduced to EASY's shadow time.
+"""The two cheap forms of a host's availability profile (T§3.2.1): EASY's shadow and
+the untouched host's running sums.
+
+:class:`~o2ksim.policies.profile.Profile` is the step function itself; a pass
+with one reservation (EASY: FCFS-backfill, LXF&W-backfill, ...) needs only:
+
+* :class:`Releases` -- the profile of a host nobody has reserved yet, kept as
+  its sorted releases with running sums: where would a job's reservation go
+  (two bisections), and what shadow would it leave;
+* :class:`Shadow` -- the profile of a host holding one reservation, reduced to
+  EASY's *shadow time* and *extra* processors and memory: may a job start now
+  without delaying it.
+
+Both give exactly what the full profile would (tests compare them).
 
 Once a backfill pass has placed all its reservations, the rest of the pass
 only asks of a reserved host's profile "can a job start *now* for ``d``
@@ -32,6 +45,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
+from o2ksim.engine.snapshot import HostView
+from o2ksim.policies.profile import release_time, running_jobs
 
 
 class Shadow:
@@ -67,51 +83,6 @@ class Shadow:
             return None
         return cls(times[0], procs[0], mem[0], at, procs[k], mem[k])
 
-    @classmethod
-    def reserve(
-        cls,
-        now: float,
-        free: tuple[float, float],
-        releases: tuple[np.ndarray, np.ndarray, np.ndarray],
-        request: tuple[float, float, float],
-    ) -> tuple[float, Shadow | None]:
-        """Where one reservation goes on an untouched host, and the shadow it leaves.
-
-        ``free``: processors and memory free now; ``releases``: times,
-        processors and memory of the expected releases, sorted by time, then
-        processors, then memory (releases due by now count now); ``request``:
-        the reserved job's processors, memory and requested runtime.  Gives
-        what building the host's profile, taking its earliest start and
-        reserving it there would (``Profile.from_release_index``,
-        ``earliest``, ``reserve``, then :meth:`of`), without building it:
-        resources only come back, so the start is the first release after
-        which both suffice, and the extra is what is left there once the
-        releases the job needs at that instant (smallest first) are counted.
-        ``(inf, None)`` when the host never has enough.
-        """
-        t, p, m = releases
-        procs, mem = request[0], request[1]
-        cum_procs = np.cumsum(p) + free[0]
-        cum_mem = np.cumsum(m) + free[1]
-        due = int(t.searchsorted(now, side="right"))  # releases at or before now
-        if free[0] >= procs and free[1] >= mem:
-            enough = -1  # no release needed
-        else:
-            enough = max(int(cum_procs.searchsorted(procs)), int(cum_mem.searchsorted(mem)))
-            if enough >= len(t):
-                return math.inf, None
-        now_procs = float(cum_procs[due - 1]) if due else float(free[0])
-        now_mem = float(cum_mem[due - 1]) if due else float(free[1])
-        if enough >= due:  # at the release time t[enough]: its same-time releases, smallest
-            at = float(t[enough])  # first, are already in sorted order up to ``enough``
-            have_procs, have_mem = float(cum_procs[enough]), float(cum_mem[enough])
-        else:  # now: the releases due by now, smallest first, until both suffice
-            at = now
-            have_procs, have_mem = _due_until_enough(
-                float(free[0]), float(free[1]), p[:due].tolist(), m[:due].tolist(), procs, mem
-            )
-        return at, _shadow_after_hold(now, now_procs, now_mem, at, have_procs, have_mem, request)
-
     def fits(self, start: float, procs: float, mem: float, duration: float) -> bool:
         """Whether a job starting now (``start``) delays no reservation (``Profile.fits``)."""
         assert start == self.now, "a shadow answers for jobs starting now only"
@@ -146,19 +117,22 @@ def _lowest_first(procs: Any, mem: Any, lo: int, hi: int) -> bool:
 
 
 class Releases:
-    """A host's expected releases as plain Python lists, ready for many reservations.
+    """The profile of an untouched host: its expected releases with running sums.
 
-    :meth:`Shadow.reserve` does the same with numpy; on the hosts of an O2K
-    (8-64 processors, a handful of running jobs) numpy's per-call cost, not
-    the arithmetic, was most of a pass, so these are lists with their
-    running sums precomputed.  Built from ``(time, procs, mem)`` rows sorted
-    by time, then processors, then memory, and the host's free processors and
-    memory; the running sums are summed left to right exactly as
-    ``numpy.cumsum`` does, so :meth:`reserve` gives :meth:`Shadow.reserve`'s
-    floats bit for bit.
+    Built from ``(time, procs, mem)`` rows sorted by time, then processors,
+    then memory (the tie rule: same-time releases count smallest first), and
+    the host's free processors and memory.  Resources only come back, so the
+    profile's earliest start for a job is the time of the first release after
+    which the running sums (plus what is free) cover both its processors and
+    memory (:meth:`start`), and :meth:`reserve` gives the :class:`Shadow` the
+    reservation leaves there.  On the hosts of an O2K (8-64 processors, a
+    handful of running jobs) these are plain lists, kept between passes
+    (:func:`host_releases`); a host running many jobs gets numpy arrays read
+    from the engine's sorted release index (:meth:`from_arrays`), summed left
+    to right the same way, so both give the same floats bit for bit.
 
     **Why one instance serves every pass while the host is unchanged** (the
-    memo kept by ``version``, :func:`~o2ksim.policies.backfill.host_releases`).
+    memo kept by ``version``, :func:`host_releases`).
     While no allocation on the host changes, its free resources are fixed
     and each expected release has the form ``max(c_i, now)`` with ``c_i``
     fixed (:meth:`~o2ksim.jobs.Job.predicted_end`); the releases predicted at
@@ -176,7 +150,7 @@ class Releases:
     the profile afresh from the raised releases would.
 
     **Why it may be updated instead of rebuilt when the host changes**
-    (:func:`~o2ksim.policies.backfill.host_releases`).  The argument above
+    (:func:`host_releases`).  The argument above
     needs only that each row is ``max(c_i, then_i)`` for *some* earlier pass
     ``then_i`` (so ``max(row, now)`` is the release now) and that the rows
     stay in order.  A job that kept running with its allocation untouched
@@ -221,6 +195,21 @@ class Releases:
         self.sum_mem = list(itertools.accumulate(self.mem))
         self.cum_procs = [total + free_procs for total in self.sum_procs]
         self.cum_mem = [total + free_mem for total in self.sum_mem]
+
+    @classmethod
+    def from_arrays(
+        cls, t: np.ndarray, p: np.ndarray, m: np.ndarray, free_procs: float, free_mem: float
+    ) -> Releases:
+        """The releases of a host running many jobs, from sorted numpy arrays
+        (:func:`~o2ksim.policies.profile.with_added`); read-only (no :meth:`insert`)."""
+        self = cls.__new__(cls)
+        self.version, self.rows_of = -1, None
+        self.free_procs, self.free_mem = free_procs, free_mem
+        self.times, self.procs, self.mem = t, p, m  # type: ignore[assignment]
+        self.sum_procs, self.sum_mem = [], []
+        self.cum_procs = np.cumsum(p) + free_procs  # type: ignore[assignment]
+        self.cum_mem = np.cumsum(m) + free_mem  # type: ignore[assignment]
+        return self
 
     def remove(self, row: tuple[float, float, float]) -> int:
         """Take one row equal to ``row`` out (a job that left); where it was.
@@ -274,37 +263,61 @@ class Releases:
         self.cum_procs = [total + free_procs for total in self.sum_procs]
         self.cum_mem = [total + free_mem for total in self.sum_mem]
 
+    def _enough(self, procs: float, mem: float) -> int:
+        """Index of the first release after which the running sums (plus what is free)
+        cover both ``procs`` and ``mem``; the number of releases when none does."""
+        cum_procs, cum_mem = self.cum_procs, self.cum_mem
+        if isinstance(cum_procs, list):
+            by_procs, by_mem = bisect.bisect_left(cum_procs, procs), bisect.bisect_left(cum_mem, mem)
+        else:  # read from the engine's arrays (from_arrays)
+            by_procs = int(cum_procs.searchsorted(procs))
+            by_mem = int(cum_mem.searchsorted(mem))
+        return by_procs if by_procs > by_mem else by_mem
+
     def start(self, now: float, procs: float, mem: float) -> float:
         """The reservation's start (:meth:`reserve`'s first value) alone: two bisections."""
         if self.free_procs >= procs and self.free_mem >= mem:
             return now
-        enough = bisect.bisect_left(self.cum_procs, procs)
-        by_mem = bisect.bisect_left(self.cum_mem, mem)
-        if by_mem > enough:
-            enough = by_mem
+        enough = self._enough(procs, mem)
         if enough >= len(self.times):
             return math.inf
         at = self.times[enough]
         return at if at > now else now
 
     def reserve(self, now: float, request: tuple[float, float, float]) -> tuple[float, Shadow | None]:
-        """:meth:`Shadow.reserve` on these releases (every time raised to ``now``)."""
+        """Where one reservation for ``request`` (processors, memory, requested runtime)
+        goes on this host, and the :class:`Shadow` it leaves; ``(inf, None)`` when the
+        host never has enough.
+
+        What building the host's profile, taking its earliest start and reserving
+        it there would give (``Profile.earliest``, ``Profile.reserve``, then
+        :meth:`Shadow.of`), without building it: the extra is what is left at the
+        start once the releases the job needs there (smallest first) are counted.
+        """
         procs, mem = request[0], request[1]
         times, cum_procs, cum_mem = self.times, self.cum_procs, self.cum_mem
         at = self.start(now, procs, mem)
         if at == math.inf:
             return at, None
-        due = bisect.bisect_right(times, now)  # releases at or before now
+        due = _right(times, now)  # releases at or before now
         now_procs = cum_procs[due - 1] if due else float(self.free_procs)
         now_mem = cum_mem[due - 1] if due else float(self.free_mem)
         if at > now:  # at release ``enough``, the first whose running sums suffice
-            enough = max(bisect.bisect_left(cum_procs, procs), bisect.bisect_left(cum_mem, mem))
+            enough = self._enough(procs, mem)
             have_procs, have_mem = cum_procs[enough], cum_mem[enough]
         else:  # now: the releases due by now, smallest first, until both suffice
             have_procs, have_mem = _due_until_enough(
-                float(self.free_procs), float(self.free_mem), self.procs[:due], self.mem[:due], procs, mem
+                float(self.free_procs), float(self.free_mem), list(self.procs[:due]), list(self.mem[:due]),
+                procs, mem,
             )
         return at, _shadow_after_hold(now, now_procs, now_mem, at, have_procs, have_mem, request)
+
+
+def _right(values: Sequence[float], x: float) -> int:
+    """``bisect_right`` on a list, numpy's own binary search on an array."""
+    if isinstance(values, list):
+        return bisect.bisect_right(values, x)
+    return int(values.searchsorted(x, side="right"))  # type: ignore[attr-defined]
 
 
 def _due_until_enough(
@@ -341,3 +354,78 @@ def _shadow_after_hold(
     if at == now:
         now_procs, now_mem = have_procs, have_mem
     return Shadow(now, now_procs, now_mem, at, have_procs, have_mem)
+
+
+def host_releases(
+    h: HostView,
+    now: float,
+    added: list[tuple[float, int, float]] | None,
+    cache: dict[str, Releases],
+) -> Releases:
+    """A host's expected releases and free resources, with the jobs ``added`` in this
+    pass counted as running (plain lists; the host's running jobs one by one).
+
+    Without ``added``, ``cache`` keeps a host's :class:`Releases` between
+    passes while its allocations are unchanged (its ``version``): every
+    release time has the form ``max(constant, now)``
+    (:meth:`~o2ksim.jobs.Job.predicted_end`), so the releases of an earlier
+    pass, in the order of their constants, answer for this one
+    (:class:`Releases` explains why).  When the version has changed, the
+    kept instance is updated for the jobs that left and started since
+    (:func:`_update_releases`) where that is exact, and rebuilt otherwise.
+    """
+    if not added:
+        entry = cache.get(h.name)
+        if entry is None or (entry.version != h.version and not _update_releases(entry, h, now)):
+            rows_of: dict[int, tuple[float, float, float]] = {
+                j.id: (release_time(j, now), j.alloc_procs, j.alloc_mem) for j in running_jobs(h)
+            }
+            entry = Releases(sorted(rows_of.values()), h.free_procs, h.free_mem, h.version, rows_of)
+            cache[h.name] = entry
+        return entry
+    raised: list[tuple[float, float, float]] = [
+        (max(release_time(j, now), now), j.alloc_procs, j.alloc_mem) for j in running_jobs(h)
+    ]
+    raised.extend(added)
+    raised.sort()
+    free_procs = h.free_procs - sum(b for _a, b, _c in added)
+    free_mem = h.free_mem - sum(c for _a, _b, c in added)
+    return Releases(raised, free_procs, free_mem)
+
+
+def _update_releases(entry: Releases, h: HostView, now: float) -> bool:
+    """Bring a host's kept :class:`Releases` to its current version in place, from the
+    jobs that left and started since; ``False`` (untouched) when that would not be exact.
+
+    Exact when every allocation change since ``entry.version`` is one of
+    those starts or departures: then every job running both then and now was
+    left alone and keeps its row (:class:`Releases`).  The engine bumps a
+    host's version by one per allocation change (``Host.take``/``give``:
+    start, end, preemption, resumption, resize), so that holds iff the
+    version moved by exactly the number of jobs that started or left; a
+    resize, a job that left and came back (requeued, resumed) or a job that
+    came and went in between all make the count differ.
+    """
+    rows_of = entry.rows_of
+    if rows_of is None:
+        return False
+    running = getattr(h.running, "mapping", None)  # the engine's live dict of running jobs
+    if running is None:
+        running = {j.id: j for j in running_jobs(h)}
+    left = rows_of.keys() - running.keys()
+    started = running.keys() - rows_of.keys()
+    if h.version - entry.version != len(left) + len(started):
+        return False
+    first = len(entry.times)
+    for job_id in left:
+        i = entry.remove(rows_of.pop(job_id))
+        if i < first:
+            first = i
+    for job_id in started:
+        j = running[job_id]
+        row = rows_of[job_id] = (release_time(j, now), j.alloc_procs, j.alloc_mem)
+        i = entry.insert(row)
+        if i < first:
+            first = i
+    entry.resum(first, h.free_procs, h.free_mem, h.version)
+    return True

@@ -94,12 +94,9 @@ Choices where the thesis is silent (each tested in ``tests/test_immediate.py``):
   for a pass when the next running job becomes eligible for preemption (the
   thesis simulator's extra event, T§3.4).  Waiting jobs are served in arrival
   order.
-* Passes: the policy opts in to the engine's skipping of passes where no
-  waiting job fits (:mod:`o2ksim.engine.contract`) and keeps the ones where
-  it may still act -- a new job or one still waiting for a trial, or a victim
-  to resume (:meth:`ImmediateService.has_pending_work`); in such a kept pass
-  the backfill pass itself is left out when it keeps the same promise (it
-  would decide nothing).  Schedules are those of a run with every pass.
+* Passes: the component gets every pass its holding policy gets (the engine
+  runs one at every arrival, departure and timer); the holding policy's own
+  backfill pass returns at once when it can decide nothing.
 """
 
 from o2ksim.policies.immediate.book import Borrowed, TrialBook, borrowed_view

@@ -66,14 +66,10 @@ class ImmediateService:
         self,
         snap: Snapshot,
         inner: Callable[[Snapshot], Sequence[Any]],
-        inner_idle_when_nothing_fits: bool = False,
     ) -> list[Any]:
-        """One pass around ``inner``; ``inner_idle_when_nothing_fits``: ``inner`` keeps the
-        engine's promise (:mod:`o2ksim.engine.contract`), so when no waiting job fits any
-        host it is not run at all (it would decide nothing)."""
+        """One pass around ``inner`` (the holding policy's own pass, which returns at once
+        when it can decide nothing)."""
         now = snap.now
-        if inner_idle_when_nothing_fits and not snap.explain and _nothing_fits(snap):
-            inner = _no_decisions
         book = self.book
         awaiting = self._awaiting
         owed: dict[str, int] = {}  # processors the preempted victims will take back, per host
@@ -157,33 +153,6 @@ class ImmediateService:
             decisions.extend(self._next_eligibility(snap, protected, fresh))
         return decisions
 
-    def has_pending_work(self, arrived: bool) -> bool:
-        """Whether a pass may decide something even when no waiting job fits as a full job.
-
-        The engine skips such a pass otherwise (:mod:`o2ksim.engine.contract`,
-        "Work that does not need a full job to fit").  A pass where nothing fits
-        starts no full job, so it can only: give a trial to a job that arrived
-        since the last pass (``arrived``) or still waits for one
-        (``_awaiting``); resume a victim the engine did not resume when its
-        trial ended (``book.to_resume``, or a trial no longer running with a
-        victim still preempted: the engine asks for a pass when it leaves a
-        victim to the policy).  Noting a trial that left is deferred to the
-        next pass that runs (``Snapshot.departed`` covers every departure
-        since the last pass; :meth:`TrialBook.summary_counts` counts a completed trial
-        not yet noted); the borrowed view and the backfill pass itself decide
-        and change nothing when nothing fits.  Timers (eligibility wakes)
-        always force a pass.  Cost: O(1) plus the trials in progress (a few:
-        each lasts at most ``q``).
-        """
-        book = self.book
-        if arrived or self._awaiting or book.to_resume:
-            return True
-        running, preempted = JobState.RUNNING, JobState.PREEMPTED
-        for trial, victims in book.running.values():
-            if trial.state is not running and any(v.state is preempted for v in victims):
-                return True
-        return False
-
     def _next_eligibility(
         self, snap: Snapshot, protected: set[int], fresh: Sequence[Job]
     ) -> list[WakeAt]:
@@ -216,26 +185,4 @@ class ImmediateService:
     def stats(self) -> dict[str, float]:
         """The counters over every job of the run and the preemptions trials made (``run.json``)."""
         return {**self.book.summary_counts(), "trial_preemptions": self.book.preemptions}
-
-
-def _no_decisions(snap: Snapshot) -> Sequence[Any]:
-    return ()
-
-
-def _nothing_fits(snap: Snapshot) -> bool:
-    """No waiting job fits the free processors and memory of any host (the engine's
-    O(hosts) test against the queue's smallest requests; ``False`` when unknown)."""
-    index = snap.queue_index
-    if index is None:
-        return False
-    procs = index.smallest_procs()
-    mem = None
-    for h in snap.hosts:
-        if h.free_procs >= procs:
-            if mem is None:
-                mem = index.smallest_mem()
-            if h.free_mem >= mem:
-                return False
-    return True
-
 
