@@ -21,7 +21,7 @@ import argparse
 import numpy as np
 
 from o2ksim.workloads import models, o2k
-from o2ksim.workloads.o2k_classes import CLASS_NAMES, TABLE6_PXT
+from o2ksim.o2k_classes import CLASS_NAMES, TABLE6_PXT
 
 MONTH = 30 * 86400.0
 

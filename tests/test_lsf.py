@@ -14,13 +14,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from o2ksim.analysis.lsf_classes import job_classes, lsf_class_table
 from o2ksim.engine.core import Simulation
 from o2ksim.engine.monitor import jobs_table
 from o2ksim.errors import ConfigError
 from o2ksim.jobs import JobSpec
 from o2ksim.machine import KB_PER_GB, load_machine, parse_machine, single_host
 from o2ksim.policies import make_policy
-from o2ksim.policies.lsf import NCSALSF, job_classes, lsf_class_table, lsf_config
+from o2ksim.policies.lsf import NCSALSF, lsf_config
 from o2ksim.run.api import simulate
 
 H = 3600.0

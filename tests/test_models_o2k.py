@@ -19,9 +19,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from o2ksim import o2k_classes
 from o2ksim.errors import ConfigError
 from o2ksim.workloads import characterize as ch
-from o2ksim.workloads import distributions, models, o2k, o2k_classes
+from o2ksim.workloads import distributions, models, o2k
 from o2ksim.workloads.reshape import offered_load
 from o2ksim.workloads.swf import read_swf, write_swf
 

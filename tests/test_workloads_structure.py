@@ -22,7 +22,7 @@ MODULES = sorted(p.stem for p in PKG.glob("*.py") if p.stem != "__init__")
 
 # a module may import only modules of a lower layer (or of its own layer when listed in ALLOWED)
 LAYER = {
-    "o2k_classes": 0,
+
     "swf_fields": 0,
     "clock": 0,
     "transforms": 0,

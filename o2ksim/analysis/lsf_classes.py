@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 
 from o2ksim.machine import KB_PER_MB, MachineSpec, load_machine
+from o2ksim.o2k_classes import class_labels
 from o2ksim.policies.lsf.classes import UNCLASSIFIED, LSFConfig, label, lsf_config
-from o2ksim.workloads.o2k_classes import class_labels
 
 
 def _config_of(machine: MachineSpec | LSFConfig | str | None) -> LSFConfig:

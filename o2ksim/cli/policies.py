@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from o2ksim.policies import Param
+from o2ksim.errors import O2KSimError
+from o2ksim.policies import POLICIES, Param, presets
 
 HELP = "list policy presets and kinds with their parameters"
 
@@ -15,9 +16,6 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from o2ksim.errors import O2KSimError
-    from o2ksim.policies import POLICIES, presets
-
     kinds = POLICIES.entries()
     found = presets()
     if args.name:

@@ -8,6 +8,10 @@ from pathlib import Path
 
 from o2ksim.cli._policy_options import add_policy_options, refuse_foreign_options
 from o2ksim.errors import O2KSimError
+from o2ksim.run.api import run_config
+from o2ksim.run.config import RunConfig, WorkloadRecipe
+from o2ksim.run.workload import load_workload
+from o2ksim.table import column
 from o2ksim.validation import (
     check_interval_option,
     check_span_option,
@@ -149,12 +153,10 @@ def parse_overrides(items: list[str]) -> dict[str, object]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from o2ksim.run.api import run_config
-    from o2ksim.run.config import RunConfig
-    from o2ksim.run.workload import load_workload
-
     if args.trace and (args.model or args.params or args.span):
         raise O2KSimError("give either --trace or --model/--params/--span, not both")
+    if args.report and not args.out:  # refused before the simulation, not after it
+        raise O2KSimError("--report needs --out DIR (where to write the report)")
     interval = (
         check_interval_option(option_duration("--interval", args.interval, positive=True))
         if args.interval
@@ -221,8 +223,7 @@ def run(args: argparse.Namespace) -> int:
         if args.out:
             print(f"results written to {args.out}/")
     if args.report:
-        if not args.out:
-            raise O2KSimError("--report needs --out DIR (where to write the report)")
+        # the report needs pandas, matplotlib and seaborn, which a run without it never loads
         from o2ksim.report.html import write_result_report
 
         page = write_result_report(result, args.out, name=result.policy["name"], description=source)
@@ -247,6 +248,7 @@ def check_result(result, trace, window: Window | None, args: argparse.Namespace)
     With ``--out`` the allocation segments are written as ``segments.csv`` and
     the check reads back the files the user gets, not the objects in memory.
     """
+    # the invariants read the written tables with pandas, which a run without --check never loads
     import pandas as pd
 
     from o2ksim.invariants import violations
@@ -277,8 +279,6 @@ def check_result(result, trace, window: Window | None, args: argparse.Namespace)
 
 def warn_about_window(trace, window: Window, args: argparse.Namespace) -> None:
     """Say how many jobs ``--window`` leaves out of the simulation (never silently)."""
-    from o2ksim.table import column
-
     before = int((column(trace.table, "submit") < window.start - window.warmup).sum())
     if before and not args.quiet:
         print(
@@ -310,8 +310,6 @@ def generated_workload(args: argparse.Namespace):
     Returns the :class:`~o2ksim.run.config.WorkloadRecipe`, the analysis window
     and a description of the source.
     """
-    from o2ksim.run.config import WorkloadRecipe
-
     if args.window:
         raise O2KSimError(
             "--window applies to --trace; a generated workload is analysed over --span"

@@ -47,6 +47,7 @@ from o2ksim.engine.snapshot import Snapshot
 from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.jobs import Job
 from o2ksim.machine import MachineSpec
+from o2ksim.plugins import is_object_spec, load_object
 from o2ksim.registry import Registry
 from o2ksim.validation import check_keys, nearest
 
@@ -241,8 +242,6 @@ def make_policy(name: str, **overrides: Any) -> Policy:
     """
     overrides = {k: v for k, v in overrides.items() if v is not None}
     text = os.fspath(name)
-    from o2ksim.plugins import is_object_spec, load_object
-
     if is_object_spec(text):  # "module:Class" or "file.py:Class" (o2ksim.plugins)
         cls = load_object(text, what="policy")
         if not (isinstance(cls, type) and callable(getattr(cls, "schedule", None))):

@@ -43,6 +43,7 @@ import numpy as np
 
 from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.jobs import Job
+from o2ksim.plugins import is_object_spec, load_object
 from o2ksim.registry import Registry
 
 if TYPE_CHECKING:
@@ -417,8 +418,6 @@ def register_priority(
 
 
 def _import_function(path: str) -> PriorityFunction:
-    from o2ksim.plugins import load_object
-
     fn = load_object(path, what="priority")
     if not callable(fn):
         raise ConfigError(None, f"'{path}' is not callable", field="priority")
@@ -453,8 +452,6 @@ def make_priority(spec: str | Mapping[str, float] | Priority | PriorityFunction)
 
 def check_priority(spec: Any) -> bool:
     """Whether ``spec`` names a priority (used to validate presets before a run)."""
-    from o2ksim.plugins import is_object_spec
-
     try:
         make_priority(spec)
     except ConfigError:

@@ -33,9 +33,7 @@ import numpy as np
 import pandas as pd
 
 from o2ksim.errors import O2KSimError
-from o2ksim.workloads.characterize_arrivals import DEFAULT_PERIODS, arrival_tables
-from o2ksim.workloads.clock import local_clock, local_clock_unix, trace_tz
-from o2ksim.workloads.o2k_classes import (
+from o2ksim.o2k_classes import (
     CLASS_NAMES,
     KB_PER_MB,
     SIZE_CLASSES,
@@ -45,6 +43,8 @@ from o2ksim.workloads.o2k_classes import (
     TIME_CLASSES,
     class_index,
 )
+from o2ksim.workloads.characterize_arrivals import DEFAULT_PERIODS, arrival_tables
+from o2ksim.workloads.clock import local_clock, local_clock_unix, trace_tz
 from o2ksim.workloads.reshape import offered_load
 
 __all__ = [

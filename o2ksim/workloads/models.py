@@ -41,8 +41,8 @@ import numpy as np
 
 from o2ksim import __version__
 from o2ksim.errors import ConfigError, O2KSimError
+from o2ksim.o2k_classes import TABLE6_MONTHS
 from o2ksim.registry import Registry
-from o2ksim.workloads.o2k_classes import TABLE6_MONTHS
 from o2ksim.workloads.params import (
     DEFAULT_START_TIME,
     Checker,

@@ -53,8 +53,8 @@ from typing import Any
 import numpy as np
 
 from o2ksim.errors import ConfigError
+from o2ksim.o2k_classes import CLASS_NAMES, KB_PER_MB, class_index
 from o2ksim.workloads.distributions import beta_params, hyperexp_sample
-from o2ksim.workloads.o2k_classes import CLASS_NAMES, KB_PER_MB, class_index
 from o2ksim.workloads.o2k_params import (
     arrival_intervals,
     expected_jobs,

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from o2ksim.errors import ConfigError
-from o2ksim.workloads.o2k_classes import CLASS_NAMES, TABLE6, TABLE6_MONTHS
+from o2ksim.o2k_classes import CLASS_NAMES, TABLE6, TABLE6_MONTHS
 from o2ksim.workloads.params import Checker
 
 __all__ = ["arrival_intervals", "expected_jobs", "month_params", "validate"]

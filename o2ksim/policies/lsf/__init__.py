@@ -29,13 +29,11 @@ One scheduling pass repeats, until nothing more starts:
 
 ``docs/background/policies/ncsa-lsf.md`` gives the rules with a worked example
 and every interpretation made where the thesis is silent.
-:func:`lsf_class_table` gives the per-class average and maximum wait of the
-thesis's Figures 5-6 for any run.
+:func:`o2ksim.analysis.lsf_classes.lsf_class_table` gives the per-class
+average and maximum wait of the thesis's Figures 5-6 for any run.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from o2ksim.policies.lsf.classes import (
     DOC,
@@ -56,17 +54,7 @@ __all__ = [
     "WAKE_TAG",
     "LSFConfig",
     "LSFHost",
-    "job_classes",
     "label",
-    "lsf_class_table",
     "lsf_config",
 ]  # fmt: skip
 
-
-def __getattr__(name: str) -> Any:
-    # the per-class analysis needs pandas: imported on first use, not with the policy
-    if name in ("job_classes", "lsf_class_table"):
-        from o2ksim.analysis import lsf_classes
-
-        return getattr(lsf_classes, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

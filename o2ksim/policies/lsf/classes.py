@@ -2,7 +2,7 @@
 
 The policy's view of the O2K job classes (T§3.1, Tables 3-4; labels and the
 classifying rule are shared with the workload model in
-:mod:`o2ksim.workloads.o2k_classes`): time classes by requested runtime, size classes by processors and
+:mod:`o2ksim.o2k_classes`): time classes by requested runtime, size classes by processors and
 memory, per-host priorities and limits, system-wide limits, drain waits.
 """
 
@@ -16,8 +16,8 @@ from typing import Any
 
 from o2ksim.errors import ConfigError
 from o2ksim.machine import KB_PER_GB, MachineSpec
-from o2ksim.workloads.o2k_classes import UNCLASSIFIED as UNCLASSIFIED  # re-exported
-from o2ksim.workloads.o2k_classes import label
+from o2ksim.o2k_classes import UNCLASSIFIED as UNCLASSIFIED  # re-exported
+from o2ksim.o2k_classes import label
 
 HOUR = 3600.0
 DOC = "docs/background/policies/ncsa-lsf.md"
