@@ -27,7 +27,7 @@ demo: install
 
 lint: install-test
 	$(BIN)/ruff check o2ksim tests benchmarks
-	$(BIN)/mypy o2ksim/engine o2ksim/policies
+	$(BIN)/mypy o2ksim
 
 test: install-test lint
 	$(BIN)/python -m pytest -q

@@ -69,7 +69,7 @@ from o2ksim.policies.priority import (
     check_priority,
     make_priority,
 )
-from o2ksim.policies.profile import Profile, host_profiles
+from o2ksim.policies.profile import Profile
 from o2ksim.policies.shadow import Releases
 
 
@@ -330,14 +330,6 @@ class Backfill(Policy):
                 self._wakes.add(at)
                 out.append(WakeAt(at, host, "non-sliding reservation"))
         return out
-
-
-def _profiles(
-    snap: Snapshot, started: list[Any], cache: dict[str, tuple[int, Profile]] | None = None
-) -> dict[str, Profile]:
-    """Old name of :func:`o2ksim.policies.profile.host_profiles` (goal/ imports it until
-    it moves to the public name); every host built from its running jobs."""
-    return host_profiles(snap, started, cache, use_index=False)
 
 
 POLICIES.register(FCFS)

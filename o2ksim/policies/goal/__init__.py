@@ -33,7 +33,6 @@ from o2ksim.engine.decisions import Decision, Reserve, Start
 from o2ksim.engine.snapshot import Snapshot
 from o2ksim.errors import O2KSimError
 from o2ksim.jobs import Job
-from o2ksim.policies.backfill import _profiles
 from o2ksim.policies.base import POLICIES, Param, Policy
 from o2ksim.policies.goal.objectives import (
     MEASURE_LABELS,
@@ -45,6 +44,7 @@ from o2ksim.policies.goal.objectives import (
 )
 from o2ksim.policies.goal.search import SEARCHES, Planner, SearchResult
 from o2ksim.policies.priority import make_priority
+from o2ksim.policies.profile import host_profiles
 from o2ksim.units import parse_duration
 
 BRANCHINGS = ("fcfs", "lxf")
@@ -189,7 +189,7 @@ class GoalOriented(Policy):
     # ------------------------------------------------------------------ helpers
     def planner(self, snap: Snapshot, queue: list[Job]) -> Planner:
         """The search problem of this decision point: host profiles and the waiting jobs."""
-        profiles = _profiles(snap, [], self._profile_cache)
+        profiles = host_profiles(snap, (), self._profile_cache, use_index=False)
         hosts = snap.hosts
         steps = []
         for h in hosts:
