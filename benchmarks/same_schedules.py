@@ -30,6 +30,7 @@ import argparse
 import csv
 import gzip
 import math
+import os
 import shutil
 import subprocess
 import sys
@@ -168,7 +169,8 @@ def main(argv: list[str] | None = None) -> int:
             base = _rows(base_out / "jobs.csv")
         else:
             base = _run(args.baseline, case, trace, base_out)
-        cand = _run(args.candidate, case, trace, args.cache / "candidate" / case.key)
+        # a folder of this process's own: several checks may share one cache
+        cand = _run(args.candidate, case, trace, args.cache / f"candidate-{os.getpid()}" / case.key)
         if base == cand:
             print(f"same       {case.key}: {len(base)} jobs")
             continue
@@ -177,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         first = differ[0] if differ else None
         print(f"DIFFERENT  {case.key}: {len(base)} vs {len(cand)} rows, {len(differ)} differ;"
               f" first {first}")  # fmt: skip
+    shutil.rmtree(args.cache / f"candidate-{os.getpid()}", ignore_errors=True)
     print(f"{len(chosen) - failed} same, {failed} different")
     return 1 if failed else 0
 
