@@ -20,7 +20,6 @@ user's matplotlib backend or style.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from types import ModuleType
 from typing import Any, ClassVar
@@ -28,7 +27,7 @@ from typing import Any, ClassVar
 import pandas as pd
 
 from o2ksim.report import data
-from o2ksim.workloads.transforms import format_duration
+from o2ksim.run.results import result_html, result_label, result_text
 
 HOUR = 3600.0
 MEASURES = {
@@ -50,66 +49,6 @@ def _figures() -> ModuleType:
     from o2ksim.report import figures  # heavy: matplotlib and seaborn
 
     return figures
-
-
-def result_label(result: Any) -> str:
-    """The name a result goes by: its scenario label, or the policy and its parameters."""
-    label = result.config.get("label")
-    return str(label) if label else str(result.policy.get("name", "?"))
-
-
-def _summary_items(result: Any) -> list[tuple[str, str]]:
-    s, c = result.summary, result.config
-    params = {k: v for k, v in result.policy.items() if k not in ("name", "kind")}
-
-    def dur(key: str) -> str:
-        v = s.get(key)
-        return "–" if v is None or v != v else format_duration(float(v))
-
-    def num(key: str, fmt: str = ".3g") -> str:
-        v = s.get(key)
-        return "–" if v is None or v != v else format(float(v), fmt)
-
-    counts = ", ".join(
-        f"{s[k]} {k}" for k in ("completed", "killed", "rejected", "unfinished") if s.get(k)
-    )
-    items = [
-        ("policy", result_label(result)
-         + (" (" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")" if params else "")),
-        ("machine", result.machine.describe()),
-        ("workload", str(c.get("workload", "?"))
-         + (f", estimates {c['estimates']}" if c.get("estimates") not in (None, "requested") else "")),
-        ("jobs", f"{s.get('jobs', '?')} analysed" + (f" ({counts})" if counts else "")),
-        ("wait", f"mean {dur('mean_wait')}, 95th {dur('p95_wait')}, max {dur('max_wait')}"),
-        ("slowdown", f"mean {num('mean_slowdown')}, bounded {num('mean_bounded_slowdown')}"),
-        ("utilisation", num("utilisation", ".3f")),
-    ]  # fmt: skip
-    win = c.get("window")
-    if win:
-        items.insert(3, ("window", f"[{format_duration(win[0])}, {format_duration(win[1])}), "
-                         f"{format_duration(win[2])} warm-up"))  # fmt: skip
-    return items
-
-
-def result_text(result: Any) -> str:
-    """A compact multi-line summary of a result (its ``repr``)."""
-    lines = [f"<o2ksim Result: {result_label(result)}, {result.summary.get('jobs', '?')} jobs>"]
-    lines += [f"  {k:<12}{v}" for k, v in _summary_items(result)]
-    lines.append("  (tables: .jobs, .segments, .summary; compare([...]) for views)")
-    return "\n".join(lines)
-
-
-def result_html(result: Any) -> str:
-    """The same summary as a small HTML table (Jupyter's rich display)."""
-    rows = "".join(
-        f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
-        f"<td style='text-align:left'>{html.escape(v)}</td></tr>"
-        for k, v in _summary_items(result)
-    )
-    return (
-        f"<div><b>o2ksim Result</b>: {html.escape(result_label(result))}"
-        f"<table>{rows}</table><small>.jobs, .segments, .summary</small></div>"
-    )
 
 
 def _labels(results: Sequence[Any], labels: Sequence[str] | None) -> list[str]:
