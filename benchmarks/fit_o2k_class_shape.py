@@ -20,8 +20,8 @@ import argparse
 
 import numpy as np
 
-from o2ksim.workloads import models, o2k
 from o2ksim.o2k_classes import CLASS_NAMES, TABLE6_PXT
+from o2ksim.workloads import models, o2k
 
 MONTH = 30 * 86400.0
 
