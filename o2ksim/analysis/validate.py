@@ -248,7 +248,7 @@ def _window(window: Window | Sequence[float | str] | None, unix: int | None) -> 
     if len(parts) not in (2, 3):
         raise O2KSimError(f"window: expected (start, end[, warmup]), got {window!r}")
     start, end = (parse_time(t, unix) if isinstance(t, str) else float(t) for t in parts[:2])
-    return Window(start, end, *parts[2:])
+    return Window(start, end) if len(parts) == 2 else Window(start, end, parts[2])  # type: ignore[arg-type]
 
 
 def _match(tr: Trace, result: Result, unix: int | None) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -21,6 +21,7 @@ so each measure can be checked by hand:
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -144,10 +145,9 @@ def month_labels(submit: np.ndarray, unix_start: int | None, zone: str | None) -
         return np.array([f"day {30 * i}-{30 * i + 29}" for i in k], dtype=object)
     stamps = pd.to_datetime(unix_start + submit, unit="s", utc=True)
     if zone:
-        try:
+        # an unknown zone name: UTC, as without one
+        with contextlib.suppress(KeyError, ValueError, TypeError):
             stamps = stamps.tz_convert(zone)
-        except (KeyError, ValueError, TypeError):  # an unknown zone name: UTC, as without one
-            pass
     return np.asarray(stamps.strftime("%Y-%m"), dtype=object)
 
 

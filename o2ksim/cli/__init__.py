@@ -57,6 +57,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("run", "simulate one policy over a trace or a generated workload (default: a synthetic O2K month)"),
     "scenario": ("scenario", "run a scenario file (an experiment or a sweep), list, show or check scenarios"),
     "trace": ("trace", "inspect, check or convert an SWF workload trace (plain or .gz)"),
+    "validate": ("validate", "replay a trace under a policy and compare each job's simulated wait with its recorded one"),
 }  # fmt: skip
 """Command name -> (module in this package, one-line help for ``o2ksim --help``)."""
 
