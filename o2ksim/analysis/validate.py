@@ -38,6 +38,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from o2ksim.analysis.validate_availability import (
+    RecordedSchedule,
+    suspected_outages,
+    wait_in_periods,
+)
 from o2ksim.analysis.validate_stats import (
     GROUPINGS,
     compare_waits,
@@ -53,7 +58,7 @@ from o2ksim.run.api import run_config
 from o2ksim.run.config import RunConfig
 from o2ksim.run.results import Result, write_json
 from o2ksim.run.workload import load_workload
-from o2ksim.units import parse_time
+from o2ksim.units import parse_duration, parse_time
 from o2ksim.workloads.swf import Trace
 from o2ksim.workloads.transforms import Window
 
@@ -83,6 +88,10 @@ class ValidationResult:
     compared (``job_id``, ``reason``, ``detail``).  ``utilisation``: per day,
     ``recorded`` and ``simulated`` busy share of the machine.  ``result``: the
     simulated run (its ``save`` writes ``jobs.csv`` and ``summary.json``).
+    ``outages``: the suspected outages or drains inferred from the recorded
+    schedule (:func:`~o2ksim.analysis.validate_availability.suspected_outages`);
+    ``availability``: their totals (periods, hours, share of the trace's span,
+    share of the recorded waiting time that falls inside them).
     """
 
     result: Result
@@ -92,6 +101,8 @@ class ValidationResult:
     excluded: pd.DataFrame
     utilisation: pd.DataFrame
     config: dict[str, Any] = field(default_factory=dict)
+    outages: pd.DataFrame = field(default_factory=pd.DataFrame)
+    availability: dict[str, float] = field(default_factory=dict)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -129,6 +140,13 @@ class ValidationResult:
             f"  zero waits  {o['rec_zero_share']:>8.1%}  {o['sim_zero_share']:>9.1%}",
             f"KS distance {o['ks']:.3f}; per-job Pearson {o['pearson']:.3f} (of log(1+wait) {o['pearson_log']:.3f})",
         ]
+        a = self.availability
+        if a:
+            lines.append(
+                f"suspected outages or drains: {a['periods']} periods of at least "
+                f"{a['min_hours']:g} h, {a['hours']:.0f} h in all ({a['span_share']:.0%} of the trace), "
+                f"holding {a['wait_share']:.0%} of the recorded waiting time"
+            )
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -144,6 +162,7 @@ class ValidationResult:
             self.compared.to_csv(out / "compared.csv", index=False)
             self.excluded.to_csv(out / "excluded.csv", index=False)
             self.utilisation.to_csv(out / "utilisation.csv", index=False)
+            self.outages.to_csv(out / "outages.csv", index=False)
             write_json(
                 out / "validation.json",
                 {
@@ -152,6 +171,7 @@ class ValidationResult:
                     "compared": len(self.compared),
                     "excluded": self.counts,
                     "overall": self.overall,
+                    "availability": self.availability,
                     "tables": json.loads(self.tables.to_json(orient="records")),
                     "utilisation": json.loads(self.utilisation.to_json(orient="records")),
                 },
@@ -173,6 +193,7 @@ def validate(
     seed: int = 0,
     progress: bool = False,
     lenient: bool = False,
+    outage_min: float | str = 3600.0,
 ) -> ValidationResult:
     """Replay ``trace`` under ``policy`` on ``machine`` and compare each job's wait with its recorded one.
 
@@ -183,6 +204,8 @@ def validate(
     submitted in ``[start, end)``; a :class:`Window` or ``(start, end[,
     warmup])`` whose bounds may also be dates (``"1997-01-01"``, read with
     the trace's ``UnixStartTime``); the warm-up defaults to 7 days.
+    ``outage_min``: the shortest suspected outage reported (seconds or a
+    duration, default 1 hour).
 
     Raises :class:`~o2ksim.errors.O2KSimError` (one line) when no job of the
     trace has a recorded wait.
@@ -219,6 +242,7 @@ def validate(
     ) if len(compared) else pd.DataFrame(columns=["grouping", "key", "group"])
     overall = compare_waits(compared["recorded_wait"], compared["simulated_wait"])
     util = _utilisation(tr, result, win, unix)
+    outages, avail = _availability(tr, result.machine.total_procs, parse_duration(outage_min))
     meta = {
         "trace": source,
         "policy": result.policy.get("name"),
@@ -228,7 +252,25 @@ def validate(
         "unix_start_time": unix,
         "scheduler_note": _note(tr),
     }
-    return ValidationResult(result, compared, overall, tables, excluded, util, meta)
+    return ValidationResult(result, compared, overall, tables, excluded, util, meta, outages, avail)
+
+
+def _availability(tr: Trace, capacity: int, min_duration: float) -> tuple[pd.DataFrame, dict[str, float]]:
+    """The suspected outages of the recorded schedule and their totals."""
+    s = RecordedSchedule.from_columns(tr.table)
+    outages = suspected_outages(s, capacity, min_duration)
+    if len(s.submit) == 0:
+        return outages, {}
+    span = float(s.end.max() - s.submit.min())
+    waited = float((s.start - s.submit).sum())
+    inside = float(wait_in_periods(s.submit, s.start, outages).sum())
+    return outages, {
+        "periods": len(outages),
+        "min_hours": min_duration / HOUR,
+        "hours": float(outages["hours"].sum()),
+        "span_share": float((outages["end"] - outages["start"]).sum()) / span if span > 0 else 0.0,
+        "wait_share": inside / waited if waited > 0 else 0.0,
+    }
 
 
 def _note(tr: Trace) -> str | None:

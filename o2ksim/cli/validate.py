@@ -39,8 +39,13 @@ def register(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--out", metavar="DIR",
-        help="write validation.csv/.json, compared.csv, excluded.csv, utilisation.csv, the simulated "
+        help="write validation.csv/.json, compared.csv, excluded.csv, utilisation.csv, outages.csv, the simulated "
         "run's jobs.csv/summary.json/run.json and the page validation.html here",
+    )  # fmt: skip
+    parser.add_argument(
+        "--outage-min", metavar="DURATION", default="1h",
+        help="shortest suspected outage or drain to report (default 1h): a period where the oldest "
+        "waiting job fit the recorded free processors and no job started",
     )  # fmt: skip
     parser.add_argument("--estimates", metavar="SCENARIO", help="runtime-estimate scenario (as `o2ksim run`)")
     parser.add_argument("--interval", metavar="DURATION", help="scheduling pass every DURATION (e.g. 5m)")
@@ -90,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
         estimates=args.estimates,
         interval=interval,
         progress=progress and not args.quiet,
+        outage_min=option_duration("--outage-min", args.outage_min),
     )
     if not len(v.compared):
         raise O2KSimError(f"{args.trace}: {v.message()}")

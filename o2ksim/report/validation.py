@@ -32,7 +32,7 @@ from o2ksim.analysis.validate import ValidationResult
 from o2ksim.metrics import RUNTIME_GROUP_BOUNDS_MIN
 from o2ksim.report.figures import report_style, save, subplots
 
-__all__ = ["cdf_caption", "runtime_caption", "utilisation_caption", "validation_page",
+__all__ = ["cdf_caption", "outage_caption", "runtime_caption", "utilisation_caption", "validation_page",
            "write_validation_page"]  # fmt: skip
 
 HOUR = 3600.0
@@ -82,6 +82,22 @@ def runtime_caption(rt: pd.DataFrame) -> str:
         f"The ratio simulated/recorded ranges from {ratio.min():.2f} (jobs of runtime {lo['group']}, "
         f"{_h(lo['sim_mean'])} against {_h(lo['rec_mean'])}) to {ratio.max():.2f} (runtime "
         f"{hi['group']}, {_h(hi['sim_mean'])} against {_h(hi['rec_mean'])})."
+    )
+
+
+def outage_caption(a: dict[str, Any]) -> str:
+    """The suspected outages in words (from :attr:`ValidationResult.availability`)."""
+    if not a:
+        return ""
+    if not a["periods"]:
+        return (f"No period of at least {a['min_hours']:g} h where the oldest waiting job would have fit "
+                "the recorded free processors while no job started: nothing suggests missing capacity.")  # fmt: skip
+    return (
+        f"Shaded: {a['periods']} periods of at least {a['min_hours']:g} h ({a['hours']:.0f} h in all, "
+        f"{a['span_share']:.0%} of the trace) where the oldest waiting job would have fit the processors the "
+        f"log shows as free and yet no job started -- suspected outages, drains or dedicated time. "
+        f"{a['wait_share']:.0%} of the recorded waiting time falls inside them; a replay on the full machine "
+        "cannot reproduce that part (o2ksim cannot yet take capacity over time)."
     )
 
 
@@ -142,12 +158,18 @@ def runtime_figure(rt: pd.DataFrame) -> Figure:
     return fig
 
 
-def utilisation_figure(u: pd.DataFrame) -> Figure:
-    """Busy share of the machine per day, recorded and simulated."""
+def utilisation_figure(u: pd.DataFrame, outages: pd.DataFrame | None = None) -> Figure:
+    """Busy share of the machine per day, recorded and simulated; suspected outages shaded."""
     fig, ax = subplots(figsize=(9.5, 3.2), layout="constrained")
     days = u["day_start"].to_numpy(float) / 86400.0
     ax.step(days, u[REC], where="post", label=REC, linewidth=1.2)
     ax.step(days, u[SIM], where="post", label=SIM, linewidth=1.0, linestyle="--")
+    if outages is not None and len(outages):
+        lo, hi = days[0], days[-1] + 1
+        for i, (a, b) in enumerate(zip(outages["start"] / 86400.0, outages["end"] / 86400.0, strict=True)):
+            if b > lo and a < hi:
+                ax.axvspan(max(a, lo), min(b, hi), color="0.85", zorder=0,
+                           label="suspected outage or drain" if i == 0 else None)  # fmt: skip
     ax.set_ylim(0, 1.05)
     ax.set_xlabel("time (days since the trace start)")
     ax.set_ylabel("utilisation per day")
@@ -191,7 +213,8 @@ def validation_page(v: ValidationResult, figures: dict[str, Path]) -> str:
     for key, title, caption in (
         ("cdf", "Wait distributions", cdf_caption(v.overall)),
         ("runtime", "Mean wait per actual-runtime group (thesis Fig. 9's view)", runtime_caption(rt) if len(rt) else ""),
-        ("utilisation", "Utilisation per day", utilisation_caption(v.utilisation)),
+        ("utilisation", "Utilisation per day",
+         utilisation_caption(v.utilisation) + " " + outage_caption(v.availability)),
     ):
         if key in figures:
             parts += [f"<h2>{title}</h2>", _img(figures[key], title), f"<p class='cap'>{html.escape(caption)}</p>"]
@@ -202,6 +225,10 @@ def validation_page(v: ValidationResult, figures: dict[str, Path]) -> str:
         part = v.tables.loc[v.tables["grouping"] == g] if len(v.tables) else v.tables
         if len(part):
             parts += [f"<h2>{title}</h2>", _table(_hours(part))]
+    if len(v.outages):
+        longest = v.outages.sort_values("hours", ascending=False).head(20)
+        parts += ["<h2>Longest suspected outages or drains</h2>",
+                  "<p>Times in seconds since the trace start; all in <code>outages.csv</code>.</p>", _table(longest)]  # fmt: skip
     counts = {r: n for r, n in v.counts.items() if n}
     parts.append("<h2>Jobs not compared</h2>")
     if counts:
@@ -225,7 +252,7 @@ def write_validation_page(v: ValidationResult, out_dir: str | Path) -> Path:
         drawn = {
             "cdf": cdf_figure(v.compared) if len(v.compared) else None,
             "runtime": runtime_figure(rt) if len(rt) else None,
-            "utilisation": utilisation_figure(v.utilisation) if len(v.utilisation) else None,
+            "utilisation": utilisation_figure(v.utilisation, v.outages) if len(v.utilisation) else None,
         }
         for name, fig in drawn.items():
             if fig is not None:
