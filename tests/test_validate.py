@@ -200,3 +200,23 @@ def test_kth_sp2_matches_the_issues_hand_measurement():
     assert (round(o["rec_max"] / h), round(o["sim_max"] / h, 1)) == (272, 72.8)
     assert (round(o["rec_zero_share"], 2), round(o["sim_zero_share"], 2)) == (0.23, 0.53)
     assert round(o["pearson"], 2) == 0.36
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--window", "10", "5"], "--window 10 5: window end"),
+        (["--outage-min", "-5m"], "--outage-min -5m: must not be negative"),
+        (["--warmup", "2"], "--warmup needs --window"),
+        (["--window", "1997-01-01", "1997-02-01", "--machine", "nosuch"], "unknown machine 'nosuch'"),
+    ],
+)
+def test_bad_options_are_one_line_errors(tmp_path, capsys, args, says):
+    assert main(["validate", str(swf(tmp_path, FCFS_WAITS)), *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and says in err
+
+
+def test_missing_trace_is_a_one_line_error(tmp_path, capsys):
+    assert main(["validate", str(tmp_path / "nope.swf")]) == 2
+    assert "nope.swf: no such file" in capsys.readouterr().err
