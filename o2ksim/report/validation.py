@@ -96,8 +96,8 @@ def outage_caption(a: dict[str, Any]) -> str:
         f"Shaded: {a['periods']} periods of at least {a['min_hours']:g} h ({a['hours']:.0f} h in all, "
         f"{a['span_share']:.0%} of the trace) where the oldest waiting job would have fit the processors the "
         f"log shows as free and yet no job started -- suspected outages, drains or dedicated time. "
-        f"{a['wait_share']:.0%} of the recorded waiting time falls inside them; a replay on the full machine "
-        "cannot reproduce that part (o2ksim cannot yet take capacity over time)."
+        f"{a['wait_share']:.0%} of the recorded waiting time falls inside them; as far as they were outages, a replay on the "
+        "full machine cannot reproduce that part (o2ksim cannot yet take capacity over time)."
     )
 
 
