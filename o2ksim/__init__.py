@@ -33,6 +33,7 @@ _LAZY = {
     "Window": "o2ksim.workloads.transforms",
     "compare": "o2ksim.report.compare",
     "timeline": "o2ksim.report.compare",
+    "validate": "o2ksim.analysis.validate",
 }
 """Public name -> the module defining it (a lazy registry: imported on first use)."""
 

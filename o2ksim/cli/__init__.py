@@ -29,7 +29,7 @@ from o2ksim.validation import join_negative_values
 
 VALUE_OPTIONS = (
     "--interval", "--span", "--warmup", "--grace", "--seed", "--workers", "-j",
-    "--reservations", "--limit", "--jobs", "--procs",
+    "--reservations", "--limit", "--jobs", "--procs", "--outage-min",
 )  # fmt: skip
 """Options whose value may start with ``-``: ``--interval -5m`` reaches the
 option's parser (which refuses it with the reason) instead of argparse's
@@ -57,6 +57,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("run", "simulate one policy over a trace or a generated workload (default: a synthetic O2K month)"),
     "scenario": ("scenario", "run a scenario file (an experiment or a sweep), list, show or check scenarios"),
     "trace": ("trace", "inspect, check or convert an SWF workload trace (plain or .gz)"),
+    "validate": ("validate", "replay a trace under a policy and compare each job's simulated wait with its recorded one"),
 }  # fmt: skip
 """Command name -> (module in this package, one-line help for ``o2ksim --help``)."""
 

@@ -108,6 +108,13 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--lenient", action="store_true", help="skip malformed trace lines instead of stopping"
     )
+    parser.add_argument(
+        "--schedule",
+        choices=("simulated", "recorded"),
+        default="simulated",
+        help="score against o2ksim's schedule under --policy (simulated, default, the paper) or against "
+        "what really happened: each job's recorded start, submit + SWF field 3 (recorded)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -121,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
         machine=args.machine,
         procs=args.procs,
         policy=args.policy,
+        schedule=args.schedule,
         partition=args.partition,
         classes=args.classes,
         sequential=not args.no_sequential_class,

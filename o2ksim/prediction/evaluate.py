@@ -64,9 +64,11 @@ from o2ksim.run.api import simulate
 from o2ksim.run.workload import load_workload
 from o2ksim.workloads.transforms import parse_time
 
-__all__ = ["PredictionResult", "Replay", "accuracy", "predict", "replay"]
+__all__ = ["PredictionResult", "Replay", "accuracy", "predict", "recorded_schedule", "replay"]
 
 POLICIES = ("fcfs", "fcfs-backfill")
+SCHEDULES = ("simulated", "recorded")
+"""What the predictions are scored against: o2ksim's schedule of the jobs, or the trace's own."""
 
 
 @dataclass
@@ -181,6 +183,31 @@ def _window(value: Sequence[Any] | None, trace: Any, what: str) -> tuple[float, 
     return a, b
 
 
+def recorded_schedule(jobs: pd.DataFrame) -> pd.DataFrame:
+    """The trace's own schedule of ``jobs`` (SWF columns, a recorded wait each), in their order:
+    ``job_id, submit, start = submit + wait, end = start + run_time, wait, procs`` (allocated,
+    else requested; 0 when both are unknown, and the caller leaves the job out)."""
+    start = jobs["submit"].to_numpy(float) + jobs["wait"].to_numpy(float)
+    procs = np.where(jobs["alloc_procs"] > 0, jobs["alloc_procs"], jobs["req_procs"])
+    return pd.DataFrame(
+        {
+            "job_id": jobs["job_id"].to_numpy(),
+            "submit": jobs["submit"].to_numpy(float),
+            "start": start,
+            "end": start + jobs["run_time"].to_numpy(float),
+            "wait": jobs["wait"].to_numpy(float),
+            "procs": np.maximum(procs, 0).astype(np.int64),
+        }
+    )
+
+
+def _recorded_utilisation(sched: pd.DataFrame, total_procs: int) -> float:
+    """Busy share of the machine from the first submit to the last end of a recorded schedule."""
+    span = float(sched["end"].max() - sched["submit"].min())
+    busy = float((sched["procs"] * (sched["end"] - sched["start"])).sum())
+    return busy / (total_procs * span) if span > 0 else 0.0
+
+
 def predict(
     trace: Any,
     *,
@@ -200,6 +227,7 @@ def predict(
     whole_queue_sample: int = 2000,
     trim: float = 0.1,
     lenient: bool = False,
+    schedule: str = "simulated",
 ) -> PredictionResult:
     """Fit the CLM, simulate, and evaluate predictors A, B, combined (and whole-queue) on the schedule.
 
@@ -219,7 +247,14 @@ def predict(
     every arrival that waits (beyond the paper), on ``whole_queue_sample``
     evenly spaced arrivals (0: all of them).  ``overdue``: jobs older than their class's t_max
     (``release`` or ``hold``, see :func:`~o2ksim.prediction.model.conditional_cdf`).
+    ``schedule``: ``simulated`` (the paper: the jobs simulated under
+    ``policy``) or ``recorded`` (what really happened: each job starts at
+    submit + its recorded wait, SWF field 3, and runs its recorded runtime on
+    its allocated processors; jobs without a recorded wait are left out and
+    counted, ``config["no_recorded_wait"]``; ``policy`` is not used).
     """
+    if schedule not in SCHEDULES:
+        raise O2KSimError(f"schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
     if policy not in POLICIES:
         raise O2KSimError(
             f"policy must be one of {', '.join(POLICIES)} (predictions assume FCFS order), got {policy!r}"
@@ -262,9 +297,23 @@ def predict(
     timings["load_fit"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    sim = simulate(jobs, mach, policy)
-    sched = sim.jobs.set_index("job_id").loc[jobs["job_id"]].reset_index()
-    started = sched["start"].notna().to_numpy()
+    no_wait = 0
+    sim_summary: dict[str, Any] = {}
+    if schedule == "recorded":
+        known = (jobs["wait"] >= 0).to_numpy()
+        no_wait = int((~known).sum())
+        jobs = jobs.loc[known].reset_index(drop=True)
+        if len(jobs) < 2:
+            raise O2KSimError(
+                f"{source}: {len(jobs)} jobs have a recorded wait (SWF field 3); too few to evaluate predictions"
+            )
+        sched = recorded_schedule(jobs)
+        started = (sched["procs"] > 0).to_numpy()
+    else:
+        sim = simulate(jobs, mach, policy)
+        sim_summary = sim.summary
+        sched = sim.jobs.set_index("job_id").loc[jobs["job_id"]].reset_index()
+        started = sched["start"].notna().to_numpy()
     rejected = int((~started).sum())  # e.g. unknown processor counts: the engine rejects them
     sched = sched.loc[started].reset_index(drop=True)
     jobs = jobs.loc[started].reset_index(drop=True)
@@ -315,7 +364,9 @@ def predict(
         "rejected_by_simulation": rejected,
         "machine": mach.name,
         "procs": mach.total_procs,
-        "policy": policy,
+        "policy": "recorded schedule" if schedule == "recorded" else policy,
+        "schedule": schedule,
+        "no_recorded_wait": no_wait,
         "classes": clm.rule.text,
         "sequential_class": clm.rule.sequential,
         "fit": str(fit)
@@ -329,8 +380,14 @@ def predict(
         "whole_queue_sample": whole_queue_sample if whole_queue else None,
         "head_events": int(((ev["kind"] == "head") & (ev["need"] > 0)).sum()),
         "head_events_without_need": int(((ev["kind"] == "head") & (ev["need"] <= 0)).sum()),
-        "mean_wait": float(sim.summary.get("mean_wait", float("nan"))),
-        "utilisation": float(sim.summary.get("utilisation", float("nan"))),
+        "mean_wait": float(
+            sched["wait"].mean() if schedule == "recorded" else sim_summary.get("mean_wait", float("nan"))
+        ),
+        "utilisation": float(
+            _recorded_utilisation(sched, mach.total_procs)
+            if schedule == "recorded"
+            else sim_summary.get("utilisation", float("nan"))
+        ),
     }
     return PredictionResult(
         predictions=predictions,

@@ -1,0 +1,112 @@
+"""``o2ksim validate``: replay a trace and compare each job's simulated wait with its recorded wait."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from o2ksim.analysis.validate import validate
+from o2ksim.cli._policy_options import add_policy_options, refuse_foreign_options
+from o2ksim.cli.run import parse_overrides, parse_warmup, warn_about_reading
+from o2ksim.errors import O2KSimError
+from o2ksim.report.validation import write_validation_page
+from o2ksim.run.workload import load_workload
+from o2ksim.units import parse_time
+from o2ksim.validation import check_interval_option, option_duration, writable_dir
+from o2ksim.workloads.transforms import Window
+
+HELP = "replay a trace under a policy and compare each job's simulated wait with its recorded one"
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("trace", metavar="TRACE", help="SWF trace (plain or .gz) with recorded waits (field 3)")
+    parser.add_argument(
+        "--machine", metavar="NAME|PATH",
+        help="machine file or name in hosts/ (e.g. kth-sp2); default: one host sized from the header's MaxProcs",
+    )  # fmt: skip
+    parser.add_argument(
+        "--policy", default="fcfs-backfill", metavar="NAME",
+        help="policy preset or kind to replay under (see `o2ksim policies`); default fcfs-backfill",
+    )  # fmt: skip
+    parser.add_argument(
+        "--window", nargs=2, metavar=("START", "END"),
+        help="compare only jobs submitted in [START, END): seconds, durations (7d) or dates (1997-01-01)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--warmup", metavar="DAYS", default=None,
+        help="simulated warm-up before the window: days (7) or a duration (12h); default 7 days with --window",
+    )  # fmt: skip
+    parser.add_argument(
+        "--out", metavar="DIR",
+        help="write validation.csv/.json, compared.csv, excluded.csv, utilisation.csv, outages.csv, the simulated "
+        "run's jobs.csv/summary.json/run.json and the page validation.html here",
+    )  # fmt: skip
+    parser.add_argument(
+        "--outage-min", metavar="DURATION", default="1h",
+        help="shortest suspected outage or drain to report (default 1h): a period where the oldest "
+        "waiting job fit the recorded free processors and no job started",
+    )  # fmt: skip
+    parser.add_argument("--estimates", metavar="SCENARIO", help="runtime-estimate scenario (as `o2ksim run`)")
+    parser.add_argument("--interval", metavar="DURATION", help="scheduling pass every DURATION (e.g. 5m)")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE",
+        help="override any policy parameter (TOML value), repeatable",
+    )  # fmt: skip
+    parser.add_argument("--lenient", action="store_true", help="skip malformed trace lines instead of stopping")
+    parser.add_argument(
+        "--progress", action=argparse.BooleanOptionalAction, default=None,
+        help="progress bar (default: when stderr is a terminal)",
+    )  # fmt: skip
+    parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    parser.set_defaults(func=run, policy_options=add_policy_options(parser))
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.out:
+        writable_dir(args.out, "--out")
+    interval = (
+        check_interval_option(option_duration("--interval", args.interval, positive=True))
+        if args.interval
+        else None
+    )
+    trace = load_workload(Path(args.trace), lenient=args.lenient)
+    warn_about_reading(trace, args)
+    window = None
+    if args.window:
+        unix = trace.header.unix_start_time if trace.header is not None else None
+        start, end = (parse_time(t, unix) for t in args.window)
+        warmup = parse_warmup(args.warmup) if args.warmup is not None else 7 * 86400.0
+        try:
+            window = Window(start, end, warmup)
+        except O2KSimError as exc:
+            raise O2KSimError(f"--window {' '.join(args.window)}: {exc}") from None
+    elif args.warmup is not None:
+        raise O2KSimError("--warmup needs --window")
+    params = parse_overrides(args.set)
+    params.update(refuse_foreign_options(args, args.policy_options))
+    progress = sys.stderr.isatty() if args.progress is None else args.progress
+    v = validate(
+        trace,
+        args.machine,
+        args.policy,
+        policy_params=params,
+        window=window,
+        estimates=args.estimates,
+        interval=interval,
+        progress=progress and not args.quiet,
+        outage_min=option_duration("--outage-min", args.outage_min),
+    )
+    if not len(v.compared):
+        raise O2KSimError(f"{args.trace}: {v.message()}")
+    if len(v.excluded) and not args.quiet:
+        print(f"o2ksim: note: {args.trace}: {v.message()}", file=sys.stderr)
+    if args.out:
+        v.save(args.out)
+        page = write_validation_page(v, args.out)
+    if not args.quiet:
+        print(f"{args.trace} under {v.config['policy']} on {v.config['machine']}")
+        print(v.text())
+        if args.out:
+            print(f"results written to {args.out}/; page: {page}")
+    return 0
