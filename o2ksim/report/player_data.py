@@ -29,11 +29,18 @@ import numpy as np
 
 from o2ksim.clock import clock
 from o2ksim.engine.decisions import Reserve, Start
+from o2ksim.errors import O2KSimError
 from o2ksim.experiments.scenario import Scenario, load_scenario
 from o2ksim.explain import DecisionLog, LogEntry, explain, run_title
 from o2ksim.jobs import Job, JobState
 from o2ksim.machine import KB_PER_MB, MachineSpec
-from o2ksim.policies.priority import FCFSPriority, Priority, SJFPriority, WeightedPriority, make_priority
+from o2ksim.policies.priority import (
+    FCFSPriority,
+    Priority,
+    SJFPriority,
+    WeightedPriority,
+    make_priority,
+)
 
 QUEUE_SHOWN = 40
 """Jobs of the queue listed per frame (with their priority parts); the rest are counted."""
@@ -137,12 +144,10 @@ class PlayerRecorder(DecisionLog):
             if hist is None or hist["start"] is not None:
                 self.history[d.job.id] = {"t0": now, "at": d.at, "host": d.host, "moves": [],
                                           "start": None}  # fmt: skip
-            elif hist["moves"] and hist["moves"][-1][1] == d.at or (
-                not hist["moves"] and hist["at"] == d.at
-            ):
-                pass
             else:
-                hist["moves"].append((now, d.at))
+                last_at = hist["moves"][-1][1] if hist["moves"] else hist["at"]
+                if last_at != d.at:  # it moved (slid earlier, or later behind a requeued trial)
+                    hist["moves"].append((now, d.at))
             self.reserved[d.job.id] = (d.host, d.at)
         elif isinstance(d, Start):
             self.reserved.pop(d.job.id, None)
@@ -163,7 +168,9 @@ class PlayerRecorder(DecisionLog):
 
 
 # -- the priority's parts ----------------------------------------------------------------------
-def _priority_parts(prio: Priority, jobs: list[Job], now: float) -> tuple[list[Job], list[list[float]]]:
+def _priority_parts(
+    prio: Priority, jobs: list[Job], now: float
+) -> tuple[list[Job], list[list[float]]]:
     """The queue in priority order and, per job, ``[score, part, ...]`` (see :func:`part_names`)."""
     if not jobs:
         return [], []
@@ -267,7 +274,7 @@ def player_data(source: Any = "explain-backfill", *, policy: str | None = None,
     prio_spec = pol.get("priority")
     try:
         prio = make_priority(prio_spec) if isinstance(prio_spec, str | dict) else FCFSPriority()
-    except Exception:  # noqa: BLE001 -- a priority the page cannot name is shown in arrival order
+    except O2KSimError:  # a priority the page cannot rebuild is shown in arrival order
         prio = FCFSPriority()
     if not isinstance(prio, WeightedPriority | SJFPriority):
         prio = FCFSPriority()

@@ -4,8 +4,8 @@
 (function () {
   const D = JSON.parse(document.getElementById("o2k-data").textContent);
   const F = D.frames; // [t, running, reservations, queue, parts, queueLen, freeProcs, freeMem]
-  const PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00",
-                   "#F0E442", "#999999"]; // Okabe-Ito: colour-blind safe
+  // Okabe-Ito (colour-blind safe) without its yellow, which vanishes as a dashed outline on white
+  const PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#999999"];
   const $ = (id) => document.getElementById(id);
   const canvas = $("lanes");
   const ctx = canvas.getContext("2d");
@@ -233,7 +233,7 @@
     f[1].slice().sort((x, y) => x[1] - y[1] || x[3] - y[3]).forEach(([j, h, p, start, ghost, suspended, trial]) => {
       const why = suspended ? "suspended (preempted): keeps its memory" : trial ? `trial run, requeued at ${clock(ghost)} unless done`
         : D.tags[j] ? "backfilled: " + D.tags[j] : "";
-      r += `<tr data-job="${j}" class="${suspended ? "suspended" : ""}"><td><span class="sw" style="background:${colour(j)}"></span>J${j}</td><td>${esc(D.hosts[h])}</td><td>${p}</td><td>${clock(start)}</td><td>${clock(ghost)}</td><td>${esc(why)}</td></tr>`;
+      r += `<tr data-job="${j}" class="${suspended ? "suspended" : ""}"><td><span class="sw" style="background:${colour(j)}"></span>J${j}</td><td>${esc(D.hosts[h])}</td><td>${p}</td><td>${clock(start)}</td><td>${suspended ? "-" : clock(ghost)}</td><td>${esc(why)}</td></tr>`;
     });
     $("running").querySelector("tbody").innerHTML = r || `<tr><td colspan="6" class="none">no job holds processors</td></tr>`;
 

@@ -1,0 +1,150 @@
+"""The player page in a real browser: headless Chromium driven by selenium.
+
+The page is stepped to given events (by its API and by the keyboard) and what
+it shows -- the reserved block's start, the queue order, the jobs holding
+processors -- is compared with the engine's own records of the same run: the
+decision log of :func:`o2ksim.explain.explain` and the allocation segments of
+its result.  Skipped, with the reason, when Chromium, chromedriver or selenium
+is not installed (Debian: ``apt-get install chromium chromium-driver``;
+``pip install selenium``, in the ``test`` extras).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+
+import pytest
+
+from o2ksim.explain import explain
+from o2ksim.report.player import write_player
+
+MIN = 60.0
+
+
+def _browser_paths() -> tuple[str, str]:
+    chromium = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))
+                     if p), None)  # fmt: skip
+    driver = shutil.which("chromedriver")
+    if chromium is None or driver is None:
+        pytest.skip("headless browser test: chromium and chromedriver not installed "
+                    "(apt-get install chromium chromium-driver)")  # fmt: skip
+    return chromium, driver
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium not installed")
+    chromium, driver = _browser_paths()
+    from selenium.webdriver.chrome.service import Service  # optional test dependency
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chromium
+    profile = tempfile.mkdtemp(prefix="o2ksim-chromium-")
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", f"--user-data-dir={profile}", "--window-size=1300,1400"):  # fmt: skip
+        opts.add_argument(flag)
+    d = webdriver.Chrome(service=Service(driver), options=opts)
+    try:
+        yield d
+    finally:
+        d.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def fig1(browser, tmp_path_factory):
+    """The Fig. 1 page open in the browser, with the engine's log and segments of the same run."""
+    page = tmp_path_factory.mktemp("play") / "fig1.html"
+    write_player(page, "explain-backfill")
+    result, log = explain("explain-backfill")
+    browser.get(page.as_uri())
+    assert browser.execute_script("return window.o2kPlayer.count") == len(log.entries)
+    return browser, log, result
+
+
+def go(d, i: int) -> None:
+    d.execute_script("window.o2kPlayer.go(arguments[0])", i)
+
+
+def rows(d, table: str) -> list[dict]:
+    return d.execute_script(
+        "return [...document.querySelectorAll('#' + arguments[0] + ' tbody tr[data-job]')]"
+        ".map(tr => ({job: +tr.dataset.job, at: tr.dataset.at, text: tr.innerText}))",
+        table,
+    )
+
+
+def index_of(log, event: str, job: int | None, time: float | None = None) -> int:
+    return next(i for i, e in enumerate(log.entries)
+                if e.event == event and e.job == job and (time is None or e.time == time))  # fmt: skip
+
+
+def running_from_segments(result, t: float) -> set[int]:
+    seg = result.segments
+    on = seg[(seg["start"] <= t) & (seg["end"] > t) & (seg["procs"] > 0)]
+    return {int(j) for j in on["job_id"]}
+
+
+def test_reserved_block_start(fig1):
+    d, log, _ = fig1
+    i = index_of(log, "reserved", 3)
+    go(d, i)
+    assert d.find_element("id", "event").text.endswith(log.entries[i].text)
+    (res,) = rows(d, "reservations")
+    assert res["job"] == 3 and float(res["at"]) == 60 * MIN  # hand: J1's requested end
+    assert "1:00:00" in res["text"] and "1:00:00" in log.entries[i].text  # the engine says so too
+
+
+def test_queue_order_and_running_jobs(fig1):
+    d, log, result = fig1
+    i = index_of(log, "waiting", None, 5 * MIN)
+    go(d, i)
+    queue = [r["job"] for r in rows(d, "queue")]
+    assert queue == [3, 4, 11]  # FCFS
+    assert log.entries[i].text.startswith("J3, J4, J11")  # the engine's waiting line
+    running = {r["job"] for r in rows(d, "running")}
+    assert running == {1, 2, 10} == running_from_segments(result, 5 * MIN)
+
+
+def test_slide_and_backfill_tags(fig1):
+    d, log, result = fig1
+    i = index_of(log, "starts", 3)
+    go(d, i)
+    assert d.execute_script("return window.o2kPlayer.time()") == 50 * MIN
+    assert rows(d, "reservations") == []
+    running = {r["job"]: r["text"] for r in rows(d, "running")}
+    assert set(running) == {3, 11} == running_from_segments(result, 50 * MIN)
+    assert "uses extra processors" in running[11]
+
+
+def test_keyboard_steps_and_plays(fig1):
+    d, log, _ = fig1
+    from selenium.webdriver.common.keys import Keys  # optional test dependency
+
+    go(d, 0)
+    body = d.find_element("tag name", "body")
+    body.send_keys(Keys.ARROW_RIGHT)
+    body.send_keys(Keys.ARROW_RIGHT)
+    assert d.execute_script("return window.o2kPlayer.index()") == 2
+    body.send_keys(Keys.ARROW_LEFT)
+    assert d.execute_script("return window.o2kPlayer.index()") == 1
+    body.send_keys(Keys.END)
+    assert d.execute_script("return window.o2kPlayer.index()") == len(log.entries) - 1
+    body.send_keys(Keys.HOME)
+    body.send_keys(Keys.SPACE)
+    assert d.find_element("id", "play").text == "Pause"
+    body.send_keys(Keys.SPACE)
+    assert d.find_element("id", "play").text == "Play"
+
+
+def test_no_script_errors_and_canvas_drawn(fig1):
+    d, log, _ = fig1
+    go(d, index_of(log, "backfilled", 11))
+    errors = [e for e in d.get_log("browser") if e["level"] == "SEVERE"]
+    assert errors == []
+    # the lanes are drawn: J1's colour (the second start's hue) is on the canvas
+    png = d.execute_script("return document.getElementById('lanes').toDataURL('image/png')")
+    assert png.startswith("data:image/png;base64,") and len(png) > 5000
