@@ -71,6 +71,8 @@ PAGE = """<!DOCTYPE html>
   <th>procs</th><th>since</th><th>requested end</th><th>why / state</th></tr></thead><tbody></tbody></table></section>
  <section><h2>Reservations</h2><table id="reservations"><thead><tr><th>job</th><th>host</th>
   <th>from</th><th>procs</th><th>until</th><th>history</th></tr></thead><tbody></tbody></table></section>
+ <section><h2>Timers: passes the policy asked for</h2><table id="timers"><thead><tr><th>at</th>
+  <th>countdown</th><th>host</th><th>why</th></tr></thead><tbody></tbody></table></section>
  <section><h2>Free per host</h2><table id="hosts"><thead><tr><th>host</th><th>processors</th>
   <th>memory</th></tr></thead><tbody></tbody></table></section>
 </div>

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from o2ksim.clock import clock
-from o2ksim.engine.decisions import Reserve, Start
+from o2ksim.engine.decisions import Reserve, Start, WakeAt
 from o2ksim.errors import O2KSimError
 from o2ksim.experiments.scenario import Scenario, load_scenario
 from o2ksim.explain import DecisionLog, LogEntry, explain, run_title
@@ -76,6 +76,7 @@ class PlayerRecorder(DecisionLog):
         self._pass_res: dict[int, tuple[str, float]] = {}
         self.history: dict[int, dict[str, Any]] = {}  # job -> t0, first 'at', moves, start
         self.jobs: dict[int, Job] = {}
+        self.timers: list[tuple[float, str | None, str]] = []  # passes asked for (WakeAt)
         self.frames: list[dict[str, Any]] = []  # raw: waiting jobs kept as objects
         self._pending = 0  # lines written whose frame is not captured yet
 
@@ -105,7 +106,12 @@ class PlayerRecorder(DecisionLog):
         for job in self.holding.values():
             mem_used[self._host_index.get(job.host or "", 0)] += job.alloc_mem
         free = self.free_procs
+        self.timers = [w for w in self.timers if w[0] >= now]
         return {
+            "timers": [
+                (at, self._host_index.get(h, -1) if h else -1, tag)
+                for at, h, tag in sorted(set(self.timers), key=lambda w: w[0])
+            ],
             "t": now,
             "run": running,
             "res": [(j, self._host_index[h], at) for j, (h, at) in self.reserved.items()],
@@ -149,6 +155,8 @@ class PlayerRecorder(DecisionLog):
                 if last_at != d.at:  # it moved (slid earlier, or later behind a requeued trial)
                     hist["moves"].append((now, d.at))
             self.reserved[d.job.id] = (d.host, d.at)
+        elif isinstance(d, WakeAt):
+            self.timers.append((d.time, d.host, d.tag))
         elif isinstance(d, Start):
             self.reserved.pop(d.job.id, None)
             hist = self.history.get(d.job.id)
@@ -295,6 +303,7 @@ def player_data(source: Any = "explain-backfill", *, policy: str | None = None,
             len(ordered),
             f["free"],
             [None if not math.isfinite(m) else round(m / KB_PER_MB, 1) for m in f["mem"]],
+            [[_r(at), h, tag] for at, h, tag in f["timers"]],
         ])  # fmt: skip
     jobs = {
         str(j.id): [_r(j.spec.submit), j.spec.procs, _r(j.spec.req_time), _r(j.spec.run_time),

@@ -3,7 +3,8 @@
 "use strict";
 (function () {
   const D = JSON.parse(document.getElementById("o2k-data").textContent);
-  const F = D.frames; // [t, running, reservations, queue, parts, queueLen, freeProcs, freeMem]
+  // frame: [t, running, reservations, queue, parts, queueLen, freeProcs, freeMem, timers]
+  const F = D.frames;
   // Okabe-Ito (colour-blind safe) without its yellow, which vanishes as a dashed outline on white
   const PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#999999"];
   const $ = (id) => document.getElementById(id);
@@ -231,7 +232,8 @@
 
     let r = "";
     f[1].slice().sort((x, y) => x[1] - y[1] || x[3] - y[3]).forEach(([j, h, p, start, ghost, suspended, trial]) => {
-      const why = suspended ? "suspended (preempted): keeps its memory" : trial ? `trial run, requeued at ${clock(ghost)} unless done`
+      const why = suspended ? "suspended (preempted): keeps its memory"
+        : trial ? `trial run: requeued at ${clock(ghost)} unless done (in ${clock(ghost - now)})`
         : D.tags[j] ? "backfilled: " + D.tags[j] : "";
       r += `<tr data-job="${j}" class="${suspended ? "suspended" : ""}"><td><span class="sw" style="background:${colour(j)}"></span>J${j}</td><td>${esc(D.hosts[h])}</td><td>${p}</td><td>${clock(start)}</td><td>${suspended ? "-" : clock(ghost)}</td><td>${esc(why)}</td></tr>`;
     });
@@ -248,6 +250,12 @@
       s += `<tr data-job="${j}" data-at="${at}"><td>J${j}</td><td>${esc(D.hosts[h])}</td><td>${clock(at)}</td><td>${job[1]}</td><td>${clock(at + job[2])}</td><td>${story}</td></tr>`;
     });
     $("reservations").querySelector("tbody").innerHTML = s || `<tr><td colspan="6" class="none">no reservation</td></tr>`;
+
+    let tm = "";
+    f[8].forEach(([at, h, tag]) => {
+      tm += `<tr><td>${clock(at)}</td><td>in ${clock(at - now)}</td><td>${h >= 0 ? esc(D.hosts[h]) : "all"}</td><td>${esc(tag)}</td></tr>`;
+    });
+    $("timers").querySelector("tbody").innerHTML = tm || `<tr><td colspan="4" class="none">no pass asked for</td></tr>`;
 
     let hs = "";
     D.hosts.forEach((h, k) => {
