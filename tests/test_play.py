@@ -51,7 +51,7 @@ def test_reservation_block_and_its_slide(fig1):
     f = frame_of(fig1, "reserved", 3)
     assert f[0] == 1 * MIN
     assert f[2] == [[3, 0, 60 * MIN]]  # J3 on host 0 from 60 min
-    t0, host, t2, moves, started = fig1["history"]["3"]
+    ((t0, host, t2, moves, started),) = fig1["history"]["3"]
     assert (t0, host, t2, moves, started) == (1 * MIN, 0, 60 * MIN, [], 50 * MIN)  # t0, t2, t'
     f = frame_of(fig1, "starts", 3)
     assert f[2] == [] and 3 in [r[0] for r in f[1]]

@@ -74,7 +74,8 @@ class PlayerRecorder(DecisionLog):
         self.holding: dict[int, Job] = {}
         self.reserved: dict[int, tuple[str, float]] = {}  # the last pass's reservations
         self._pass_res: dict[int, tuple[str, float]] = {}
-        self.history: dict[int, dict[str, Any]] = {}  # job -> t0, first 'at', moves, start
+        # job -> its reservations: made at t0 for 'at' (t2), moves (t', new at), start
+        self.history: dict[int, list[dict[str, Any]]] = {}
         self.jobs: dict[int, Job] = {}
         self.timers: list[tuple[float, str | None, str]] = []  # passes asked for (WakeAt)
         self.frames: list[dict[str, Any]] = []  # raw: waiting jobs kept as objects
@@ -146,11 +147,11 @@ class PlayerRecorder(DecisionLog):
         self._flush()
         if isinstance(d, Reserve):
             self._pass_res[d.job.id] = (d.host, d.at)
-            hist = self.history.get(d.job.id)
-            if hist is None or hist["start"] is not None:
-                self.history[d.job.id] = {"t0": now, "at": d.at, "host": d.host, "moves": [],
-                                          "start": None}  # fmt: skip
+            episodes = self.history.setdefault(d.job.id, [])
+            if not episodes or episodes[-1]["start"] is not None:  # a new reservation
+                episodes.append({"t0": now, "at": d.at, "host": d.host, "moves": [], "start": None})
             else:
+                hist = episodes[-1]
                 last_at = hist["moves"][-1][1] if hist["moves"] else hist["at"]
                 if last_at != d.at:  # it moved (slid earlier, or later behind a requeued trial)
                     hist["moves"].append((now, d.at))
@@ -159,9 +160,9 @@ class PlayerRecorder(DecisionLog):
             self.timers.append((d.time, d.host, d.tag))
         elif isinstance(d, Start):
             self.reserved.pop(d.job.id, None)
-            hist = self.history.get(d.job.id)
-            if hist is not None and hist["start"] is None:
-                hist["start"] = now
+            episodes = self.history.get(d.job.id)
+            if episodes and episodes[-1]["start"] is None:
+                episodes[-1]["start"] = now
         super().on_decision(now, d)
 
     def on_pass(self, now: float, n_decisions: int) -> None:
@@ -312,10 +313,12 @@ def player_data(source: Any = "explain-backfill", *, policy: str | None = None,
     }  # fmt: skip
     tags = {str(e.job): backfill_tag(e.text) for e in rec.entries if e.event == "backfilled"}
     history = {
-        str(j): [_r(h["t0"]), rec._host_index[h["host"]], _r(h["at"]),
-                 [[_r(t), _r(a)] for t, a in h["moves"]],
-                 None if h["start"] is None else _r(h["start"])]
-        for j, h in rec.history.items()
+        str(j): [
+            [_r(h["t0"]), rec._host_index[h["host"]], _r(h["at"]),
+             [[_r(t), _r(a)] for t, a in h["moves"]], None if h["start"] is None else _r(h["start"])]
+            for h in episodes
+        ]
+        for j, episodes in rec.history.items()
     }  # fmt: skip
     log_lines = [[_r(e.time), e.event, e.job, e.text] for e in rec.entries]
     t_end = max([s[3] for s in lanes] + [f[0] or 0 for f in frames] + [0.0])

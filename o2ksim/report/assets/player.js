@@ -39,7 +39,13 @@
     f[1].forEach((r) => { if (r[4] !== null) tMax = Math.max(tMax, r[4]); });
     f[2].forEach((r) => { tMax = Math.max(tMax, r[2] + D.jobs[r[0]][2]); });
   });
-  Object.values(D.history).forEach((h) => { tMax = Math.max(tMax, h[2] + 0); });
+  // a job's reservation at time t: the last of its reservations made by then
+  function episode(j, t) {
+    const eps = D.history[j] || [];
+    let found = null;
+    eps.forEach((e) => { if (e[0] <= t) found = e; });
+    return found;
+  }
   tMax *= 1.03;
 
   // -- geometry ----------------------------------------------------------------------------
@@ -144,15 +150,16 @@
       ctx.fillStyle = "#8a3a00"; ctx.font = "bold 12px sans-serif";
       ctx.fillText(`J${j} reserved`, clipX(at) + 4, rowY(h, r[0]) + 14);
       ctx.font = "11px sans-serif";
-      const hist = D.history[j];
+      const hist = episode(j, now);
       if (hist) marks.push([j, h, hist, at, null]);
     });
     // a job that started just now ahead of its reservation: the slide of T§3.2.1 Fig. 2
-    Object.entries(D.history).forEach(([j, hist]) => {
-      if (hist[4] !== null && hist[4] === now && hist[4] < hist[2]) marks.push([+j, hist[1], hist, hist[2], now]);
+    f[1].forEach(([j]) => {
+      const hist = episode(j, now);
+      if (hist && hist[4] === now && hist[4] < hist[2]) marks.push([j, hist[1], hist, hist[2], now]);
     });
     marks.forEach(([j, h, hist, at, started]) => {
-      const [t0, , t2, moves] = hist;
+      const [t0, , t2] = hist, moves = hist[3].filter((m) => m[0] <= now); // nothing from the future
       let tp = started;
       if (tp === null && moves.length) tp = moves[moves.length - 1][0];
       if (tp === null && t2 === at) { mark(t0, "t0", h); mark(t2, "t2", h); return; }
@@ -241,11 +248,11 @@
 
     let s = "";
     f[2].forEach(([j, h, at]) => {
-      const job = D.jobs[j], hist = D.history[j];
+      const job = D.jobs[j], hist = episode(j, now);
       let story = "";
       if (hist) {
         story = `made at ${clock(hist[0])} for ${clock(hist[2])}`;
-        hist[3].forEach(([t, a2]) => { story += `; moved at ${clock(t)} to ${clock(a2)}`; });
+        hist[3].forEach(([t, a2]) => { if (t <= now) story += `; moved at ${clock(t)} to ${clock(a2)}`; });
       }
       s += `<tr data-job="${j}" data-at="${at}"><td>J${j}</td><td>${esc(D.hosts[h])}</td><td>${clock(at)}</td><td>${job[1]}</td><td>${clock(at + job[2])}</td><td>${story}</td></tr>`;
     });
@@ -264,13 +271,19 @@
     });
     $("hosts").querySelector("tbody").innerHTML = hs;
 
-    const prev = document.querySelector("#log li.current");
-    if (prev) prev.classList.remove("current");
-    const cur = $("log").children[state.i];
-    cur.classList.add("current");
+    logWindow();
+  }
+
+  // the log shows the lines around the current one (a day of a real trace has thousands)
+  const LOG_AROUND = 60;
+  function logWindow() {
+    const lo = Math.max(0, state.i - LOG_AROUND), hi = Math.min(D.log.length, state.i + LOG_AROUND + 1);
     const box = $("log");
-    if (cur.offsetTop < box.scrollTop || cur.offsetTop > box.scrollTop + box.clientHeight - 20)
-      box.scrollTop = cur.offsetTop - box.clientHeight / 2;
+    box.start = lo + 1;
+    box.innerHTML = logHtml.slice(lo, hi).join("");
+    const cur = box.children[state.i - lo];
+    cur.classList.add("current");
+    box.scrollTop = cur.offsetTop - box.clientHeight / 2;
   }
 
   function go(i) {
@@ -305,7 +318,7 @@
   $("queue").querySelector("thead").innerHTML = "<tr><th>#</th><th>job</th><th>procs</th><th>requests</th><th>waited</th>"
     + (D.priority === "fcfs" ? "<th>submitted</th>" : D.parts.map((p) => `<th>${esc(p)}</th>`).join("") + "<th>priority</th>") + "</tr>";
   const logHtml = D.log.map((l, k) => `<li data-i="${k}" class="ev-${l[1]}"><span class="t">${clock(l[0])}</span> <span class="j">${l[2] !== null ? "J" + l[2] : ""}</span> <span class="ev">${esc(l[1])}</span> ${esc(l[3])}</li>`);
-  $("log").innerHTML = logHtml.join("");
+  if (tMax > 2 * 86400) $("window").value = "86400"; // a long run: a day around now
   $("log").addEventListener("click", (e) => { const li = e.target.closest("li"); if (li) { pause(); go(+li.dataset.i); } });
   $("play").addEventListener("click", () => (state.playing ? pause() : play()));
   $("prev").addEventListener("click", () => { pause(); go(state.i - 1); });
