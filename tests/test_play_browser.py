@@ -69,11 +69,13 @@ def go(d, i: int) -> None:
     d.execute_script("window.o2kPlayer.go(arguments[0])", i)
 
 
-def rows(d, table: str) -> list[dict]:
+def rows(d, table: str, player: int = 0) -> list[dict]:
+    """The rows of one of the page's tables (queue, running, reservations) of player ``player``."""
     return d.execute_script(
-        "return [...document.querySelectorAll('#' + arguments[0] + ' tbody tr[data-job]')]"
+        "return [...document.querySelectorAll(`#p${arguments[1]} .${arguments[0]} tbody tr[data-job]`)]"
         ".map(tr => ({job: +tr.dataset.job, at: tr.dataset.at, text: tr.innerText}))",
         table,
+        player,
     )
 
 
@@ -92,7 +94,7 @@ def test_reserved_block_start(fig1):
     d, log, _ = fig1
     i = index_of(log, "reserved", 3)
     go(d, i)
-    assert d.find_element("id", "event").text.endswith(log.entries[i].text)
+    assert d.find_element("css selector", "#p0 .event").text.endswith(log.entries[i].text)
     (res,) = rows(d, "reservations")
     assert res["job"] == 3 and float(res["at"]) == 60 * MIN  # hand: J1's requested end
     assert "1:00:00" in res["text"] and "1:00:00" in log.entries[i].text  # the engine says so too
@@ -146,5 +148,37 @@ def test_no_script_errors_and_canvas_drawn(fig1):
     errors = [e for e in d.get_log("browser") if e["level"] == "SEVERE"]
     assert errors == []
     # the lanes are drawn: J1's colour (the second start's hue) is on the canvas
-    png = d.execute_script("return document.getElementById('lanes').toDataURL('image/png')")
+    png = d.execute_script("return document.querySelector('#p0 .lanes').toDataURL('image/png')")
     assert png.startswith("data:image/png;base64,") and len(png) > 5000
+
+
+def test_two_settings_stepped_together(browser, tmp_path):
+    """T§3.2.1 Fig. 1(b) against 1(c): when J11 is backfilled at 18 min under one
+    reservation, under two it waits -- J4 is reserved at 30 min (J2's requested end)
+    and J11, running to 63 min on 2 of the 8 processors, would leave J4 too few."""
+    page = tmp_path / "versus.html"
+    write_player(page, "explain-backfill", versus={"reservations": 2})
+    _, log1 = explain("explain-backfill")
+    _, log2 = explain("explain-backfill", params={"reservations": 2})
+    browser.get(page.as_uri())
+    d = browser
+    assert d.execute_script("return window.o2kPlayer.count") == len(log1.entries) + len(
+        log2.entries
+    )
+    i = index_of(log1, "backfilled", 11)
+    step = d.execute_script(
+        "const p = window.o2kPlayer; for (let s = 0; s < p.count; s++) { p.go(s);"
+        " if (p.frames()[0] === arguments[0]) return s; } return -1;", i)  # fmt: skip
+    assert step >= 0 and d.execute_script("return window.o2kPlayer.time()") == 18 * MIN
+    j = d.execute_script("return window.o2kPlayer.frames()[1]")
+    assert log2.entries[j].time <= 18 * MIN  # the other side is at the same moment
+    assert 11 in [r["job"] for r in rows(d, "running", 0)]
+    assert 11 in [r["job"] for r in rows(d, "queue", 1)]
+    assert 11 not in [r["job"] for r in rows(d, "running", 1)]
+    assert not [
+        e for e in log2.entries if e.event == "backfilled" and e.job == 11 and e.time == 18 * MIN
+    ]
+    reserved = {r["job"]: float(r["at"]) for r in rows(d, "reservations", 1)}
+    assert reserved == {3: 60 * MIN, 4: 30 * MIN}  # hand: J3 at J1's requested end, J4 at J2's
+    assert "reservations=1" in d.find_element("css selector", "#p0 .title").text
+    assert "reservations=2" in d.find_element("css selector", "#p1 .title").text

@@ -28,6 +28,11 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="override a policy parameter (TOML value), repeatable, e.g. reservations=2",
     )  # fmt: skip
     parser.add_argument(
+        "--versus", action="append", default=[], metavar="KEY=VALUE",
+        help="play a second run beside the first, with these overrides on top, stepped "
+        "together, e.g. --versus reservations=2 (T§3.2.1 Fig. 1b vs 1c)",
+    )  # fmt: skip
+    parser.add_argument(
         "--max-jobs", type=int, default=5000, metavar="N",
         help="refuse workloads with more jobs than this (default 5000)",
     )  # fmt: skip
@@ -39,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
     path = write_player(
         args.out, args.source, policy=args.policy, params=parse_overrides(args.set),
         max_jobs=args.max_jobs, title=args.title,
+        versus=parse_overrides(args.versus) if args.versus else None,
     )  # fmt: skip
     print(f"player: {path} (open it in a browser; Space plays, arrows step)")
     return 0

@@ -38,7 +38,7 @@ PAGE = """<!DOCTYPE html>
 <title>{title}</title>
 <style>{css}</style></head>
 <body>
-<header><h1 id="title"></h1><div class="sub" id="machine"></div></header>
+<header><h1>{title}</h1></header>
 <div id="controls">
  <button id="first" title="first event (Home)">|&lt;</button>
  <button id="prev" title="previous event (Left)">&lt; Prev</button>
@@ -61,43 +61,71 @@ PAGE = """<!DOCTYPE html>
   event (<kbd>Shift</kbd>: 10) &nbsp; <kbd>Home</kbd> <kbd>End</kbd> first/last &nbsp;
   <kbd>+</kbd> <kbd>-</kbd> speed &nbsp; click a log line to jump to it</div>
 </div>
-<div id="event" role="status" aria-live="polite"></div>
-<canvas id="lanes" role="img" aria-label="processor lanes per host up to now, requested-runtime
- ghosts (dashed) and reservations (orange blocks)"></canvas>
-<div class="panels">
- <section><h2>Queue, priority order (<span id="queue-count"></span> waiting)</h2>
-  <table id="queue"><thead></thead><tbody></tbody></table></section>
- <section><h2>Holding processors</h2><table id="running"><thead><tr><th>job</th><th>host</th>
-  <th>procs</th><th>since</th><th>requested end</th><th>why / state</th></tr></thead><tbody></tbody></table></section>
- <section><h2>Reservations</h2><table id="reservations"><thead><tr><th>job</th><th>host</th>
-  <th>from</th><th>procs</th><th>until</th><th>history</th></tr></thead><tbody></tbody></table></section>
- <section><h2>Timers: passes the policy asked for</h2><table id="timers"><thead><tr><th>at</th>
-  <th>countdown</th><th>host</th><th>why</th></tr></thead><tbody></tbody></table></section>
- <section><h2>Free per host</h2><table id="hosts"><thead><tr><th>host</th><th>processors</th>
-  <th>memory</th></tr></thead><tbody></tbody></table></section>
-</div>
-<section><h2>Decision log (o2ksim explain)</h2><ol id="log" start="1"></ol></section>
+<div class="players n{n}">{players}</div>
 <script type="application/json" id="o2k-data">{data}</script>
 <script>{js}</script>
 </body></html>
 """
+
+PLAYER = """<div class="player" id="p{k}">
+<h2 class="title"></h2><div class="sub machine"></div>
+<div class="event" role="status" aria-live="polite"></div>
+<canvas class="lanes" role="img" aria-label="processor lanes per host up to now, requested-runtime
+ ghosts (dashed) and reservations (orange blocks)"></canvas>
+<div class="panels">
+ <section><h3>Queue, priority order (<span class="queue-count"></span> waiting)</h3>
+  <table class="queue"><thead></thead><tbody></tbody></table></section>
+ <section><h3>Holding processors</h3><table class="running"><thead><tr><th>job</th><th>host</th>
+  <th>procs</th><th>since</th><th>requested end</th><th>why / state</th></tr></thead><tbody></tbody></table></section>
+ <section><h3>Reservations</h3><table class="reservations"><thead><tr><th>job</th><th>host</th>
+  <th>from</th><th>procs</th><th>until</th><th>history</th></tr></thead><tbody></tbody></table></section>
+ <section><h3>Timers: passes the policy asked for</h3><table class="timers"><thead><tr><th>at</th>
+  <th>countdown</th><th>host</th><th>why</th></tr></thead><tbody></tbody></table></section>
+ <section><h3>Free per host</h3><table class="hosts"><thead><tr><th>host</th><th>processors</th>
+  <th>memory</th></tr></thead><tbody></tbody></table></section>
+</div>
+<section><h3>Decision log (o2ksim explain)</h3><ol class="log" start="1"></ol></section>
+</div>"""
 
 
 def _asset(name: str) -> str:
     return resources.files("o2ksim.report").joinpath("assets", name).read_text(encoding="utf-8")
 
 
-def render_player(data: dict[str, Any]) -> str:
-    """The page for player data (:func:`o2ksim.report.player_data.player_data`)."""
+def render_player(*data: dict[str, Any], title: str | None = None) -> str:
+    """The page for player data (:func:`o2ksim.report.player_data.player_data`).
+
+    Two or more: side by side, stepped together on one timeline (every event of
+    each, in time order), e.g. one reservation against two.
+    """
+    if not data:
+        raise ValueError("render_player needs the data of at least one run")
     # "</" inside the JSON would end the script element early
-    payload = json.dumps(data, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
-    return PAGE.format(title=html.escape(data["title"]), css=_asset("player.css"),
-                       js=_asset("player.js"), data=payload)  # fmt: skip
+    payload = json.dumps({"players": list(data)}, separators=(",", ":"), allow_nan=False)
+    payload = payload.replace("</", "<\\/")
+    heading = title or (data[0]["title"] if len(data) == 1 else
+                        " vs ".join(d["run"] for d in data))  # fmt: skip
+    players = "".join(PLAYER.format(k=k) for k in range(len(data)))
+    return PAGE.format(title=html.escape(heading), css=_asset("player.css"), js=_asset("player.js"),
+                       data=payload, players=players, n=len(data))  # fmt: skip
 
 
-def player_html(source: Any = "explain-backfill", **kw: Any) -> str:
-    """The player page of ``source`` (arguments as :func:`~o2ksim.report.player_data.player_data`)."""
-    return render_player(player_data(source, **kw))
+def player_html(
+    source: Any = "explain-backfill", *, versus: dict[str, Any] | None = None, **kw: Any
+) -> str:
+    """The player page of ``source`` (arguments as :func:`~o2ksim.report.player_data.player_data`).
+
+    ``versus``: parameter overrides for a second run of the same scenario, put on
+    top of ``params`` and shown beside the first, stepped together (e.g.
+    ``{"reservations": 2}``: T§3.2.1 Fig. 1(b) against 1(c)).
+    """
+    if versus is None:
+        return render_player(player_data(source, **kw))
+    params = kw.pop("params", None) or {}
+    shown = {**params, **versus}
+    first = player_data(source, params=params, shown=shown, **kw)
+    second = player_data(source, params=shown, shown=shown, **kw)
+    return render_player(first, second, title=first["title"])
 
 
 def write_player(path: str | os.PathLike[str], source: Any = "explain-backfill", **kw: Any) -> Path:
@@ -106,7 +134,8 @@ def write_player(path: str | os.PathLike[str], source: Any = "explain-backfill",
     ``source``: a scenario, a scenario file or a shipped scenario's name
     (``explain-backfill``, ``explain-immediate``, ``explain-eqspatial``);
     ``policy``, ``params`` (e.g. ``{"reservations": 2}``), ``max_jobs``,
-    ``title`` as for :func:`~o2ksim.report.player_data.player_data`.
+    ``title`` as for :func:`~o2ksim.report.player_data.player_data`; ``versus``
+    as for :func:`player_html`.
     """
     out = Path(path)
     out.write_text(player_html(source, **kw), encoding="utf-8")

@@ -160,9 +160,9 @@ class PlayerRecorder(DecisionLog):
             self.timers.append((d.time, d.host, d.tag))
         elif isinstance(d, Start):
             self.reserved.pop(d.job.id, None)
-            episodes = self.history.get(d.job.id)
-            if episodes and episodes[-1]["start"] is None:
-                episodes[-1]["start"] = now
+            made = self.history.get(d.job.id, [])
+            if made and made[-1]["start"] is None:
+                made[-1]["start"] = now
         super().on_decision(now, d)
 
     def on_pass(self, now: float, n_decisions: int) -> None:
@@ -268,11 +268,14 @@ def _r(x: float) -> float | None:
 
 def player_data(source: Any = "explain-backfill", *, policy: str | None = None,
                 params: dict[str, Any] | None = None, max_jobs: int = 5000,
-                title: str | None = None) -> dict[str, Any]:  # fmt: skip
+                title: str | None = None,
+                shown: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
     """Run ``source`` (a scenario, a scenario file or a shipped scenario's name) and
     return the player's data: hosts, jobs, lanes, log lines and one frame per line.
 
-    ``policy``/``params`` as for :func:`o2ksim.explain.explain`.
+    ``policy``/``params`` as for :func:`o2ksim.explain.explain`; ``shown``: the
+    parameters to name in the run's title (default ``params``; a comparison names
+    every parameter either side changes, with this run's value).
     """
     sc = source if isinstance(source, Scenario) else load_scenario(source)
     result, rec = explain(sc, policy=policy, params=params, max_jobs=max_jobs,
@@ -324,7 +327,8 @@ def player_data(source: Any = "explain-backfill", *, policy: str | None = None,
     t_end = max([s[3] for s in lanes] + [f[0] or 0 for f in frames] + [0.0])
     return {
         "title": title or f"{sc.name}: {sc.description or run_title(result, params)}",
-        "machine": f"{run_title(result, params)} on {result.machine.describe()}",
+        "run": run_title(result, params if shown is None else shown),
+        "machine": result.machine.describe(),
         "hosts": hosts,
         "procs": procs,
         "mem": [None if not math.isfinite(m) else round(m / KB_PER_MB, 1) for m in rec.mem_total],
