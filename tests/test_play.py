@@ -130,3 +130,9 @@ def test_cli_bad_source(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "missing.toml" in err and "Traceback" not in err
     assert not Path(tmp_path / "x.html").exists()
+
+
+def test_versus_another_policy():
+    page = player_html("explain-backfill", versus={"policy": "lxfw-backfill"})
+    assert page.count('class="player"') == 2
+    assert '"run":"fcfs-backfill: ' in page and '"run":"lxfw-backfill: ' in page

@@ -30,7 +30,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--versus", action="append", default=[], metavar="KEY=VALUE",
         help="play a second run beside the first, with these overrides on top, stepped "
-        "together, e.g. --versus reservations=2 (T§3.2.1 Fig. 1b vs 1c)",
+        "together, e.g. --versus reservations=2 (T§3.2.1 Fig. 1b vs 1c); "
+        "--versus policy=NAME plays another policy",
     )  # fmt: skip
     parser.add_argument(
         "--max-jobs", type=int, default=5000, metavar="N",

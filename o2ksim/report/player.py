@@ -117,13 +117,18 @@ def player_html(
 
     ``versus``: parameter overrides for a second run of the same scenario, put on
     top of ``params`` and shown beside the first, stepped together (e.g.
-    ``{"reservations": 2}``: T§3.2.1 Fig. 1(b) against 1(c)).
+    ``{"reservations": 2}``: T§3.2.1 Fig. 1(b) against 1(c)); the key ``policy``
+    names another policy instead (``{"policy": "lxfw-backfill"}``).
     """
     if versus is None:
         return render_player(player_data(source, **kw))
     params = kw.pop("params", None) or {}
-    shown = {**params, **versus}
+    other = dict(versus)
+    other_policy = other.pop("policy", None)  # versus={"policy": "lxfw-backfill"}: another policy
+    shown = {**params, **other}
     first = player_data(source, params=params, shown=shown, **kw)
+    if other_policy is not None:
+        kw["policy"] = str(other_policy)
     second = player_data(source, params=shown, shown=shown, **kw)
     return render_player(first, second, title=first["title"])
 
