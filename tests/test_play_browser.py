@@ -182,3 +182,42 @@ def test_two_settings_stepped_together(browser, tmp_path):
     assert reserved == {3: 60 * MIN, 4: 30 * MIN}  # hand: J3 at J1's requested end, J4 at J2's
     assert "reservations=1" in d.find_element("css selector", "#p0 .title").text
     assert "reservations=2" in d.find_element("css selector", "#p1 .title").text
+
+
+def test_preemption_victims_and_trial_countdown(browser, tmp_path):
+    """explain-immediate (scenario comment, T§3.2.2): J7's 60 s trial starts at 0:22:10
+    preempting J4 and J5; the page shows both suspended for J7's trial with the current
+    slowdown the engine's log gives, and J7's trial requeued at 0:23:10 unless done."""
+    page = tmp_path / "imm.html"
+    write_player(page, "explain-immediate")
+    _, log = explain("explain-immediate")
+    browser.get(page.as_uri())
+    i = index_of(log, "starts", 7, (22 * 60 + 10) * 1.0)
+    go(browser, i)
+    running = {r["job"]: r["text"] for r in rows(browser, "running")}
+    for victim in (4, 5):
+        line = log.entries[index_of(log, "preempted", victim, (22 * 60 + 10) * 1.0)].text
+        slowdown = line.rsplit("current slowdown ", 1)[1]
+        assert (
+            "for J7's trial" in running[victim] and f"slowdown then {slowdown}" in running[victim]
+        )
+    assert "requeued at 0:23:10 unless done" in running[7] and "(in 0:01:00)" in running[7]
+
+
+def test_eqspatial_shares_and_catch_up(browser, tmp_path):
+    """explain-eqspatial: J6 starts on b at 0:24:30 catching up the credit it earned while
+    waiting (the engine's log says how much); a's equal share is 2-3 since 0:07:00
+    (8 processors, 3 jobs: J1, J3, J5)."""
+    page = tmp_path / "eq.html"
+    write_player(page, "explain-eqspatial")
+    _, log = explain("explain-eqspatial")
+    browser.get(page.as_uri())
+    i = index_of(log, "starts", 6, 24 * 60 + 30.0)
+    go(browser, i)
+    credit = log.entries[i].text.split("catches up the ", 1)[1].split(" ", 1)[0]
+    running = {r["job"]: r["text"] for r in rows(browser, "running")}
+    assert f"catching up {credit} processor-seconds" in running[6]
+    shares = browser.execute_script(
+        "return [...document.querySelectorAll('#p0 .hosts tbody tr')].map(tr => tr.innerText)"
+    )
+    assert shares[0].split("\t")[0] == "a" and "2-3" in shares[0]

@@ -161,7 +161,9 @@ class PlayerRecorder(DecisionLog):
         elif isinstance(d, Start):
             self.reserved.pop(d.job.id, None)
             made = self.history.get(d.job.id, [])
-            if made and made[-1]["start"] is None:
+            # a trial run (immediate service) is no start at the reserved time: the job keeps
+            # its reservation if the trial fails and is requeued
+            if made and made[-1]["start"] is None and d.on_limit != "requeue":
                 made[-1]["start"] = now
         super().on_decision(now, d)
 
@@ -323,7 +325,9 @@ def player_data(source: Any = "explain-backfill", *, policy: str | None = None,
         ]
         for j, episodes in rec.history.items()
     }  # fmt: skip
-    log_lines = [[_r(e.time), e.event, e.job, e.text] for e in rec.entries]
+    host_of = rec._host_index
+    log_lines = [[_r(e.time), e.event, e.job, e.text, host_of.get(e.host or "", -1)]
+                 for e in rec.entries]  # fmt: skip
     t_end = max([s[3] for s in lanes] + [f[0] or 0 for f in frames] + [0.0])
     return {
         "title": title or f"{sc.name}: {sc.description or run_title(result, params)}",

@@ -16,6 +16,10 @@
     const p = (x) => String(x).padStart(2, "0");
     return d >= 2 ? `${d}d ${p(h)}:${p(m)}:${p(s)}` : `${h + 24 * d}:${p(m)}:${p(s)}`;
   }
+  function parseClock(text) { // "1:02:03" or "2d 01:02:03" (o2ksim.clock) -> seconds
+    const m = /^(?:(\d+)d )?(\d+):(\d\d):(\d\d)$/.exec(text.trim());
+    return m ? (+(m[1] || 0)) * 86400 + (+m[2]) * 3600 + (+m[3]) * 60 + (+m[4]) : null;
+  }
   function esc(s) {
     return String(s).replace(/[&<>"]/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}[c]));
   }
@@ -240,9 +244,9 @@
 
       let r = "";
       f[1].slice().sort((x, y) => x[1] - y[1] || x[3] - y[3]).forEach(([j, h, p, start, ghost, suspended, trial]) => {
-        const why = suspended ? "suspended (preempted): keeps its memory"
+        const why = suspended ? victim(j)
           : trial ? `trial run: requeued at ${clock(ghost)} unless done (in ${clock(ghost - now)})`
-          : D.tags[j] ? "backfilled: " + D.tags[j] : "";
+          : D.tags[j] ? "backfilled: " + D.tags[j] : catchingUp(j);
         r += `<tr data-job="${j}" class="${suspended ? "suspended" : ""}"><td><span class="sw" style="background:${colour(j)}"></span>J${j}</td><td>${esc(D.hosts[h])}</td><td>${p}</td><td>${clock(start)}</td><td>${suspended ? "-" : clock(ghost)}</td><td>${esc(why)}</td></tr>`;
       });
       el("running").querySelector("tbody").innerHTML = r || `<tr><td colspan="6" class="none">no job holds processors</td></tr>`;
@@ -266,9 +270,11 @@
       el("timers").querySelector("tbody").innerHTML = tm || `<tr><td colspan="4" class="none">no pass asked for</td></tr>`;
 
       let hs = "";
+      const shares = EQ ? equalShares() : null;
       D.hosts.forEach((h, k) => {
         const mem = D.mem[k] === null ? "not constrained" : `${f[7][k]} of ${D.mem[k]} MB`;
-        hs += `<tr data-host="${esc(h)}"><td>${esc(h)}</td><td>${f[6][k]} of ${D.procs[k]}</td><td>${mem}</td></tr>`;
+        const eq = shares ? `<td>${esc(shares[k][0])}</td><td>${esc(shares[k][1])}</td>` : "";
+        hs += `<tr data-host="${esc(h)}"><td>${esc(h)}</td><td>${f[6][k]} of ${D.procs[k]}</td><td>${mem}</td>${eq}</tr>`;
       });
       el("hosts").querySelector("tbody").innerHTML = hs;
 
@@ -294,6 +300,48 @@
       + (D.priority === "fcfs" ? "<th>submitted</th>" : D.parts.map((p) => `<th>${esc(p)}</th>`).join("") + "<th>priority</th>") + "</tr>";
     const logHtml = D.log.map((l, k) => `<li data-i="${k}" class="ev-${l[1]}"><span class="t">${clock(l[0])}</span> <span class="j">${l[2] !== null ? "J" + l[2] : ""}</span> <span class="ev">${esc(l[1])}</span> ${esc(l[3])}</li>`);
     el("log").addEventListener("click", (e) => { const li = e.target.closest("li"); if (li) onJump(+li.dataset.i); });
+    // -- what the policy's notes say: preemption victims, catch-up credit, equal shares --------
+    const byJob = {};
+    D.log.forEach((l, k) => { if (l[2] !== null) (byJob[l[2]] = byJob[l[2]] || []).push(k); });
+    function lastLine(j, pred) {
+      const ks = byJob[j] || [];
+      for (let n = ks.length - 1; n >= 0; n--) if (ks[n] <= me.i && pred(D.log[ks[n]])) return D.log[ks[n]];
+      return null;
+    }
+    function victim(j) {
+      const l = lastLine(j, (x) => x[1] === "preempted");
+      if (!l) return "suspended (preempted): keeps its memory";
+      const by = /for (J\d+)'s trial/.exec(l[3]), sd = /current slowdown ([\d.]+)/.exec(l[3]);
+      return `suspended at ${clock(l[0])}${by ? " for " + by[1] + "'s trial" : ""}`
+        + `${sd ? "; its current slowdown then " + sd[1] : ""}; keeps its memory`;
+    }
+    function catchingUp(j) {
+      const l = lastLine(j, (x) => x[1] === "starts" || x[1] === "resumes");
+      const m = l && /catches up the (\d+) processor-seconds/.exec(l[3]);
+      return m ? `catching up ${m[1]} processor-seconds of credit earned while waiting` : "";
+    }
+    const EQ = D.log.some((l) => / equal share /.test(l[3]));
+    if (EQ) el("hosts").querySelector("thead tr").insertAdjacentHTML("beforeend",
+      "<th>equal share</th><th>next repartitioning (MinInterval)</th>");
+    function equalShares() {
+      // per host: the last equal share and earliest next repartitioning its lines state
+      const out = D.hosts.map(() => ["-", "-"]);
+      const seen = D.hosts.map(() => [false, false]);
+      for (let k = me.i; k >= 0 && k > me.i - 3000; k--) {
+        const l = D.log[k], h = l[4];
+        if (h < 0) continue;
+        const share = !seen[h][0] && /equal share ([\d-]+)/.exec(l[3]);
+        if (share) { out[h][0] = share[1]; seen[h][0] = true; }
+        const next = !seen[h][1] && / next repartitioning of \S+ at (.+?) at the earliest/.exec(l[3]);
+        if (next) {
+          const at = parseClock(next[1]);
+          out[h][1] = at !== null && at < D.frames[me.i][0] ? `allowed (since ${next[1]})` : next[1];
+          seen[h][1] = true;
+        }
+      }
+      return out;
+    }
+
     function show(i) { me.i = i; draw(); panels(); }
     return { show, draw, F, tMax, canvas, me };
   }
