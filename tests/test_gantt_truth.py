@@ -95,3 +95,32 @@ def test_long_titles_wrap():
     ax = gantt_figure(segs, {"h": 2}, title=title).axes[0]
     lines = ax.get_title().splitlines()
     assert len(lines) > 1 and max(map(len, lines)) <= 100
+
+
+def test_fig1_jobs_get_distinct_colours_and_labelled_arrivals():
+    """Fig. 1's six jobs: six different colours (J3/J10 and J4/J11 shared one by id), the
+    same in both columns; each arrival labelled, no two labels overlapping (J1 and J2
+    arrive together at 0, J3 at 1 min, J4 at 2, J10 at 3, J11 at 5)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.text import Annotation
+
+    from o2ksim.report.gantt import gantt_compare, start_colours
+
+    cols = []
+    for params in ({}, {"reservations": 2}):
+        rec = GanttRecorder()
+        result, _ = explain("explain-backfill", params=params, observers=(rec,))
+        cols.append((result.segments, "", rec.teaching))
+    colours = start_colours([c[0] for c in cols])
+    assert sorted(colours) == [1, 2, 3, 4, 10, 11] and len(set(colours.values())) == 6
+    fig = gantt_compare(cols, {"h": 8})
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    for ax in fig.axes:
+        labels = [t for t in ax.texts if isinstance(t, Annotation) and t.xy[1] == 0]
+        assert sorted(t.get_text() for t in labels) == ["J1", "J10", "J11", "J2", "J3", "J4"]
+        boxes = [t.get_window_extent(renderer) for t in labels]
+        for i, a in enumerate(boxes):
+            for b in boxes[i + 1 :]:
+                assert not a.overlaps(b)

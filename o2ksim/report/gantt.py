@@ -189,9 +189,20 @@ seven distinct hues, none a lighter shade of another (tab20's pairs are)."""
 
 
 def job_colour(job_id: int) -> str:
-    """A job's colour, the same in every chart (so two settings can be compared side by side);
-    consecutive job ids never share one."""
+    """A job's colour by its id alone; consecutive job ids never share one.  A chart
+    colours its jobs by :func:`start_colours` instead."""
     return PALETTE[(int(job_id) * 3) % len(PALETTE)]
+
+
+def start_colours(runs: Sequence[pd.DataFrame]) -> dict[int, str]:
+    """Each job's colour in a chart of these runs: the palette in the order the jobs first
+    start (in the first run, then the others), so jobs started one after the other never
+    share a colour, and a job has the same colour in every column of a comparison."""
+    order: dict[int, None] = {}
+    for segs in runs:
+        held = segs.loc[segs["procs"] > 0].sort_values(["start", "job_id"], kind="stable")
+        order.update((int(j), None) for j in held["job_id"])
+    return {j: PALETTE[k % len(PALETTE)] for k, j in enumerate(order)}
 
 
 def gantt_figure(
@@ -267,6 +278,7 @@ def gantt_compare(
         gridspec_kw={"height_ratios": ratios},
     )  # fmt: skip
     legend: dict[str, Any] = {}
+    colours = start_colours([r[0] for r in runs])
     for col, (segments, title, teach) in enumerate(runs):
         outside: list[str] = []  # what lies outside the drawn window, said under the chart
         bars = assign_rows(segments, hosts)
@@ -279,7 +291,7 @@ def gantt_compare(
                 x0, x1 = max(b.start, t0) / scale, min(b.end, t1) / scale
                 back = teach is not None and b.job_id in teach.backfilled
                 ax.add_patch(Rectangle(
-                    (x0, b.row), x1 - x0, b.rows, facecolor=job_colour(b.job_id),
+                    (x0, b.row), x1 - x0, b.rows, facecolor=colours[int(b.job_id)],
                     edgecolor="white", linewidth=0.6, hatch="//" if back else None,
                 ))  # fmt: skip
                 if back:
@@ -299,12 +311,12 @@ def gantt_compare(
                     # on the job's own first bar's rows: an outline never crosses other jobs' rows
                     ax.add_patch(Rectangle(
                         (b.start / scale, b.row), req / scale, b.rows, fill=False,
-                        edgecolor=job_colour(b.job_id), linestyle="--", linewidth=1.1, zorder=3,
+                        edgecolor=colours[int(b.job_id)], linestyle="--", linewidth=1.1, zorder=3,
                     ))  # fmt: skip
                     legend["requested runtime (dashed outline)"] = Patch(
                         fill=False, edgecolor="0.3", linestyle="--"
                     )
-            _draw_interruptions(ax, segments, bars, host, scale, legend, teach)
+            _draw_interruptions(ax, segments, bars, host, scale, legend, teach, colours)
             if teach is not None:
                 shown = [(j, a) for j, h, a in teach.reservations if h == host and t0 <= a <= t1]
                 outside += [f"J{j}'s reservation at {format_duration(a)} on {host}"
@@ -335,6 +347,7 @@ def gantt_compare(
                             zorder=5)  # fmt: skip
                 legend["arrival (triangle)"] = Line2D([], [], marker="^", color="black",
                                                       linestyle="none")  # fmt: skip
+                _label_arrivals(bottom, arrivals, scale, (t1 - t0) / scale)
         bottom.set_xlabel(f"time ({unit})")
         if outside:
             more = f" and {len(outside) - 4} more" if len(outside) > 4 else ""
@@ -352,9 +365,32 @@ def gantt_compare(
     return fig
 
 
+def _label_arrivals(ax: Any, arrivals: list[tuple[int, float]], scale: float, span: float) -> None:
+    """The job id above each arrival's triangle; arrivals close together are stacked
+    (up to four levels), so their labels never print on top of each other."""
+    if len(arrivals) > 60:  # a real run: too many to label one by one
+        return
+    gap = 0.045 * span  # about one label's width
+    last: list[float] = []  # per level, where the last label there was put
+    for job, t in sorted(arrivals, key=lambda a: (a[1], a[0])):
+        x = t / scale
+        level = next((k for k, at in enumerate(last) if x - at >= gap), len(last))
+        if level >= 4:
+            level = min(range(4), key=lambda k: last[k])
+        if level == len(last):
+            last.append(x)
+        else:
+            last[level] = x
+        ax.annotate(f"J{job}", xy=(x, 0), xycoords=("data", "axes fraction"),
+                    xytext=(0, 8 + 10 * level), textcoords="offset points", ha="center",
+                    va="bottom", fontsize=7, zorder=7,
+                    bbox={"facecolor": "white", "alpha": 0.8, "linewidth": 0, "pad": 0.5})  # fmt: skip
+
+
 def _draw_interruptions(ax: Any, segments: pd.DataFrame, bars: pd.DataFrame, host: str,
                         scale: float, legend: dict[str, Any],
-                        teach: Teaching | None = None) -> None:  # fmt: skip
+                        teach: Teaching | None = None,
+                        colours: Mapping[int, str] | None = None) -> None:  # fmt: skip
     """Preempted intervals, requeued trials and resizes, from the segments.
 
     A gap between two of a job's allocations is a preemption (a dotted box on
@@ -367,6 +403,9 @@ def _draw_interruptions(ax: Any, segments: pd.DataFrame, bars: pd.DataFrame, hos
     # matplotlib is heavy: imported only when a chart is drawn (recording a run needs none)
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch, Rectangle
+
+    def colour(job: Any) -> str:
+        return (colours or {}).get(int(job)) or job_colour(int(job))
 
     segs = segments.sort_values(["job_id", "start"], kind="stable")
     for job_id, js in segs.groupby("job_id", sort=False):
@@ -392,7 +431,7 @@ def _draw_interruptions(ax: Any, segments: pd.DataFrame, bars: pd.DataFrame, hos
                     continue
                 ax.add_patch(Rectangle(
                     (prev.end / scale, row), (nxt.start - prev.end) / scale, int(prev.procs),
-                    facecolor="none", edgecolor=job_colour(job_id), hatch="..", linewidth=0.8,
+                    facecolor="none", edgecolor=colour(job_id), hatch="..", linewidth=0.8,
                 ))  # fmt: skip
                 ax.text((prev.end + nxt.start) / 2 / scale, row + int(prev.procs), f"J{job_id} preempted",
                         fontsize=7, ha="center", va="top", zorder=6,
@@ -401,7 +440,7 @@ def _draw_interruptions(ax: Any, segments: pd.DataFrame, bars: pd.DataFrame, hos
             elif nxt.start == prev.end and nxt.procs != prev.procs and nxt.host == host:
                 r = rows.loc[rows["start"] == nxt.start]
                 mid = float(r["row"].iloc[0] + r["rows"].iloc[0] / 2) if len(r) else 0.0
-                ax.axvline(nxt.start / scale, color=job_colour(job_id), linewidth=2.0,
+                ax.axvline(nxt.start / scale, color=colour(job_id), linewidth=2.0,
                            linestyle=":")  # fmt: skip
                 ax.text(nxt.start / scale, mid, f" J{job_id} {int(prev.procs)}→{int(nxt.procs)}",
                         fontsize=7, va="center", zorder=6,
@@ -437,6 +476,7 @@ __all__ = [
     "gantt_compare",
     "gantt_figure",
     "job_colour",
+    "start_colours",
     "teaching_from_jobs",
     "write_gantt",
 ]
