@@ -221,3 +221,19 @@ def test_eqspatial_shares_and_catch_up(browser, tmp_path):
         "return [...document.querySelectorAll('#p0 .hosts tbody tr')].map(tr => tr.innerText)"
     )
     assert shares[0].split("\t")[0] == "a" and "2-3" in shares[0]
+
+
+def test_png_export_makes_an_image(fig1):
+    """The PNG button draws every player's canvas into one image (the download itself is the
+    browser's); the drawing it saves is a PNG of the lanes' size."""
+    d, log, _ = fig1
+    go(d, index_of(log, "starts", 3))
+    d.execute_script(
+        "window.__saved = null; HTMLAnchorElement.prototype.click = function () {"
+        " window.__saved = [this.download, this.href]; };"
+    )
+    d.find_element("id", "png").click()
+    name, href = d.execute_script("return window.__saved")
+    assert name == f"o2ksim-event-{index_of(log, 'starts', 3) + 1}.png"
+    assert href.startswith("data:image/png;base64,") and len(href) > 5000
+    assert [e for e in d.get_log("browser") if e["level"] == "SEVERE"] == []
