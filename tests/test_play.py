@@ -136,3 +136,15 @@ def test_versus_another_policy():
     page = player_html("explain-backfill", versus={"policy": "lxfw-backfill"})
     assert page.count('class="player"') == 2
     assert '"run":"fcfs-backfill: ' in page and '"run":"lxfw-backfill: ' in page
+
+
+def test_priority_function_shows_its_score(tmp_path, monkeypatch):
+    """A priority given as ``module:function`` (widest first, waiting breaks ties): the queue
+    in its order with its score, Jp + 0.01 Jw at 5 min: J3 6 + 0.01*4/60, J4 4 + 0.01*3/60, J11 2."""
+    (tmp_path / "widest_mod.py").write_text("def widest(q):\n    return q.jp + 0.01 * q.jw\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    data = player_data("explain-backfill", params={"priority": "widest_mod:widest"})
+    assert data["priority"] == "widest_mod:widest" and not data["arrival_order"]
+    f = frame_of(data, "waiting", None, 5 * MIN)
+    assert f[3] == [3, 4, 11]
+    assert f[4] == [[round(6 + 0.01 * 4 / 60, 4)], [round(4 + 0.01 * 3 / 60, 4)], [2.0]]

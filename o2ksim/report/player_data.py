@@ -200,7 +200,10 @@ def _priority_parts(
         return ordered, rows
     if isinstance(prio, SJFPriority):
         return ordered, [[-j.spec.req_time, j.spec.req_time] for j in ordered]
-    return ordered, [[-j.spec.submit, j.spec.submit] for j in ordered]
+    if isinstance(prio, FCFSPriority):
+        return ordered, [[-j.spec.submit, j.spec.submit] for j in ordered]
+    scores = np.asarray(prio.scores(prio.view(ordered, now)), dtype=float)  # a function: its score
+    return ordered, [[float(v)] for v in scores]
 
 
 def part_names(prio: Priority) -> list[str]:
@@ -210,7 +213,9 @@ def part_names(prio: Priority) -> list[str]:
         return [f"{v:g}×{names[k]}" for k, v in prio.weights.items() if v]
     if isinstance(prio, SJFPriority):
         return ["requested"]
-    return ["submitted"]
+    if isinstance(prio, FCFSPriority):
+        return ["submitted"]
+    return []  # a priority function: only its score
 
 
 # -- lanes -----------------------------------------------------------------------------------
@@ -286,12 +291,13 @@ def player_data(source: Any = "explain-backfill", *, policy: str | None = None,
     rec.close()  # idempotent: captures the last line's frame
     pol = result.policy
     prio_spec = pol.get("priority")
+    order_name = "fcfs"
     try:
         prio = make_priority(prio_spec) if isinstance(prio_spec, str | dict) else FCFSPriority()
-    except O2KSimError:  # a priority the page cannot rebuild is shown in arrival order
+        order_name = "fcfs" if isinstance(prio, FCFSPriority) else prio.describe()
+    except O2KSimError:  # a priority the page cannot rebuild: the queue in arrival order, said so
         prio = FCFSPriority()
-    if not isinstance(prio, WeightedPriority | SJFPriority):
-        prio = FCFSPriority()
+        order_name = f"arrival order (the priority {prio_spec!r} could not be rebuilt)"
     hosts = rec.hosts
     procs = [h.procs for h in result.machine.hosts]
     seg = result.segment_table
@@ -336,7 +342,8 @@ def player_data(source: Any = "explain-backfill", *, policy: str | None = None,
         "hosts": hosts,
         "procs": procs,
         "mem": [None if not math.isfinite(m) else round(m / KB_PER_MB, 1) for m in rec.mem_total],
-        "priority": prio.describe() if not isinstance(prio, FCFSPriority) else "fcfs",
+        "priority": order_name,
+        "arrival_order": isinstance(prio, FCFSPriority),
         "parts": part_names(prio),
         "jobs": jobs,
         "lanes": lanes,

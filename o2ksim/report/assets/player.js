@@ -234,7 +234,7 @@
       let q = "";
       f[3].forEach((j, k) => {
         const job = D.jobs[j], parts = f[4][k] || [];
-        const shown = D.priority === "fcfs" ? `<td>${clock(parts[1])}</td>`
+        const shown = D.arrival_order ? `<td>${clock(parts[1])}</td>`
           : D.parts.map((_, n) => `<td>${(+parts[n + 1]).toFixed(3)}</td>`).join("") + `<td>${(+parts[0]).toFixed(3)}</td>`;
         q += `<tr data-job="${j}"><td>${k + 1}</td><td>J${j}</td><td>${job[1]}</td><td>${clock(job[2])}</td><td>${clock(now - job[0])}</td>${shown}</tr>`;
       });
@@ -297,7 +297,7 @@
     el("title").textContent = alone ? "" : D.run;
     el("machine").textContent = `${alone ? D.run + " on " : ""}${D.machine}; queue order: ${D.priority}`;
     el("queue").querySelector("thead").innerHTML = "<tr><th>#</th><th>job</th><th>procs</th><th>requests</th><th>waited</th>"
-      + (D.priority === "fcfs" ? "<th>submitted</th>" : D.parts.map((p) => `<th>${esc(p)}</th>`).join("") + "<th>priority</th>") + "</tr>";
+      + (D.arrival_order ? "<th>submitted</th>" : D.parts.map((p) => `<th>${esc(p)}</th>`).join("") + "<th>priority</th>") + "</tr>";
     const logHtml = D.log.map((l, k) => `<li data-i="${k}" class="ev-${l[1]}"><span class="t">${clock(l[0])}</span> <span class="j">${l[2] !== null ? "J" + l[2] : ""}</span> <span class="ev">${esc(l[1])}</span> ${esc(l[3])}</li>`);
     el("log").addEventListener("click", (e) => { const li = e.target.closest("li"); if (li) onJump(+li.dataset.i); });
     // -- what the policy's notes say: preemption victims, catch-up credit, equal shares --------
