@@ -218,7 +218,24 @@ class DecisionLog(Observer):
 
     def _add(self, now: float, event: str, job: int | None, text: str,
              host: str | None = None) -> None:  # fmt: skip
-        self.entries.append(LogEntry(now, event, job, text, host))
+        entry = LogEntry(now, event, job, text, host)
+        self.entries.append(entry)
+        self.on_entry(entry)
+
+    # -- state, for views that draw the log (o2ksim.report.player) ------------------------------
+    def on_entry(self, entry: LogEntry) -> None:
+        """Called after every line is added, with the state of the log already updated;
+        override to record what the line's moment looked like (the player does)."""
+
+    @property
+    def free_procs(self) -> dict[str, int]:
+        """Free processors per host, as the log has tracked them so far."""
+        return dict(self._free)
+
+    @property
+    def waiting(self) -> list[Job]:
+        """The jobs waiting now, in arrival order (requeued trials at the end)."""
+        return list(self._waiting.values())
 
     # -- output -------------------------------------------------------------------------------
     def lines(self) -> list[str]:
@@ -237,6 +254,7 @@ def explain(
     all_reservations: bool = False,
     max_jobs: int = 200,
     observers: tuple[Any, ...] = (),
+    log_class: type[DecisionLog] | None = None,
 ) -> tuple[Result, DecisionLog]:
     """Run the first run of a (small) scenario with the decision log attached.
 
@@ -245,7 +263,8 @@ def explain(
     of T§3.2.1, Figure 1).  ``policy``/``params`` replace the scenario's first
     policy or add parameter overrides (e.g. ``{"reservations": 2}``).
     ``observers`` are attached to the run too (e.g. a
-    :class:`~o2ksim.report.gantt.GanttRecorder`).
+    :class:`~o2ksim.report.gantt.GanttRecorder`).  ``log_class``: a subclass of
+    :class:`DecisionLog` to record with (the player's, which keeps a frame per line).
     Returns the :class:`~o2ksim.run.results.Result` and the log.
     """
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
@@ -265,7 +284,7 @@ def explain(
             "use a smaller scenario or raise the limit"
         )
     machine = cfg.machine or machine_from_header(trace.header, trace.source)
-    log = DecisionLog(machine, queue=queue, all_reservations=all_reservations)
+    log = (log_class or DecisionLog)(machine, queue=queue, all_reservations=all_reservations)
     result = run_config(cfg, observers=[log, *observers])
     return result, log
 

@@ -51,6 +51,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "gantt": ("gantt", "draw a Gantt chart (processors per host over time) of a run, as PNG"),
     "generate": ("generate", "generate a synthetic workload (o2k, cirne-berman, downey) as an SWF file"),
     "machines": ("machines", "list machine files (hosts/*.toml) or show one"),
+    "play": ("play", "write a step-through player of a scenario's schedule: one self-contained HTML page"),
     "policies": ("policies", "list policy presets and kinds with their parameters"),
     "predict": ("predict", "evaluate Downey's queue-time predictors A, B and combined (IPPS 1997) on a trace"),
     "report": ("report", "write the HTML report (figures, tables, scenario, versions) of a results directory"),

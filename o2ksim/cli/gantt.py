@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from o2ksim.cli.report import results_dir_of
 from o2ksim.errors import O2KSimError
 from o2ksim.experiments.scenario import load_scenario, simulate_run
 from o2ksim.experiments.store import load_results
@@ -22,6 +23,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "source", metavar="SOURCE",
         help="a results directory (with --run), one run's directory (RESULTS/runs/ID), "
+        "an `o2ksim run --out DIR --report` folder, "
         "or a scenario file or name (its first run is simulated)",
     )  # fmt: skip
     parser.add_argument("--run", metavar="ID", help="run id (prefix) inside a results directory")
@@ -75,6 +77,8 @@ def _policy_title(policy: dict, workload: str, estimates: str | None = None) -> 
 
 def run(args: argparse.Namespace) -> int:
     src = Path(args.source)
+    if src.is_dir():
+        src = results_dir_of(args.source, "gantt")[0]
     if src.is_dir() and (src / "plan.json").exists():
         src, _ = _from_results(src, args.run)
     elif args.run:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
+from o2ksim.errors import O2KSimError
 from o2ksim.report.html import write_report
+from o2ksim.report.prediction import is_prediction_dir
 
 HELP = "write the HTML report (figures, tables, scenario, versions) of a results directory"
 
@@ -13,7 +16,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "results",
         metavar="RESULTS_DIR",
-        help="directory written by `o2ksim scenario run` (or by `o2ksim predict`: its prediction page)",
+        help="directory written by `o2ksim scenario run`, by `o2ksim run --out DIR --report` "
+        "(its results/ are read) or by `o2ksim predict` (its prediction page)",
     )
     parser.add_argument(
         "--out",
@@ -24,8 +28,33 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(func=run)
 
 
+def results_dir_of(path: str, command: str) -> tuple[Path, Path | None]:
+    """The results directory behind ``path`` and, for an ``o2ksim run --out`` folder, the
+    folder itself (where its report goes).
+
+    ``o2ksim run --out DIR --report`` stores its run as a one-run results directory in
+    ``DIR/results``; ``o2ksim run --out DIR`` alone keeps only the job table and the
+    summary, which is not enough for the report's or the Gantt chart's views (no
+    allocation segments): the error names the flag to add.
+    """
+    p = Path(path)
+    if (p / "plan.json").exists() or is_prediction_dir(p):
+        return p, None
+    if (p / "results" / "plan.json").exists():
+        return p / "results", p
+    if (p / "run.json").exists():
+        raise O2KSimError(
+            f"{p}: written by `o2ksim run --out {p}` without --report, which keeps no results "
+            f"directory (no allocation segments); add --report to that `o2ksim run` command: it "
+            f"stores {p / 'results'}, which `o2ksim {command} {p}` reads"
+        )
+    return p, None
+
+
 def run(args: argparse.Namespace) -> int:
-    page = write_report(args.results, args.out)
+    results, run_out = results_dir_of(args.results, "report")
+    out = args.out if args.out is not None or run_out is None else run_out / "report"
+    page = write_report(results, out)
     if not args.quiet:
         print(f"report: {page}")
     return 0

@@ -5,12 +5,14 @@ when (``Result.segments``), not which processors.  To draw the chart, each
 allocation is given concrete processor rows (:func:`assign_rows`): at its
 start it takes the lowest contiguous block of free rows on its host, or, when
 the free rows are scattered, the lowest free rows (then it is drawn as
-several bars).  Ends are handled before starts at the same instant, as in the
-engine.
+several bars); a job whose allocation changes at an instant (a resize) keeps
+the rows it held, so it stays on its rows.  Ends are handled before starts at
+the same instant, as in the engine.
 """
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,7 +22,7 @@ import pandas as pd
 
 from o2ksim.engine.decisions import Reserve, Start
 from o2ksim.engine.monitor import Observer
-from o2ksim.jobs import Job
+from o2ksim.jobs import Job, JobState
 from o2ksim.workloads.transforms import format_duration
 
 ROW_COLUMNS = ["job_id", "host", "start", "end", "row", "rows"]
@@ -46,21 +48,33 @@ def assign_rows(segments: pd.DataFrame, hosts: Mapping[str, int]) -> pd.DataFram
     events.sort()
     busy = {h: np.zeros(int(p), dtype=bool) for h, p in hosts.items()}
     taken: dict[int, np.ndarray] = {}
+    given_back: dict[tuple[int, str], tuple[float, np.ndarray]] = {}  # (job, host) -> (when, rows)
     out: list[tuple[int, str, float, float, int, int]] = []
     job_ids = segs["job_id"].to_numpy()
     host_of = segs["host"].to_numpy()
     procs = segs["procs"].to_numpy(int)
     starts = segs["start"].to_numpy(float)
     ends = segs["end"].to_numpy(float)
-    for _t, kind, i in events:
+    for t, kind, i in events:
         host = host_of[i]
         if host not in busy:
             raise ValueError(f"segment on unknown host {host!r}")
         rows_free = busy[host]
         if kind == 0:
-            rows_free[taken.pop(i)] = False
+            rows = taken.pop(i)
+            rows_free[rows] = False
+            given_back[(int(job_ids[i]), host)] = (t, rows)
             continue
-        idx = _pick(rows_free, int(procs[i]))
+        # a job resized (or resumed) at this instant keeps the rows it just gave back
+        back = given_back.pop((int(job_ids[i]), host), None)
+        keep = back[1][~rows_free[back[1]]][: int(procs[i])] if back is not None and back[0] == t else None
+        if keep is not None and len(keep):
+            rows_free[keep] = True
+            extra = _pick(rows_free, int(procs[i]) - len(keep)) if procs[i] > len(keep) else keep[:0]
+            rows_free[keep] = False
+            idx = np.sort(np.concatenate([keep, extra]))
+        else:
+            idx = _pick(rows_free, int(procs[i]))
         rows_free[idx] = True
         taken[i] = idx
         for first, count in _runs(idx):
@@ -71,6 +85,8 @@ def assign_rows(segments: pd.DataFrame, hosts: Mapping[str, int]) -> pd.DataFram
 def _pick(busy: np.ndarray, n: int) -> np.ndarray:
     """Lowest contiguous block of ``n`` free rows, else the ``n`` lowest free rows."""
     free = ~busy
+    if n == 0:
+        return np.zeros(0, dtype=int)
     if n > free.sum():
         raise ValueError(f"{n} processors requested but only {int(free.sum())} free")
     window = np.convolve(free.astype(int), np.ones(n, dtype=int), mode="valid")
@@ -113,14 +129,23 @@ class Teaching:
     requested: dict[int, float] = field(default_factory=dict)
     backfilled: set[int] = field(default_factory=set)
     reservations: list[tuple[int, str, float]] = field(default_factory=list)
+    requeued: dict[int, list[float]] = field(default_factory=dict)
+    """Per job, when a trial run of it ended and it went back to the queue (T§3.2.2)."""
+    requeued_only: set[int] = field(default_factory=set)
+    """Jobs (from a job table) restarted but never preempted: every gap is a requeue."""
 
 
 def teaching_from_jobs(jobs: pd.DataFrame) -> Teaching:
     """Arrivals and requested runtimes from a per-job table (no decision information)."""
     ids = jobs["job_id"].astype(int).tolist()
+    requeued_only: set[int] = set()
+    if "restarts" in jobs and "preemptions" in jobs:
+        only = (jobs["restarts"] > 0) & (jobs["preemptions"] == 0)
+        requeued_only = set(jobs.loc[only, "job_id"].astype(int))
     return Teaching(
         submit=dict(zip(ids, jobs["submit"].astype(float), strict=True)),
         requested=dict(zip(ids, jobs["req_time"].astype(float), strict=True)),
+        requeued_only=requeued_only,
     )
 
 
@@ -138,6 +163,10 @@ class GanttRecorder(Observer):
         self.teaching.submit[job.id] = job.spec.submit
         self.teaching.requested[job.id] = job.spec.req_time
 
+    def on_release(self, job: Job, now: float) -> None:
+        if job.state is JobState.QUEUED:  # a trial run over without finishing: requeued
+            self.teaching.requeued.setdefault(job.id, []).append(now)
+
     def on_decision(self, now: float, decision: Any) -> None:
         if isinstance(decision, Start) and decision.note.startswith("backfilled"):
             self.teaching.backfilled.add(decision.job.id)
@@ -154,12 +183,26 @@ def _unit(span: float) -> tuple[float, str]:
     return 86400.0, "days"
 
 
-def job_colour(job_id: int) -> Any:
-    """A job's colour, the same in every chart (so two settings can be compared side by side)."""
-    # matplotlib is heavy: imported only when a chart is drawn (recording a run needs none)
-    import matplotlib
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#999999")
+"""Okabe and Ito's colour-blind-safe colours without the yellow (too pale on white):
+seven distinct hues, none a lighter shade of another (tab20's pairs are)."""
 
-    return matplotlib.colormaps["tab20"]((int(job_id) * 7) % 20)
+
+def job_colour(job_id: int) -> str:
+    """A job's colour by its id alone; consecutive job ids never share one.  A chart
+    colours its jobs by :func:`start_colours` instead."""
+    return PALETTE[(int(job_id) * 3) % len(PALETTE)]
+
+
+def start_colours(runs: Sequence[pd.DataFrame]) -> dict[int, str]:
+    """Each job's colour in a chart of these runs: the palette in the order the jobs first
+    start (in the first run, then the others), so jobs started one after the other never
+    share a colour, and a job has the same colour in every column of a comparison."""
+    order: dict[int, None] = {}
+    for segs in runs:
+        held = segs.loc[segs["procs"] > 0].sort_values(["start", "job_id"], kind="stable")
+        order.update((int(j), None) for j in held["job_id"])
+    return {j: PALETTE[k % len(PALETTE)] for k, j in enumerate(order)}
 
 
 def gantt_figure(
@@ -235,7 +278,9 @@ def gantt_compare(
         gridspec_kw={"height_ratios": ratios},
     )  # fmt: skip
     legend: dict[str, Any] = {}
+    colours = start_colours([r[0] for r in runs])
     for col, (segments, title, teach) in enumerate(runs):
+        outside: list[str] = []  # what lies outside the drawn window, said under the chart
         bars = assign_rows(segments, hosts)
         bars = bars.loc[(bars["end"] > t0) & (bars["start"] < t1) & bars["host"].isin(names)]
         first_bar = bars.sort_values(["start", "row"]).drop_duplicates("job_id")
@@ -246,7 +291,7 @@ def gantt_compare(
                 x0, x1 = max(b.start, t0) / scale, min(b.end, t1) / scale
                 back = teach is not None and b.job_id in teach.backfilled
                 ax.add_patch(Rectangle(
-                    (x0, b.row), x1 - x0, b.rows, facecolor=job_colour(b.job_id),
+                    (x0, b.row), x1 - x0, b.rows, facecolor=colours[int(b.job_id)],
                     edgecolor="white", linewidth=0.6, hatch="//" if back else None,
                 ))  # fmt: skip
                 if back:
@@ -263,17 +308,19 @@ def gantt_compare(
                     req = teach.requested.get(int(b.job_id))
                     if req is None:
                         continue
-                    rows = int(segments.loc[segments["job_id"] == b.job_id, "procs"].iloc[0])
+                    # on the job's own first bar's rows: an outline never crosses other jobs' rows
                     ax.add_patch(Rectangle(
-                        (b.start / scale, b.row), req / scale, rows, fill=False,
-                        edgecolor=job_colour(b.job_id), linestyle="--", linewidth=1.1, zorder=3,
+                        (b.start / scale, b.row), req / scale, b.rows, fill=False,
+                        edgecolor=colours[int(b.job_id)], linestyle="--", linewidth=1.1, zorder=3,
                     ))  # fmt: skip
                     legend["requested runtime (dashed outline)"] = Patch(
                         fill=False, edgecolor="0.3", linestyle="--"
                     )
-            _draw_interruptions(ax, segments, bars, host, scale, legend)
+            _draw_interruptions(ax, segments, bars, host, scale, legend, teach, colours)
             if teach is not None:
                 shown = [(j, a) for j, h, a in teach.reservations if h == host and t0 <= a <= t1]
+                outside += [f"J{j}'s reservation at {format_duration(a)} on {host}"
+                            for j, h, a in teach.reservations if h == host and not t0 <= a <= t1]  # fmt: skip
                 for k, (job, at) in enumerate(shown):
                     ax.axvline(at / scale, color="black", linestyle=(0, (4, 3)), linewidth=1.2)
                     ax.text(at / scale, procs * (0.97 - 0.09 * (k % 4)), f" J{job} reserved",
@@ -300,9 +347,16 @@ def gantt_compare(
                             zorder=5)  # fmt: skip
                 legend["arrival (triangle)"] = Line2D([], [], marker="^", color="black",
                                                       linestyle="none")  # fmt: skip
+                _label_arrivals(bottom, arrivals, scale, (t1 - t0) / scale)
         bottom.set_xlabel(f"time ({unit})")
-        axes[0, col].set_title(title or "Processor allocation per host", fontsize=11,
-                               fontweight="bold", pad=14)  # fmt: skip
+        if outside:
+            more = f" and {len(outside) - 4} more" if len(outside) > 4 else ""
+            bottom.text(0, -0.32, "Outside the drawn window (not drawn): " + "; ".join(outside[:4])
+                        + more, transform=bottom.transAxes, fontsize=8, va="top", ha="left",
+                        wrap=True)  # fmt: skip
+        width = 100 if len(runs) == 1 else 65
+        axes[0, col].set_title(textwrap.fill(title or "Processor allocation per host", width),
+                               fontsize=11, fontweight="bold", pad=14)  # fmt: skip
     if suptitle:
         fig.suptitle(suptitle, fontsize=12, fontweight="bold")
     if legend:
@@ -311,12 +365,47 @@ def gantt_compare(
     return fig
 
 
+def _label_arrivals(ax: Any, arrivals: list[tuple[int, float]], scale: float, span: float) -> None:
+    """The job id above each arrival's triangle; arrivals close together are stacked
+    (up to four levels), so their labels never print on top of each other."""
+    if len(arrivals) > 60:  # a real run: too many to label one by one
+        return
+    gap = 0.045 * span  # about one label's width
+    last: list[float] = []  # per level, where the last label there was put
+    for job, t in sorted(arrivals, key=lambda a: (a[1], a[0])):
+        x = t / scale
+        level = next((k for k, at in enumerate(last) if x - at >= gap), len(last))
+        if level >= 4:
+            level = min(range(4), key=lambda k: last[k])
+        if level == len(last):
+            last.append(x)
+        else:
+            last[level] = x
+        ax.annotate(f"J{job}", xy=(x, 0), xycoords=("data", "axes fraction"),
+                    xytext=(0, 8 + 10 * level), textcoords="offset points", ha="center",
+                    va="bottom", fontsize=7, zorder=7,
+                    bbox={"facecolor": "white", "alpha": 0.8, "linewidth": 0, "pad": 0.5})  # fmt: skip
+
+
 def _draw_interruptions(ax: Any, segments: pd.DataFrame, bars: pd.DataFrame, host: str,
-                        scale: float, legend: dict[str, Any]) -> None:  # fmt: skip
-    """Preempted intervals (gaps between a job's allocations) and resizes, from the segments."""
+                        scale: float, legend: dict[str, Any],
+                        teach: Teaching | None = None,
+                        colours: Mapping[int, str] | None = None) -> None:  # fmt: skip
+    """Preempted intervals, requeued trials and resizes, from the segments.
+
+    A gap between two of a job's allocations is a preemption (a dotted box on
+    the rows it held), unless the job went back to the queue then -- a trial
+    run of immediate service that did not finish (``teach.requeued``, or a job
+    the job table says was restarted and never preempted): then the trial's
+    bar ends with "requeued" and nothing is drawn over the gap, where other
+    jobs run.  A resize is a dotted line with its label on the job's own rows.
+    """
     # matplotlib is heavy: imported only when a chart is drawn (recording a run needs none)
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch, Rectangle
+
+    def colour(job: Any) -> str:
+        return (colours or {}).get(int(job)) or job_colour(int(job))
 
     segs = segments.sort_values(["job_id", "start"], kind="stable")
     for job_id, js in segs.groupby("job_id", sort=False):
@@ -324,23 +413,38 @@ def _draw_interruptions(ax: Any, segments: pd.DataFrame, bars: pd.DataFrame, hos
         if len(held) < 2 and len(js) < 2:
             continue
         rows = bars.loc[(bars["job_id"] == job_id) & (bars["host"] == host)]
+        requeue_times = set(teach.requeued.get(int(job_id), ())) if teach is not None else set()
+        all_requeues = teach is not None and int(job_id) in teach.requeued_only
         for prev, nxt in zip(held.iloc[:-1].itertuples(), held.iloc[1:].itertuples(), strict=True):
-            if nxt.start > prev.end and prev.host == host:  # off the processors: preempted
+            if nxt.start > prev.end and prev.host == host:  # off the processors
                 r = rows.loc[rows["end"] == prev.end]
                 row = int(r["row"].iloc[0]) if len(r) else 0
+                if all_requeues or prev.end in requeue_times:  # a trial over: back to the queue
+                    ax.plot([prev.end / scale], [row + 0.5], marker="x",
+                            color="black", markersize=6, zorder=6)  # fmt: skip
+                    ax.text(prev.end / scale, row + 0.5, f" J{job_id} requeued",
+                            fontsize=7, ha="left", va="center", zorder=6,
+                            bbox={"facecolor": "white", "alpha": 0.8, "linewidth": 0})  # fmt: skip
+                    legend["trial requeued (x at its end)"] = Line2D(
+                        [], [], marker="x", color="black", linestyle="none"
+                    )
+                    continue
                 ax.add_patch(Rectangle(
                     (prev.end / scale, row), (nxt.start - prev.end) / scale, int(prev.procs),
-                    facecolor="none", edgecolor=job_colour(job_id), hatch="..", linewidth=0.8,
+                    facecolor="none", edgecolor=colour(job_id), hatch="..", linewidth=0.8,
                 ))  # fmt: skip
                 ax.text((prev.end + nxt.start) / 2 / scale, row + int(prev.procs), f"J{job_id} preempted",
                         fontsize=7, ha="center", va="top", zorder=6,
                         bbox={"facecolor": "white", "alpha": 0.8, "linewidth": 0})  # fmt: skip
                 legend["preempted (dotted)"] = Patch(facecolor="none", edgecolor="0.4", hatch="..")
             elif nxt.start == prev.end and nxt.procs != prev.procs and nxt.host == host:
-                ax.axvline(nxt.start / scale, color=job_colour(job_id), linewidth=2.0,
+                r = rows.loc[rows["start"] == nxt.start]
+                mid = float(r["row"].iloc[0] + r["rows"].iloc[0] / 2) if len(r) else 0.0
+                ax.axvline(nxt.start / scale, color=colour(job_id), linewidth=2.0,
                            linestyle=":")  # fmt: skip
-                ax.text(nxt.start / scale, 0, f" J{job_id} {int(prev.procs)}→{int(nxt.procs)}",
-                        fontsize=7, va="bottom")  # fmt: skip
+                ax.text(nxt.start / scale, mid, f" J{job_id} {int(prev.procs)}→{int(nxt.procs)}",
+                        fontsize=7, va="center", zorder=6,
+                        bbox={"facecolor": "white", "alpha": 0.7, "linewidth": 0})  # fmt: skip
                 legend["resized (dotted line)"] = Line2D([], [], color="0.4", linestyle=":",
                                                          linewidth=2)  # fmt: skip
 
@@ -372,6 +476,7 @@ __all__ = [
     "gantt_compare",
     "gantt_figure",
     "job_colour",
+    "start_colours",
     "teaching_from_jobs",
     "write_gantt",
 ]

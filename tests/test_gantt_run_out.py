@@ -1,0 +1,52 @@
+"""``o2ksim report DIR`` and ``o2ksim gantt DIR`` on a folder written by ``o2ksim run --out DIR``.
+
+With ``--report`` the run is stored as a one-run results directory in
+``DIR/results``: both commands read it from ``DIR``.  Without it the folder
+holds no allocation segments: both refuse in one line naming the flag to add.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from o2ksim.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+SWF = """; MaxProcs: 4
+1 0 0 600 2 -1 -1 2 600 -1 1 1 1 -1 1 -1 -1 -1
+2 60 0 300 4 -1 -1 4 600 -1 1 1 1 -1 1 -1 -1 -1
+3 120 0 300 2 -1 -1 2 300 -1 1 1 1 -1 1 -1 -1 -1
+"""
+
+
+@pytest.fixture
+def trace(tmp_path: Path) -> Path:
+    p = tmp_path / "tiny.swf"
+    p.write_text(SWF)
+    return p
+
+
+def test_run_out_without_report_names_the_flag(tmp_path, trace, capsys):
+    out = tmp_path / "run"
+    assert main(["run", "--trace", str(trace), "--out", str(out)]) == 0
+    capsys.readouterr()
+    for command in ("report", "gantt"):
+        assert main([command, str(out)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "Traceback" not in err
+        assert "add --report to that `o2ksim run` command" in err and str(out) in err
+        assert f"o2ksim {command} {out}" in err
+
+
+def test_run_out_with_report(tmp_path, trace, capsys):
+    out = tmp_path / "run"
+    assert main(["run", "--trace", str(trace), "--out", str(out), "--report"]) == 0
+    (out / "report").rename(out / "first-report")
+    assert main(["report", str(out), "-q"]) == 0
+    assert (out / "report" / "report.html").exists()  # next to the run, not under results/
+    png = tmp_path / "g.png"
+    assert main(["gantt", str(out), "-o", str(png)]) == 0
+    assert png.stat().st_size > 1000
+    assert "Gantt chart" in capsys.readouterr().out
