@@ -133,7 +133,7 @@ def main() -> None:
     args = ap.parse_args()
     rows = load(args.jobs_csv)
     print(f"{args.jobs_csv}: {len(rows)} completed jobs, {sum(1 for r in rows if r.mem)} asking for memory")
-    print("| model | CPU s (best of %d) | us per job |" % args.repeat)
+    print(f"| model | CPU s (best of {args.repeat}) | us per job |")
     print("|---|---|---|")
     for label, card in (("design card", True), ("counters", False)):
         best = min(model(rows, card) for _ in range(args.repeat))
