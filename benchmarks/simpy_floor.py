@@ -3,11 +3,13 @@
 Usage::
 
     o2ksim run --trace T --policy fcfs-backfill --machine M --out DIR -q
-    python benchmarks/simpy_floor.py DIR/jobs.csv [--repeat 3]
+    python benchmarks/simpy_floor.py DIR [--repeat 3]
 
-Replays the schedule recorded in ``jobs.csv`` (each job's submit, start and
-end, processors, memory and host) in two minimal SimPy models and prints the
-CPU time of ``env.run()`` in each, best of ``--repeat``:
+Replays the schedule recorded in ``DIR/jobs.csv`` (each job's submit, start
+and end, processors, memory and host) in two minimal SimPy models and prints
+the CPU time of ``env.run()`` in each, best of ``--repeat``.  Memory is
+taken and given back only when the run's machine constrains it (as the
+engine does; ``DIR/run.json`` says whether it does):
 
 * ``design card``: the events the engine of ``o2ksim/engine/`` must create
   for every job -- the arrivals process's timeout per distinct submit time,
@@ -31,9 +33,11 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import time
 from collections import defaultdict
 from collections.abc import Callable, Generator
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import simpy
@@ -48,13 +52,13 @@ class Row(NamedTuple):
     host: str
 
 
-def load(path: str) -> list[Row]:
-    """The completed jobs of a ``jobs.csv``, in submit order."""
+def load(path: str, memory: bool) -> list[Row]:
+    """The completed jobs of a ``jobs.csv``, in submit order (``memory``: keep their memory)."""
     rows = []
     with open(path, newline="") as f:
         for r in csv.DictReader(f):
             if r["status"] == "completed":
-                mem = float(r["mem"] or 0.0)
+                mem = float(r["mem"] or 0.0) if memory else 0.0
                 rows.append(
                     Row(float(r["submit"]), float(r["start"]), float(r["end"]), int(r["procs"]), mem, r["host"])
                 )
@@ -128,11 +132,13 @@ def model(rows: list[Row], card: bool) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("jobs_csv")
+    ap.add_argument("run_dir", help="an `o2ksim run --out` directory (jobs.csv, run.json)")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    rows = load(args.jobs_csv)
-    print(f"{args.jobs_csv}: {len(rows)} completed jobs, {sum(1 for r in rows if r.mem)} asking for memory")
+    run_dir = Path(args.run_dir)
+    machine = json.loads((run_dir / "run.json").read_text())["machine"]
+    rows = load(str(run_dir / "jobs.csv"), "memory not constrained" not in machine)
+    print(f"{run_dir}: {machine}; {len(rows)} completed jobs, {sum(1 for r in rows if r.mem)} taking memory")
     print(f"| model | CPU s (best of {args.repeat}) | us per job |")
     print("|---|---|---|")
     for label, card in (("design card", True), ("counters", False)):
