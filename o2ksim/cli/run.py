@@ -10,6 +10,7 @@ from o2ksim.cli._policy_options import add_policy_options, refuse_foreign_option
 from o2ksim.errors import O2KSimError
 from o2ksim.run.api import run_config
 from o2ksim.run.config import RunConfig, WorkloadRecipe
+from o2ksim.run.outfiles import Interrupted, Signalled, claim, signals_raise
 from o2ksim.run.workload import load_workload
 from o2ksim.table import column
 from o2ksim.validation import (
@@ -60,7 +61,9 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="policy preset or kind (see `o2ksim policies`); default fcfs-backfill",
     )
     parser.add_argument(
-        "--out", metavar="DIR", help="write jobs.csv, summary.json and run.json here"
+        "--out", metavar="DIR",
+        help="write jobs.csv, summary.json and run.json here, replacing every file of an earlier "
+        "run in DIR; one run at a time per DIR; written whole or not at all (interrupts included)",
     )
     parser.add_argument(
         "--parquet", action="store_true", help="write jobs.parquet instead of jobs.csv"
@@ -153,6 +156,32 @@ def parse_overrides(items: list[str]) -> dict[str, object]:
 
 
 def run(args: argparse.Namespace) -> int:
+    """``o2ksim run``: with ``--out`` the folder is claimed for the whole run (a second run
+    into it is refused at once) and SIGINT/SIGTERM end the run cleanly: nothing new in the
+    folder unless the results were already committed (:mod:`o2ksim.run.outfiles`)."""
+    args.saved = False
+    try:
+        with signals_raise():
+            if not args.out:
+                return _run(args)
+            writable_dir(args.out, "--out")
+            with claim(args.out):
+                return _run(args)
+    except Signalled as exc:
+        if not args.out:
+            raise Interrupted(f"interrupted by {exc}", exc.signum) from None
+        if args.saved:
+            raise Interrupted(
+                f"interrupted by {exc} after the results were written to {args.out}/", exc.signum
+            ) from None
+        raise Interrupted(
+            f"interrupted by {exc}; nothing new was written to {args.out}/ "
+            "(an earlier run's files there are untouched)",
+            exc.signum,
+        ) from None
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.trace and (args.model or args.params or args.span):
         raise O2KSimError("give either --trace or --model/--params/--span, not both")
     if args.report and not args.out:  # refused before the simulation, not after it
@@ -163,8 +192,6 @@ def run(args: argparse.Namespace) -> int:
         else None
     )
     grace = option_duration("--grace", args.grace) if args.grace else None
-    if args.out:
-        writable_dir(args.out, "--out")
     if args.trace:
         source = args.trace
         trace = load_workload(
@@ -216,22 +243,40 @@ def run(args: argparse.Namespace) -> int:
     )
     result = run_config(config)  # a generated month gets its cool-down tail (T§3.4)
     result.config["workload"] = source
-    if args.out:
-        result.save(args.out, parquet=args.parquet)
+    replaced, page = "", None
+    if args.out:  # with --check, segments.csv too: the check reads the files the user gets
+        pages: list[Path] = []
+        saved = result.save_run(
+            args.out,
+            parquet=args.parquet,
+            segments=args.check,
+            extra=(lambda staged: pages.append(stage_report(staged, result, source)))
+            if args.report else None,
+        )  # fmt: skip
+        args.saved = True
+        replaced = saved.replaced_text()
+        page = Path(args.out) / "report" / pages[0].name if pages else None
     if not args.quiet:
         print(format_summary(result, params))
         if args.out:
-            print(f"results written to {args.out}/")
-    if args.report:
-        # the report needs pandas, matplotlib and seaborn, which a run without it never loads
-        from o2ksim.report.html import write_result_report
-
-        page = write_result_report(result, args.out, name=result.policy["name"], description=source)
-        if not args.quiet:
+            print(f"results written to {args.out}/" + (f", {replaced}" if replaced else ""))
+        if page is not None:
             print(f"report: {page} (open it in a browser)")
     if args.check:
         return check_result(result, trace, window, args)
     return 0
+
+
+def stage_report(staged, result, source: str) -> Path:
+    """Write ``--report`` (``report/`` and its one-run ``results/``) into a staging folder, so
+    that it is committed with the run's files; returns the staged page's path."""
+    # the report needs pandas, matplotlib and seaborn, which a run without it never loads
+    from o2ksim.report.html import write_result_report
+
+    tmp = staged.scratch("report", "results")
+    page = write_result_report(result, tmp, name=result.policy["name"], description=source)
+    page.write_text(page.read_text().replace(str(tmp), str(staged.out)))  # where it will be
+    return page
 
 
 def simulated_ids(trace, window: Window | None):
@@ -256,10 +301,6 @@ def check_result(result, trace, window: Window | None, args: argparse.Namespace)
     jobs, segments = result.jobs, result.segments
     if args.out:
         out = Path(args.out)
-        try:
-            segments.to_csv(out / "segments.csv", index=False)
-        except OSError as exc:
-            raise O2KSimError(f"{out}: cannot write segments.csv ({exc.strerror})") from None
         jobs = pd.read_parquet(out / "jobs.parquet") if args.parquet else pd.read_csv(out / "jobs.csv")
         segments = pd.read_csv(out / "segments.csv")
         segments["host"] = segments["host"].astype(str)
