@@ -9,7 +9,13 @@ from pathlib import Path
 from o2ksim.cli._policy_options import add_policy_options, refuse_foreign_options
 from o2ksim.errors import O2KSimError
 from o2ksim.run.api import run_config
-from o2ksim.run.config import RunConfig, WorkloadRecipe
+from o2ksim.run.config import (
+    PolicyChoice,
+    RunConfig,
+    WorkloadRecipe,
+    check_grace_has_effect,
+    check_params_have_effect,
+)
 from o2ksim.run.outfiles import Interrupted, Signalled, claim, signals_raise
 from o2ksim.run.workload import load_workload
 from o2ksim.table import column
@@ -147,7 +153,12 @@ def parse_overrides(items: list[str]) -> dict[str, object]:
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise O2KSimError(f"--set expects KEY=VALUE, got '{item}'")
+            raise O2KSimError(f"--set expects KEY=VALUE, got {item!r}")
+        if "\n" in item or "\r" in item:  # TOML would read the second line as another key, dropped
+            raise O2KSimError(
+                f"--set {item!r}: one KEY=VALUE per --set, on one line (give --set again for "
+                "each parameter)"
+            )
         try:
             out[key.strip()] = tomllib.loads(f"v = {value}")["v"]
         except tomllib.TOMLDecodeError:
@@ -203,10 +214,11 @@ def _run(args: argparse.Namespace) -> int:
         window = None
         if args.window:
             unix = getattr(trace.header, "unix_start_time", None)
-            start, end = (parse_time(t, unix) for t in args.window)
             warmup = parse_warmup(args.warmup) if args.warmup is not None else DEFAULT_WARMUP_DAYS * 86400
             try:
+                start, end = (parse_time(t, unix) for t in args.window)
                 window = Window(start, end, warmup)
+                check_window_has_jobs(trace, window)
             except O2KSimError as exc:
                 raise O2KSimError(f"--window {' '.join(args.window)}: {exc}") from None
             warn_about_window(trace, window, args)
@@ -226,7 +238,13 @@ def _run(args: argparse.Namespace) -> int:
             DEFAULT_MODEL if (args.model or DEFAULT_MODEL) == "o2k" else None
         )
     params = parse_overrides(args.set)
-    params.update(refuse_foreign_options(args, args.policy_options))  # --quantum, --reservations...
+    options = refuse_foreign_options(args, args.policy_options)  # --quantum, --reservations...
+    params.update(options)
+    check_params_have_effect(
+        PolicyChoice(args.policy, params),
+        params,
+        lambda k: "--" + k.replace("_", "-") if k in options else f"--set {k}",
+    )
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     config = RunConfig.create(
         workload,
@@ -241,6 +259,7 @@ def _run(args: argparse.Namespace) -> int:
         seed=args.seed,
         progress=progress and not args.quiet,
     )
+    check_grace_has_effect(config, args.grace, "--grace")
     result = run_config(config)  # a generated month gets its cool-down tail (T§3.4)
     result.config["workload"] = source
     replaced, page = "", None
@@ -316,6 +335,19 @@ def check_result(result, trace, window: Window | None, args: argparse.Namespace)
             "over-committed, no early start, no job lost or repeated, work conserved)"
         )
     return 0
+
+
+def check_window_has_jobs(trace, window: Window) -> None:
+    """Refuse, before anything runs, a window in which the trace submits no job."""
+    submit = column(trace.table, "submit")
+    inside = (submit >= window.start) & (submit < window.end)
+    if not inside.any():
+        raise O2KSimError(
+            f"no job of the trace is submitted in [{format_duration(window.start)}, "
+            f"{format_duration(window.end)}) (its jobs are submitted from "
+            f"{format_duration(float(submit.min()))} to {format_duration(float(submit.max()))} "
+            "after the trace start)"
+        )
 
 
 def warn_about_window(trace, window: Window, args: argparse.Namespace) -> None:

@@ -31,7 +31,7 @@ from o2ksim.machine import MachineSpec, machine_from_header
 from o2ksim.partitioning import JobColumns
 from o2ksim.policies import make_policy
 from o2ksim.progress import ProgressBar
-from o2ksim.run.config import PolicyChoice, RunConfig, WorkloadRecipe
+from o2ksim.run.config import PolicyChoice, RunConfig, WorkloadRecipe, check_grace_has_effect
 from o2ksim.run.results import Result, describe_policy, result_columns
 from o2ksim.run.workload import check_job_specs, check_jobs_frame, workload_label
 from o2ksim.table import column, is_frame
@@ -92,7 +92,24 @@ def simulate(
         explain=explain,
         progress=progress,
     )
-    return run_config(config, observers=observers)
+    check_grace_has_effect(config, overrun_grace)
+    return run_config(config, observers=check_observers(observers))
+
+
+def check_observers(observers: Any) -> Sequence[Observer]:
+    """The ``observers`` argument: objects with the :class:`~o2ksim.engine.monitor.Observer`
+    hooks, refused in one line otherwise (not an AttributeError deep in the run)."""
+    if isinstance(observers, str | bytes) or not isinstance(observers, Sequence):
+        raise O2KSimError(f"observers: expected a list of Observer objects, got {observers!r}")
+    hooks = [n for n in vars(Observer) if n.startswith("on_") or n == "close"]
+    for obs in observers:
+        lacking = [n for n in hooks if not callable(getattr(obs, n, None))]
+        if lacking:
+            raise O2KSimError(
+                f"observers: {obs!r} is not an Observer (it lacks {', '.join(lacking)}; "
+                "subclass o2ksim.engine.monitor.Observer)"
+            )
+    return observers
 
 
 def run_config(config: RunConfig, *, observers: Sequence[Observer] = ()) -> Result:
@@ -235,4 +252,4 @@ def _mapped(job_ids: np.ndarray, values: Mapping[int, Any]) -> np.ndarray:
     return out
 
 
-__all__ = ["Result", "run_config", "simulate"]
+__all__ = ["Result", "check_observers", "run_config", "simulate"]

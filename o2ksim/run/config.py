@@ -42,6 +42,7 @@ from o2ksim.engine.contract import PolicyProtocol, RunSettings
 from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.jobs import JobSpec
 from o2ksim.machine import MachineSpec, load_machine, parse_machine
+from o2ksim.policies import make_policy
 from o2ksim.run.workload import build_workload, workload_label
 from o2ksim.table import is_frame
 from o2ksim.units import parse_duration, parse_time
@@ -60,6 +61,17 @@ RECIPE_KEYS = ("trace", "model", "params", "span", "seed", "jobs", "load", "leni
 """The keys of a :class:`WorkloadRecipe` (a scenario's ``[workload]``, normalised)."""
 SECTIONS = ("machine", "workload", "policy", "protocol")
 PROTOCOL_KEYS = ("window", "warmup", "seed", "interval", "kill_overrun", "overrun_grace")
+FRAME_COLUMNS = (
+    "job_id", "submit", "run_time", "alloc_procs", "used_mem", "req_procs", "req_time",
+    "req_mem", "user", "queue",
+)  # fmt: skip
+"""The SWF columns a job table given as a frame must have (what the run reads of it)."""
+IMMEDIATE_ONLY: dict[str, tuple[str, ...]] = {
+    "quantum": ("preemptive", "soon"),
+    "initial_memory": ("preemptive", "soon"),
+    "eligible_after": ("preemptive",),
+}
+"""Policy parameters that only act with immediate service, and the modes they act in."""
 
 
 @dataclass(frozen=True)
@@ -150,6 +162,15 @@ class RunConfig:
             isinstance(wl, tuple) and wl and all(isinstance(s, JobSpec) for s in wl)
         ):
             raise ConfigError(WHERE, f"not a workload: {type(wl).__name__}", field="workload")
+        if is_frame(wl):
+            missing = [c for c in FRAME_COLUMNS if c not in wl.columns]
+            if missing:
+                raise ConfigError(
+                    WHERE,
+                    f"the frame lacks the SWF column(s) {', '.join(missing)} (a job table needs "
+                    f"{', '.join(FRAME_COLUMNS)}; o2ksim.workloads.swf.jobs_frame builds one)",
+                    field="workload",
+                )
         typed: dict[str, tuple[type, ...]] = {
             "machine": (MachineSpec, type(None)),
             "policy": (PolicyChoice, PolicyProtocol),
@@ -201,9 +222,12 @@ class RunConfig:
         """
         mach = _machine(machine)
         pol = _policy(policy, policy_params, label)
-        win = as_window(window)
+        if isinstance(pol, PolicyChoice):
+            check_params_have_effect(pol, pol.params)
+        win = _named("window", as_window, window)
         interval, overrun_grace = (
-            None if v is None else parse_duration(v) for v in (interval, overrun_grace)
+            None if v is None else _named(name, parse_duration, v)
+            for name, v in (("interval", interval), ("overrun_grace", overrun_grace))
         )
         return cls(
             workload=_workload(workload),
@@ -390,6 +414,58 @@ def _policy(
     return policy
 
 
+def _named(name: str, parse: Any, value: Any) -> Any:
+    """``parse(value)``, its refusal naming the argument (``interval: 'abc' is not a duration``)."""
+    try:
+        return parse(value)
+    except O2KSimError as exc:
+        text = str(exc)
+        raise O2KSimError(text if text.startswith(f"{name}:") else f"{name}: {text}") from None
+
+
+def check_params_have_effect(
+    policy: PolicyChoice, given: Mapping[str, Any], name_of: Any = str
+) -> None:
+    """Refuse a given parameter that the policy, as configured, ignores.
+
+    ``quantum``, ``initial_memory`` and ``eligible_after`` only act with
+    immediate service (``eligible_after`` only when it preempts): given to a
+    policy that runs without it (``fcfs-backfill``), they would change nothing
+    while the user believes they do.  ``name_of(key)`` names the parameter as
+    the user gave it (``--quantum`` on the command line).
+    """
+    keys = [k for k in given if k in IMMEDIATE_ONLY]
+    if not keys:
+        return
+    try:
+        resolved = make_policy(policy.name, **policy.params).params
+    except O2KSimError:
+        return  # building the policy for the run says what is wrong
+    if not isinstance(resolved, Mapping) or "immediate_service" not in resolved:
+        return
+    mode = resolved.get("immediate_service") or "off"
+    for key in keys:
+        modes = IMMEDIATE_ONLY[key]
+        if mode not in modes:
+            raise O2KSimError(
+                f"{name_of(key)}: has no effect: policy '{policy.name}' runs with "
+                f"immediate_service = {mode}, and {key} acts only with immediate_service = "
+                f"{' or '.join(modes)} (set immediate_service, or choose a policy with it, "
+                "e.g. fcfs-backfill-immediate)"
+            )
+
+
+def check_grace_has_effect(config: RunConfig, given: Any, name: str = "overrun_grace") -> None:
+    """Refuse a grace given for a run that kills no job (kills off on the command line, in
+    the call or in the machine's ``[options]``): it would change nothing."""
+    if given is not None and not config.settings.kill_overrun:
+        raise O2KSimError(
+            f"{name} {given}: has no effect: this run does not kill overrunning jobs (kills are "
+            "off unless asked for: --kill-overrun, kill_overrun=True, or kill_overrun = true "
+            "in the machine's [options])"
+        )
+
+
 def _settings(
     machine: MachineSpec | None,
     interval: float | None,
@@ -414,4 +490,11 @@ def _settings(
         raise O2KSimError(str(exc)) from None
 
 
-__all__ = ["PolicyChoice", "RunConfig", "WorkloadRecipe"]
+__all__ = [
+    "FRAME_COLUMNS",
+    "PolicyChoice",
+    "RunConfig",
+    "WorkloadRecipe",
+    "check_grace_has_effect",
+    "check_params_have_effect",
+]

@@ -46,7 +46,7 @@ import zlib
 
 import numpy as np
 
-from o2ksim.errors import InputError
+from o2ksim.errors import InputError, O2KSimError
 from o2ksim.workloads.swf_fields import CONTROL_BYTES, SUBMIT, SWF_FIELDS, Problem
 from o2ksim.workloads.swf_header import SWFHeader, parse_header
 from o2ksim.workloads.swf_lines import (
@@ -110,8 +110,10 @@ def read_swf(
     stops after that many job lines, like ``head``.  A file with no job lines
     gives an empty trace; whether that is acceptable is for the caller to say.
     """
-    if limit is not None and limit < 0:
-        raise ValueError(f"limit must be >= 0, got {limit}")
+    if not isinstance(path, str | os.PathLike):
+        raise O2KSimError(f"read_swf: expected a file path, got {path!r}")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise O2KSimError(f"read_swf: limit must be an integer >= 0, got {limit!r}")
     spath = os.fspath(path)
     data = _load_bytes(spath)
 
