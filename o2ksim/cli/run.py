@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
 from o2ksim.cli._policy_options import add_policy_options, refuse_foreign_options
 from o2ksim.errors import O2KSimError
+from o2ksim.policies import make_policy
 from o2ksim.run.api import run_config
 from o2ksim.run.config import (
+    MACHINE_LABEL,
     PolicyChoice,
     RunConfig,
     WorkloadRecipe,
     check_grace_has_effect,
     check_params_have_effect,
+    header_machine,
 )
 from o2ksim.run.outfiles import Interrupted, Signalled, claim, signals_raise
 from o2ksim.run.workload import load_workload
@@ -224,7 +228,7 @@ def _run(args: argparse.Namespace) -> int:
             warn_about_window(trace, window, args)
         elif args.warmup is not None:
             raise O2KSimError("--warmup needs --window")
-        machine = args.machine
+        machine = args.machine or header_machine(trace.header)
         workload = trace
     else:
         workload, window, source = generated_workload(args)
@@ -260,6 +264,9 @@ def _run(args: argparse.Namespace) -> int:
         progress=progress and not args.quiet,
     )
     check_grace_has_effect(config, args.grace, "--grace")
+    make_policy(args.policy, **params)  # an unknown name or parameter: refused before any note
+    if args.trace and not args.quiet:  # after every check: a refusal stays one line
+        warn_about_estimates(trace, args)
     result = run_config(config)  # a generated month gets its cool-down tail (T§3.4)
     result.config["workload"] = source
     replaced, page = "", None
@@ -277,6 +284,12 @@ def _run(args: argparse.Namespace) -> int:
         page = Path(args.out) / "report" / pages[0].name if pages else None
     if not args.quiet:
         print(format_summary(result, params))
+        if args.trace and not args.machine:  # under the summary line that names the machine
+            say_machine(trace, machine)
+        rejected = rejected_line(result)
+        if rejected:
+            print(rejected + (" (the reason column of jobs.csv gives each job's)" if args.out and
+                              not args.parquet else " (each job's is in the reason column of the jobs table)"))
         if args.out:
             print(f"results written to {args.out}/" + (f", {replaced}" if replaced else ""))
         if page is not None:
@@ -335,6 +348,62 @@ def check_result(result, trace, window: Window | None, args: argparse.Namespace)
             "over-committed, no early start, no job lost or repeated, work conserved)"
         )
     return 0
+
+
+def warn_about_estimates(trace, args: argparse.Namespace) -> None:
+    """Say when jobs without a requested runtime (SWF field 9 = -1) are planned with their
+    actual runtime: perfect estimates, which make backfilling look better than it is."""
+    if args.estimates not in (None, "", "requested"):
+        return
+    missing = int((column(trace.table, "req_time") <= 0).sum())
+    if missing:
+        print(
+            f"o2ksim: warning: {args.trace}: {missing} of {len(trace)} jobs have no requested "
+            "runtime (field 9); they are planned with their actual runtimes (perfect estimates, "
+            "which flatter backfilling); --estimates scenario-a:20 plans with 1.2 x the runtime",
+            file=sys.stderr,
+        )
+
+
+def say_machine(trace, machine: str | None) -> None:
+    """Which machine a trace runs on when ``--machine`` was not given (never silently)."""
+    if machine is not None:
+        print(
+            f"o2ksim: note: machine {machine}, named by the trace header ({MACHINE_LABEL}); "
+            "--machine to choose another",
+            file=sys.stderr,
+        )
+        return
+    procs = trace.header.max_procs or trace.header.max_nodes
+    if procs:
+        print(
+            f"o2ksim: note: machine: one host of {procs} processors from the trace header's "
+            f"{'MaxProcs' if trace.header.max_procs else 'MaxNodes'} (--machine to give the real "
+            "hosts, e.g. --machine o2k)",
+            file=sys.stderr,
+        )
+
+
+def rejected_line(result) -> str:
+    """The analysed jobs the run rejected, counted per reason (numbers in reasons folded)."""
+    table = result.job_table
+    status = column(table, "status")
+    rejected = status == "rejected"
+    if "analysed" in table.columns:
+        rejected &= column(table, "analysed").astype(bool)
+    if not rejected.any():
+        return ""
+    groups: dict[str, list] = {}
+    for reason in column(table, "reason")[rejected].tolist():
+        text = str(reason) if reason not in (None, "") and reason == reason else "no reason given"
+        entry = groups.setdefault(re.sub(r"\d[\d.,]*", "#", text), [0, text])
+        entry[0] += 1
+    ordered = sorted(groups.values(), key=lambda e: -e[0])
+    parts = [f"{n} {text!r}{' and alike' if n > 1 and re.search(r'[0-9]', text) else ''}"
+             for n, text in ordered[:3]]  # fmt: skip
+    if len(ordered) > 3:
+        parts.append(f"{sum(n for n, _ in ordered[3:])} for {len(ordered) - 3} other reasons")
+    return f"rejected {int(rejected.sum())}: " + "; ".join(parts)
 
 
 def check_window_has_jobs(trace, window: Window) -> None:

@@ -27,11 +27,17 @@ from o2ksim.engine.core import Simulation
 from o2ksim.engine.monitor import Observer
 from o2ksim.errors import O2KSimError
 from o2ksim.jobs import JobSpec
-from o2ksim.machine import MachineSpec, machine_from_header
+from o2ksim.machine import MachineSpec, load_machine, machine_from_header
 from o2ksim.partitioning import JobColumns
 from o2ksim.policies import make_policy
 from o2ksim.progress import ProgressBar
-from o2ksim.run.config import PolicyChoice, RunConfig, WorkloadRecipe, check_grace_has_effect
+from o2ksim.run.config import (
+    PolicyChoice,
+    RunConfig,
+    WorkloadRecipe,
+    check_grace_has_effect,
+    header_machine,
+)
 from o2ksim.run.results import Result, describe_policy, result_columns
 from o2ksim.run.workload import check_job_specs, check_jobs_frame, workload_label
 from o2ksim.table import column, is_frame
@@ -178,7 +184,8 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
             raise O2KSimError(
                 "no machine given and the workload has no SWF header to derive one from"
             )
-        mach = machine_from_header(header, source)
+        named = header_machine(header)  # a trace from `o2ksim generate` names its machine
+        mach = load_machine(named) if named else machine_from_header(header, source)
 
     analysed: np.ndarray | None = None
     if frame is not None:

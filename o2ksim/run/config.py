@@ -66,6 +66,8 @@ FRAME_COLUMNS = (
     "req_mem", "user", "queue",
 )  # fmt: skip
 """The SWF columns a job table given as a frame must have (what the run reads of it)."""
+MACHINE_LABEL = "O2KSimMachine"
+"""The SWF header label naming the machine a trace was made for (``o2ksim generate``)."""
 IMMEDIATE_ONLY: dict[str, tuple[str, ...]] = {
     "quantum": ("preemptive", "soon"),
     "initial_memory": ("preemptive", "soon"),
@@ -414,6 +416,15 @@ def _policy(
     return policy
 
 
+def header_machine(header: Any) -> str | None:
+    """The machine an SWF header names (``; O2KSimMachine: o2k``, written by ``o2ksim
+    generate``), or ``None``: a trace generated for the O2K runs on the O2K's hosts, not on
+    one host of its ``MaxProcs`` processors."""
+    extra = getattr(header, "extra", None) or {}
+    name = extra.get(MACHINE_LABEL) if isinstance(extra, Mapping) else None
+    return name.strip() or None if isinstance(name, str) else None
+
+
 def _named(name: str, parse: Any, value: Any) -> Any:
     """``parse(value)``, its refusal naming the argument (``interval: 'abc' is not a duration``)."""
     try:
@@ -492,9 +503,11 @@ def _settings(
 
 __all__ = [
     "FRAME_COLUMNS",
+    "MACHINE_LABEL",
     "PolicyChoice",
     "RunConfig",
     "WorkloadRecipe",
     "check_grace_has_effect",
     "check_params_have_effect",
+    "header_machine",
 ]
