@@ -196,7 +196,18 @@ def run(args: argparse.Namespace) -> int:
         ) from None
 
 
+TEXT_OPTIONS = ("trace", "model", "params", "span", "machine", "policy", "out", "warmup",
+                "estimates", "interval", "grace")  # fmt: skip
+"""Options whose empty value (``--interval ''``) would otherwise read as "not given"."""
+
+
 def _run(args: argparse.Namespace) -> int:
+    for name in TEXT_OPTIONS:
+        value = getattr(args, name, None)
+        if isinstance(value, str) and not value.strip():
+            raise O2KSimError(f"--{name}: empty value {value!r} (leave the option out for its default)")
+    if args.window and not all(t.strip() for t in args.window):
+        raise O2KSimError(f"--window {' '.join(map(repr, args.window))}: empty value")
     if args.trace and (args.model or args.params or args.span):
         raise O2KSimError("give either --trace or --model/--params/--span, not both")
     if args.report and not args.out:  # refused before the simulation, not after it

@@ -47,6 +47,7 @@ from o2ksim.run.workload import build_workload, workload_label
 from o2ksim.table import is_frame
 from o2ksim.units import parse_duration, parse_time
 from o2ksim.validation import (
+    MAX_TIME,
     check_bool,
     check_keys,
     check_run_settings,
@@ -226,6 +227,7 @@ class RunConfig:
         pol = _policy(policy, policy_params, label)
         if isinstance(pol, PolicyChoice):
             check_params_have_effect(pol, pol.params)
+            check_policy_times(pol)
         win = _named("window", as_window, window)
         interval, overrun_grace = (
             None if v is None else _named(name, parse_duration, v)
@@ -463,6 +465,34 @@ def check_params_have_effect(
                 f"immediate_service = {mode}, and {key} acts only with immediate_service = "
                 f"{' or '.join(modes)} (set immediate_service, or choose a policy with it, "
                 "e.g. fcfs-backfill-immediate)"
+            )
+
+
+TIME_PARAMS = ("quantum",)
+"""Policy parameters that become simulated time spans the run steps through: beyond
+:data:`~o2ksim.validation.MAX_TIME` a trial of ``quantum = 1e38`` never ends."""
+
+
+def check_policy_times(policy: PolicyChoice) -> None:
+    """Refuse a policy (preset or override) whose trial quantum is beyond the simulated range."""
+    try:
+        resolved = make_policy(policy.name, **policy.params).params
+    except O2KSimError:
+        return  # building the policy for the run says what is wrong
+    if not isinstance(resolved, Mapping):
+        return
+    for key in TIME_PARAMS:
+        value = resolved.get(key)
+        if value is None:
+            continue
+        try:
+            seconds = parse_duration(value)
+        except O2KSimError:
+            continue
+        if not seconds < MAX_TIME:
+            raise O2KSimError(
+                f"{key} {value}: beyond the largest time o2ksim simulates ({MAX_TIME:g} s, "
+                f"about 31,700 years) (policy '{policy.name}')"
             )
 
 
