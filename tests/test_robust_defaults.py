@@ -75,3 +75,17 @@ def test_a_generated_o2k_trace_names_its_machine_and_runs_on_it(tmp_path, capsys
     # the API picks it up too, and an explicit machine still wins
     assert len(simulate(str(out)).machine.hosts) == 8
     assert len(simulate(read_swf(out)).machine.hosts) == 8
+
+
+def test_a_rejected_analysed_job_does_not_make_the_cool_down_short(tmp_path, capsys):
+    # job 2 asks for 16 processors of 8: rejected; job 1 starts at 0; job 3 arrives after the
+    # window, so arrivals continued past every start the window needed (hand count: not short)
+    path = trace(tmp_path, job(1), job(2, procs=16, submit=100), job(3, submit=5000))
+    assert main(["run", "--trace", path, "--window", "0", "1000", "--warmup", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "rejected 1:" in out
+    assert "ran out of arrivals" not in out
+    from o2ksim import simulate
+
+    summary = simulate(path, window=(0, 1000, 0)).summary
+    assert summary["cooldown_short"] is False and summary["cooldown_needed"] == 0.0
