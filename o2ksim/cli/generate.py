@@ -6,7 +6,7 @@ import argparse
 from datetime import UTC, datetime
 
 from o2ksim.errors import O2KSimError
-from o2ksim.run.config import MACHINE_LABEL
+from o2ksim.run.checks import MACHINE_LABEL
 from o2ksim.workloads import models
 from o2ksim.workloads.reshape import offered_load, scale_load
 from o2ksim.workloads.swf import write_swf

@@ -338,7 +338,7 @@ def protocol_section(value: Any, workload: dict[str, Any], where: str) -> dict[s
             raise ConfigError(
                 where, "must be [START, END] (seconds, durations or dates)", field="protocol.window"
             )
-        seconds = []
+        seconds: list[float] = []
         for w in window:
             if isinstance(w, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}([T ].*)?", w.strip()):
                 continue  # a date: read against the trace's UnixStartTime when the run starts
@@ -346,7 +346,9 @@ def protocol_section(value: Any, workload: dict[str, Any], where: str) -> dict[s
                 raise ConfigError(
                     where, f"must be finite, got {w}: NaN selects nothing", field="protocol.window"
                 )
-            seconds.append(check_duration(w, where, "protocol.window"))
+            bound = check_duration(w, where, "protocol.window", allow_none=False)
+            assert bound is not None
+            seconds.append(bound)
         if len(seconds) == 2 and not seconds[1] > seconds[0]:
             raise ConfigError(
                 where,

@@ -31,13 +31,8 @@ from o2ksim.machine import MachineSpec, load_machine, machine_from_header
 from o2ksim.partitioning import JobColumns
 from o2ksim.policies import make_policy
 from o2ksim.progress import ProgressBar
-from o2ksim.run.config import (
-    PolicyChoice,
-    RunConfig,
-    WorkloadRecipe,
-    check_grace_has_effect,
-    header_machine,
-)
+from o2ksim.run.checks import check_grace_has_effect, header_machine
+from o2ksim.run.config import PolicyChoice, RunConfig, WorkloadRecipe
 from o2ksim.run.results import Result, describe_policy, result_columns
 from o2ksim.run.workload import check_job_specs, check_jobs_frame, workload_label
 from o2ksim.table import column, is_frame

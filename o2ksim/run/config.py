@@ -42,12 +42,11 @@ from o2ksim.engine.contract import PolicyProtocol, RunSettings
 from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.jobs import JobSpec
 from o2ksim.machine import MachineSpec, load_machine, parse_machine
-from o2ksim.policies import make_policy
+from o2ksim.run.checks import check_params_have_effect, check_policy_times
 from o2ksim.run.workload import build_workload, workload_label
 from o2ksim.table import is_frame
 from o2ksim.units import parse_duration, parse_time
 from o2ksim.validation import (
-    MAX_TIME,
     check_bool,
     check_keys,
     check_run_settings,
@@ -67,14 +66,6 @@ FRAME_COLUMNS = (
     "req_mem", "user", "queue",
 )  # fmt: skip
 """The SWF columns a job table given as a frame must have (what the run reads of it)."""
-MACHINE_LABEL = "O2KSimMachine"
-"""The SWF header label naming the machine a trace was made for (``o2ksim generate``)."""
-IMMEDIATE_ONLY: dict[str, tuple[str, ...]] = {
-    "quantum": ("preemptive", "soon"),
-    "initial_memory": ("preemptive", "soon"),
-    "eligible_after": ("preemptive",),
-}
-"""Policy parameters that only act with immediate service, and the modes they act in."""
 
 
 @dataclass(frozen=True)
@@ -226,8 +217,8 @@ class RunConfig:
         mach = _machine(machine)
         pol = _policy(policy, policy_params, label)
         if isinstance(pol, PolicyChoice):
-            check_params_have_effect(pol, pol.params)
-            check_policy_times(pol)
+            check_params_have_effect(pol.name, pol.params, pol.params)
+            check_policy_times(pol.name, pol.params)
         win = _named("window", as_window, window)
         interval, overrun_grace = (
             None if v is None else _named(name, parse_duration, v)
@@ -418,15 +409,6 @@ def _policy(
     return policy
 
 
-def header_machine(header: Any) -> str | None:
-    """The machine an SWF header names (``; O2KSimMachine: o2k``, written by ``o2ksim
-    generate``), or ``None``: a trace generated for the O2K runs on the O2K's hosts, not on
-    one host of its ``MaxProcs`` processors."""
-    extra = getattr(header, "extra", None) or {}
-    name = extra.get(MACHINE_LABEL) if isinstance(extra, Mapping) else None
-    return name.strip() or None if isinstance(name, str) else None
-
-
 def _named(name: str, parse: Any, value: Any) -> Any:
     """``parse(value)``, its refusal naming the argument (``interval: 'abc' is not a duration``)."""
     try:
@@ -434,77 +416,6 @@ def _named(name: str, parse: Any, value: Any) -> Any:
     except O2KSimError as exc:
         text = str(exc)
         raise O2KSimError(text if text.startswith(f"{name}:") else f"{name}: {text}") from None
-
-
-def check_params_have_effect(
-    policy: PolicyChoice, given: Mapping[str, Any], name_of: Any = str
-) -> None:
-    """Refuse a given parameter that the policy, as configured, ignores.
-
-    ``quantum``, ``initial_memory`` and ``eligible_after`` only act with
-    immediate service (``eligible_after`` only when it preempts): given to a
-    policy that runs without it (``fcfs-backfill``), they would change nothing
-    while the user believes they do.  ``name_of(key)`` names the parameter as
-    the user gave it (``--quantum`` on the command line).
-    """
-    keys = [k for k in given if k in IMMEDIATE_ONLY]
-    if not keys:
-        return
-    try:
-        resolved = make_policy(policy.name, **policy.params).params
-    except O2KSimError:
-        return  # building the policy for the run says what is wrong
-    if not isinstance(resolved, Mapping) or "immediate_service" not in resolved:
-        return
-    mode = resolved.get("immediate_service") or "off"
-    for key in keys:
-        modes = IMMEDIATE_ONLY[key]
-        if mode not in modes:
-            raise O2KSimError(
-                f"{name_of(key)}: has no effect: policy '{policy.name}' runs with "
-                f"immediate_service = {mode}, and {key} acts only with immediate_service = "
-                f"{' or '.join(modes)} (set immediate_service, or choose a policy with it, "
-                "e.g. fcfs-backfill-immediate)"
-            )
-
-
-TIME_PARAMS = ("quantum",)
-"""Policy parameters that become simulated time spans the run steps through: beyond
-:data:`~o2ksim.validation.MAX_TIME` a trial of ``quantum = 1e38`` never ends."""
-
-
-def check_policy_times(policy: PolicyChoice) -> None:
-    """Refuse a policy (preset or override) whose trial quantum is beyond the simulated range."""
-    try:
-        resolved = make_policy(policy.name, **policy.params).params
-    except O2KSimError:
-        return  # building the policy for the run says what is wrong
-    if not isinstance(resolved, Mapping):
-        return
-    for key in TIME_PARAMS:
-        value = resolved.get(key)
-        if value is None:
-            continue
-        try:
-            seconds = parse_duration(value)
-        except O2KSimError:
-            continue
-        if not seconds < MAX_TIME:
-            raise O2KSimError(
-                f"{key} {value}: beyond the largest time o2ksim simulates ({MAX_TIME:g} s, "
-                f"about 31,700 years) (policy '{policy.name}')"
-            )
-
-
-def check_grace_has_effect(config: RunConfig, given: Any, name: str = "overrun_grace") -> None:
-    """Refuse a grace given for a run that kills no job (kills off on the command line, in
-    the call or in the machine's ``[options]``): it would change nothing."""
-    if given is not None and not config.settings.kill_overrun:
-        raise O2KSimError(
-            f"{name} {given}: has no effect: this run does not kill overrunning jobs (kills are "
-            "off unless asked for: --kill-overrun, kill_overrun=True, or kill_overrun = true "
-            "in the machine's [options])"
-        )
 
 
 def _settings(
@@ -531,13 +442,4 @@ def _settings(
         raise O2KSimError(str(exc)) from None
 
 
-__all__ = [
-    "FRAME_COLUMNS",
-    "MACHINE_LABEL",
-    "PolicyChoice",
-    "RunConfig",
-    "WorkloadRecipe",
-    "check_grace_has_effect",
-    "check_params_have_effect",
-    "header_machine",
-]
+__all__ = ["FRAME_COLUMNS", "PolicyChoice", "RunConfig", "WorkloadRecipe"]

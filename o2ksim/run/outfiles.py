@@ -133,12 +133,11 @@ def claim(out: str | os.PathLike[str], option: str = "--out") -> Iterator[Path]:
     its temporary files are removed.
     """
     path = Path(out)
+    where = f"{option} {path}" if option else str(path)
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise O2KSimError(
-            f"{option} {path}: cannot create the folder ({exc.strerror or exc})"
-        ) from None
+        raise O2KSimError(f"{where}: cannot create the folder ({exc.strerror or exc})") from None
     key = path.resolve()
     if key in _held:
         fd, depth = _held[key]
@@ -148,7 +147,7 @@ def claim(out: str | os.PathLike[str], option: str = "--out") -> Iterator[Path]:
         finally:
             _held[key] = (fd, _held[key][1] - 1)
         return
-    fd = _lock(path, option)
+    fd = _lock(path, where)
     _held[key] = (fd, 1)
     try:
         recover(path)
@@ -158,7 +157,7 @@ def claim(out: str | os.PathLike[str], option: str = "--out") -> Iterator[Path]:
         _unlock(path, fd)
 
 
-def _lock(path: Path, option: str) -> int:
+def _lock(path: Path, where: str) -> int:
     lock = path / LOCK_NAME
     if fcntl is None:  # pragma: no cover - Windows
         return -1
@@ -166,15 +165,13 @@ def _lock(path: Path, option: str) -> int:
         try:
             fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
-            raise O2KSimError(
-                f"{option} {path}: cannot write there ({exc.strerror or exc})"
-            ) from None
+            raise O2KSimError(f"{where}: cannot write there ({exc.strerror or exc})") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             os.close(fd)
             raise O2KSimError(
-                f"{option} {path}: in use by {_holder(lock)}; wait for it to end or choose another folder"
+                f"{where}: in use by {_holder(lock)}; wait for it to end or choose another folder"
             ) from None
         try:  # the holder may have removed the file between our open and our lock: lock the new one
             same = os.fstat(fd).st_ino == os.stat(lock).st_ino

@@ -136,7 +136,7 @@ class Result:
         :class:`~o2ksim.run.outfiles.Staging`, whose ``replaced`` names the earlier
         run's files that were replaced or removed.
         """
-        with claim(out_dir) as out, Staging(out) as staged:
+        with claim(out_dir, option="") as out, Staging(out) as staged:
             try:
                 self._write(staged, parquet, segments)
                 if extra is not None:
