@@ -28,7 +28,8 @@ MACHINE_LABEL = "O2KSimMachine"
 IMMEDIATE_ONLY: dict[str, tuple[str, ...]] = {
     "quantum": ("preemptive", "soon"),
     "initial_memory": ("preemptive", "soon"),
-    "eligible_after": ("preemptive",),
+    # also read in soon mode (the passes at eligibility times): refused only without trials
+    "eligible_after": ("preemptive", "soon"),
 }
 """Policy parameters that only act with immediate service, and the modes they act in."""
 
@@ -48,9 +49,9 @@ def check_params_have_effect(
     """Refuse a given parameter that the policy, as configured, ignores.
 
     ``quantum``, ``initial_memory`` and ``eligible_after`` only act with
-    immediate service (``eligible_after`` only when it preempts): given to a
-    policy that runs without it (``fcfs-backfill``), they would change nothing
-    while the user believes they do.  ``name_of(key)`` names the parameter as
+    immediate service: given to a policy that runs without it
+    (``fcfs-backfill``), they would change nothing while the user believes
+    they do.  ``name_of(key)`` names the parameter as
     the user gave it (``--quantum`` on the command line).
     """
     keys = [k for k in given if k in IMMEDIATE_ONLY]
