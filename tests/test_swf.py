@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from o2ksim.errors import InputError
+from o2ksim.errors import InputError, O2KSimError
 from o2ksim.validation import MAX_JOB_MEMORY_KB, MAX_TIME
 from o2ksim.workloads.swf import (
     SWF_FIELDS,
@@ -187,7 +187,7 @@ def test_limit_reads_only_the_first_job_lines(write) -> None:
         read_swf(path, limit=16)
     assert len(read_swf(KTH_SAMPLE, limit=100)) == 100
     assert len(read_swf(KTH_SAMPLE, limit=10**6)) == 2000
-    with pytest.raises(ValueError):
+    with pytest.raises(O2KSimError, match="limit must be an integer >= 0"):  # one line, as the CLI
         read_swf(path, limit=-1)
 
 
