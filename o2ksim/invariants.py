@@ -37,8 +37,12 @@ def violations(
 ) -> list[str]:
     """Everything that is wrong with one run's ``jobs`` table and allocation ``segments``."""
     problems: list[str] = []
-    if segments is None:
-        segments = pd.DataFrame(columns=["job_id", "host", "start", "end", "procs", "mem"])
+    if segments is None:  # no segments: the per-host checks have nothing to look at
+        segments = pd.DataFrame(
+            {"job_id": pd.Series(dtype="int64"), "host": pd.Series(dtype=object),
+             "start": pd.Series(dtype=float), "end": pd.Series(dtype=float),
+             "procs": pd.Series(dtype="int64"), "mem": pd.Series(dtype=float)}
+        )  # fmt: skip
     if input_ids is not None:
         expected = sorted(int(i) for i in input_ids)
         got = sorted(int(i) for i in jobs["job_id"])

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from o2ksim.errors import InputError
+from o2ksim.errors import InputError, O2KSimError
 from o2ksim.validation import MAX_JOB_MEMORY_KB, MAX_TIME
 from o2ksim.workloads.swf import (
     SWF_FIELDS,
@@ -187,7 +187,7 @@ def test_limit_reads_only_the_first_job_lines(write) -> None:
         read_swf(path, limit=16)
     assert len(read_swf(KTH_SAMPLE, limit=100)) == 100
     assert len(read_swf(KTH_SAMPLE, limit=10**6)) == 2000
-    with pytest.raises(ValueError):
+    with pytest.raises(O2KSimError, match="limit must be an integer >= 0"):  # one line, as the CLI
         read_swf(path, limit=-1)
 
 
@@ -643,14 +643,15 @@ def frames(draw) -> pd.DataFrame:
     n = draw(st.integers(0, 25))
     rows = [draw(st.lists(field_value, min_size=18, max_size=18)) for _ in range(n)]
     # what the reader accepts: distinct job ids, times below MAX_TIME, memory x
-    # processors below MAX_JOB_MEMORY_KB (tests/test_hostile.py checks the refusals)
+    # processors below MAX_JOB_MEMORY_KB (tests/test_hostile.py, test_robust_swf.py check the refusals)
     ids = draw(st.lists(st.integers(0, 10**12), min_size=n, max_size=n, unique=True))
     for row, job_id in zip(rows, ids, strict=True):
         row[0] = job_id
         for k in (1, 2, 3, 8, 17):  # submit, wait, run_time, req_time, think_time
             row[k] = min(row[k], MAX_TIME - 1)
-        if row[9] > 0 and max(row[4], row[7]) > 0:  # req_mem x max(req_procs, alloc_procs)
-            row[9] = min(row[9], (MAX_JOB_MEMORY_KB - 1) // max(row[4], row[7]))
+        for k in (6, 9):  # used_mem, req_mem (KB per processor) x max(req_procs, alloc_procs)
+            if row[k] > 0 and max(row[4], row[7]) > 0:
+                row[k] = min(row[k], (MAX_JOB_MEMORY_KB - 1) // max(row[4], row[7]))
     frame = jobs_frame(rows)
     # read_swf returns rows sorted by submit; write them that way for an exact round trip
     return frame.sort_values("submit", kind="stable", ignore_index=True)

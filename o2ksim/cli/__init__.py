@@ -36,11 +36,18 @@ option's parser (which refuses it with the reason) instead of argparse's
 "expected one argument"."""
 
 
+def one_line(message: str) -> str:
+    """An error message on one line: a value the user typed with a line break in it
+    (``--interval $'a\\nb'``) is shown with ``\\n``, as Python would write it."""
+    return message.replace("\r", "\\r").replace("\n", "\\n")
+
+
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line, like every other error."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"o2ksim: error: {self.prog.removeprefix('o2ksim ')}: {message} "
+        command = self.prog.removeprefix("o2ksim").strip()  # "" for o2ksim itself: no prefix twice
+        self.exit(2, f"o2ksim: error: {command + ': ' if command else ''}{one_line(message)} "
                      f"(see {self.prog} --help)\n")  # fmt: skip
 
 
@@ -118,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except O2KSimError as exc:
-        print(f"o2ksim: error: {exc}", file=sys.stderr)
+        print(f"o2ksim: error: {one_line(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("o2ksim: interrupted", file=sys.stderr)

@@ -6,6 +6,7 @@ import argparse
 from datetime import UTC, datetime
 
 from o2ksim.errors import O2KSimError
+from o2ksim.run.checks import MACHINE_LABEL
 from o2ksim.workloads import models
 from o2ksim.workloads.reshape import offered_load, scale_load
 from o2ksim.workloads.swf import write_swf
@@ -115,6 +116,8 @@ def run(args: argparse.Namespace) -> int:
         raise O2KSimError("the model generated no jobs for this span; use a longer --span")
     if args.load is not None:
         trace = scale_load(trace, args.load)
+    if args.model == "o2k":  # `o2ksim run --trace` then runs it on the O2K's hosts
+        trace.header.extra[MACHINE_LABEL] = "o2k"
     try:
         write_swf(trace, args.out)
     except OSError as exc:

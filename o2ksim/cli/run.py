@@ -7,11 +7,25 @@ import sys
 from pathlib import Path
 
 from o2ksim.cli._policy_options import add_policy_options, refuse_foreign_options
+from o2ksim.cli._run_notes import (
+    check_window_has_jobs,
+    rejected_line,
+    say_machine,
+    warn_about_estimates,
+    warn_about_reading,
+    warn_about_window,
+)
 from o2ksim.errors import O2KSimError
+from o2ksim.policies import make_policy
 from o2ksim.run.api import run_config
+from o2ksim.run.checks import (
+    check_grace_has_effect,
+    check_params_have_effect,
+    header_machine,
+)
 from o2ksim.run.config import RunConfig, WorkloadRecipe
+from o2ksim.run.outfiles import Interrupted, Signalled, claim, signals_raise
 from o2ksim.run.workload import load_workload
-from o2ksim.table import column
 from o2ksim.validation import (
     check_interval_option,
     check_span_option,
@@ -60,7 +74,9 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="policy preset or kind (see `o2ksim policies`); default fcfs-backfill",
     )
     parser.add_argument(
-        "--out", metavar="DIR", help="write jobs.csv, summary.json and run.json here"
+        "--out", metavar="DIR",
+        help="write jobs.csv, summary.json and run.json here, replacing every file of an earlier "
+        "run in DIR; one run at a time per DIR; written whole or not at all (interrupts included)",
     )
     parser.add_argument(
         "--parquet", action="store_true", help="write jobs.parquet instead of jobs.csv"
@@ -144,7 +160,12 @@ def parse_overrides(items: list[str]) -> dict[str, object]:
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise O2KSimError(f"--set expects KEY=VALUE, got '{item}'")
+            raise O2KSimError(f"--set expects KEY=VALUE, got {item!r}")
+        if "\n" in item or "\r" in item:  # TOML would read the second line as another key, dropped
+            raise O2KSimError(
+                f"--set {item!r}: one KEY=VALUE per --set, on one line (give --set again for "
+                "each parameter)"
+            )
         try:
             out[key.strip()] = tomllib.loads(f"v = {value}")["v"]
         except tomllib.TOMLDecodeError:
@@ -153,6 +174,43 @@ def parse_overrides(items: list[str]) -> dict[str, object]:
 
 
 def run(args: argparse.Namespace) -> int:
+    """``o2ksim run``: with ``--out`` the folder is claimed for the whole run (a second run
+    into it is refused at once) and SIGINT/SIGTERM end the run cleanly: nothing new in the
+    folder unless the results were already committed (:mod:`o2ksim.run.outfiles`)."""
+    args.saved = False
+    try:
+        with signals_raise():
+            if not args.out:
+                return _run(args)
+            writable_dir(args.out, "--out")
+            with claim(args.out):
+                return _run(args)
+    except Signalled as exc:
+        if not args.out:
+            raise Interrupted(f"interrupted by {exc}", exc.signum) from None
+        if args.saved:
+            raise Interrupted(
+                f"interrupted by {exc} after the results were written to {args.out}/", exc.signum
+            ) from None
+        raise Interrupted(
+            f"interrupted by {exc}; nothing new was written to {args.out}/ "
+            "(an earlier run's files there are untouched)",
+            exc.signum,
+        ) from None
+
+
+TEXT_OPTIONS = ("trace", "model", "params", "span", "machine", "policy", "out", "warmup",
+                "estimates", "interval", "grace")  # fmt: skip
+"""Options whose empty value (``--interval ''``) would otherwise read as "not given"."""
+
+
+def _run(args: argparse.Namespace) -> int:
+    for name in TEXT_OPTIONS:
+        value = getattr(args, name, None)
+        if isinstance(value, str) and not value.strip():
+            raise O2KSimError(f"--{name}: empty value {value!r} (leave the option out for its default)")
+    if args.window and not all(t.strip() for t in args.window):
+        raise O2KSimError(f"--window {' '.join(map(repr, args.window))}: empty value")
     if args.trace and (args.model or args.params or args.span):
         raise O2KSimError("give either --trace or --model/--params/--span, not both")
     if args.report and not args.out:  # refused before the simulation, not after it
@@ -163,8 +221,6 @@ def run(args: argparse.Namespace) -> int:
         else None
     )
     grace = option_duration("--grace", args.grace) if args.grace else None
-    if args.out:
-        writable_dir(args.out, "--out")
     if args.trace:
         source = args.trace
         trace = load_workload(
@@ -176,16 +232,17 @@ def run(args: argparse.Namespace) -> int:
         window = None
         if args.window:
             unix = getattr(trace.header, "unix_start_time", None)
-            start, end = (parse_time(t, unix) for t in args.window)
             warmup = parse_warmup(args.warmup) if args.warmup is not None else DEFAULT_WARMUP_DAYS * 86400
             try:
+                start, end = (parse_time(t, unix) for t in args.window)
                 window = Window(start, end, warmup)
+                check_window_has_jobs(trace, window)
             except O2KSimError as exc:
                 raise O2KSimError(f"--window {' '.join(args.window)}: {exc}") from None
             warn_about_window(trace, window, args)
         elif args.warmup is not None:
             raise O2KSimError("--warmup needs --window")
-        machine = args.machine
+        machine = args.machine or header_machine(trace.header)
         workload = trace
     else:
         workload, window, source = generated_workload(args)
@@ -199,7 +256,14 @@ def run(args: argparse.Namespace) -> int:
             DEFAULT_MODEL if (args.model or DEFAULT_MODEL) == "o2k" else None
         )
     params = parse_overrides(args.set)
-    params.update(refuse_foreign_options(args, args.policy_options))  # --quantum, --reservations...
+    options = refuse_foreign_options(args, args.policy_options)  # --quantum, --reservations...
+    params.update(options)
+    check_params_have_effect(
+        args.policy,
+        params,
+        params,
+        lambda k: "--" + k.replace("_", "-") if k in options else f"--set {k}",
+    )
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     config = RunConfig.create(
         workload,
@@ -214,24 +278,52 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         progress=progress and not args.quiet,
     )
+    check_grace_has_effect(config, args.grace, "--grace")
+    make_policy(args.policy, **params)  # an unknown name or parameter: refused before any note
+    if args.trace and not args.quiet:  # after every check: a refusal stays one line
+        warn_about_estimates(trace, args)
     result = run_config(config)  # a generated month gets its cool-down tail (T§3.4)
     result.config["workload"] = source
-    if args.out:
-        result.save(args.out, parquet=args.parquet)
+    replaced, page = "", None
+    if args.out:  # with --check, segments.csv too: the check reads the files the user gets
+        pages: list[Path] = []
+        saved = result.save_run(
+            args.out,
+            parquet=args.parquet,
+            segments=args.check,
+            extra=(lambda staged: pages.append(stage_report(staged, result, source)))
+            if args.report else None,
+        )  # fmt: skip
+        args.saved = True
+        replaced = saved.replaced_text()
+        page = Path(args.out) / "report" / pages[0].name if pages else None
     if not args.quiet:
         print(format_summary(result, params))
+        if args.trace and not args.machine:  # under the summary line that names the machine
+            say_machine(trace, machine)
+        rejected = rejected_line(result)
+        if rejected:
+            print(rejected + (" (the reason column of jobs.csv gives each job's)" if args.out and
+                              not args.parquet else " (each job's is in the reason column of the jobs table)"))
         if args.out:
-            print(f"results written to {args.out}/")
-    if args.report:
-        # the report needs pandas, matplotlib and seaborn, which a run without it never loads
-        from o2ksim.report.html import write_result_report
-
-        page = write_result_report(result, args.out, name=result.policy["name"], description=source)
-        if not args.quiet:
+            print(f"results written to {args.out}/" + (f", {replaced}" if replaced else ""))
+        if page is not None:
             print(f"report: {page} (open it in a browser)")
     if args.check:
         return check_result(result, trace, window, args)
     return 0
+
+
+def stage_report(staged, result, source: str) -> Path:
+    """Write ``--report`` (``report/`` and its one-run ``results/``) into a staging folder, so
+    that it is committed with the run's files; returns the staged page's path."""
+    # the report needs pandas, matplotlib and seaborn, which a run without it never loads
+    from o2ksim.report.html import write_result_report
+
+    tmp = staged.scratch("report", "results")
+    page = write_result_report(result, tmp, name=result.policy["name"], description=source)
+    page.write_text(page.read_text().replace(str(tmp), str(staged.out)))  # where it will be
+    return page
 
 
 def simulated_ids(trace, window: Window | None):
@@ -256,10 +348,6 @@ def check_result(result, trace, window: Window | None, args: argparse.Namespace)
     jobs, segments = result.jobs, result.segments
     if args.out:
         out = Path(args.out)
-        try:
-            segments.to_csv(out / "segments.csv", index=False)
-        except OSError as exc:
-            raise O2KSimError(f"{out}: cannot write segments.csv ({exc.strerror})") from None
         jobs = pd.read_parquet(out / "jobs.parquet") if args.parquet else pd.read_csv(out / "jobs.csv")
         segments = pd.read_csv(out / "segments.csv")
         segments["host"] = segments["host"].astype(str)
@@ -275,33 +363,6 @@ def check_result(result, trace, window: Window | None, args: argparse.Namespace)
             "over-committed, no early start, no job lost or repeated, work conserved)"
         )
     return 0
-
-
-def warn_about_window(trace, window: Window, args: argparse.Namespace) -> None:
-    """Say how many jobs ``--window`` leaves out of the simulation (never silently)."""
-    before = int((column(trace.table, "submit") < window.start - window.warmup).sum())
-    if before and not args.quiet:
-        print(
-            f"o2ksim: warning: --window: {before} job(s) submitted before "
-            f"{window.start - window.warmup:g} s (window start - warm-up) are not simulated "
-            "and not in the outputs",
-            file=sys.stderr,
-        )
-
-
-def warn_about_reading(trace, args: argparse.Namespace) -> None:
-    """Tell the user about reordered or skipped trace lines (never silently)."""
-    report = getattr(trace, "report", None)
-    if report is None or args.quiet:
-        return
-    if report.reordered:
-        print(
-            f"o2ksim: warning: {args.trace}: {report.reordered} job line(s) have submit times "
-            "earlier than a previous line; jobs were sorted by submit time (use --strict-order to refuse)",
-            file=sys.stderr,
-        )
-    if sum(report.skipped.values()):
-        print(f"o2ksim: warning: {report.summary()}", file=sys.stderr)
 
 
 def generated_workload(args: argparse.Namespace):

@@ -257,6 +257,10 @@ def resolve_scenario(name_or_path: str | os.PathLike[str]) -> Path:
 
 def load_scenario(name_or_path: str | os.PathLike[str], *, reduced: bool = False) -> Scenario:
     """Read and validate a scenario file (or a shipped scenario by name)."""
+    if not isinstance(name_or_path, str | os.PathLike):
+        raise ConfigError(
+            "load_scenario", f"expected a scenario name or a TOML path, got {name_or_path!r}"
+        )
     path = resolve_scenario(name_or_path)
     try:
         text = path.read_text()

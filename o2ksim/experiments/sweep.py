@@ -89,6 +89,8 @@ def run_sweep(
     what was skipped and the summary table (also written as
     ``summary.parquet``/``summary.csv``).
     """
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise O2KSimError(f"workers: must be a whole number >= 1 (or None: one per CPU), got {workers!r}")
     out = Path(out_dir) if out_dir is not None else scenario.default_out_dir()
     with results_lock(out):
         return _sweep(scenario, out, workers, scheduler, client, progress, retry_failed, log)

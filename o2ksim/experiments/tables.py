@@ -9,6 +9,7 @@ seconds) or raises :class:`~o2ksim.errors.ConfigError` naming the field.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import tomllib
@@ -337,9 +338,23 @@ def protocol_section(value: Any, workload: dict[str, Any], where: str) -> dict[s
             raise ConfigError(
                 where, "must be [START, END] (seconds, durations or dates)", field="protocol.window"
             )
+        seconds: list[float] = []
         for w in window:
-            if isinstance(w, str) and not re.fullmatch(r"\d{4}-\d{2}-\d{2}([T ].*)?", w.strip()):
-                check_duration(w, where, "protocol.window")
+            if isinstance(w, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}([T ].*)?", w.strip()):
+                continue  # a date: read against the trace's UnixStartTime when the run starts
+            if isinstance(w, float) and not math.isfinite(w):
+                raise ConfigError(
+                    where, f"must be finite, got {w}: NaN selects nothing", field="protocol.window"
+                )
+            bound = check_duration(w, where, "protocol.window", allow_none=False)
+            assert bound is not None
+            seconds.append(bound)
+        if len(seconds) == 2 and not seconds[1] > seconds[0]:
+            raise ConfigError(
+                where,
+                f"the window's end ({window[1]}) must be after its start ({window[0]})",
+                field="protocol.window",
+            )
     out["window"] = window
     if "warmup" in value and window is None:
         raise ConfigError(where, "a warm-up needs a window", field="protocol.warmup")

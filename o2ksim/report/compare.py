@@ -20,12 +20,13 @@ user's matplotlib backend or style.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from types import ModuleType
 from typing import Any, ClassVar
 
 import pandas as pd
 
+from o2ksim.errors import O2KSimError
 from o2ksim.report import data
 from o2ksim.run.results import result_html, result_label, result_text
 
@@ -130,6 +131,16 @@ class Comparison(pd.DataFrame):
             return F.class_figure(classes, list(self.results), [""], measure)
 
 
+def _check_result(where: str, result: Any) -> None:
+    """Refuse, in one line, what is not a result of :func:`~o2ksim.run.api.simulate`."""
+    needed = ("jobs", "segments", "summary", "policy", "config", "machine")
+    if not all(hasattr(result, name) for name in needed):
+        raise O2KSimError(
+            f"{where}: {result!r} is not a result of simulate() (it has no "
+            f"{', '.join(n for n in needed if not hasattr(result, n))})"
+        )
+
+
 def compare(results: Sequence[Any], labels: Sequence[str] | None = None) -> Comparison:
     """A :class:`Comparison` of several :class:`~o2ksim.run.results.Result` objects.
 
@@ -137,9 +148,13 @@ def compare(results: Sequence[Any], labels: Sequence[str] | None = None) -> Comp
     :func:`o2ksim.metrics.summary` -- waits in hours.  ``labels`` names the
     rows (default: each result's label or policy name).
     """
+    if isinstance(results, str | bytes) or not isinstance(results, Iterable):
+        raise O2KSimError(f"compare: expected a list of results (from simulate), got {results!r}")
     results = list(results)
     if not results:
-        raise ValueError("compare: give at least one result")
+        raise O2KSimError("compare: give at least one result")
+    for r in results:
+        _check_result("compare", r)
     names = _labels(results, labels)
     rows = []
     for r in results:
@@ -160,6 +175,9 @@ def timeline(result: Any, bins: int = 200) -> Any:
     Both are exact time averages per bin (:func:`o2ksim.report.data.utilisation_series`,
     :func:`~o2ksim.report.data.queue_series`); the analysis window is shaded.
     """
+    _check_result("timeline", result)
+    if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
+        raise O2KSimError(f"timeline: bins must be a positive integer, got {bins!r}")
     F = _figures()
     jobs, segs = result.jobs, result.segments
     t0 = float(jobs["submit"].min())

@@ -27,10 +27,11 @@ from o2ksim.engine.core import Simulation
 from o2ksim.engine.monitor import Observer
 from o2ksim.errors import O2KSimError
 from o2ksim.jobs import JobSpec
-from o2ksim.machine import MachineSpec, machine_from_header
+from o2ksim.machine import MachineSpec, load_machine, machine_from_header
 from o2ksim.partitioning import JobColumns
 from o2ksim.policies import make_policy
 from o2ksim.progress import ProgressBar
+from o2ksim.run.checks import check_grace_has_effect, header_machine
 from o2ksim.run.config import PolicyChoice, RunConfig, WorkloadRecipe
 from o2ksim.run.results import Result, describe_policy, result_columns
 from o2ksim.run.workload import check_job_specs, check_jobs_frame, workload_label
@@ -92,7 +93,24 @@ def simulate(
         explain=explain,
         progress=progress,
     )
-    return run_config(config, observers=observers)
+    check_grace_has_effect(config, overrun_grace)
+    return run_config(config, observers=check_observers(observers))
+
+
+def check_observers(observers: Any) -> Sequence[Observer]:
+    """The ``observers`` argument: objects with the :class:`~o2ksim.engine.monitor.Observer`
+    hooks, refused in one line otherwise (not an AttributeError deep in the run)."""
+    if isinstance(observers, str | bytes) or not isinstance(observers, Sequence):
+        raise O2KSimError(f"observers: expected a list of Observer objects, got {observers!r}")
+    hooks = [n for n in vars(Observer) if n.startswith("on_") or n == "close"]
+    for obs in observers:
+        lacking = [n for n in hooks if not callable(getattr(obs, n, None))]
+        if lacking:
+            raise O2KSimError(
+                f"observers: {obs!r} is not an Observer (it lacks {', '.join(lacking)}; "
+                "subclass o2ksim.engine.monitor.Observer)"
+            )
+    return observers
 
 
 def run_config(config: RunConfig, *, observers: Sequence[Observer] = ()) -> Result:
@@ -161,7 +179,8 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
             raise O2KSimError(
                 "no machine given and the workload has no SWF header to derive one from"
             )
-        mach = machine_from_header(header, source)
+        named = header_machine(header)  # a trace from `o2ksim generate` names its machine
+        mach = load_machine(named) if named else machine_from_header(header, source)
 
     analysed: np.ndarray | None = None
     if frame is not None:
@@ -235,4 +254,4 @@ def _mapped(job_ids: np.ndarray, values: Mapping[int, Any]) -> np.ndarray:
     return out
 
 
-__all__ = ["Result", "run_config", "simulate"]
+__all__ = ["Result", "check_observers", "run_config", "simulate"]

@@ -42,6 +42,7 @@ from o2ksim.engine.contract import PolicyProtocol, RunSettings
 from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.jobs import JobSpec
 from o2ksim.machine import MachineSpec, load_machine, parse_machine
+from o2ksim.run.checks import check_params_have_effect, check_policy_times
 from o2ksim.run.workload import build_workload, workload_label
 from o2ksim.table import is_frame
 from o2ksim.units import parse_duration, parse_time
@@ -60,6 +61,11 @@ RECIPE_KEYS = ("trace", "model", "params", "span", "seed", "jobs", "load", "leni
 """The keys of a :class:`WorkloadRecipe` (a scenario's ``[workload]``, normalised)."""
 SECTIONS = ("machine", "workload", "policy", "protocol")
 PROTOCOL_KEYS = ("window", "warmup", "seed", "interval", "kill_overrun", "overrun_grace")
+FRAME_COLUMNS = (
+    "job_id", "submit", "run_time", "alloc_procs", "used_mem", "req_procs", "req_time",
+    "req_mem", "user", "queue",
+)  # fmt: skip
+"""The SWF columns a job table given as a frame must have (what the run reads of it)."""
 
 
 @dataclass(frozen=True)
@@ -150,6 +156,15 @@ class RunConfig:
             isinstance(wl, tuple) and wl and all(isinstance(s, JobSpec) for s in wl)
         ):
             raise ConfigError(WHERE, f"not a workload: {type(wl).__name__}", field="workload")
+        if is_frame(wl):
+            missing = [c for c in FRAME_COLUMNS if c not in wl.columns]
+            if missing:
+                raise ConfigError(
+                    WHERE,
+                    f"the frame lacks the SWF column(s) {', '.join(missing)} (a job table needs "
+                    f"{', '.join(FRAME_COLUMNS)}; o2ksim.workloads.swf.jobs_frame builds one)",
+                    field="workload",
+                )
         typed: dict[str, tuple[type, ...]] = {
             "machine": (MachineSpec, type(None)),
             "policy": (PolicyChoice, PolicyProtocol),
@@ -201,9 +216,13 @@ class RunConfig:
         """
         mach = _machine(machine)
         pol = _policy(policy, policy_params, label)
-        win = as_window(window)
+        if isinstance(pol, PolicyChoice):
+            check_params_have_effect(pol.name, pol.params, pol.params)
+            check_policy_times(pol.name, pol.params)
+        win = _named("window", as_window, window)
         interval, overrun_grace = (
-            None if v is None else parse_duration(v) for v in (interval, overrun_grace)
+            None if v is None else _named(name, parse_duration, v)
+            for name, v in (("interval", interval), ("overrun_grace", overrun_grace))
         )
         return cls(
             workload=_workload(workload),
@@ -390,6 +409,15 @@ def _policy(
     return policy
 
 
+def _named(name: str, parse: Any, value: Any) -> Any:
+    """``parse(value)``, its refusal naming the argument (``interval: 'abc' is not a duration``)."""
+    try:
+        return parse(value)
+    except O2KSimError as exc:
+        text = str(exc)
+        raise O2KSimError(text if text.startswith(f"{name}:") else f"{name}: {text}") from None
+
+
 def _settings(
     machine: MachineSpec | None,
     interval: float | None,
@@ -414,4 +442,4 @@ def _settings(
         raise O2KSimError(str(exc)) from None
 
 
-__all__ = ["PolicyChoice", "RunConfig", "WorkloadRecipe"]
+__all__ = ["FRAME_COLUMNS", "PolicyChoice", "RunConfig", "WorkloadRecipe"]

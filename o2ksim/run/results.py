@@ -18,7 +18,7 @@ import math
 import os
 import platform
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,11 +29,12 @@ from o2ksim import __version__
 from o2ksim.engine.contract import PolicyProtocol
 from o2ksim.engine.core import RunStats
 from o2ksim.engine.monitor import job_columns
-from o2ksim.errors import O2KSimError, output_dir
+from o2ksim.errors import O2KSimError
 from o2ksim.jobs import Job
 from o2ksim.machine import MachineSpec
 from o2ksim.partitioning import allocation_arrays
 from o2ksim.policies import Policy
+from o2ksim.run.outfiles import TMP_SUFFIX, Staging, claim
 from o2ksim.table import ColumnTable, write_csv
 from o2ksim.units import format_duration
 
@@ -110,23 +111,54 @@ class Result:
     def _repr_html_(self) -> str:
         return result_html(self)
 
-    def save(self, out_dir: str | os.PathLike[str], *, parquet: bool = False) -> Path:
-        """Write ``jobs.csv`` (or ``.parquet``), ``summary.json`` and ``run.json`` into ``out_dir``."""
-        out = output_dir(out_dir)
-        try:
-            self._write(out, parquet)
-        except OSError as exc:
-            raise O2KSimError(f"{out}: cannot write the results ({exc.strerror or exc})") from None
-        return out
+    def save(
+        self, out_dir: str | os.PathLike[str], *, parquet: bool = False, segments: bool = False
+    ) -> Path:
+        """Write ``jobs.csv`` (or ``.parquet``), ``summary.json`` and ``run.json`` (and
+        ``segments.csv`` with ``segments=True``) into ``out_dir``; see :meth:`save_run`."""
+        return self.save_run(out_dir, parquet=parquet, segments=segments).out
 
-    def _write(self, out: Path, parquet: bool) -> None:
+    def save_run(
+        self,
+        out_dir: str | os.PathLike[str],
+        *,
+        parquet: bool = False,
+        segments: bool = False,
+        extra: Callable[[Staging], object] | None = None,
+    ) -> Staging:
+        """:meth:`save`, safely: the folder is claimed (one writer at a time), every file is
+        written under a temporary name and the set is committed together, replacing every
+        file of an earlier run in that folder (:mod:`o2ksim.run.outfiles`).
+
+        A failed write (a full disk) or an interrupt leaves the folder as it was.
+        ``extra(staging)`` may stage more files to commit with these (``o2ksim run
+        --report`` stages its report).  Returns the committed
+        :class:`~o2ksim.run.outfiles.Staging`, whose ``replaced`` names the earlier
+        run's files that were replaced or removed.
+        """
+        with claim(out_dir, option="") as out, Staging(out) as staged:
+            try:
+                self._write(staged, parquet, segments)
+                if extra is not None:
+                    extra(staged)
+                staged.commit()
+            except OSError as exc:
+                raise O2KSimError(
+                    f"{out}: cannot write the results ({exc.strerror or exc}); "
+                    "nothing new was written there"
+                ) from None
+        return staged
+
+    def _write(self, staged: Staging, parquet: bool, segments: bool) -> None:
         if parquet:
-            self.jobs.to_parquet(out / "jobs.parquet", index=False)
+            self.jobs.to_parquet(staged.path("jobs.parquet"), index=False)
         else:
-            write_csv(self._jobs, out / "jobs.csv")  # without pandas for a ColumnTable
-        write_json(out / "summary.json", self.summary)
+            write_csv(self._jobs, staged.path("jobs.csv"))  # without pandas for a ColumnTable
+        if segments:
+            write_csv(self._segments, staged.path("segments.csv"))
+        write_json(staged.path("summary.json"), self.summary)
         write_json(
-            out / "run.json",
+            staged.path("run.json"),
             {
                 "config": self.config,
                 "policy": self.policy,
@@ -139,6 +171,7 @@ class Result:
                     "stalled": self.stats.stalled,
                     **self.stats.extra,
                 },
+                "files": sorted(staged.files),
                 "versions": versions(),
             },
         )
@@ -168,7 +201,10 @@ def _pandas_version() -> str:
 
 def write_json(path: Path, data: Any) -> None:
     """``data`` as indented JSON, NaN and infinities as ``null``, numpy scalars as plain numbers:
-    how ``summary.json``, ``run.json`` and a sweep's files are written."""
+    how ``summary.json``, ``run.json`` and a sweep's files are written.
+
+    Atomic: written under a temporary name in the same folder, flushed to disk,
+    then renamed over ``path``, so a reader never sees half a file."""
 
     def clean(v: Any) -> Any:
         if isinstance(v, dict):
@@ -181,7 +217,19 @@ def write_json(path: Path, data: Any) -> None:
             return None
         return v
 
-    path.write_text(json.dumps(clean(data), indent=2) + "\n")
+    text = json.dumps(clean(data), indent=2) + "\n"
+    if path.name.endswith(TMP_SUFFIX):  # staged by Result.save: renamed into place with the others
+        path.write_text(text)
+        return
+    tmp = path.with_name(f".{path.name}.{os.getpid()}{TMP_SUFFIX}")  # whole or not at all
+    try:
+        with open(tmp, "w") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def result_table(

@@ -179,20 +179,22 @@ def check_jobs_frame(frame: Any, source: str | None = None) -> None:
                     f"{col[row]:g} s is beyond the largest time o2ksim simulates ({MAX_TIME:g} s)",
                     field=f"{name} (job {column(frame, 'job_id')[row] if 'job_id' in frame else row})",
                 )
-    if "req_mem" in frame:
-        procs = np.zeros(len(frame))
-        for name in ("req_procs", "alloc_procs"):
-            if name in frame:
-                procs = np.maximum(procs, column(frame, name, np.float64))
-        mem = column(frame, "req_mem", np.float64) * np.maximum(procs, 0)
-        bad = mem >= MAX_JOB_MEMORY_KB
+    procs = np.zeros(len(frame))
+    for name in ("req_procs", "alloc_procs"):
+        if name in frame:
+            procs = np.maximum(procs, column(frame, name, np.float64))
+    for name in ("req_mem", "used_mem"):  # KB per processor; x processors must not wrap int64
+        if name not in frame:
+            continue
+        mem = column(frame, name, np.float64) * np.maximum(procs, 0)
+        bad = ~np.isfinite(mem) | (mem >= MAX_JOB_MEMORY_KB)
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
             raise InputError(
                 where,
-                f"memory {column(frame, 'req_mem')[row]} KB x {procs[row]:g} processors is beyond "
+                f"memory {column(frame, name)[row]} KB x {procs[row]:g} processors is beyond "
                 f"{MAX_JOB_MEMORY_KB:g} KB",
-                field="req_mem",
+                field=name,
             )
 
 
@@ -213,10 +215,12 @@ def check_job_specs(specs: Iterable[Any], source: str = "the job list") -> None:
                     f"{value} s is not a time o2ksim simulates (finite, below {MAX_TIME:g} s)",
                     field=f"{name} (job {s.job_id})",
                 )
-        if not s.mem < MAX_JOB_MEMORY_KB:
-            raise InputError(
-                source, f"{s.mem} KB is beyond {MAX_JOB_MEMORY_KB:g} KB", field=f"mem (job {s.job_id})"
-            )
+        for name in ("mem", "used_mem"):
+            value = getattr(s, name)
+            if not value < MAX_JOB_MEMORY_KB:
+                raise InputError(
+                    source, f"{value} KB is beyond {MAX_JOB_MEMORY_KB:g} KB", field=f"{name} (job {s.job_id})"
+                )
 
 
 __all__ = [

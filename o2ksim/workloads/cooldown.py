@@ -112,7 +112,8 @@ def cooldown_measures(
     arrivals until every analysed job had started — or had finished, when any
     job of the run was preempted or restarted (a preemptive policy, T§3.4).
     ``cooldown_needed``: how long after the window's end the run needed
-    arrivals (``inf`` if some analysed job never started); ``cooldown_seconds``:
+    arrivals (``inf`` if some analysed job never started; rejected jobs, which never
+    start, do not count); ``cooldown_seconds``:
     arrivals after the window's end that the run used
     (until the run stopped or the workload ran out); ``cooldown_arrivals``: how
     many jobs arrived in that time; ``cooldown_short``: the workload ran out of
@@ -120,6 +121,9 @@ def cooldown_measures(
     understated).
     """
     analysed = column(jobs, "analysed", bool) if "analysed" in jobs else np.ones(len(jobs), bool)
+    # a rejected job never starts and needs no later arrivals (its NaN start made the target
+    # infinite: every run with a rejected analysed job was reported short)
+    analysed = analysed & (column(jobs, "status") != "rejected")
     preemptive = bool(((column(jobs, "preemptions") > 0) | (column(jobs, "restarts") > 0)).any())
     if analysed.any():
         needed = column(jobs, "end" if preemptive else "start", float)[analysed]

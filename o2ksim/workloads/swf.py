@@ -43,12 +43,11 @@ from __future__ import annotations
 
 import os
 import zlib
-from pathlib import Path
 
 import numpy as np
 
-from o2ksim.errors import InputError
-from o2ksim.workloads.swf_fields import SUBMIT, SWF_FIELDS, Problem
+from o2ksim.errors import InputError, O2KSimError
+from o2ksim.workloads.swf_fields import CONTROL_BYTES, SUBMIT, SWF_FIELDS, Problem
 from o2ksim.workloads.swf_header import SWFHeader, parse_header
 from o2ksim.workloads.swf_lines import (
     check_order,
@@ -111,8 +110,10 @@ def read_swf(
     stops after that many job lines, like ``head``.  A file with no job lines
     gives an empty trace; whether that is acceptable is for the caller to say.
     """
-    if limit is not None and limit < 0:
-        raise ValueError(f"limit must be >= 0, got {limit}")
+    if not isinstance(path, str | os.PathLike):
+        raise O2KSimError(f"read_swf: expected a file path, got {path!r}")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise O2KSimError(f"read_swf: limit must be an integer >= 0, got {limit!r}")
     spath = os.fspath(path)
     data = _load_bytes(spath)
 
@@ -170,28 +171,98 @@ def read_swf(
     return Trace.from_rows(values, header, spath, report)
 
 
+CHUNK = 1 << 20
+"""Bytes read (or decompressed) at a time; each piece is checked before the next is read."""
+MAX_LINE = 1 << 20
+"""The longest line accepted (1 MiB; an SWF line is under 200 bytes): a longer one means the
+file is not SWF text, and reading stops there instead of filling the memory."""
+SNIFF = 4096
+_HIGH_BYTES = bytes(range(128, 256))
+"""The first bytes looked at to tell text from binary data."""
+
+
+class _TextGuard:
+    """Checks text as it is read, so that ``--trace /dev/zero`` or a huge binary file is
+    refused after its first megabyte, not after it has filled the memory.
+
+    * the first :data:`SNIFF` bytes must be text: more than a tenth of control bytes
+      (NUL and the like, never in SWF) or more than three tenths of bytes above 127
+      (SWF is ASCII but for comments) is "binary data, not SWF text" at line 1;
+    * no line may be longer than :data:`MAX_LINE` bytes.
+
+    A few binary lines among text lines pass here and are reported one by one by
+    the line checks (``lenient=True`` skips them).
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.sniffed = False
+        self.lines = 1  # the line being read (1-based)
+        self.run = 0  # bytes since the last newline
+
+    def feed(self, piece: bytes) -> None:
+        if not piece:
+            return
+        if not self.sniffed:
+            head = piece[:SNIFF]
+            control = len(head) - len(head.translate(None, CONTROL_BYTES))
+            high = len(head) - len(head.translate(None, _HIGH_BYTES))
+            if control * 10 > len(head) or high * 10 > 3 * len(head):
+                raise InputError(self.path, "binary data, not SWF text", line=1)
+            self.sniffed = True
+        first = piece.find(b"\n")
+        if first < 0:
+            self.run += len(piece)
+        else:
+            if self.run + first > MAX_LINE:
+                self._too_long()
+            self.lines += piece.count(b"\n")
+            self.run = len(piece) - piece.rfind(b"\n") - 1
+        if self.run > MAX_LINE:
+            self._too_long()
+
+    def _too_long(self) -> None:
+        raise InputError(
+            self.path,
+            f"a line longer than {MAX_LINE // 1024} KiB: not SWF text (SWF lines are 18 numbers)",
+            line=self.lines,
+        )
+
+
 def _load_bytes(path: str) -> bytes:
-    """The file's content, gunzipped when it starts with the gzip magic bytes."""
+    """The file's content, gunzipped when it starts with the gzip magic bytes; read piece by
+    piece and refused as soon as it is clearly not SWF text (:class:`_TextGuard`)."""
+    guard = _TextGuard(path)
     try:
-        raw = Path(path).read_bytes()
+        with open(path, "rb") as handle:
+            first = handle.read(CHUNK)
+            if first[:2] == _GZIP_MAGIC:
+                raw = _gunzip(first + handle.read(), path, guard)
+            else:
+                for magic, name in _COMPRESSED_MAGIC:
+                    if first.startswith(magic):
+                        raise InputError(
+                            path,
+                            f"{name}-compressed data; o2ksim reads plain or gzip SWF "
+                            "(decompress it first)",
+                            line=1,
+                        )
+                pieces = [first]
+                guard.feed(first[3:] if first[:3] == b"\xef\xbb\xbf" else first)
+                while piece := handle.read(CHUNK):
+                    guard.feed(piece)
+                    pieces.append(piece)
+                raw = b"".join(pieces)
     except FileNotFoundError:
         raise InputError(path, "no such file") from None
     except IsADirectoryError:
         raise InputError(path, "is a directory, not an SWF file") from None
     except PermissionError:
         raise InputError(path, "permission denied") from None
+    except MemoryError:
+        raise InputError(path, "too large to read into memory") from None
     except OSError as exc:
         raise InputError(path, f"cannot read file: {exc.strerror or exc}") from None
-    if raw[:2] == _GZIP_MAGIC:
-        raw = _gunzip(raw, path)
-    else:
-        for magic, name in _COMPRESSED_MAGIC:
-            if raw.startswith(magic):
-                raise InputError(
-                    path,
-                    f"{name}-compressed data; o2ksim reads plain or gzip SWF (decompress it first)",
-                    line=1,
-                )
     if raw[:3] == b"\xef\xbb\xbf":  # UTF-8 byte-order mark
         raw = raw[3:]
     if b"\r" in raw:
@@ -200,24 +271,30 @@ def _load_bytes(path: str) -> bytes:
     return raw
 
 
-def _gunzip(raw: bytes, path: str) -> bytes:
+def _gunzip(raw: bytes, path: str, guard: _TextGuard) -> bytes:
     """Decompress (possibly multi-member) gzip data; a corrupt or truncated
-    stream is an :class:`InputError` at the line where the readable text stops."""
+    stream is an :class:`InputError` at the line where the readable text stops.
+    Decompressed a megabyte at a time, each piece checked by ``guard`` (a
+    compressed stream of zeros is refused after its first megabyte)."""
     out: list[bytes] = []
 
     def fail(reason: str) -> InputError:
         return InputError(path, reason, line=sum(c.count(b"\n") for c in out) + 1)
 
-    chunk = 1 << 20
     while True:
         dec = zlib.decompressobj(16 + zlib.MAX_WBITS)
         pos = 0
         while not dec.eof and pos < len(raw):
-            try:
-                out.append(dec.decompress(raw[pos : pos + chunk]))
-            except zlib.error as exc:
-                raise fail(f"corrupt gzip data ({exc})") from None
-            pos += chunk
+            data = raw[pos : pos + CHUNK]
+            pos += CHUNK
+            while data:
+                try:
+                    piece = dec.decompress(data, CHUNK)
+                except zlib.error as exc:
+                    raise fail(f"corrupt gzip data ({exc})") from None
+                guard.feed(piece[3:] if not out and piece[:3] == b"\xef\xbb\xbf" else piece)
+                out.append(piece)
+                data = dec.unconsumed_tail
         if not dec.eof:
             raise fail("gzip data is truncated (the file ends inside the compressed stream)")
         rest = dec.unused_data + raw[pos:]

@@ -191,6 +191,11 @@ def _decode_comment(raw: bytes) -> str | None:
         return raw.decode("latin-1")
 
 
+_SIGNED_LABELS = frozenset({"unix_start_time", "time_zone"})
+"""Integer header labels that may be negative (a start before 1970, a zone west of UTC);
+the others are counts or sizes, -1 meaning unknown."""
+
+
 class _Open(NamedTuple):
     """The header entry that continuation lines extend."""
 
@@ -290,6 +295,16 @@ def parse_header(comments: list[tuple[int, bytes]], problems: list[Problem]) -> 
                             number,
                             "bad header value",
                             f"header {label}: {value_int} is out of range (at most {limit})",
+                            None,
+                        )
+                    )
+                    continue
+                if value_int < -1 and attr not in _SIGNED_LABELS:
+                    problems.append(
+                        Problem(
+                            number,
+                            "bad header value",
+                            f"header {label}: negative value {value_int} (only -1 means unknown)",
                             None,
                         )
                     )

@@ -212,20 +212,27 @@ _TIME_COLUMNS = tuple(
 )
 _JOB_ID = SWF_FIELDS.index("job_id")
 _REQ_MEM = SWF_FIELDS.index("req_mem")
+_USED_MEM = SWF_FIELDS.index("used_mem")
+_MEM_COLUMNS = (_REQ_MEM, _USED_MEM)  # KB per processor: the job's memory is value x processors
 _PROC_COLUMNS = (SWF_FIELDS.index("req_procs"), SWF_FIELDS.index("alloc_procs"))
 
 
 def out_of_range(values: np.ndarray) -> np.ndarray:
     """Rows whose values the simulation cannot use exactly: a time at or beyond
     :data:`~o2ksim.validation.MAX_TIME` (the float clock stops stepping near
-    2**53 s) or a memory request x processors beyond
-    :data:`~o2ksim.validation.MAX_JOB_MEMORY_KB` (int64 would wrap around)."""
+    2**53 s) or a requested or used memory (fields 10 and 7, KB per processor)
+    x processors beyond :data:`~o2ksim.validation.MAX_JOB_MEMORY_KB` (int64
+    would wrap around: 2**62 KB x 4 processors is 0 in int64).
+
+    The other fields are integers below 2**63 (the parser refuses larger ones)
+    that are compared, never multiplied, so int64 holds them exactly."""
     if not values.size:
         return np.zeros(len(values), dtype=bool)
-    bad = (values[:, list(_TIME_COLUMNS)] >= MAX_TIME).any(axis=1)
+    bad = np.asarray((values[:, list(_TIME_COLUMNS)] >= MAX_TIME).any(axis=1))
     procs = np.maximum(values[:, _PROC_COLUMNS[0]], values[:, _PROC_COLUMNS[1]]).astype(np.float64)
-    mem = values[:, _REQ_MEM].astype(np.float64) * np.maximum(procs, 0.0)
-    return bad | (mem >= MAX_JOB_MEMORY_KB)
+    for k in _MEM_COLUMNS:  # in float64, which cannot wrap
+        bad = bad | (values[:, k].astype(np.float64) * np.maximum(procs, 0.0) >= MAX_JOB_MEMORY_KB)
+    return bad
 
 
 def has_duplicates(values: np.ndarray) -> bool:
@@ -249,11 +256,15 @@ def _range_reason(row: np.ndarray, seen_line: int | None) -> tuple[str, str, str
             )
     if seen_line is None:
         procs = max(int(row[_PROC_COLUMNS[0]]), int(row[_PROC_COLUMNS[1]]))
+        k = next(
+            (k for k in _MEM_COLUMNS if float(row[k]) * max(procs, 0) >= MAX_JOB_MEMORY_KB),
+            _REQ_MEM,
+        )
         return (
             "out of range",
-            f"{row[_REQ_MEM]} KB per processor x {procs} processors is beyond "
+            f"{row[k]} KB per processor x {procs} processors is beyond "
             f"{MAX_JOB_MEMORY_KB:g} KB of memory",
-            field_name(_REQ_MEM + 1),
+            field_name(k + 1),
         )
     return (
         "duplicate job id",

@@ -1,0 +1,124 @@
+"""What ``o2ksim run`` tells the user about its input and choices (issue 27: never silently).
+
+Warnings about the trace as read (reordered or skipped lines, jobs left out by
+``--window``, jobs without a requested runtime planned with perfect
+estimates), the machine chosen when ``--machine`` is not given, the rejected
+jobs counted per reason, and the refusal of a window that holds no job.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+
+from o2ksim.errors import O2KSimError
+from o2ksim.run.checks import MACHINE_LABEL
+from o2ksim.table import column
+from o2ksim.workloads.transforms import Window, format_duration
+
+
+def warn_about_estimates(trace, args: argparse.Namespace) -> None:
+    """Say when jobs without a requested runtime (SWF field 9 = -1) are planned with their
+    actual runtime: perfect estimates, which make backfilling look better than it is."""
+    if args.estimates not in (None, "", "requested"):
+        return
+    missing = int((column(trace.table, "req_time") <= 0).sum())
+    if missing:
+        print(
+            f"o2ksim: warning: {args.trace}: {missing} of {len(trace)} jobs have no requested "
+            "runtime (field 9); they are planned with their actual runtimes (perfect estimates, "
+            "which flatter backfilling); --estimates scenario-a:20 plans with 1.2 x the runtime",
+            file=sys.stderr,
+        )
+
+
+def say_machine(trace, machine: str | None) -> None:
+    """Which machine a trace runs on when ``--machine`` was not given (never silently)."""
+    if machine is not None:
+        print(
+            f"o2ksim: note: machine {machine}, named by the trace header ({MACHINE_LABEL}); "
+            "--machine to choose another",
+            file=sys.stderr,
+        )
+        return
+    procs = trace.header.max_procs or trace.header.max_nodes
+    if procs:
+        print(
+            f"o2ksim: note: machine: one host of {procs} processors from the trace header's "
+            f"{'MaxProcs' if trace.header.max_procs else 'MaxNodes'} (--machine to give the real "
+            "hosts, e.g. --machine o2k)",
+            file=sys.stderr,
+        )
+
+
+def rejected_line(result) -> str:
+    """The analysed jobs the run rejected, counted per reason (numbers in reasons folded)."""
+    table = result.job_table
+    status = column(table, "status")
+    rejected = status == "rejected"
+    if "analysed" in table.columns:
+        rejected &= column(table, "analysed").astype(bool)
+    if not rejected.any():
+        return ""
+    groups: dict[str, list] = {}
+    for reason in column(table, "reason")[rejected].tolist():
+        text = str(reason) if reason not in (None, "") and reason == reason else "no reason given"
+        entry = groups.setdefault(re.sub(r"\d[\d.,]*", "#", text), [0, text])
+        entry[0] += 1
+    ordered = sorted(groups.values(), key=lambda e: -e[0])
+    parts = [f"{n} {text!r}{' and alike' if n > 1 and re.search(r'[0-9]', text) else ''}"
+             for n, text in ordered[:3]]  # fmt: skip
+    if len(ordered) > 3:
+        parts.append(f"{sum(n for n, _ in ordered[3:])} for {len(ordered) - 3} other reasons")
+    return f"rejected {int(rejected.sum())}: " + "; ".join(parts)
+
+
+def check_window_has_jobs(trace, window: Window) -> None:
+    """Refuse, before anything runs, a window in which the trace submits no job."""
+    submit = column(trace.table, "submit")
+    inside = (submit >= window.start) & (submit < window.end)
+    if not inside.any():
+        raise O2KSimError(
+            f"no job of the trace is submitted in [{format_duration(window.start)}, "
+            f"{format_duration(window.end)}) (its jobs are submitted from "
+            f"{format_duration(float(submit.min()))} to {format_duration(float(submit.max()))} "
+            "after the trace start)"
+        )
+
+
+def warn_about_window(trace, window: Window, args: argparse.Namespace) -> None:
+    """Say how many jobs ``--window`` leaves out of the simulation (never silently)."""
+    before = int((column(trace.table, "submit") < window.start - window.warmup).sum())
+    if before and not args.quiet:
+        print(
+            f"o2ksim: warning: --window: {before} job(s) submitted before "
+            f"{window.start - window.warmup:g} s (window start - warm-up) are not simulated "
+            "and not in the outputs",
+            file=sys.stderr,
+        )
+
+
+def warn_about_reading(trace, args: argparse.Namespace) -> None:
+    """Tell the user about reordered or skipped trace lines (never silently)."""
+    report = getattr(trace, "report", None)
+    if report is None or args.quiet:
+        return
+    if report.reordered:
+        print(
+            f"o2ksim: warning: {args.trace}: {report.reordered} job line(s) have submit times "
+            "earlier than a previous line; jobs were sorted by submit time (use --strict-order to refuse)",
+            file=sys.stderr,
+        )
+    if sum(report.skipped.values()):
+        print(f"o2ksim: warning: {report.summary()}", file=sys.stderr)
+
+
+__all__ = [
+    "check_window_has_jobs",
+    "rejected_line",
+    "say_machine",
+    "warn_about_estimates",
+    "warn_about_reading",
+    "warn_about_window",
+]

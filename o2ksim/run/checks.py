@@ -1,0 +1,125 @@
+"""Checks that a run's options act: refused in one line when they would change nothing.
+
+Issue 27: every accepted option either changes the run or is refused.  The
+run configuration (:mod:`o2ksim.run.config`), ``simulate`` and ``o2ksim run``
+call these before anything runs:
+
+* :func:`check_params_have_effect` -- immediate-service parameters
+  (``quantum``, ``initial_memory``, ``eligible_after``) for a policy that runs
+  without immediate service;
+* :func:`check_policy_times` -- a trial quantum beyond the simulated range;
+* :func:`check_grace_has_effect` -- an overrun grace for a run that kills no job;
+* :func:`header_machine` -- the machine an SWF header names
+  (``; O2KSimMachine: o2k``, written by ``o2ksim generate``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from o2ksim.errors import O2KSimError
+from o2ksim.policies import make_policy
+from o2ksim.units import parse_duration
+from o2ksim.validation import MAX_TIME
+
+MACHINE_LABEL = "O2KSimMachine"
+"""The SWF header label naming the machine a trace was made for (``o2ksim generate``)."""
+IMMEDIATE_ONLY: dict[str, tuple[str, ...]] = {
+    "quantum": ("preemptive", "soon"),
+    "initial_memory": ("preemptive", "soon"),
+    # also read in soon mode (the passes at eligibility times): refused only without trials
+    "eligible_after": ("preemptive", "soon"),
+}
+"""Policy parameters that only act with immediate service, and the modes they act in."""
+
+
+def header_machine(header: Any) -> str | None:
+    """The machine an SWF header names (``; O2KSimMachine: o2k``, written by ``o2ksim
+    generate``), or ``None``: a trace generated for the O2K runs on the O2K's hosts, not on
+    one host of its ``MaxProcs`` processors."""
+    extra = getattr(header, "extra", None) or {}
+    name = extra.get(MACHINE_LABEL) if isinstance(extra, Mapping) else None
+    return name.strip() or None if isinstance(name, str) else None
+
+
+def check_params_have_effect(
+    policy: str, params: Mapping[str, Any], given: Iterable[str], name_of: Any = str
+) -> None:
+    """Refuse a given parameter that the policy, as configured, ignores.
+
+    ``quantum``, ``initial_memory`` and ``eligible_after`` only act with
+    immediate service: given to a policy that runs without it
+    (``fcfs-backfill``), they would change nothing while the user believes
+    they do.  ``name_of(key)`` names the parameter as
+    the user gave it (``--quantum`` on the command line).
+    """
+    keys = [k for k in given if k in IMMEDIATE_ONLY]
+    if not keys:
+        return
+    try:
+        resolved = make_policy(policy, **params).params
+    except O2KSimError:
+        return  # building the policy for the run says what is wrong
+    if not isinstance(resolved, Mapping) or "immediate_service" not in resolved:
+        return
+    mode = resolved.get("immediate_service") or "off"
+    for key in keys:
+        modes = IMMEDIATE_ONLY[key]
+        if mode not in modes:
+            raise O2KSimError(
+                f"{name_of(key)}: has no effect: policy '{policy}' runs with "
+                f"immediate_service = {mode}, and {key} acts only with immediate_service = "
+                f"{' or '.join(modes)} (set immediate_service, or choose a policy with it, "
+                "e.g. fcfs-backfill-immediate)"
+            )
+
+
+TIME_PARAMS = ("quantum",)
+"""Policy parameters that become simulated time spans the run steps through: beyond
+:data:`~o2ksim.validation.MAX_TIME` a trial of ``quantum = 1e38`` never ends."""
+
+
+def check_policy_times(policy: str, params: Mapping[str, Any]) -> None:
+    """Refuse a policy (preset or override) whose trial quantum is beyond the simulated range."""
+    try:
+        resolved = make_policy(policy, **params).params
+    except O2KSimError:
+        return  # building the policy for the run says what is wrong
+    if not isinstance(resolved, Mapping):
+        return
+    for key in TIME_PARAMS:
+        value = resolved.get(key)
+        if value is None:
+            continue
+        try:
+            seconds = parse_duration(value)
+        except O2KSimError:
+            continue
+        if not seconds < MAX_TIME:
+            raise O2KSimError(
+                f"{key} {value}: beyond the largest time o2ksim simulates ({MAX_TIME:g} s, "
+                f"about 31,700 years) (policy '{policy}')"
+            )
+
+
+def check_grace_has_effect(config: Any, given: Any, name: str = "overrun_grace") -> None:
+    """Refuse a grace given for a run that kills no job (kills off on the command line, in
+    the call or in the machine's ``[options]``): it would change nothing."""
+    if given is not None and not config.settings.kill_overrun:
+        raise O2KSimError(
+            f"{name} {given}: has no effect: this run does not kill overrunning jobs (kills are "
+            "off unless asked for: --kill-overrun, kill_overrun=True, or kill_overrun = true "
+            "in the machine's [options])"
+        )
+
+
+__all__ = [
+    "IMMEDIATE_ONLY",
+    "MACHINE_LABEL",
+    "TIME_PARAMS",
+    "check_grace_has_effect",
+    "check_params_have_effect",
+    "check_policy_times",
+    "header_machine",
+]

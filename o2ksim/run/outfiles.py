@@ -1,0 +1,352 @@
+"""Safe output folders: one run at a time, files written whole or not at all.
+
+What the most careful tools do (SQLite's journal, git's ``index.lock``),
+applied to a results folder such as ``o2ksim run --out DIR``:
+
+* **one writer**: :func:`claim` takes an exclusive lock (``fcntl.flock`` on
+  ``DIR/.o2ksim.lock``, which holds the holder's pid) for as long as the run
+  lasts; a second run into the same folder is refused at once with the
+  folder and that pid.  The operating system releases the lock when the
+  process ends, however it ends, so a killed run never leaves the folder
+  locked.
+* **whole files**: :class:`Staging` writes every file under a temporary name
+  in the same folder (``.NAME.PID.o2ksim-tmp``) and flushes it to disk; only
+  when all of them are written does :meth:`Staging.commit` rename them into
+  place.  A write that fails (a full disk) or an interrupt (Ctrl-C, SIGTERM)
+  before that leaves nothing new: the temporary files are removed and the
+  earlier run's files are untouched.
+* **one run per folder**: the commit first moves the earlier run's files
+  (:data:`RUN_FILES`) into a journal folder ``.o2ksim-previous``, then renames
+  the new files in (``run.json`` last), then deletes the journal.  If the
+  commit fails half-way, the new files are removed and the earlier ones put
+  back; if the process is killed half-way (``kill -9``, a power cut), the
+  next :func:`claim` of the folder finishes or undoes the commit from the
+  journal.  A folder never holds files of two runs, and a result is complete
+  exactly when ``run.json`` (written last) is there.
+
+SIGINT and SIGTERM are held back during the commit's renames (a few
+milliseconds) so that an interrupt cannot split it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+
+from o2ksim.errors import O2KSimError
+
+try:  # POSIX; elsewhere a folder is not locked (documented in docs/reference/outputs.md)
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+RUN_FILES = (
+    "jobs.csv", "jobs.parquet", "segments.csv", "summary.json", "run.json", "report", "results",
+)  # fmt: skip
+"""The names a run writes into its folder; a new run replaces all of them."""
+
+LOCK_NAME = ".o2ksim.lock"
+JOURNAL_NAME = ".o2ksim-previous"
+TMP_SUFFIX = ".o2ksim-tmp"
+COMMIT_LAST = "run.json"
+PHASE_B = ".new-files-going-in"
+
+_held: dict[Path, tuple[int, int]] = {}  # folder -> (lock file descriptor, nesting depth)
+
+
+class Interrupted(O2KSimError):
+    """SIGINT or SIGTERM during a command that writes a folder; exit code 128 + signal number."""
+
+    def __init__(self, message: str, signum: int) -> None:
+        super().__init__(message)
+        self.exit_code = 128 + signum
+
+
+class Signalled(KeyboardInterrupt):
+    """Raised by :func:`signals_raise`'s handlers so that ``finally`` blocks and cleanups run."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _raise_signal(signum: int, frame: FrameType | None) -> None:
+    raise Signalled(signum)
+
+
+@contextlib.contextmanager
+def signals_raise() -> Iterator[None]:
+    """SIGINT and SIGTERM raise :class:`Signalled` (a ``KeyboardInterrupt``) inside the block.
+
+    Python's default for SIGTERM is to die on the spot, skipping every cleanup;
+    with this a terminated run removes its temporary files and says so.
+    Outside the main thread (where handlers cannot be set) it does nothing.
+    """
+    try:
+        old = {s: signal.signal(s, _raise_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM are delivered after the block, not inside it."""
+    mask = getattr(signal, "pthread_sigmask", None)
+    if mask is None:  # pragma: no cover - Windows
+        yield
+        return
+    old = mask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        mask(signal.SIG_SETMASK, old)
+
+
+def _holder(lock: Path) -> str:
+    try:
+        pid = lock.read_text().split()[0]
+    except (OSError, IndexError):
+        return "another process"
+    return f"another o2ksim process (pid {pid})"
+
+
+@contextlib.contextmanager
+def claim(out: str | os.PathLike[str], option: str = "--out") -> Iterator[Path]:
+    """Hold the folder ``out`` (created if needed) for this process while the block runs.
+
+    Refused with a one-line :class:`O2KSimError` naming the folder and the
+    holder's pid when another process holds it.  Re-entrant within one process
+    (``o2ksim run`` claims the folder, then :meth:`Result.save` claims it again).
+    On claiming, a commit a killed run left half-done is finished or undone and
+    its temporary files are removed.
+    """
+    path = Path(out)
+    where = f"{option} {path}" if option else str(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise O2KSimError(f"{where}: cannot create the folder ({exc.strerror or exc})") from None
+    key = path.resolve()
+    if key in _held:
+        fd, depth = _held[key]
+        _held[key] = (fd, depth + 1)
+        try:
+            yield path
+        finally:
+            _held[key] = (fd, _held[key][1] - 1)
+        return
+    fd = _lock(path, where)
+    _held[key] = (fd, 1)
+    try:
+        recover(path)
+        yield path
+    finally:
+        del _held[key]
+        _unlock(path, fd)
+
+
+def _lock(path: Path, where: str) -> int:
+    lock = path / LOCK_NAME
+    if fcntl is None:  # pragma: no cover - Windows
+        return -1
+    while True:
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise O2KSimError(f"{where}: cannot write there ({exc.strerror or exc})") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise O2KSimError(
+                f"{where}: in use by {_holder(lock)}; wait for it to end or choose another folder"
+            ) from None
+        try:  # the holder may have removed the file between our open and our lock: lock the new one
+            same = os.fstat(fd).st_ino == os.stat(lock).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+            return fd
+        os.close(fd)
+
+
+def _unlock(path: Path, fd: int) -> None:
+    if fd < 0:  # pragma: no cover - Windows
+        return
+    with contextlib.suppress(OSError):
+        (path / LOCK_NAME).unlink()  # while still locked: the next claimer re-checks the inode
+    os.close(fd)
+
+
+def recover(out: Path) -> None:
+    """Finish or undo a commit a killed process left in ``out``, and remove its temporary files.
+
+    Called with the folder claimed.  The new run's ``run.json`` is renamed in
+    last: when it is there the commit had finished (the journal is deleted),
+    otherwise the new files are removed and the journal's put back.
+    """
+    journal = out / JOURNAL_NAME
+    if journal.is_dir():
+        if not (journal / PHASE_B).exists():
+            # killed while moving the earlier files out: move them back
+            _restore(out, journal)
+        elif not (out / COMMIT_LAST).exists():  # killed while moving the new files in: undo
+            for name in RUN_FILES:
+                _remove(out / name)
+            _restore(out, journal)
+        shutil.rmtree(journal, ignore_errors=True)
+    for tmp in out.glob(f".*{TMP_SUFFIX}"):
+        _remove(tmp)
+
+
+def _restore(out: Path, journal: Path) -> None:
+    for old in journal.iterdir():
+        if old.name != PHASE_B:
+            os.replace(old, out / old.name)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def _fsync(path: Path, *, directory: bool = False) -> None:
+    flags = os.O_RDONLY | (getattr(os, "O_DIRECTORY", 0) if directory else 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:  # pragma: no cover - a platform that cannot open folders
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover - folders that cannot be synced
+        if not directory:
+            raise
+    finally:
+        os.close(fd)
+
+
+@dataclass
+class Staging:
+    """The files of one result, written under temporary names, then committed together.
+
+    ``path(name)`` gives the temporary path to write ``name`` to; :meth:`commit`
+    puts them in place (see the module's description).  Used as a context
+    manager: leaving the block without committing removes the temporary files.
+    """
+
+    out: Path
+    files: dict[str, Path] = field(default_factory=dict)
+    replaced: list[str] = field(default_factory=list)
+    """The earlier run's files the commit replaced or removed."""
+    written: list[str] = field(default_factory=list)
+    """The files the commit put in place."""
+    scratch_dirs: list[Path] = field(default_factory=list)
+
+    def path(self, name: str) -> Path:
+        tmp = self.out / f".{name}.{os.getpid()}{TMP_SUFFIX}"
+        self.files[name] = tmp
+        return tmp
+
+    def scratch(self, *names: str) -> Path:
+        """A temporary folder whose sub-folders ``names`` (written by the caller, e.g. a
+        report's ``report`` and ``results``) are committed with the files."""
+        tmp = self.out / f".{'+'.join(names)}.{os.getpid()}{TMP_SUFFIX}"
+        tmp.mkdir(exist_ok=True)
+        self.scratch_dirs.append(tmp)
+        for name in names:
+            self.files[name] = tmp / name
+        return tmp
+
+    def discard(self) -> None:
+        for tmp in [*self.files.values(), *self.scratch_dirs]:
+            with contextlib.suppress(OSError):
+                _remove(tmp)
+        self.files.clear()
+        self.scratch_dirs.clear()
+
+    def __enter__(self) -> Staging:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.discard()
+
+    def commit(self) -> list[str]:
+        """Replace the folder's earlier run (every name of :data:`RUN_FILES`) by the staged files.
+
+        Returns the earlier run's names that were there (also in :attr:`replaced`).
+        """
+        for tmp in self.files.values():
+            if tmp.is_file():
+                _fsync(tmp)
+        order = sorted(self.files, key=lambda n: n == COMMIT_LAST)
+        journal = self.out / JOURNAL_NAME
+        with _signals_held():
+            # run.json goes first (out) and last (in): a folder holds run.json only when complete
+            earlier = sorted(
+                (n for n in RUN_FILES if (self.out / n).exists() or (self.out / n).is_symlink()),
+                key=lambda n: n != COMMIT_LAST,
+            )
+            journal.mkdir(exist_ok=True)
+            moved: list[str] = []
+            done: list[str] = []
+            try:
+                for name in earlier:
+                    os.replace(self.out / name, journal / name)
+                    moved.append(name)
+                (journal / PHASE_B).touch()
+                for name in order:
+                    os.replace(self.files[name], self.out / name)
+                    done.append(name)
+            except OSError:
+                for name in done:  # undo: the new files out, the earlier ones back
+                    with contextlib.suppress(OSError):
+                        _remove(self.out / name)
+                for name in moved:
+                    with contextlib.suppress(OSError):
+                        os.replace(journal / name, self.out / name)
+                shutil.rmtree(journal, ignore_errors=True)
+                raise
+            self.written = sorted(self.files)
+            self.discard()
+            shutil.rmtree(journal, ignore_errors=True)
+            _fsync(self.out, directory=True)
+        self.replaced = sorted(earlier)
+        return self.replaced
+
+    def replaced_text(self) -> str:
+        """One phrase on what the commit did to an earlier run's files ('' when there were none)."""
+        if not self.replaced:
+            return ""
+        gone = [n for n in self.replaced if n not in self.written]
+        return "replacing an earlier run's files" + (
+            f" (removed {', '.join(gone)}, which this run does not write)" if gone else ""
+        )
+
+
+__all__ = [
+    "LOCK_NAME",
+    "RUN_FILES",
+    "TMP_SUFFIX",
+    "Interrupted",
+    "Signalled",
+    "Staging",
+    "claim",
+    "recover",
+    "signals_raise",
+]

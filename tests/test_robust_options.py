@@ -1,0 +1,120 @@
+"""Every option honoured or refused; the API refuses wrong types in one line (issue 27).
+
+Each refusal is one line with exit 2 (CLI) or an :class:`O2KSimError` (API),
+naming the option as the user wrote it, and comes before anything runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from o2ksim.cli import main
+from o2ksim.errors import O2KSimError
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = str(ROOT / "traces" / "tiny.swf")
+
+
+def refused(capsys, args: list[str], *needles: str) -> str:
+    capsys.readouterr()
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in captured.err, captured.err
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    assert captured.out == ""  # nothing ran
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("extra", "needles"),
+    [
+        (["--grace", "5m"], ["--grace 5m: has no effect", "--kill-overrun"]),
+        (["--grace", "5m", "--no-kill-overrun"], ["--grace 5m: has no effect"]),
+        (["--quantum", "2m"], ["--quantum: has no effect", "immediate_service = off"]),
+        (["--initial-memory", "2GB"], ["--initial-memory: has no effect"]),
+        (["--set", "quantum=2m"], ["--set quantum: has no effect"]),
+        (["--eligible-after", "5m"], ["--eligible-after: has no effect"]),
+        (["--set", "reservations=1\nsliding=false"], ["--set", "one KEY=VALUE per --set"]),
+        (["--window", "nan", "100"], ["--window nan 100:"]),
+        (["--window", "x", "y"], ["--window x y:", "'x' is not a duration"]),
+        (["--window", "100", "50"], ["--window 100 50:", "must be after its start"]),
+        (["--window", "100", "100"], ["--window 100 100:"]),
+        (["--window", "1000d", "2000d"], ["--window 1000d 2000d:", "no job of the trace"]),
+    ],
+)  # fmt: skip
+def test_options_without_effect_or_out_of_reach_are_refused(capsys, tmp_path, extra, needles):
+    out = tmp_path / "out"
+    refused(capsys, ["run", "--trace", TINY, "--out", str(out), *extra], *needles)
+    assert not any(out.glob("*.json")), "refused before anything was written"
+
+
+def test_the_options_are_honoured_where_they_act(capsys):
+    assert main(["run", "--trace", TINY, "-q", "--grace", "5m", "--kill-overrun"]) == 0
+    assert main(["run", "--trace", TINY, "-q", "--policy", "fcfs-backfill-immediate",
+                 "--quantum", "2m", "--initial-memory", "2GB", "--eligible-after", "30m"]) == 0  # fmt: skip
+    assert (
+        main(["run", "--trace", TINY, "-q", "--set", "reservations=1", "--set", "sliding=false"])
+        == 0
+    )
+
+
+def test_two_sets_reach_the_policy():
+    from o2ksim import simulate
+
+    result = simulate(
+        TINY, policy="fcfs-backfill", policy_params={"reservations": 2, "sliding": False}
+    )
+    assert (result.policy["reservations"], result.policy["sliding"]) == (2, False)
+
+
+# ------------------------------------------------------------------ the API: wrong types
+def api_cases():
+    from o2ksim import compare, read_swf, simulate, timeline
+    from o2ksim.experiments.scenario import load_scenario
+    from o2ksim.experiments.sweep import run_sweep
+
+    return {
+        "frame without SWF columns": (lambda: simulate(pd.DataFrame({"a": [1]}), machine="o2k"),
+                                      "lacks the SWF column(s) job_id"),
+        "observers=[5]": (lambda: simulate(TINY, observers=[5]), "observers: 5 is not an Observer"),
+        "observers=5": (lambda: simulate(TINY, observers=5), "observers: expected a list"),
+        "window=('x','y')": (lambda: simulate(TINY, window=("x", "y")), "window: 'x' is not a duration"),
+        "window=nan": (lambda: simulate(TINY, window=(float("nan"), 100)), "window"),
+        "window reversed": (lambda: simulate(TINY, window=(100, 50)), "window"),
+        "interval='abc'": (lambda: simulate(TINY, interval="abc"), "interval: 'abc' is not a duration"),
+        "overrun_grace without kills": (lambda: simulate(TINY, overrun_grace=60),
+                                        "overrun_grace 60: has no effect"),
+        "quantum without immediate service": (
+            lambda: simulate(TINY, policy_params={"quantum": 60}), "quantum: has no effect"),
+        "compare([1, 2])": (lambda: compare([1, 2]), "compare: 1 is not a result"),
+        "compare(5)": (lambda: compare(5), "compare: expected a list"),
+        "compare([])": (lambda: compare([]), "at least one result"),
+        "timeline(5)": (lambda: timeline(5), "timeline: 5 is not a result"),
+        "load_scenario(5)": (lambda: load_scenario(5), "expected a scenario name or a TOML path"),
+        "read_swf(5)": (lambda: read_swf(5), "read_swf: expected a file path"),
+        "read_swf(limit=-1)": (lambda: read_swf(TINY, limit=-1), "limit must be an integer >= 0"),
+        "run_sweep(workers=0)": (lambda: run_sweep(None, "/nonexistent/x", workers=0), "workers"),
+        "run_sweep(workers=-3)": (lambda: run_sweep(None, "/nonexistent/x", workers=-3), "workers"),
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(api_cases()))
+def test_the_api_refuses_wrong_values_in_one_line(case):
+    call, needle = api_cases()[case]
+    with pytest.raises(O2KSimError) as info:
+        call()
+    text = str(info.value)
+    assert needle in text and "\n" not in text
+
+
+def test_violations_accepts_segments_none_as_documented():
+    from o2ksim import simulate
+    from o2ksim.invariants import violations
+
+    result = simulate(TINY)
+    assert violations(result.jobs, None, result.machine) == []

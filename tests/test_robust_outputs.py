@@ -1,0 +1,243 @@
+"""Outputs written safely (issue 27): one run per folder at a time, whole files or none.
+
+Faults are injected, not waited for: a write that fails with ENOSPC half-way,
+a rename that fails during the commit, SIGTERM/SIGINT to a real ``o2ksim run``
+subprocess, a second process on the same folder, a commit cut by ``kill -9``
+(the journal state it leaves, rebuilt by hand).  The expected state is always
+"the folder as it was" or "the new run, complete": compared byte for byte.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from o2ksim.cli import main
+from o2ksim.errors import O2KSimError
+from o2ksim.run import outfiles, results
+from o2ksim.run.outfiles import JOURNAL_NAME, LOCK_NAME, PHASE_B, Staging, claim
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = str(ROOT / "traces" / "tiny.swf")
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` (hidden ones too) with its bytes."""
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+def one_line(err: str) -> str:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+@pytest.fixture
+def earlier(tmp_path: Path) -> Path:
+    """A folder holding a complete earlier run (with segments.csv, from --check)."""
+    out = tmp_path / "out"
+    assert main(["run", "--trace", TINY, "--out", str(out), "--check", "-q"]) == 0
+    return out
+
+
+def test_a_rerun_replaces_every_file_of_the_earlier_run_and_says_so(earlier, capsys):
+    capsys.readouterr()
+    assert main(["run", "--trace", TINY, "--out", str(earlier), "--parquet"]) == 0
+    out = capsys.readouterr().out
+    assert "replacing an earlier run's files (removed jobs.csv, segments.csv" in out
+    assert sorted(p.name for p in earlier.iterdir()) == ["jobs.parquet", "run.json", "summary.json"]
+
+
+def test_run_json_lists_the_files_of_its_run(earlier):
+    import json
+
+    assert json.loads((earlier / "run.json").read_text())["files"] == [
+        "jobs.csv", "run.json", "segments.csv", "summary.json",
+    ]  # fmt: skip
+
+
+def test_a_full_disk_half_way_through_jobs_csv_leaves_the_folder_as_it_was(
+    earlier, monkeypatch, capsys
+):
+    before = snapshot(earlier)
+
+    def half_then_enospc(table, path):
+        Path(path).write_text("job_id,submit\n1,0\n2,")  # cut mid-field, as a full disk does
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(results, "write_csv", half_then_enospc)
+    capsys.readouterr()
+    assert main(["run", "--trace", TINY, "--out", str(earlier)]) == 2
+    line = one_line(capsys.readouterr().err)
+    assert str(earlier) in line and "No space left on device" in line and "nothing new" in line
+    assert snapshot(earlier) == before  # no half file, no temporary file, the lock released
+
+
+def test_a_rename_failing_mid_commit_puts_the_earlier_run_back(earlier, monkeypatch, capsys):
+    before = snapshot(earlier)
+    real = os.replace
+    calls = {"n": 0}
+
+    def flaky(src, dst):
+        calls["n"] += 1
+        if calls["n"] == 7:  # 4 earlier files out, 2 new ones in, then the disk fails
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        return real(src, dst)
+
+    monkeypatch.setattr(outfiles.os, "replace", flaky)
+    assert main(["run", "--trace", TINY, "--out", str(earlier), "--check", "-q"]) == 2
+    one_line(capsys.readouterr().err)
+    assert calls["n"] >= 7
+    assert snapshot(earlier) == before
+
+
+def test_an_interrupt_while_writing_leaves_nothing_new(earlier, monkeypatch, capsys):
+    before = snapshot(earlier)
+
+    def interrupted(path, data):
+        # what the handler raises when SIGTERM arrives here
+        raise outfiles.Signalled(signal.SIGTERM)
+
+    monkeypatch.setattr(results, "write_json", interrupted)
+    assert main(["run", "--trace", TINY, "--out", str(earlier)]) == 128 + signal.SIGTERM
+    line = one_line(capsys.readouterr().err)
+    assert "interrupted by SIGTERM; nothing new was written" in line
+    assert snapshot(earlier) == before
+
+
+def test_the_api_save_is_atomic_too(tmp_path, monkeypatch):
+    from o2ksim import simulate
+
+    result = simulate(TINY, policy="fcfs")
+    result.save(tmp_path)
+    before = snapshot(tmp_path)
+    monkeypatch.setattr(
+        results, "write_json", lambda p, d: (_ for _ in ()).throw(OSError(errno.ENOSPC, "full"))
+    )
+    with pytest.raises(O2KSimError, match="nothing new"):
+        result.save(tmp_path)
+    assert snapshot(tmp_path) == before
+
+
+# ------------------------------------------------------------------ the folder's lock
+def test_a_folder_held_by_another_process_is_refused_with_its_pid(tmp_path):
+    out = tmp_path / "held"
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time; from o2ksim.run.outfiles import claim\n"
+         "with claim(sys.argv[1]):\n    print('held', flush=True); time.sleep(60)", str(out)],
+        env=ENV, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        run = subprocess.run(
+            [sys.executable, "-m", "o2ksim", "run", "--trace", TINY, "--out", str(out)],
+            env=ENV, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert run.returncode == 2
+        line = one_line(run.stderr)
+        assert str(out) in line and f"pid {holder.pid}" in line
+        assert not (out / "jobs.csv").exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    # the holder was killed: the operating system released its lock
+    assert main(["run", "--trace", TINY, "--out", str(out), "-q"]) == 0
+    assert not (out / LOCK_NAME).exists()
+
+
+def test_two_runs_started_together_on_one_folder_never_mix(tmp_path):
+    out = tmp_path / "race"
+    cmd = [sys.executable, "-m", "o2ksim", "run", "--span", "10d", "--out", str(out), "-q"]
+    procs = [subprocess.Popen([*cmd, "--seed", str(s)], env=ENV, stderr=subprocess.PIPE, text=True)
+             for s in (1, 2)]  # fmt: skip
+    outcomes = [(p.wait(timeout=120), p.stderr.read() if p.stderr else "") for p in procs]
+    codes = sorted(code for code, _ in outcomes)
+    assert codes in ([0, 0], [0, 2]), outcomes  # both (one after the other) or one refused
+    for code, err in outcomes:
+        if code == 2:
+            assert "in use by another o2ksim process (pid" in one_line(err)
+    import json
+
+    import pandas as pd
+
+    jobs = pd.read_csv(out / "jobs.csv")
+    run = json.loads((out / "run.json").read_text())
+    assert jobs["job_id"].is_unique
+    assert (jobs["end"].dropna() >= jobs["start"].dropna().loc[jobs["end"].notna()]).all()
+    assert run["config"]["seed"] in (1, 2)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_mid_run_leaves_the_earlier_run_and_says_so(earlier, sig):
+    before = snapshot(earlier)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "o2ksim", "run", "--out", str(earlier)],  # a generated month: ~2 s
+        env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while not (earlier / LOCK_NAME).exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig, err
+    line = one_line(err)
+    assert (
+        f"interrupted by {signal.Signals(sig).name}; nothing new was written to {earlier}/" in line
+    )
+    assert snapshot(earlier) == before
+
+
+# ------------------------------------------------------------------ a commit cut by kill -9
+def staged_commit_cut(out: Path, phase_b: bool) -> None:
+    """The state a ``kill -9`` leaves half-way through a commit (see outfiles.Staging.commit)."""
+    journal = out / JOURNAL_NAME
+    journal.mkdir()
+    for name in ("run.json", "jobs.csv"):  # moved out first
+        os.replace(out / name, journal / name)
+    (out / ".jobs.csv.999.o2ksim-tmp").write_text("job_id\n1\n")
+    if phase_b:
+        for name in ("segments.csv", "summary.json"):
+            os.replace(out / name, journal / name)
+        (journal / PHASE_B).touch()
+        (out / "jobs.parquet").write_text("new, half-committed")
+
+
+@pytest.mark.parametrize("phase_b", [False, True])
+def test_a_commit_cut_by_kill_9_is_undone_by_the_next_claim(earlier, phase_b):
+    before = snapshot(earlier)
+    staged_commit_cut(earlier, phase_b)
+    with claim(earlier):
+        assert snapshot(earlier) == {**before, LOCK_NAME: f"{os.getpid()}\n".encode()}
+    assert snapshot(earlier) == before
+
+
+def test_a_commit_that_had_finished_keeps_the_new_run(earlier):
+    journal = earlier / JOURNAL_NAME
+    journal.mkdir()
+    (journal / PHASE_B).touch()
+    (journal / "jobs.parquet").write_text("old")
+    before = snapshot(earlier)
+    with claim(earlier):
+        pass
+    assert {k: v for k, v in snapshot(earlier).items()} == {
+        k: v for k, v in before.items() if not k.startswith(JOURNAL_NAME)
+    }
+
+
+def test_staging_without_commit_removes_its_temporary_files(tmp_path):
+    with Staging(tmp_path) as staged:
+        staged.path("jobs.csv").write_text("x")
+        staged.scratch("report", "results")
+    assert list(tmp_path.iterdir()) == []
