@@ -8,7 +8,7 @@ jobs in preemption order (increasing current slowdown, ties by job id).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 
 from o2ksim.engine.snapshot import HostView
 from o2ksim.jobs import Job
@@ -16,6 +16,25 @@ from o2ksim.jobs import Job
 _Entry = tuple[Job, float, float, bool]  # (job, last_start, predicted end, exact?)
 _Kept = tuple[float, int, float, _Entry]  # (segment start, processors, time limit, entry)
 _SLACK = 1e-3  # s: within this of the eligibility boundary, ask the job itself (rounding)
+
+
+def next_eligible(
+    hosts: Iterable[HostView], now: float, t: float, protected: Container[int] = frozenset()
+) -> float:
+    """When the next running job becomes eligible for preemption; ``math.inf`` if none will.
+
+    A job is eligible once it has run uninterrupted for ``t`` and is still
+    predicted to need more than ``t`` then (T§3.2.2); jobs in ``protected``
+    (this pass's trials and their victims) are left out.  The policies ask for
+    a pass at that time (the thesis simulator's extra event, T§3.4).
+    """
+    soonest = math.inf
+    for view in hosts:
+        for v in view.running:
+            at = v.last_start + t
+            if now < at < soonest and v.id not in protected and v.predicted_end(now) - at > t:
+                soonest = at
+    return soonest
 
 
 class EligibilityCache:

@@ -23,6 +23,7 @@ from o2ksim.engine.decisions import WakeAt
 from o2ksim.engine.snapshot import Snapshot
 from o2ksim.jobs import Job, JobState
 from o2ksim.policies.immediate.book import TrialBook
+from o2ksim.policies.immediate.eligibility import next_eligible
 from o2ksim.policies.immediate.settings import TrialSettings
 from o2ksim.policies.immediate.trials import plan_trial, trial_decisions
 
@@ -121,13 +122,7 @@ class HostTrials:
     def _next_eligibility(self, snap: Snapshot, out: list[Any]) -> None:
         """A pass when the next running job becomes eligible for preemption (T§3.4's extra event)."""
         now = snap.now
-        t = self.settings.eligible_after
-        soonest = math.inf
-        for view in snap.hosts:
-            for v in view.running:
-                at = v.last_start + t
-                if now < at < soonest and v.predicted_end(now) - at > t:
-                    soonest = at
+        soonest = next_eligible(snap.hosts, now, self.settings.eligible_after)
         self._wakes = {w for w in self._wakes if w > now}
         if soonest < math.inf and soonest not in self._wakes:
             self._wakes.add(soonest)

@@ -18,7 +18,7 @@ from o2ksim.engine.snapshot import Snapshot
 from o2ksim.jobs import Job, JobState
 from o2ksim.policies.base import Param
 from o2ksim.policies.immediate.book import TrialBook, borrowed_view
-from o2ksim.policies.immediate.eligibility import EligibilityCache, VictimLists
+from o2ksim.policies.immediate.eligibility import EligibilityCache, VictimLists, next_eligible
 from o2ksim.policies.immediate.settings import MODES, PARAMS, TrialSettings
 from o2ksim.policies.immediate.trials import plan_trial, trial_decisions
 
@@ -163,12 +163,7 @@ class ImmediateService:
         """
         now = snap.now
         t = self.settings.eligible_after
-        soonest = math.inf
-        for h in snap.hosts:
-            for v in h.running:
-                at = v.last_start + t
-                if now < at < soonest and v.id not in protected and v.predicted_end(now) - at > t:
-                    soonest = at
+        soonest = next_eligible(snap.hosts, now, t, protected)
         if any(j.spec.req_time > 2 * t for j in fresh) and now + t < soonest:
             soonest = now + t
         self._wakes = {w for w in self._wakes if w > now}
