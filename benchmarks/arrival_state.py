@@ -27,6 +27,12 @@ Binding resource, over the arrivals that find no host for their trial
 (``both`` false): *memory* when a host has the processors but not the 1 GB,
 *processors* when a host has the 1 GB but none has the processors, and
 *both* when no host has either.  The same for the full request (``full``).
+For the arrivals that could not start as full jobs: the share that found the
+processors and 1 GB on a host (a trial on free processors), the requested
+processors and memory (the full job fitted: the backfill reservation kept it
+out), the processors without the requested memory (memory binding), or no
+host with the processors (processors binding; *fragmented* when the idle
+processors of all hosts add up to the request).
 What happened to the arrival at its own instant is recorded too: started as a
 full job, trial on free processors, trial preempting (a preemption in the same
 instant), or neither (it waits).  No run here is a cool-down run: the state
@@ -48,7 +54,7 @@ import numpy as np
 
 from o2ksim.engine.monitor import Observer
 from o2ksim.jobs import Job, JobState
-from o2ksim.machine import KB_PER_GB, MachineSpec, load_machine
+from o2ksim.machine import KB_PER_GB, KB_PER_MB, MachineSpec, load_machine
 from o2ksim.policies.immediate import DEFAULT_INITIAL_MEMORY
 from o2ksim.run.api import simulate
 from o2ksim.workloads.models import generate
@@ -150,6 +156,8 @@ class ArrivalState(Observer):
                 "both": float((miss & both).sum() / k),
                 "full_fits": float((miss & full).sum() / k),
                 "memory_binding": float((miss & has_p & ~full).sum() / k),
+                # no host has the processors, yet the machine's idle processors add up to them
+                "fragmented": float((miss & ~has_p & (idle_p.sum(1) >= procs[:, 0])).sum() / k),
                 "processors_binding": float((miss & ~has_p).sum() / k),
             }
 
@@ -201,6 +209,11 @@ def run_case(month: str, seed: int, policy: str) -> dict[str, object]:
                       window=Window(WARMUP, WARMUP + MONTH, WARMUP), observers=[obs])  # fmt: skip
     out = obs.measures()
     s = result.summary
+    month_jobs = result.jobs.loc[result.jobs["analysed"]]
+    cap = MONTH * sum(h.procs for h in machine.hosts)
+    cap_mb = MONTH * sum(h.memory for h in machine.hosts) / KB_PER_MB
+    out["pxt"] = float((month_jobs["procs"] * month_jobs["run_time"]).sum() / cap)  # Table 6's P x T
+    out["mxt"] = float((month_jobs["mem"] * month_jobs["run_time"]).sum() / cap_mb)  # mem is MB
     out.update(
         month=month,
         seed=seed,
@@ -214,7 +227,7 @@ def run_case(month: str, seed: int, policy: str) -> dict[str, object]:
 
 
 HEADER = (
-    "| month | seed | util. | arrivals | procs | 1 GB | both | full | trial miss: mem / procs / neither "
+    "| month | seed | P x T | M x T | util. | arrivals | procs | 1 GB | both | full | trial miss: mem / procs / neither "
     "| full miss: mem / procs / neither | at arrival: full / trial free / trial preempt / wait "
     "| trials preempting (summary) | idle procs mean / median | idle GB mean |"
 )
@@ -230,7 +243,7 @@ def row(o: dict) -> str:
     util = "-" if o["utilisation"] is None else f"{o['utilisation']:.3f}"
     pre = f"{o['trials_preempting']} / {o['trials']}" if o["trials"] else "-"
     return (
-        f"| {o['month']} | {o['seed']} | {util} | {o['arrivals']} | {pc(o['procs'])} | {pc(o['mem_1gb'])} "
+        f"| {o['month']} | {o['seed']} | {pc(o['pxt'])} | {pc(o['mxt'])} | {util} | {o['arrivals']} | {pc(o['procs'])} | {pc(o['mem_1gb'])} "
         f"| {pc(o['both'])} | {pc(o['full'])} "
         f"| {pc(tb['memory'])} / {pc(tb['processors'])} / {pc(tb['neither'])} "
         f"| {pc(fb['memory'])} / {pc(fb['processors'])} / {pc(fb['neither'])} "
@@ -242,7 +255,7 @@ def row(o: dict) -> str:
 
 HEADER2 = (
     "| month | seed | not started at arrival | of them: a host with the procs | procs + 1 GB (trial on free) "
-    "| procs + requested memory (full fits) | memory binding | processors binding | trials preempting |"
+    "| procs + requested memory (full fits) | memory binding | processors binding | of which fragmented | trials preempting |"
 )
 
 
@@ -254,7 +267,7 @@ def row2(o: dict) -> str:
     return (
         f"| {o['month']} | {o['seed']} | {ns['arrivals']} ({100 * ns['arrivals'] / max(o['arrivals'], 1):.1f}) "
         f"| {pct['procs']} | {pct['both']} | {pct['full_fits']} | {pct['memory_binding']} "
-        f"| {pct['processors_binding']} | {pre} |"
+        f"| {pct['processors_binding']} | {pct['fragmented']} | {pre} |"
     )
 
 
