@@ -5,6 +5,7 @@ Usage::
     .venv/bin/python benchmarks/arrival_state.py                          # 2000-02, seeds 1 2 3
     .venv/bin/python benchmarks/arrival_state.py --months 1999-10 2000-02 --seeds 1 --per-host
     .venv/bin/python benchmarks/arrival_state.py --policy lxfw-backfill --out /tmp/state.json
+    .venv/bin/python benchmarks/arrival_state.py --rate-factor 0.85 --policy-param reservations=4
 
 Each case generates one month with the O2K model's per-month parameter set
 (``generate("o2k", params="2000-02", ...)``: the class mix and job count of
@@ -57,7 +58,7 @@ from o2ksim.jobs import Job, JobState
 from o2ksim.machine import KB_PER_GB, KB_PER_MB, MachineSpec, load_machine
 from o2ksim.policies.immediate import DEFAULT_INITIAL_MEMORY
 from o2ksim.run.api import simulate
-from o2ksim.workloads.models import generate
+from o2ksim.workloads.models import generate, load_params
 from o2ksim.workloads.transforms import Window
 
 DAY = 86400.0
@@ -115,7 +116,9 @@ class ArrivalState(Observer):
             self.last_preempt = now
         elif job.id in self.row_of and job.id not in self.outcome and now == job.spec.submit:
             if job.limit_action == "requeue" and np.isfinite(job.time_limit):
-                self.outcome[job.id] = "trial_preempting" if self.last_preempt == now else "trial_free"
+                self.outcome[job.id] = (
+                    "trial_preempting" if self.last_preempt == now else "trial_free"
+                )
             else:
                 self.outcome[job.id] = "full_start"
 
@@ -199,20 +202,41 @@ class ArrivalState(Observer):
         }
 
 
-def run_case(month: str, seed: int, policy: str) -> dict[str, object]:
-    """One generated month (``params=month``) under ``policy`` on hosts/o2k.toml, observed at arrivals."""
-    trace = generate("o2k", span=WARMUP + MONTH, seed=seed, params=None if month == "avg" else month)
+def run_case(
+    month: str,
+    seed: int,
+    policy: str,
+    *,
+    rate_factor: float = 1.0,
+    policy_params: dict[str, object] | None = None,
+) -> dict[str, object]:
+    """One generated month (``params=month``) under ``policy`` on hosts/o2k.toml, observed at arrivals.
+
+    ``rate_factor`` multiplies the month's arrival rate (an ablation of the
+    load level: the same class mix, fewer or more jobs); ``policy_params``
+    override the policy preset's parameters (e.g. ``{"reservations": 4}``).
+    """
+    params = None if month == "avg" else month
+    overrides = None
+    if rate_factor != 1.0:
+        base, _ = load_params("o2k", params)
+        overrides = {
+            "arrivals": {"rate_scale": base["arrivals"].get("rate_scale", 1.0) * rate_factor}
+        }
+    trace = generate("o2k", span=WARMUP + MONTH, seed=seed, params=params, overrides=overrides)
     machine = load_machine("o2k")
     obs = ArrivalState(machine, WARMUP, WARMUP + MONTH)
     t0 = time.process_time()
-    result = simulate(trace, machine=machine, policy=policy,
+    result = simulate(trace, machine=machine, policy=policy, policy_params=policy_params,
                       window=Window(WARMUP, WARMUP + MONTH, WARMUP), observers=[obs])  # fmt: skip
     out = obs.measures()
     s = result.summary
     month_jobs = result.jobs.loc[result.jobs["analysed"]]
     cap = MONTH * sum(h.procs for h in machine.hosts)
     cap_mb = MONTH * sum(h.memory for h in machine.hosts) / KB_PER_MB
-    out["pxt"] = float((month_jobs["procs"] * month_jobs["run_time"]).sum() / cap)  # Table 6's P x T
+    out["pxt"] = float(
+        (month_jobs["procs"] * month_jobs["run_time"]).sum() / cap
+    )  # Table 6's P x T
     out["mxt"] = float((month_jobs["mem"] * month_jobs["run_time"]).sum() / cap_mb)  # mem is MB
     out.update(
         month=month,
@@ -273,32 +297,61 @@ def row2(o: dict) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--months", nargs="+", default=["2000-02"],
-                    help=f"Table 6 months (thesis: {' '.join(THESIS_MONTHS)}); 'avg' = the default set")
+    ap.add_argument(
+        "--months",
+        nargs="+",
+        default=["2000-02"],
+        help=f"Table 6 months (thesis: {' '.join(THESIS_MONTHS)}); 'avg' = the default set",
+    )
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     ap.add_argument("--policy", default="lxfw-backfill-immediate")
+    ap.add_argument(
+        "--rate-factor",
+        type=float,
+        default=1.0,
+        help="multiply each month's arrival rate (load-level ablation)",
+    )
+    ap.add_argument(
+        "--policy-param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a policy parameter, e.g. reservations=4 (repeatable)",
+    )
     ap.add_argument("--per-host", action="store_true", help="also print the per-host table")
     ap.add_argument("--out", help="write all results as JSON here")
     args = ap.parse_args()
-    print("shares in % of the analysed arrivals; the 'miss' columns in % of the arrivals with no host")
+    print(
+        "shares in % of the analysed arrivals; the 'miss' columns in % of the arrivals with no host"
+    )
     print(HEADER)
     print("|" + "---|" * (HEADER.count("|") - 1))
+    pp: dict[str, object] = {}
+    for item in args.policy_param:
+        key, _, value = item.partition("=")
+        pp[key] = int(value) if value.lstrip("-").isdigit() else value
     results = []
     for month in args.months:
         for seed in args.seeds:
-            o = run_case(month, seed, args.policy)
+            o = run_case(month, seed, args.policy, rate_factor=args.rate_factor, policy_params=pp)
             results.append(o)
             print(row(o), flush=True)
-    print("\nArrivals that could not start as full jobs at their instant (in %; binding: no host "
-          "has procs + requested memory, memory: a host has the procs; processors: none has them)")
+    print(
+        "\nArrivals that could not start as full jobs at their instant (in %; binding: no host "
+        "has procs + requested memory, memory: a host has the procs; processors: none has them)"
+    )
     print(HEADER2)
     print("|" + "---|" * (HEADER2.count("|") - 1))
     for o in results:
         print(row2(o))
     total_cpu = sum(o["cpu_seconds"] for o in results)
-    print(f"\n{args.policy}; simulation CPU {total_cpu:.0f} s in all")
+    print(
+        f"\n{args.policy} {pp or ''} rate x {args.rate_factor:g}; simulation CPU {total_cpu:.0f} s in all"
+    )
     if args.per_host:
-        print("\n| month | seed | host | idle procs mean | idle GB mean | no idle proc % | < 1 GB idle % |")
+        print(
+            "\n| month | seed | host | idle procs mean | idle GB mean | no idle proc % | < 1 GB idle % |"
+        )
         print("|---|---|---|---|---|---|---|")
         for o in results:
             for h, v in o["hosts"].items():
