@@ -50,6 +50,7 @@ import argparse
 import json
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -133,7 +134,7 @@ class ArrivalState(Observer):
         self.used_procs_at.append([self.used_procs[h] for h in self.names])
         self.used_mem_at.append([self.used_mem[h] for h in self.names])
 
-    def measures(self) -> dict[str, object]:
+    def measures(self) -> dict[str, Any]:
         """The shares of the module docstring, per-host means, and the outcomes at arrival."""
         n = len(self.rows)
         procs = np.array([r[1] for r in self.rows])[:, None]
@@ -209,7 +210,7 @@ def run_case(
     *,
     rate_factor: float = 1.0,
     policy_params: dict[str, object] | None = None,
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """One generated month (``params=month``) under ``policy`` on hosts/o2k.toml, observed at arrivals.
 
     ``rate_factor`` multiplies the month's arrival rate (an ablation of the
