@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -415,8 +416,9 @@ def run(
 
 
 def main() -> None:
-    sys.path.insert(0, ".")
-    from benchmarks.goal_speed import synthetic_planner
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from goal_speed import synthetic_planner
+
     from o2ksim.policies.goal.objectives import Objective
 
     tp = tk = 0.0
