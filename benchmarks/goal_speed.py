@@ -12,12 +12,18 @@
    on the first 10,000 KTH jobs, timed in the same process run, so the
    figures can be compared across machines as ratios.
 
-Usage: ``python benchmarks/goal_speed.py [--out reports/goal-speed] [--skip-month]``
+With ``--profile``, the month runs under cProfile: the statistics go to
+``OUT/month.prof`` and the functions taking the most time are printed (the
+profiler's own overhead roughly doubles the run; compare shares, not seconds).
+
+Usage: ``python benchmarks/goal_speed.py [--out reports/goal-speed] [--skip-month] [--profile]``
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import pstats
 import statistics
 import subprocess
 import sys
@@ -27,6 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from o2ksim.policies.goal import GoalOriented
 from o2ksim.policies.goal.objectives import Objective
 from o2ksim.policies.goal.search import Planner
 
@@ -78,7 +85,7 @@ def oracle_seconds() -> float:
     return time.perf_counter() - t0
 
 
-def month(out: Path) -> dict:
+def month(out: Path, profile: bool = False) -> dict:
     from o2ksim.goal_metrics import month_windows, month_workload
     from o2ksim.policies import make_policy
     from o2ksim.run.api import simulate
@@ -88,14 +95,24 @@ def month(out: Path) -> dict:
     m = {x.label: x for x in month_windows(trace)}["1997-01"]
     sub, win, _ = month_workload(trace, m, 100, 0.9)
     pol = make_policy("tradeoff-tw-avgx")
+    assert isinstance(pol, GoalOriented)
+    prof = cProfile.Profile() if profile else None
     t0, cpu0 = time.perf_counter(), time.process_time()
+    if prof is not None:
+        prof.enable()
     simulate(sub, "kth-sp2", pol, window=win, estimates="actual")
+    if prof is not None:
+        prof.disable()
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    if prof is not None:
+        prof.dump_stats(out / "month.prof")
+        pstats.Stats(prof).sort_stats("tottime").print_stats(12)
     d = pd.DataFrame(pol.timings, columns=["waiting", "visits", "seconds"])
     d.to_csv(out / "decisions.csv", index=False)
     return {"month_cpu_s": cpu, "month_wall_s": wall, "searches": len(d),
             "ms_mean": 1000 * d["seconds"].mean(), "ms_p95": 1000 * d["seconds"].quantile(0.95),
             "ms_max": 1000 * d["seconds"].max(), "waiting_mean": d["waiting"].mean(),
+            "visits_mean": d["visits"].mean(), "whole_tree": (d["visits"] < 4000).mean(),
             "waiting_max": int(d["waiting"].max())}  # fmt: skip
 
 
@@ -103,6 +120,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="reports/goal-speed")
     ap.add_argument("--skip-month", action="store_true")
+    ap.add_argument("--profile", action="store_true", help="run the month under cProfile")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -112,12 +130,13 @@ def main() -> None:
         print(f"tree of 30 jobs, L={row['L']}: {row['visits']} visits, "
               f"{row['cpu_ms_median']:.1f} ms CPU (median of 5), max {row['cpu_ms_max']:.1f} ms")  # fmt: skip
     if not args.skip_month:
-        m = month(out)
+        m = month(out, args.profile)
         print(f"KTH 1997-01 rho=0.9 tradeoff-tw-avgx L=4000: {m['month_cpu_s']:.1f} s CPU "
               f"({m['month_wall_s']:.1f} s wall; {m['month_cpu_s'] / ref:.1f} x the oracle's wall), "
               f"{m['searches']} searches, mean {m['ms_mean']:.1f} ms, p95 {m['ms_p95']:.1f} ms, "
               f"max {m['ms_max']:.1f} ms per decision point (wall), {m['waiting_mean']:.1f} waiting "
-              f"on average, at most {m['waiting_max']}")  # fmt: skip
+              f"on average, at most {m['waiting_max']}; {m['visits_mean']:.0f} visits per search, "
+              f"{100 * m['whole_tree']:.0f} % of the searches finished their tree within L")  # fmt: skip
 
 
 if __name__ == "__main__":
