@@ -81,6 +81,23 @@ def better(bx, by, cx, cy, model, version, slack, eps_tw, tw_x, tw_y, rx, ry):
 
 
 @njit(cache=True)
+def _unplace(h, i0, k, inserted, p, m, fp, fm, times, plen):
+    """Give a job's processors and memory back to host ``h``'s profile over steps
+    ``[i0, k)`` and drop the step its placement inserted (``Planner._unplace``)."""
+    for q in range(i0, k):
+        fp[h, q] += p
+    if m != 0:
+        for q in range(i0, k):
+            fm[h, q] += m
+    if inserted:
+        for q in range(k, plen[h] - 1):
+            times[h, q] = times[h, q + 1]
+            fp[h, q] = fp[h, q + 1]
+            fm[h, q] = fm[h, q + 1]
+        plen[h] -= 1
+
+
+@njit(cache=True)
 def search_dds(
     times,
     fp,
@@ -166,18 +183,18 @@ def search_dds(
                     h = u_h[depth]
                     j = u_j[depth]
                     if h >= 0:
-                        for q in range(u_i[depth], u_k[depth]):
-                            fp[h, q] += procs[j]
-                        if mem[j] != 0:
-                            for q in range(u_i[depth], u_k[depth]):
-                                fm[h, q] += mem[j]
-                        if u_ins[depth]:
-                            k = u_k[depth]
-                            for q in range(k, plen[h] - 1):
-                                times[h, q] = times[h, q + 1]
-                                fp[h, q] = fp[h, q + 1]
-                                fm[h, q] = fm[h, q + 1]
-                            plen[h] -= 1
+                        _unplace(
+                            h,
+                            u_i[depth],
+                            u_k[depth],
+                            u_ins[depth],
+                            procs[j],
+                            mem[j],
+                            fp,
+                            fm,
+                            times,
+                            plen,
+                        )
                     r0 += lb_wait[j]
                     r1 += lb_x[j]
                     r2 += lb_tw[j]
@@ -335,18 +352,9 @@ def search_dds(
             # leave(depth) right away, then next child
             h = u_h[depth]
             if h >= 0:
-                for q in range(u_i[depth], u_k[depth]):
-                    fp[h, q] += procs[j]
-                if mem[j] != 0:
-                    for q in range(u_i[depth], u_k[depth]):
-                        fm[h, q] += mem[j]
-                if u_ins[depth]:
-                    k = u_k[depth]
-                    for q in range(k, plen[h] - 1):
-                        times[h, q] = times[h, q + 1]
-                        fp[h, q] = fp[h, q + 1]
-                        fm[h, q] = fm[h, q + 1]
-                    plen[h] -= 1
+                _unplace(
+                    h, u_i[depth], u_k[depth], u_ins[depth], procs[j], mem[j], fp, fm, times, plen
+                )
             r0 += lb_wait[j]
             r1 += lb_x[j]
             r2 += lb_tw[j]
