@@ -42,6 +42,9 @@ from o2ksim.validation import (
 KB_PER_MB = 1024
 KB_PER_GB = 1024 * 1024
 UNLIMITED = math.inf
+NO_HOST = "-"
+"""What ``jobs.csv`` writes in the ``host`` column of a job that ran on no host
+(:data:`o2ksim.table.NO_VALUE`); no host may be named so."""
 
 
 @dataclass(frozen=True)
@@ -202,6 +205,11 @@ def parse_machine(data: dict[str, Any], path: str = "<machine>") -> MachineSpec:
         name = check_str(h.get("name"), path, f"{where}.name")
         if name in names:
             raise ConfigError(path, f"duplicate host name '{name}'", field=f"{where}.name")
+        if name == NO_HOST:
+            raise ConfigError(
+                path, f"'{NO_HOST}' is not a host name: jobs.csv writes it for a job that ran on no host",
+                field=f"{where}.name",
+            )
         names.add(name)
         procs = check_count(h.get("procs"), path, f"{where}.procs", maximum=MAX_PROCS)
         if "dedicated" in h:

@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from o2ksim.machine import NO_HOST
+
 
 class ColumnTable:
     """Named numpy columns of equal length, in order (the shape of a DataFrame, without pandas).
@@ -81,6 +83,37 @@ class ColumnTable:
         import pandas as pd
 
         return pd.DataFrame(self._columns, copy=False)  # fresh arrays: no consolidating copy
+
+
+NO_VALUE = NO_HOST  # "-", defined with the machine, which refuses it as a host name
+"""What ``jobs.csv`` writes in a text column (``host``, ``reason``) for a job that has no value
+there: a job that ran on no host, a job with no reason to report.  An empty cell would be read
+by ``pandas.read_csv`` as NaN, a float, and a long file whose first rows are all empty in a column
+then warns about mixed types (``DtypeWarning``); ``-`` is not one of pandas' missing-value
+markers, so the column reads as text throughout.  No host may be named ``-``
+(:data:`o2ksim.machine.NO_HOST`)."""
+
+TEXT_COLUMNS = ("host", "reason")
+"""The per-job text columns that are empty for some jobs (see :data:`NO_VALUE`)."""
+
+
+def with_text_markers(table: Any, names: tuple[str, ...] = TEXT_COLUMNS) -> Any:
+    """``table`` (a DataFrame or a :class:`ColumnTable`) with missing values (``None``, NaN,
+    ``""``, all written as an empty cell) of the text columns ``names`` replaced by :data:`NO_VALUE`, for writing a file (a new table; the
+    columns are not changed in place)."""
+    present = [n for n in names if n in table]
+    if isinstance(table, ColumnTable):
+        for name in present:
+            cells = table[name].tolist()
+            cells = [NO_VALUE if v is None or v == "" or (isinstance(v, float) and v != v) else v for v in cells]
+            table = table.with_column(name, np.array(cells, dtype=object))
+        return table
+    if not present:
+        return table
+    def marked(values: Any) -> Any:
+        return values.astype(object).where(values.notna() & (values != ""), NO_VALUE)
+
+    return table.assign(**{n: marked(table[n]) for n in present})
 
 
 CSV_CHUNK_ROWS = 10_000

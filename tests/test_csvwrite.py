@@ -111,12 +111,13 @@ def test_random_floats_and_text(tmp_path, floats, texts):
 
 
 def test_result_save_writes_what_pandas_writes(tmp_path):
-    """``Result.save`` on a real run: jobs.csv is to_csv's file."""
+    """``Result.save`` on a real run: jobs.csv is to_csv's file (text columns marked, for both)."""
     from o2ksim import simulate
+    from o2ksim.table import with_text_markers
 
     result = simulate("traces/kth-sp2-sample.swf", policy="sjf-backfill", kill_overrun=True)
     result.save(tmp_path / "run")
-    result.jobs.to_csv(tmp_path / "pandas.csv", index=False)
+    with_text_markers(result.jobs).to_csv(tmp_path / "pandas.csv", index=False)
     assert (tmp_path / "run" / "jobs.csv").read_bytes() == (tmp_path / "pandas.csv").read_bytes()
 
 

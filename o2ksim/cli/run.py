@@ -26,6 +26,7 @@ from o2ksim.run.checks import (
 from o2ksim.run.config import RunConfig, WorkloadRecipe
 from o2ksim.run.outfiles import Interrupted, Signalled, claim, signals_raise
 from o2ksim.run.workload import load_workload
+from o2ksim.table import NO_VALUE, TEXT_COLUMNS
 from o2ksim.validation import (
     check_interval_option,
     check_span_option,
@@ -326,11 +327,12 @@ def stage_report(staged, result, source: str) -> Path:
     return page
 
 
-def simulated_ids(trace, window: Window | None):
-    """Ids of the jobs a run simulates: all of them, or those from start - warm-up on."""
+def simulated_ids(trace, window: Window | None, sim_end: float = float("inf")):
+    """Ids of the jobs in a run's table: all of them, or, with a window, those submitted from
+    start - warm-up until the run stopped at ``sim_end`` (the later ones never arrived)."""
     jobs = trace.jobs
     if window is not None:
-        jobs = jobs.loc[jobs["submit"] >= window.start - window.warmup]
+        jobs = jobs.loc[(jobs["submit"] >= window.start - window.warmup) & (jobs["submit"] <= sim_end)]
     return jobs["job_id"].to_numpy()
 
 
@@ -348,11 +350,15 @@ def check_result(result, trace, window: Window | None, args: argparse.Namespace)
     jobs, segments = result.jobs, result.segments
     if args.out:
         out = Path(args.out)
-        jobs = pd.read_parquet(out / "jobs.parquet") if args.parquet else pd.read_csv(out / "jobs.csv")
+        if args.parquet:
+            jobs = pd.read_parquet(out / "jobs.parquet")
+        else:  # a '-' in a text column is "no value" (table.NO_VALUE)
+            text = dict.fromkeys(TEXT_COLUMNS, object)
+            jobs = pd.read_csv(out / "jobs.csv", dtype=text, na_values={c: [NO_VALUE] for c in TEXT_COLUMNS})
         segments = pd.read_csv(out / "segments.csv")
         segments["host"] = segments["host"].astype(str)
         jobs["host"] = jobs["host"].astype(object)
-    problems = violations(jobs, segments, result.machine, simulated_ids(trace, window))
+    problems = violations(jobs, segments, result.machine, simulated_ids(trace, window, result.stats.sim_end))
     if problems:
         for p in problems:
             print(f"o2ksim: check failed: {p}", file=sys.stderr)
@@ -414,5 +420,11 @@ def format_summary(result, overrides: dict | None = None) -> str:
                 f"window ({s['cooldown_arrivals']} jobs)")  # fmt: skip
         if s["cooldown_short"]:
             line += "; WARNING: the workload ran out of arrivals before every analysed job had started"
+        lines.append(line)
+    if "not_arrived" in s:
+        rows = len(result.job_table)
+        line = f"jobs table: {rows} rows, {s['jobs']} analysed and {rows - s['jobs']} of the warm-up and cool-down"
+        if s["not_arrived"]:
+            line += f"; {s['not_arrived']} jobs submitted after the run stopped never arrived and are left out"
         lines.append(line)
     return "\n".join(lines)

@@ -211,6 +211,12 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
         o.close()
     segments = sim.monitor.segment_table(release=True)
     jobs = result_columns(list(sim.jobs.values()), segments, analysed)
+    not_arrived = 0
+    if analysed is not None:  # a window: the jobs submitted after the run stopped never arrived
+        arrived = (column(jobs, "status") != "not_started") | (column(jobs, "submit", float) <= stats.sim_end)
+        not_arrived = int(len(arrived) - np.count_nonzero(arrived))
+        if not_arrived:
+            jobs = jobs.take(arrived)
     if isinstance(pol, JobColumns):  # e.g. EQspatial's catch-up credit
         for col, values in pol.job_columns().items():
             jobs = jobs.with_column(col, _mapped(jobs["job_id"], values))
@@ -226,6 +232,8 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
     # the policy's own counters (e.g. immediate service's trials) over the analysed jobs
     counters = dict(pol.summary_counts(None if analysed is None else set(analysed.tolist())))
     summ.update(counters)
+    if analysed is not None:
+        summ["not_arrived"] = not_arrived  # not in the jobs table: they took no part in the run
     summ["sim_seconds"] = round(stats.wall_seconds, 3)
     config = {
         "workload": str(source) if source else ("frame" if frame is not None else "jobs"),

@@ -35,7 +35,7 @@ from o2ksim.machine import MachineSpec
 from o2ksim.partitioning import allocation_arrays
 from o2ksim.policies import Policy
 from o2ksim.run.outfiles import TMP_SUFFIX, Staging, claim
-from o2ksim.table import ColumnTable, write_csv
+from o2ksim.table import ColumnTable, with_text_markers, write_csv
 from o2ksim.units import format_duration
 
 if TYPE_CHECKING:  # pandas is imported when a DataFrame is asked for (Result.jobs, .segments)
@@ -153,7 +153,8 @@ class Result:
         if parquet:
             self.jobs.to_parquet(staged.path("jobs.parquet"), index=False)
         else:
-            write_csv(self._jobs, staged.path("jobs.csv"))  # without pandas for a ColumnTable
+            # text columns without a value get '-', not an empty cell (table.NO_VALUE: no DtypeWarning)
+            write_csv(with_text_markers(self._jobs), staged.path("jobs.csv"))  # no pandas for a ColumnTable
         if segments:
             write_csv(self._segments, staged.path("segments.csv"))
         write_json(staged.path("summary.json"), self.summary)
