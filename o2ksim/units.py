@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from o2ksim.errors import O2KSimError
 
@@ -39,13 +42,47 @@ def format_duration(seconds: float) -> str:
     return f"{seconds:g}s"
 
 
-def parse_time(text: str | float | int, unix_start: int | None = None) -> float:
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}([T ].*)?")
+
+
+def is_date(text: object) -> bool:
+    """Whether ``text`` is written as a date (``2000-01-01``, ``2000-01-01T12:00``)."""
+    return isinstance(text, str) and _DATE.fullmatch(text.strip()) is not None
+
+
+def trace_zone(header: Any) -> tuple[tzinfo, str]:
+    """The zone in which dates typed for a trace are read, and a label saying where it came from.
+
+    The SWF header's ``TimeZoneString`` (an IANA name such as ``Europe/Stockholm``,
+    daylight saving applied) when Python knows it, else its ``TimeZone`` (a fixed
+    offset in seconds from UTC), else UTC.  The same order as the local clock of
+    :mod:`o2ksim.workloads.clock`.
+    """
+    name = str(getattr(header, "time_zone_string", None) or "").strip()
+    if name:
+        try:
+            return ZoneInfo(name), f"{name} (the trace header's TimeZoneString)"
+        except (ZoneInfoNotFoundError, ValueError):
+            pass
+    offset = getattr(header, "time_zone", None)
+    if offset is not None:
+        zone = timezone(timedelta(seconds=int(offset)))
+        return zone, f"{zone.tzname(None)} (the trace header's TimeZone of {int(offset)} s)"
+    return UTC, "UTC (the trace header names no time zone)"
+
+
+def parse_time(
+    text: str | float | int, unix_start: int | None = None, zone: tzinfo | None = None
+) -> float:
     """A trace time (seconds since the trace start) from a duration or an ISO date.
 
     A date such as ``2000-01-01`` or ``2000-01-01T12:00`` needs the trace's
-    ``UnixStartTime`` and is read as UTC.
+    ``UnixStartTime`` and is read in ``zone`` (UTC when ``None``; callers pass
+    :func:`trace_zone` of the trace's header) unless it names its own offset
+    (``2000-01-01T00:00+02:00``).
     """
-    if isinstance(text, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}([T ].*)?", text.strip()):
+    if is_date(text):
+        assert isinstance(text, str)
         if unix_start is None:
             raise O2KSimError(
                 f"'{text}' is a date but the trace has no UnixStartTime; give seconds or a duration"
@@ -55,9 +92,32 @@ def parse_time(text: str | float | int, unix_start: int | None = None) -> float:
         except ValueError:
             raise O2KSimError(f"'{text}' is not a valid date") from None
         if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
+            when = when.replace(tzinfo=zone or UTC)
         return when.timestamp() - unix_start
     return parse_duration(text)
 
 
-__all__ = ["format_duration", "parse_duration", "parse_time"]
+@dataclass(frozen=True)
+class TraceClock:
+    """How to show trace times in messages: as dates in ``zone`` when the user typed dates
+    (``unix_start`` given), else as durations since the trace start."""
+
+    unix_start: int | None = None
+    zone: tzinfo | None = None
+
+    def show(self, seconds: float) -> str:
+        return format_trace_time(seconds, self.unix_start, self.zone)
+
+
+def format_trace_time(seconds: float, unix_start: int | None = None, zone: tzinfo | None = None) -> str:
+    """A trace time as the user wrote it: a date in ``zone`` when ``unix_start`` is given
+    (``1997-07-25 00:00 CEST``), else a duration (``20d``)."""
+    if unix_start is None or not math.isfinite(seconds):
+        return format_duration(seconds)
+    when = datetime.fromtimestamp(unix_start + seconds, tz=zone or UTC)
+    return when.strftime("%Y-%m-%d %H:%M:%S" if when.second else "%Y-%m-%d %H:%M") + f" {when.tzname()}"
+
+
+__all__ = [
+    "TraceClock", "format_duration", "format_trace_time", "is_date", "parse_duration", "parse_time", "trace_zone",
+]  # fmt: skip

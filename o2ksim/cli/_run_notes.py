@@ -15,7 +15,10 @@ import sys
 from o2ksim.errors import O2KSimError
 from o2ksim.run.checks import MACHINE_LABEL
 from o2ksim.table import column
+from o2ksim.units import TraceClock
 from o2ksim.workloads.transforms import Window, format_duration
+
+SECONDS = TraceClock()  # times as durations since the trace start
 
 
 def warn_about_estimates(trace, args: argparse.Namespace) -> None:
@@ -74,26 +77,32 @@ def rejected_line(result) -> str:
     return f"rejected {int(rejected.sum())}: " + "; ".join(parts)
 
 
-def check_window_has_jobs(trace, window: Window) -> None:
-    """Refuse, before anything runs, a window in which the trace submits no job."""
+def check_window_has_jobs(trace, window: Window, clock: TraceClock = SECONDS) -> None:
+    """Refuse, before anything runs, a window in which the trace submits no job (times shown
+    by ``clock``: as dates when the user typed dates)."""
     submit = column(trace.table, "submit")
     inside = (submit >= window.start) & (submit < window.end)
     if not inside.any():
+        since = "" if clock.unix_start is not None else " after the trace start"
         raise O2KSimError(
-            f"no job of the trace is submitted in [{format_duration(window.start)}, "
-            f"{format_duration(window.end)}) (its jobs are submitted from "
-            f"{format_duration(float(submit.min()))} to {format_duration(float(submit.max()))} "
-            "after the trace start)"
+            f"no job of the trace is submitted in [{clock.show(window.start)}, "
+            f"{clock.show(window.end)}) (its jobs are submitted from "
+            f"{clock.show(float(submit.min()))} to {clock.show(float(submit.max()))}{since})"
         )
 
 
-def warn_about_window(trace, window: Window, args: argparse.Namespace) -> None:
-    """Say how many jobs ``--window`` leaves out of the simulation (never silently)."""
-    before = int((column(trace.table, "submit") < window.start - window.warmup).sum())
+def warn_about_window(
+    trace, window: Window, args: argparse.Namespace, clock: TraceClock = SECONDS
+) -> None:
+    """Say how many jobs ``--window`` leaves out of the simulation (never silently), at a
+    time shown as the user wrote the window (a date, else days since the trace start)."""
+    first = window.start - window.warmup
+    before = int((column(trace.table, "submit") < first).sum())
     if before and not args.quiet:
+        when = clock.show(first) + ("" if clock.unix_start is not None else " after the trace start")
         print(
-            f"o2ksim: warning: --window: {before} job(s) submitted before "
-            f"{window.start - window.warmup:g} s (window start - warm-up) are not simulated "
+            f"o2ksim: warning: --window: {before} job(s) submitted before {when} "
+            f"(window start - warm-up of {format_duration(window.warmup)}) are not simulated "
             "and not in the outputs",
             file=sys.stderr,
         )

@@ -61,7 +61,7 @@ def register(parser: argparse.ArgumentParser) -> None:
         "--fit-window",
         nargs=2,
         metavar=("START", "END"),
-        help="fit on the jobs submitted in [START, END) (dates, read as UTC, or trace seconds); default the whole trace",
+        help="fit on the jobs submitted in [START, END) (dates, read in the trace header's time zone, or trace seconds); default the whole trace",
     )
     parser.add_argument(
         "--window",

@@ -27,6 +27,7 @@ from o2ksim.run.config import RunConfig, WorkloadRecipe
 from o2ksim.run.outfiles import Interrupted, Signalled, claim, signals_raise
 from o2ksim.run.workload import load_workload
 from o2ksim.table import NO_VALUE, TEXT_COLUMNS
+from o2ksim.units import TraceClock, is_date, trace_zone
 from o2ksim.validation import (
     check_interval_option,
     check_span_option,
@@ -90,7 +91,8 @@ def register(parser: argparse.ArgumentParser) -> None:
         "--window",
         nargs=2,
         metavar=("START", "END"),
-        help="analyse only jobs submitted in [START, END): seconds, durations (7d) or dates (2000-01-01, needs UnixStartTime)",
+        help="analyse only jobs submitted in [START, END): seconds, durations (7d) or dates (2000-01-01, needs "
+        "UnixStartTime; read in the header's TimeZoneString, else TimeZone, else UTC, and said on screen)",
     )
     parser.add_argument(
         "--warmup",
@@ -233,14 +235,25 @@ def _run(args: argparse.Namespace) -> int:
         window = None
         if args.window:
             unix = getattr(trace.header, "unix_start_time", None)
+            zone, zone_label = trace_zone(trace.header)
+            dated = any(is_date(t) for t in args.window)
+            clock = TraceClock(unix if dated else None, zone)  # messages in the user's units
             warmup = parse_warmup(args.warmup) if args.warmup is not None else DEFAULT_WARMUP_DAYS * 86400
             try:
-                start, end = (parse_time(t, unix) for t in args.window)
+                start, end = (parse_time(t, unix, zone) for t in args.window)
                 window = Window(start, end, warmup)
-                check_window_has_jobs(trace, window)
+                check_window_has_jobs(trace, window, clock)
             except O2KSimError as exc:
                 raise O2KSimError(f"--window {' '.join(args.window)}: {exc}") from None
-            warn_about_window(trace, window, args)
+            if dated:
+                args.window_zone = zone_label.split(" ")[0]
+                if not args.quiet:
+                    print(
+                        f"o2ksim: note: --window dates read in {zone_label}: "
+                        f"[{clock.show(start)}, {clock.show(end)})",
+                        file=sys.stderr,
+                    )
+            warn_about_window(trace, window, args, clock)
         elif args.warmup is not None:
             raise O2KSimError("--warmup needs --window")
         machine = args.machine or header_machine(trace.header)
@@ -285,6 +298,8 @@ def _run(args: argparse.Namespace) -> int:
         warn_about_estimates(trace, args)
     result = run_config(config)  # a generated month gets its cool-down tail (T§3.4)
     result.config["workload"] = source
+    if getattr(args, "window_zone", None):  # the zone the --window dates were read in
+        result.summary["window_zone"] = args.window_zone
     replaced, page = "", None
     if args.out:  # with --check, segments.csv too: the check reads the files the user gets
         pages: list[Path] = []

@@ -12,7 +12,7 @@ from o2ksim.cli.run import parse_overrides, parse_warmup, warn_about_reading
 from o2ksim.errors import O2KSimError
 from o2ksim.report.validation import write_validation_page
 from o2ksim.run.workload import load_workload
-from o2ksim.units import parse_time
+from o2ksim.units import parse_time, trace_zone
 from o2ksim.validation import check_interval_option, option_duration, writable_dir
 from o2ksim.workloads.transforms import Window
 
@@ -31,7 +31,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--window", nargs=2, metavar=("START", "END"),
-        help="compare only jobs submitted in [START, END): seconds, durations (7d) or dates (1997-01-01)",
+        help="compare only jobs submitted in [START, END): seconds, durations (7d) or dates (1997-01-01, "
+        "read in the trace header's time zone)",
     )  # fmt: skip
     parser.add_argument(
         "--warmup", metavar="DAYS", default=None,
@@ -75,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
     window = None
     if args.window:
         unix = trace.header.unix_start_time if trace.header is not None else None
-        start, end = (parse_time(t, unix) for t in args.window)
+        zone = trace_zone(trace.header)[0]  # dates in the header's time zone, as `o2ksim run`
+        start, end = (parse_time(t, unix, zone) for t in args.window)
         warmup = parse_warmup(args.warmup) if args.warmup is not None else 7 * 86400.0
         try:
             window = Window(start, end, warmup)

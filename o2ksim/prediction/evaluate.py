@@ -62,6 +62,7 @@ from o2ksim.prediction.scoring import (
 )
 from o2ksim.run.api import simulate
 from o2ksim.run.workload import load_workload
+from o2ksim.units import trace_zone
 from o2ksim.workloads.transforms import parse_time
 
 __all__ = ["PredictionResult", "Replay", "accuracy", "predict", "recorded_schedule", "replay"]
@@ -169,7 +170,8 @@ def _machine(trace: Any, machine: Any, procs: int | None, partition: Any) -> Any
 
 
 def _time(value: Any, trace: Any) -> float:
-    return float(parse_time(value, getattr(trace.header, "unix_start_time", None)))
+    unix = getattr(trace.header, "unix_start_time", None)
+    return float(parse_time(value, unix, trace_zone(trace.header)[0]))  # dates in the header's zone
 
 
 def _window(value: Sequence[Any] | None, trace: Any, what: str) -> tuple[float, float] | None:

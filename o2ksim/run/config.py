@@ -33,7 +33,6 @@ True
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,7 +44,7 @@ from o2ksim.machine import MachineSpec, load_machine, parse_machine
 from o2ksim.run.checks import check_params_have_effect, check_policy_times
 from o2ksim.run.workload import build_workload, workload_label
 from o2ksim.table import is_frame
-from o2ksim.units import parse_duration, parse_time
+from o2ksim.units import is_date, parse_duration, parse_time, trace_zone
 from o2ksim.validation import (
     check_bool,
     check_keys,
@@ -278,11 +277,12 @@ class RunConfig:
         if bounds:
             if not isinstance(bounds, Sequence) or isinstance(bounds, str) or len(bounds) != 2:
                 raise ConfigError(where, "must be [START, END]", field="protocol.window")
-            unix = None
-            if any(isinstance(t, str) and _is_date(t) for t in bounds):
+            unix, zone = None, None
+            if any(is_date(t) for t in bounds):  # dates: in the trace header's time zone
                 trace = recipe.build(mach.total_procs if mach is not None else None)
                 unix = getattr(trace.header, "unix_start_time", None)
-            start, end = (parse_time(t, unix) for t in bounds)
+                zone = trace_zone(trace.header)[0]
+            start, end = (parse_time(t, unix, zone) for t in bounds)
             window = Window(start, end, proto.get("warmup") or 0.0)
         return cls.create(
             recipe,
@@ -356,10 +356,6 @@ def _section(data: Mapping[str, Any], name: str, where: str) -> Mapping[str, Any
     if not isinstance(value, Mapping):
         raise ConfigError(where, "must be a table", field=name)
     return value
-
-
-def _is_date(text: str) -> bool:
-    return re.fullmatch(r"\d{4}-\d{2}-\d{2}([T ].*)?", text.strip()) is not None
 
 
 def _workload(source: Any) -> Workload:

@@ -1,0 +1,81 @@
+"""Window dates are read in the trace header's time zone, and the run says which (issue 27)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from o2ksim.cli import main
+from o2ksim.units import parse_time, trace_zone
+from o2ksim.workloads.swf_header import SWFHeader
+
+# 1,000,000,000 s = 2001-09-09 01:46:40 UTC, so 2001-09-10 00:00 UTC is 80,000 s into the trace
+UNIX = 1_000_000_000
+MIDNIGHT_UTC = 80_000
+
+
+@pytest.mark.parametrize(
+    ("header", "seconds", "label"),
+    [
+        # New York is on daylight saving time (UTC-4) in September: midnight there is 04:00 UTC
+        ({"time_zone_string": "America/New_York", "time_zone": -18000}, MIDNIGHT_UTC + 4 * 3600, "America/New_York"),
+        ({"time_zone": 3600}, MIDNIGHT_UTC - 3600, "UTC+01:00"),  # a fixed offset, no DST
+        ({"time_zone_string": "Not/AZone", "time_zone": -7200}, MIDNIGHT_UTC + 7200, "UTC-02:00"),
+        ({}, MIDNIGHT_UTC, "UTC"),
+    ],
+)
+def test_a_date_is_read_in_the_header_zone(header, seconds, label):
+    zone, text = trace_zone(SWFHeader(unix_start_time=UNIX, **header))
+    assert parse_time("2001-09-10", UNIX, zone) == seconds
+    assert text.split(" ")[0] == label
+    assert parse_time("2001-09-10T00:00+00:00", UNIX, zone) == MIDNIGHT_UTC  # its own offset wins
+
+
+def _trace(path: Path) -> Path:
+    """Jobs every 6 hours from 2001-09-09 01:46:40 UTC on, on a New York clock."""
+    lines = [f"; UnixStartTime: {UNIX}", "; TimeZoneString: America/New_York", "; MaxProcs: 4"]
+    lines += [f"{i} {21600 * (i - 1)} 0 60 1 -1 -1 1 60 -1 1 1 1 1 1 1 -1 -1" for i in range(1, 41)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_the_run_says_which_zone_and_warns_in_dates(tmp_path, capsys):
+    trace = _trace(tmp_path / "ny.swf")
+    args = ["run", "--trace", str(trace), "--policy", "fcfs", "--window", "2001-09-12", "2001-09-14"]
+    assert main([*args, "--warmup", "1", "--out", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err
+    assert (
+        "o2ksim: note: --window dates read in America/New_York (the trace header's TimeZoneString): "
+        "[2001-09-12 00:00 EDT, 2001-09-14 00:00 EDT)"
+    ) in err
+    # the window starts at 2001-09-12 04:00 UTC = 80,000 + 2 x 86,400 + 14,400 s = 267,200 s;
+    # a day earlier, 180,800 s: jobs 0 .. 8 (one every 6 h) are submitted before
+    start = MIDNIGHT_UTC + 2 * 86400 + 4 * 3600
+    before = len([i for i in range(40) if 21600 * i < start - 86400])
+    assert before == 9
+    assert f"--window: {before} job(s) submitted before 2001-09-11 00:00 EDT (window start - warm-up of 1d)" in err
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["window_zone"] == "America/New_York"
+    # analysed: the jobs submitted in [2001-09-12 04:00 UTC, 2001-09-14 04:00 UTC): 13 .. 20
+    assert summary["jobs"] == len([i for i in range(40) if start <= 21600 * i < start + 2 * 86400]) == 8
+
+
+def test_an_empty_window_is_refused_in_dates(tmp_path, capsys):
+    trace = _trace(tmp_path / "ny.swf")
+    assert main(["run", "--trace", str(trace), "--window", "2002-01-01", "2002-01-02"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "o2ksim: error: --window 2002-01-01 2002-01-02: no job of the trace is submitted in "
+        "[2002-01-01 00:00 EST, 2002-01-02 00:00 EST) (its jobs are submitted from "
+        "2001-09-08 21:46:40 EDT to 2001-09-18 15:46:40 EDT)"
+    )
+
+
+def test_durations_stay_durations(tmp_path, capsys):
+    trace = _trace(tmp_path / "ny.swf")
+    assert main(["run", "--trace", str(trace), "--policy", "fcfs", "--window", "3d", "5d", "--warmup", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "dates read in" not in err
+    assert "submitted before 2d after the trace start (window start - warm-up of 1d)" in err
