@@ -132,6 +132,43 @@ def single_host(procs: int, name: str = "machine", memory_kb: float = UNLIMITED)
     return MachineSpec(name=name, hosts=(HostSpec(name=name, procs=procs, memory=memory_kb),))
 
 
+class Admission:
+    """The machine's rules by which a run rejects a job on arrival: the one implementation,
+    used by the engine (:meth:`Simulation.arrive <o2ksim.engine.core.Simulation.arrive>`,
+    before the policy's own ``admit``) and by ``o2ksim trace check`` / ``trace info``, which
+    flag the jobs a run would reject.
+
+    A job is rejected when its submit time is unknown (negative), its processor request is
+    not positive, its actual runtime is unknown, it asks for more processors than the
+    largest host has, or no host with that many processors has its memory.
+    """
+
+    def __init__(self, machine: MachineSpec) -> None:
+        self.hosts = machine.hosts
+        self.max_procs = max(h.procs for h in machine.hosts)
+        self._fits: dict[tuple[int, int], bool] = {}  # (procs, mem) -> some host holds it
+
+    def reason(self, spec: Any) -> str:
+        """Why ``spec`` (a :class:`~o2ksim.jobs.JobSpec`: ``submit``, ``procs``, ``run_time``,
+        ``mem`` in KB) can never run on this machine, or ``""``."""
+        if spec.submit < 0:
+            return "submit time unknown"
+        if spec.procs <= 0:
+            return "requested processors unknown or not positive"
+        if not (spec.run_time >= 0):
+            return "actual runtime unknown"
+        if spec.procs > self.max_procs:
+            return f"requests {spec.procs} processors; the largest host has {self.max_procs}"
+        key = (spec.procs, spec.mem)
+        fits = self._fits.get(key)
+        if fits is None:
+            fits = any(spec.procs <= h.procs and spec.mem <= h.memory for h in self.hosts)
+            self._fits[key] = fits
+        if not fits:
+            return f"requests {spec.mem / 1024:.0f} MB; no host with {spec.procs} processors has that much memory"
+        return ""
+
+
 def machine_from_header(header: Any, source: str | None = None) -> MachineSpec:
     """One host sized from an SWF header's ``MaxProcs`` (else ``MaxNodes``)."""
     procs = getattr(header, "max_procs", None) or getattr(header, "max_nodes", None)

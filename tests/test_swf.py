@@ -779,7 +779,7 @@ def test_cli_check_order(write, capsys) -> None:
     path = lines_file(write, jobs)
     code, out, err = cli(capsys, "check", path)
     assert code == 0
-    assert out.strip().endswith("30 jobs; 0 lines skipped; 1 reordered")
+    assert out.splitlines()[0].endswith("30 jobs; 0 lines skipped; 1 reordered")
     assert err.startswith("o2ksim: warning:") and "sorted by submit time" in err
     code, out, err = cli(capsys, "check", "--strict-order", path)
     assert code == 2

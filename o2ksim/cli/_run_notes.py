@@ -11,11 +11,14 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from collections.abc import Iterable
 
 from o2ksim.errors import O2KSimError
-from o2ksim.run.checks import MACHINE_LABEL
+from o2ksim.machine import Admission, MachineSpec, load_machine, machine_from_header
+from o2ksim.run.checks import MACHINE_LABEL, header_machine
 from o2ksim.table import column
 from o2ksim.units import TraceClock
+from o2ksim.workloads.convert import specs_from_frame
 from o2ksim.workloads.transforms import Window, format_duration
 
 SECONDS = TraceClock()  # times as durations since the trace start
@@ -55,6 +58,21 @@ def say_machine(trace, machine: str | None) -> None:
         )
 
 
+def reason_groups(reasons: Iterable[object], ids: Iterable[int]) -> list[tuple[int, str, list[int]]]:
+    """Reasons grouped with the numbers in them folded ('requests 8 processors' and 'requests
+    9 processors' are one group), largest group first: ``(count, first reason, job ids)``."""
+    groups: dict[str, tuple[list[int], str]] = {}
+    for reason, job in zip(reasons, ids, strict=True):
+        text = str(reason) if reason not in (None, "") and reason == reason else "no reason given"
+        groups.setdefault(re.sub(r"\d[\d.,]*", "#", text), ([], text))[0].append(int(job))
+    ordered = sorted(groups.values(), key=lambda e: -len(e[0]))
+    return [(len(jobs), text, jobs) for jobs, text in ordered]
+
+
+def _group_text(n: int, text: str) -> str:
+    return f"{n} {text!r}{' and alike' if n > 1 and re.search(r'[0-9]', text) else ''}"
+
+
 def rejected_line(result) -> str:
     """The analysed jobs the run rejected, counted per reason (numbers in reasons folded)."""
     table = result.job_table
@@ -64,17 +82,46 @@ def rejected_line(result) -> str:
         rejected &= column(table, "analysed").astype(bool)
     if not rejected.any():
         return ""
-    groups: dict[str, list] = {}
-    for reason in column(table, "reason")[rejected].tolist():
-        text = str(reason) if reason not in (None, "") and reason == reason else "no reason given"
-        entry = groups.setdefault(re.sub(r"\d[\d.,]*", "#", text), [0, text])
-        entry[0] += 1
-    ordered = sorted(groups.values(), key=lambda e: -e[0])
-    parts = [f"{n} {text!r}{' and alike' if n > 1 and re.search(r'[0-9]', text) else ''}"
-             for n, text in ordered[:3]]  # fmt: skip
+    ordered = reason_groups(column(table, "reason")[rejected].tolist(), column(table, "job_id")[rejected].tolist())
+    parts = [_group_text(n, text) for n, text, _ in ordered[:3]]
     if len(ordered) > 3:
-        parts.append(f"{sum(n for n, _ in ordered[3:])} for {len(ordered) - 3} other reasons")
+        parts.append(f"{sum(n for n, _, _ in ordered[3:])} for {len(ordered) - 3} other reasons")
     return f"rejected {int(rejected.sum())}: " + "; ".join(parts)
+
+
+def run_machine(trace, name: str | None, source: str) -> tuple[MachineSpec | None, str]:
+    """The machine ``o2ksim run --trace`` would use (``--machine``, else the one the header
+    names, else one host of the header's MaxProcs) and how it was chosen; ``None`` when there
+    is none (no MaxProcs and no ``--machine``)."""
+    named = name or header_machine(trace.header)
+    if named:
+        mach = load_machine(named)
+        return mach, f"{mach.describe()} ({'--machine' if name else 'named by the trace header'})"
+    try:
+        mach = machine_from_header(trace.header, source)
+    except O2KSimError:
+        return None, "no machine: the header has no MaxProcs or MaxNodes (give --machine)"
+    return mach, f"{mach.describe()} (from the trace header; --machine for another)"
+
+
+def would_reject(trace, machine: MachineSpec) -> list[tuple[int, str, list[int]]]:
+    """The jobs of ``trace`` a run on ``machine`` rejects on arrival, grouped by reason
+    (:func:`reason_groups`), by the run's own rules (:class:`~o2ksim.machine.Admission`).
+    A policy may reject more (its ``admit``, e.g. a queue's limits)."""
+    admission = Admission(machine)
+    found = [(s.job_id, r) for s in specs_from_frame(trace.table) if (r := admission.reason(s))]
+    return reason_groups([r for _, r in found], [j for j, _ in found])
+
+
+def rejection_lines(groups: list[tuple[int, str, list[int]]], label: str, shown: int = 5) -> list[str]:
+    """``would_reject``'s groups as lines: the count, then one line per reason with its first
+    job numbers (the pointer: ``grep`` them in the trace, or see jobs.csv's ``reason``)."""
+    total = sum(n for n, _, _ in groups)
+    lines = [f"a run would reject {total} job(s) on {label}" + (":" if total else "")]
+    for n, text, jobs in groups:
+        more = f" (and {n - shown} more)" if n > shown else ""
+        lines.append(f"  {_group_text(n, text)}: job {', '.join(map(str, jobs[:shown]))}{more}")
+    return lines
 
 
 def check_window_has_jobs(trace, window: Window, clock: TraceClock = SECONDS) -> None:
@@ -125,9 +172,13 @@ def warn_about_reading(trace, args: argparse.Namespace) -> None:
 
 __all__ = [
     "check_window_has_jobs",
+    "reason_groups",
     "rejected_line",
+    "rejection_lines",
+    "run_machine",
     "say_machine",
     "warn_about_estimates",
     "warn_about_reading",
     "warn_about_window",
+    "would_reject",
 ]

@@ -2,14 +2,19 @@
 
 Three actions::
 
-    o2ksim trace info FILE [--lenient]                  # header, job count, span, fields present
-    o2ksim trace check FILE [--lenient] [--strict-order]  # validate; exit 0 ok, 2 on the first error
+    o2ksim trace info FILE [--lenient] [--machine M]    # header, job count, span, fields present
+    o2ksim trace check FILE [--lenient] [--strict-order] [--machine M]  # validate; exit 0 ok, 2 on the first error
     o2ksim trace convert IN OUT [--limit N] [--lenient]   # rewrite (to/from .gz, first N jobs)
 
 Malformed input raises :class:`o2ksim.errors.InputError`, which the CLI main
 prints as one ``o2ksim: error: FILE:LINE: ...`` line with exit code 2.
 Warnings (jobs reordered by submit time, lines skipped in lenient mode, an
 empty trace) go to stderr as ``o2ksim: warning: ...``.
+
+``info`` and ``check`` also count the jobs that a run would reject on arrival
+(on the machine ``o2ksim run --trace`` would pick, or ``--machine``), by the
+run's own rules (:class:`o2ksim.machine.Admission`); ``check`` lists them per
+reason with their job numbers.
 """
 
 from __future__ import annotations
@@ -19,9 +24,15 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+from o2ksim.cli._run_notes import rejection_lines, run_machine, would_reject
+from o2ksim.machine import load_machine
 from o2ksim.workloads.swf import Trace, read_swf, write_swf
 
 HELP = "inspect, check or convert an SWF workload trace (plain or .gz)"
+MACHINE_HELP = (
+    "machine to check the jobs against (name or file); default the one `o2ksim run --trace` "
+    "picks: the header's O2KSimMachine, else one host of its MaxProcs"
+)
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -38,6 +49,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     info.add_argument(
         "--lenient", action="store_true", help="skip malformed lines (counted) instead of failing"
     )
+    info.add_argument("--machine", metavar="NAME", help=MACHINE_HELP)
     info.set_defaults(func=_info)
 
     check = actions.add_parser(
@@ -58,6 +70,7 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="a submit time smaller than an earlier line's is an error "
         "(by default such jobs are sorted into place with a warning)",
     )
+    check.add_argument("--machine", metavar="NAME", help=MACHINE_HELP)
     check.set_defaults(func=_check)
 
     convert = actions.add_parser(
@@ -127,10 +140,28 @@ def _percent(part: int, whole: int) -> str:
 
 
 def _info(args: argparse.Namespace) -> int:
+    if args.machine:  # an unknown machine is refused before anything is printed
+        load_machine(args.machine)
     trace = read_swf(args.file, lenient=args.lenient)
     _warn_about(trace)
     print(_describe(trace, args.file))
+    machine, label = run_machine(trace, args.machine, args.file)
+    if machine is None:
+        print(f"rejected:      unknown, {label}")
+    else:
+        n = sum(count for count, _, _ in would_reject(trace, machine))
+        pointer = f" (`o2ksim trace check {args.file}` lists them)" if n else ""
+        print(f"rejected:      {n} by a run on {label}{pointer}")
     return 0
+
+
+def _say_rejections(trace: Trace, args: argparse.Namespace) -> None:
+    """The jobs a run would reject, per reason, with their job numbers (``trace check``)."""
+    machine, label = run_machine(trace, args.machine, args.file)
+    if machine is None:
+        print(f"which jobs a run would reject: unknown, {label}")
+        return
+    print("\n".join(rejection_lines(would_reject(trace, machine), label)))
 
 
 def _describe(trace: Trace, name: str) -> str:
@@ -176,6 +207,8 @@ def _describe(trace: Trace, name: str) -> str:
 
 
 def _check(args: argparse.Namespace) -> int:
+    if args.machine:
+        load_machine(args.machine)
     trace = read_swf(args.file, lenient=args.lenient, strict_order=args.strict_order)
     report = trace.report
     assert report is not None
@@ -183,6 +216,7 @@ def _check(args: argparse.Namespace) -> int:
     print(report.summary())
     for line, reason in report.examples:
         print(f"  line {line}: {reason}")
+    _say_rejections(trace, args)
     return 0
 
 

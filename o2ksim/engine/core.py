@@ -45,7 +45,7 @@ from o2ksim.engine.monitor import Monitor, Observer
 from o2ksim.engine.queue_index import QueueIndex
 from o2ksim.engine.scheduler import Scheduler
 from o2ksim.jobs import Job, JobSpec, JobState
-from o2ksim.machine import MachineSpec
+from o2ksim.machine import Admission, MachineSpec
 
 
 @dataclass
@@ -127,8 +127,7 @@ class Simulation:
         self.changes = [0]  # allocation changes on any host (the hosts bump it)
         self.hosts = {h.name: Host(self.env, h, self.changes) for h in machine.hosts}
         self.host_list = list(self.hosts.values())
-        self._max_procs = max(h.procs for h in machine.hosts)
-        self._fits_a_host: dict[tuple[int, int], bool] = {}  # (procs, mem) -> some host holds it
+        self._admission = Admission(machine)  # the machine's rules, shared with `o2ksim trace check`
         self.monitor = Monitor()
         self.observers: list[Observer] = [self.monitor, *observers]
         self.hooks = Hooks(self.observers)
@@ -223,23 +222,7 @@ class Simulation:
             self.request_pass()
 
     def _never_fits(self, job: Job) -> str:
-        spec = job.spec
-        if spec.submit < 0:
-            return "submit time unknown"
-        if spec.procs <= 0:
-            return "requested processors unknown or not positive"
-        if not (spec.run_time >= 0):
-            return "actual runtime unknown"
-        if spec.procs > self._max_procs:
-            return f"requests {spec.procs} processors; the largest host has {self._max_procs}"
-        key = (spec.procs, spec.mem)
-        fits = self._fits_a_host.get(key)
-        if fits is None:
-            fits = any(spec.procs <= h.procs and spec.mem <= h.memory for h in self.machine.hosts)
-            self._fits_a_host[key] = fits
-        if not fits:
-            return f"requests {spec.mem / 1024:.0f} MB; no host with {spec.procs} processors has that much memory"
-        return self.policy.admit(job) or ""
+        return self._admission.reason(job.spec) or self.policy.admit(job) or ""
 
     def dequeue(self, job: Job) -> None:
         """Take a job out of the queue (it starts, or is rejected or killed)."""
