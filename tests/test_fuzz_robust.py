@@ -9,6 +9,11 @@ exactly one line on stderr naming the file (and line and field) or the option,
 never a traceback.  Where the value is certainly wrong (not a number, negative,
 a missing or extra field, beyond int64), exit 2 is required.
 
+Output paths too: every command that writes, into every kind of place it
+cannot write (a file as the folder, a missing folder, a folder as the file,
+``/proc``), and a full disk injected into a sweep: exit 2, one line naming the
+place, nothing left behind.
+
 The case counts are asserted, so a table that silently shrinks fails too.
 """
 
@@ -237,3 +242,69 @@ def test_fuzz_cli_values(tmp_path):
         check(["run", "-q", "--span", span], ["--span"], must_refuse=True)
         n += 1
     assert n == len(CLI_OPTIONS) * len(CLI_VALUES) + 10 + 6
+
+
+# ------------------------------------------------------------------ output paths
+SCENARIO = str(ROOT / "scenarios" / "explain-backfill.toml")
+# each command with where its output goes: a file (`file`) or a folder (`folder`)
+OUTPUT_COMMANDS = {
+    "trace convert": (lambda out: ["trace", "convert", TINY, out], "file"),
+    "characterize": (lambda out: ["characterize", TINY, "--out", out, "--no-figures"], "folder"),
+    "gantt": (lambda out: ["gantt", SCENARIO, "-o", out], "file"),
+    "run": (lambda out: ["run", "--trace", TINY, "-q", "--out", out], "folder"),
+    "scenario run": (lambda out: ["scenario", "run", SCENARIO, "-q", "--no-report", "--out", out], "folder"),
+}
+
+
+def bad_targets(tmp: Path, kind: str) -> Iterator[tuple[str, str]]:
+    """``(target, what its error must name)`` for outputs that cannot be written there."""
+    (tmp / "afile").write_text("in the way\n")
+    (tmp / "adir").mkdir(exist_ok=True)
+    yield str(tmp / "afile" / "x.out"), "afile"  # the parent is a file
+    yield "/proc/o2ksim-fuzz/x.out", "/proc/o2ksim-fuzz"  # a place nobody can write
+    if kind == "file":
+        yield str(tmp / "missing" / "x.out"), "missing"  # a folder that does not exist
+        yield str(tmp / "adir"), "adir"  # a folder where a file is wanted
+    else:
+        yield str(tmp / "afile"), "afile"  # a file where a folder is wanted
+
+
+def test_fuzz_output_paths(tmp_path):
+    """Every command that writes, into every kind of place it cannot write: exit 2, one line
+    naming the place, and nothing left behind (no new file anywhere under tmp_path)."""
+    n = 0
+    for name, (command, kind) in OUTPUT_COMMANDS.items():
+        for target, named in bad_targets(tmp_path, kind):
+            before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+            line = check(command(target), [named], must_refuse=True)
+            assert "Traceback" not in line
+            assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before, (name, target)
+            n += 1
+    assert n == 2 * 4 + 3 * 3  # two file commands x 4 places, three folder commands x 3
+
+
+@pytest.mark.parametrize("stage", ["workspace", "summary", "report"])
+def test_scenario_run_on_a_full_disk_is_one_line_and_leaves_no_half_file(tmp_path, monkeypatch, stage):
+    """A write error (ENOSPC) injected where a sweep writes its run, its summary table or its
+    report: exit 2, one line naming the place, no temporary file or half workspace left."""
+    import errno
+
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+    def full(*_a, **_k):
+        raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "res" / stage))
+
+    if stage == "workspace":
+        monkeypatch.setattr(pd.DataFrame, "to_parquet", full)
+    elif stage == "summary":
+        monkeypatch.setattr("o2ksim.experiments.sweep.write_table", full)
+    else:  # the report's first file is a figure
+        monkeypatch.setattr(Figure, "savefig", full)
+    out = tmp_path / "res"
+    args = ["scenario", "run", SCENARIO, "-q", "--out", str(out)]
+    line = check(args, [str(out)], must_refuse=True)
+    assert "No space left on device" in line
+    assert not [p for p in out.rglob("*") if "tmp" in p.name], list(out.rglob("*"))
+    if stage == "workspace":
+        assert not (out / "runs").exists() or not any((out / "runs").iterdir())

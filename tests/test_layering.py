@@ -56,6 +56,7 @@ LAYER_OF: dict[str, str] = {
     "o2ksim.units": "core",
     "o2ksim.clock": "core",
     "o2ksim.paths": "core",
+    "o2ksim.files": "core",
     "o2ksim.validation": "core",
     "o2ksim.registry": "core",
     "o2ksim.plugins": "core",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from o2ksim.errors import O2KSimError
+from o2ksim.validation import writable_dir
 from o2ksim.workloads.characterize import characterize
 from o2ksim.workloads.swf import read_swf
 
@@ -37,6 +38,8 @@ def register(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.procs is not None and args.procs < 1:
         raise O2KSimError(f"--procs must be positive, got {args.procs}")
+    if args.out:  # a file in the way or an unwritable place: refused before the work
+        writable_dir(args.out, "--out")
     trace = read_swf(args.trace, lenient=args.lenient)
     char = characterize(trace, procs=args.procs, fits=not args.no_fits)
     print(f"characterisation of {args.trace}")

@@ -13,6 +13,7 @@ from o2ksim.cli.report import results_dir_of
 from o2ksim.errors import O2KSimError
 from o2ksim.experiments.scenario import load_scenario, simulate_run
 from o2ksim.experiments.store import load_results
+from o2ksim.files import parent_folder
 from o2ksim.report.gantt import EmptyWindow, GanttRecorder, teaching_from_jobs, write_gantt
 from o2ksim.workloads.transforms import parse_duration
 
@@ -76,6 +77,7 @@ def _policy_title(policy: dict, workload: str, estimates: str | None = None) -> 
 
 
 def run(args: argparse.Namespace) -> int:
+    parent_folder(args.out, "-o")  # refused before a scenario is simulated
     src = Path(args.source)
     if src.is_dir():
         src = results_dir_of(args.source, "gantt")[0]

@@ -124,15 +124,23 @@ def cmd_run(args: argparse.Namespace) -> int:
     writable_dir(out, "--out" if args.out else f"{sc.path or sc.name}: [outputs] dir")
     say = (lambda _m: None) if args.quiet else (lambda m: print(m, flush=True))
     progress = (sys.stderr.isatty() and not args.quiet) if args.progress is None else args.progress
-    res = run_sweep(
-        sc,
-        out,
-        workers=args.workers,
-        scheduler=args.scheduler,
-        progress=progress,
-        retry_failed=args.retry_failed,
-        log=say,
-    )
+    try:
+        res = run_sweep(
+            sc,
+            out,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            progress=progress,
+            retry_failed=args.retry_failed,
+            log=say,
+        )
+    except OSError as exc:  # a full disk: each run's folder is written whole, or not at all
+        where = exc.filename or out
+        raise O2KSimError(
+            f"{where}: cannot write the results ({exc.strerror or exc}); the runs stored in "
+            f"{out}/ are complete, the others are not stored: run the same command again "
+            "once there is room (finished runs are kept)"
+        ) from None
     if not args.quiet:
         print(format_table(res.table, ["policy", *sc.factors, "seed"]))
         print(
@@ -150,7 +158,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     want_report = sc.outputs.get("report", True) if args.report is None else args.report
     if want_report and (res.table["status"] == "ok").any():
-        page = write_report(out)
+        try:
+            page = write_report(out)
+        except O2KSimError as exc:  # a full disk: the runs are stored, only the page is missing
+            raise O2KSimError(
+                f"{exc}; the runs are stored in {out}/ (`o2ksim report {out}` writes the report "
+                "once there is room)"
+            ) from None
         if not args.quiet:
             print(f"report: {page}")
     # failed runs kept from an earlier sweep (--no-retry-failed) count as well

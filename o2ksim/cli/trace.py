@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from o2ksim.cli._run_notes import rejection_lines, run_machine, would_reject
+from o2ksim.files import parent_folder
 from o2ksim.machine import load_machine
 from o2ksim.workloads.swf import Trace, read_swf, write_swf
 
@@ -221,6 +222,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _convert(args: argparse.Namespace) -> int:
+    parent_folder(args.output, "OUT")  # refused before reading IN (a trace may be large)
     trace = read_swf(args.input, lenient=args.lenient, limit=args.limit)
     _warn_about(trace)
     source = Path(args.input).name

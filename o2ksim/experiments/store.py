@@ -37,6 +37,7 @@ import pyarrow.parquet as pq
 from o2ksim.errors import O2KSimError
 from o2ksim.experiments.scenario import RunSpec, Scenario
 from o2ksim.experiments.workers import COUNTS, METRICS, RunOutcome
+from o2ksim.files import atomic_path, write_atomically
 from o2ksim.run.results import versions, write_json
 
 
@@ -105,6 +106,14 @@ def store_outcome(out_dir: Path, run: RunSpec, outcome: RunOutcome) -> Path:
     runs.mkdir(parents=True, exist_ok=True)
     tmp = runs / f".tmp-{run.run_id}-{uuid.uuid4().hex[:8]}"
     tmp.mkdir()
+    try:
+        return _fill_workspace(tmp, runs / run.run_id, run, outcome)
+    except BaseException:  # a full disk, an interrupt: no half workspace left behind
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _fill_workspace(tmp: Path, final: Path, run: RunSpec, outcome: RunOutcome) -> Path:
     write_json(tmp / "config.json", run.to_dict())
     if outcome.jobs is not None:
         outcome.jobs.to_parquet(tmp / "jobs.parquet", index=False)
@@ -131,7 +140,6 @@ def store_outcome(out_dir: Path, run: RunSpec, outcome: RunOutcome) -> Path:
             "versions": versions(),
         },
     )
-    final = runs / run.run_id
     if final.exists():
         shutil.rmtree(final)
     os.replace(tmp, final)
@@ -207,7 +215,7 @@ def write_plan(out_dir: Path, scenario: Scenario, runs: Sequence[RunSpec]) -> No
     """Record the scenario text and the planned runs next to the results."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "scenario.toml").write_text(scenario.text)
+    write_atomically(out / "scenario.toml", scenario.text.encode())
     write_json(
         out / "plan.json",
         {
@@ -225,8 +233,10 @@ def write_plan(out_dir: Path, scenario: Scenario, runs: Sequence[RunSpec]) -> No
 def write_table(out_dir: Path, table: pd.DataFrame) -> None:
     """The summary table as ``summary.parquet`` and ``summary.csv``."""
     out = Path(out_dir)
-    table.to_parquet(out / "summary.parquet", index=False)
-    table.to_csv(out / "summary.csv", index=False)
+    with atomic_path(out / "summary.parquet") as tmp:  # whole or not at all (a full disk)
+        table.to_parquet(tmp, index=False)
+    with atomic_path(out / "summary.csv") as tmp:
+        table.to_csv(tmp, index=False)
 
 
 # ------------------------------------------------------------------------------ reading

@@ -29,6 +29,8 @@ from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
+from o2ksim.files import atomic_path
+
 if TYPE_CHECKING:
     from matplotlib.typing import RcKeyType
 
@@ -438,8 +440,9 @@ def class_figure(classes: pd.DataFrame, policies: Sequence[str], panels: Sequenc
 
 
 def save(fig: Figure, path: str, dpi: int = 110) -> None:
-    """Write ``fig`` as PNG and free it."""
-    fig.savefig(path, dpi=dpi)
+    """Write ``fig`` as PNG, whole or not at all (a full disk leaves no half a figure)."""
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=dpi, format="png")
 
 
 __all__ = [

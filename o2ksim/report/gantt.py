@@ -22,6 +22,7 @@ import pandas as pd
 
 from o2ksim.engine.decisions import Reserve, Start
 from o2ksim.engine.monitor import Observer
+from o2ksim.files import atomic_path
 from o2ksim.jobs import Job, JobState
 from o2ksim.workloads.transforms import format_duration
 
@@ -461,10 +462,11 @@ def write_gantt(
     dpi: int = 120,
     teaching: Teaching | None = None,
 ) -> str:
-    """Draw :func:`gantt_figure` and write it as PNG to ``path``."""
+    """Draw :func:`gantt_figure` and write it as PNG to ``path`` (whole or not at all)."""
     fig = gantt_figure(segments, hosts, start=start, end=end, host_names=host_names,
                        title=title, teaching=teaching)  # fmt: skip
-    fig.savefig(path, dpi=dpi)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=dpi, format="png")
     return path
 
 

@@ -42,6 +42,7 @@ import pandas as pd
 from o2ksim.experiments.scenario import RunSpec
 from o2ksim.experiments.store import load_results, store_outcome, summary_table, write_table
 from o2ksim.experiments.workers import outcome_of
+from o2ksim.files import atomic_path
 from o2ksim.report.gather import MAX_PANELS, Gathered, gather
 from o2ksim.report.page import SECTIONS, PageContext, add_section, build_page
 from o2ksim.report.prediction import is_prediction_dir, write_prediction_report
@@ -169,7 +170,7 @@ def write_report(
     if len(g.table):
         pd.concat(
             [r.assign(level=label) for label, r in rankings(g)], ignore_index=True
-        ).to_csv(tables / "ranking.csv", index=False)
+        ).pipe(_write_csv, tables / "ranking.csv")
     for name, frame in (
         ("runtime_groups", g.runtime),
         ("p95_points", g.p95),
@@ -178,9 +179,16 @@ def write_report(
         ("class_groups", g.classes),
     ):
         if len(frame):
-            frame.to_csv(tables / f"{name}.csv", index=False)
-    runs_table(results).to_csv(tables / "runs.csv", index=False)
+            _write_csv(frame, tables / f"{name}.csv")
+    _write_csv(runs_table(results), tables / "runs.csv")
     page = out / "report.html"
-    page.write_text(build_page(results, g, figs))
+    with atomic_path(page) as tmp:  # the page last, and whole: a full disk leaves the old one
+        tmp.write_text(build_page(results, g, figs))
     return page
+
+
+def _write_csv(frame: pd.DataFrame, path: Path) -> None:
+    """One table of the report, written whole or not at all."""
+    with atomic_path(path) as tmp:
+        frame.to_csv(tmp, index=False)
 

@@ -26,6 +26,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
+from o2ksim.files import atomic_path
 from o2ksim.report.figures import report_style, subplots
 
 __all__ = ["write_figures"]
@@ -51,7 +52,8 @@ def _ecdf(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _save(fig: Any, path: Path) -> Path:
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    with atomic_path(path) as tmp:  # a full disk leaves no half-written figure
+        fig.savefig(tmp, dpi=120, format=path.suffix.lstrip(".") or "png")
     return path
 
 

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from o2ksim.errors import O2KSimError
+from o2ksim.files import atomic_path
 from o2ksim.o2k_classes import (
     CLASS_NAMES,
     KB_PER_MB,
@@ -43,6 +44,7 @@ from o2ksim.o2k_classes import (
     TIME_CLASSES,
     class_index,
 )
+from o2ksim.validation import writable_dir
 from o2ksim.workloads.characterize_arrivals import DEFAULT_PERIODS, arrival_tables
 from o2ksim.workloads.clock import local_clock, local_clock_unix, trace_tz
 from o2ksim.workloads.reshape import offered_load
@@ -199,16 +201,17 @@ class Characterization:
         return "\n".join(out)
 
     def save(self, out_dir: str | Path) -> list[Path]:
-        """Write every table as CSV (and the summary as ``summary.csv``) into *out_dir*."""
-        d = Path(out_dir)
-        d.mkdir(parents=True, exist_ok=True)
+        """Write every table as CSV (and the summary as ``summary.csv``) into *out_dir*, each
+        file whole or not at all (:func:`o2ksim.files.atomic_path`); a place that cannot be
+        written is a one-line error naming it (:func:`o2ksim.validation.writable_dir`)."""
+        d = writable_dir(out_dir, "characterize --out")
         written = []
         s = pd.DataFrame({"measure": list(self.summary), "value": list(self.summary.values())})
-        s.to_csv(d / "summary.csv", index=False)
-        written.append(d / "summary.csv")
-        for name, t in self.tables.items():
+        tables = {"summary": s, **self.tables}
+        for name, t in tables.items():
             path = d / f"{name}.csv"
-            t.to_csv(path, index=False)
+            with atomic_path(path) as tmp:
+                t.to_csv(tmp, index=False)
             written.append(path)
         return written
 

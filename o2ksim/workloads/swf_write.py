@@ -12,12 +12,11 @@ from __future__ import annotations
 import gzip
 import io
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from o2ksim.errors import InputError
+from o2ksim.files import write_atomically
 from o2ksim.table import is_frame
 from o2ksim.workloads.swf_fields import N_FIELDS, SWF_FIELDS
 from o2ksim.workloads.swf_header import SWFHeader
@@ -64,7 +63,7 @@ def write_swf(
     spath = os.fspath(path)
     if spath.endswith(".gz"):
         payload = _gzip_bytes(payload)
-    _write_atomically(Path(spath), payload)
+    write_atomically(spath, payload)
 
 
 def _frame_values(frame: Any) -> np.ndarray:
@@ -112,18 +111,3 @@ def _gzip_bytes(payload: bytes) -> bytes:
     with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0, compresslevel=6) as gz:
         gz.write(payload)
     return buf.getvalue()
-
-
-def _write_atomically(target: Path, payload: bytes) -> None:
-    """Write *payload* to a temporary file next to *target*, then rename it over
-    *target*, so that readers never see a half-written trace."""
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-    try:
-        # os.open applies the umask to 0o666, as a plain open() would
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-        os.replace(tmp, target)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise InputError(target, f"cannot write file: {exc.strerror or exc}") from None

@@ -1,0 +1,78 @@
+"""Output files written whole or not at all, and their folders checked before the work.
+
+The one single-file writer of o2ksim (what ``git`` does with ``index.lock``):
+a file is written under a temporary name next to its target, then renamed
+over it, so that a reader never sees half a file -- after a full disk, a
+kill, or a write into a place that cannot hold it.  SWF traces
+(:func:`o2ksim.workloads.swf.write_swf`), the tables of ``o2ksim
+characterize --out`` and the PNG of ``o2ksim gantt`` go through it.  A run's
+results folder, whose files must change together, is
+:mod:`o2ksim.run.outfiles`' business (a lock and a journal on top of the same
+idea); an output folder is checked up front by
+:func:`o2ksim.validation.writable_dir`.
+
+Every failure is one :class:`~o2ksim.errors.O2KSimError` line that names the
+path and the cause (``afile/x.swf: cannot write there (Not a directory)``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from o2ksim.errors import InputError, O2KSimError
+
+
+def _cause(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+@contextlib.contextmanager
+def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
+    """A temporary path next to ``target`` for the block to write; renamed over ``target`` when
+    the block ends normally, removed when it does not.
+
+    The writer (``open``, ``DataFrame.to_csv``, ``Figure.savefig``) creates the file.  An
+    ``OSError`` in the block or in the rename becomes a one-line
+    :class:`~o2ksim.errors.InputError` naming ``target``; ``target`` is then as it was before.
+    """
+    path = Path(target)
+    if path.is_dir():
+        raise O2KSimError(f"{path}: is a folder; give a file name")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise InputError(path, f"cannot write there ({_cause(exc)}); nothing was written") from None
+    finally:
+        with contextlib.suppress(OSError):  # the rename moved it, or it was never made
+            tmp.unlink()
+
+
+def write_atomically(target: str | os.PathLike[str], payload: bytes) -> None:
+    """Write ``payload`` to ``target`` whole or not at all (:func:`atomic_path`)."""
+    with atomic_path(target) as tmp:
+        # os.open applies the umask to 0o666, as a plain open() would
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+
+
+def parent_folder(target: str | os.PathLike[str], option: str) -> Path:
+    """Refuse, before any work, an output file whose folder does not exist or is not a folder
+    (``gantt -o missing/x.png``, ``trace convert IN afile/x.swf``); returns ``target``."""
+    path = Path(target)
+    parent = path.parent
+    if not parent.exists():
+        raise O2KSimError(f"{option} {path}: the folder {parent} does not exist")
+    if not parent.is_dir():
+        raise O2KSimError(f"{option} {path}: {parent} is not a folder")
+    if path.is_dir():
+        raise O2KSimError(f"{option} {path}: is a folder; give a file name")
+    return path
+
+
+__all__ = ["atomic_path", "parent_folder", "write_atomically"]
