@@ -116,3 +116,23 @@ def test_a_binary_line_among_text_lines_is_still_skipped_one_by_one(tmp_path):
     path = write(tmp_path, text + b"\n\x00\x01\x02 garbage\n")
     trace = read_swf(path, lenient=True)
     assert len(trace.jobs) == 39 and trace.report.skipped == {"binary data": 1}
+
+
+# ------------------------------------------------------------------ one-line errors (issue 27)
+@pytest.mark.parametrize("model", ["cirne-berman", "downey"])
+def test_fit_on_an_empty_trace_names_the_file(tmp_path, capsys, model):
+    from o2ksim.cli import main
+
+    path = str(write(tmp_path, "; Version: 2\n"))
+    assert main(["fit", path, "--model", model]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"o2ksim: error: {path}: 0 job(s), too few to fit (need at least 10)"
+
+
+@pytest.mark.parametrize("argv", [["run", "--bogus"], ["--bogus"], ["trace", "info", "a", "b"]])
+def test_an_unrecognized_argument_has_the_prefix_once(capsys, argv):
+    from o2ksim.cli import main
+
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.count("o2ksim:") == 1 and "unrecognized arguments" in err, err

@@ -341,7 +341,9 @@ def fit(
     jobs = trace.jobs
     header = trace.header
     if len(jobs) < 10:
-        raise O2KSimError("the trace has too few jobs to fit (need at least 10)")
+        raise O2KSimError(
+            f"{trace.source or 'the trace'}: {len(jobs)} job(s), too few to fit (need at least 10)"
+        )
     procs = _procs(jobs)
     max_procs = int(
         getattr(header, "max_procs", None) or getattr(header, "max_nodes", None) or procs.max()

@@ -244,7 +244,9 @@ def fit(
     jobs = trace.jobs
     header = trace.header
     if len(jobs) < 10:
-        raise O2KSimError("the trace has too few jobs to fit (need at least 10)")
+        raise O2KSimError(
+            f"{trace.source or 'the trace'}: {len(jobs)} job(s), too few to fit (need at least 10)"
+        )
     procs = _procs(jobs)
     run = jobs["run_time"].to_numpy().astype(float)
     ok = (run > 0) & (procs >= 1) & (jobs["status"].to_numpy() != 5)
