@@ -107,6 +107,9 @@ def summary(
                 _nanmax(column(jobs, "end", float)[ran]),
             )
         out["utilisation"] = utilisation(segments, total_procs, span) if span else math.nan
+        # the time it is measured over: the window, else first submit to last end (not the
+        # arrivals' span, over which a generated workload's offered load is stated)
+        out["utilisation_span"] = float(span[1] - span[0]) if span else math.nan
     return out
 
 

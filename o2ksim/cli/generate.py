@@ -128,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
     days = float(trace.header.extra.get("O2KSimSpan", 0)) / 86400.0
     print(
         f"wrote {args.out}: {len(trace.jobs)} jobs, model {args.model} ({source}), seed {args.seed}, "
-        f"{days:g} days, load {load:.3f} of {procs} processors"
+        f"{days:g} days, offered load {load:.3f} of {procs} processors over the {days:g} days of "
+        "arrivals (a run states its utilisation over first submit to last end)"
     )
     return 0

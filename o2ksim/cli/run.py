@@ -411,6 +411,15 @@ def parse_warmup(text: str) -> float:
     return option_duration("--warmup", text, days=True)
 
 
+def _utilisation_over(result) -> str:
+    """What the utilisation is measured over, in days (summary.json's ``utilisation_span``)."""
+    span = result.summary.get("utilisation_span")
+    if span is None or span != span:
+        return ""
+    what = "the window" if result.config.get("window") else "first submit to last end"
+    return f"(of {result.machine.total_procs} processors over {span / 86400:.3g} days, {what})"
+
+
 def format_summary(result, overrides: dict | None = None) -> str:
     """The run's summary; the first line names every override (--set, --reservations, estimates)."""
     s = result.summary
@@ -423,7 +432,8 @@ def format_summary(result, overrides: dict | None = None) -> str:
         f"jobs {s['jobs']}: completed {s['completed']}, killed {s['killed']}, rejected {s['rejected']}, unfinished {s['unfinished']}",
         f"wait (h): mean {s['mean_wait'] / h:.2f}  95th {s['p95_wait'] / h:.2f}  max {s['max_wait'] / h:.2f}",
         f"slowdown: mean {s['mean_slowdown']:.2f}  bounded mean {s['mean_bounded_slowdown']:.2f}  bounded max {s['max_bounded_slowdown']:.1f}",
-        f"utilisation {s.get('utilisation', float('nan')):.3f}   simulated in {s['sim_seconds']:.2f} s ({result.stats.passes} passes)",
+        f"utilisation {s.get('utilisation', float('nan')):.3f} {_utilisation_over(result)}   "
+        f"simulated in {s['sim_seconds']:.2f} s ({result.stats.passes} passes)",
     ]
     if s.get("preemptions") or s.get("resizes"):
         lines.append(f"preemptions {s.get('preemptions', 0)}, resizes {s.get('resizes', 0)}")
