@@ -126,7 +126,10 @@ def _rows(path: Path) -> list[tuple[str, ...]]:
 
 
 def _norm(text: str) -> str:
-    """A cell as a comparable string: numbers by value (``5`` == ``5.0``), NaN as empty."""
+    """A cell as a comparable string: numbers by value (``5`` == ``5.0``), NaN as empty, and
+    the ``-`` that jobs.csv writes for "no host" since issue 27 as empty too."""
+    if text == "-":
+        return ""
     try:
         value = float(text)
     except ValueError:
