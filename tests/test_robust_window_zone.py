@@ -79,3 +79,20 @@ def test_durations_stay_durations(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "dates read in" not in err
     assert "submitted before 2d after the trace start (window start - warm-up of 1d)" in err
+
+
+def test_a_scenario_window_reads_dates_in_the_header_zone_too(tmp_path):
+    """A scenario's ``[protocol] window`` goes through the same reading as ``--window``."""
+    from o2ksim.run.config import RunConfig
+
+    trace = _trace(tmp_path / "ny.swf")
+    config = RunConfig.from_dict(
+        {
+            "machine": None,
+            "workload": {"trace": str(trace)},
+            "policy": {"name": "fcfs"},
+            "protocol": {"window": ["2001-09-12", "2001-09-14"], "warmup": 0},
+        }
+    )
+    start = MIDNIGHT_UTC + 2 * 86400 + 4 * 3600  # 2001-09-12 00:00 EDT
+    assert (config.window.start, config.window.end) == (start, start + 2 * 86400)
