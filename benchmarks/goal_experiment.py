@@ -8,7 +8,17 @@ finished; the runtimes known to the scheduler are the actual ones (G§4,
 ``estimates = "actual"``).  A second part varies L for Strict Lexical(Tw ->
 avgX) with DDS-LXF, DDS-FCFS and LDS-LXF (G Fig. 3).
 
-Writes ``OUT/months.csv`` (one row per trace, month, load and policy),
+The month part is a grid -- trace month x load x runtime estimates x policy
+-- whose cells are independent simulations, run by ``--workers N`` local
+processes (``concurrent.futures`` with a forkserver, as o2ksim's sweeps) or on
+a Dask cluster (``--scheduler tcp://HOST:8786``); the comparison measures are
+computed by the coordinator against the FCFS-backfill cell of the same month,
+load and estimates.  ``--estimates`` (or ``estimates`` in a ``--grid`` TOML
+file such as ``benchmarks/goal_estimates.toml``) lists the runtime-estimate
+scenarios of ``o2ksim run --estimates`` that every policy plans with
+(default: actual, G§4).
+
+Writes ``OUT/months.csv`` (one row per trace, month, load, estimates and policy),
 ``OUT/lsweep.csv``, ``OUT/classes.csv`` (Fig. 12 matrices),
 ``OUT/timings.csv`` (per decision point: waiting jobs, node visits, seconds)
 and the figures ``fig3_lsweep.png``, ``fig11_months.png``,
@@ -17,6 +27,7 @@ and the figures ``fig3_lsweep.png``, ``fig11_months.png``,
     python benchmarks/goal_experiment.py --out reports/goal \\
         --months KTH:1997-01,1997-03 --months SDSC-Par:1996-03 \\
         --loads orig,0.9 --lsweep KTH:1997-01:100,400,1000,4000,16000 --lsweep-days 14
+    python benchmarks/goal_experiment.py --grid benchmarks/goal_estimates.toml --out reports/goal-est
 """
 
 from __future__ import annotations
@@ -40,7 +51,7 @@ TRACES = {
     "KTH": ("../shared/traces/KTH-SP2-1996-2.1-cln.swf.gz", "kth-sp2", 100),
     "SDSC-Par": ("../shared/traces/SDSC-Par-1996-3.1-cln.swf.gz", "sdsc-par", 400),
 }
-POLICIES = {
+POLICIES: dict[str, tuple[str, dict]] = {
     "FCFS-backfill": ("fcfs-backfill", {}),
     "LXF-backfill": ("lxf-backfill", {}),
     "Lexical(Tw->avgX)": ("lexical-tw-avgx", {}),
@@ -254,7 +265,8 @@ def main() -> None:
         cells = grid_cells(months, loads, estimates, wanted, limit)
         wall = run_grid(cells, out, workers, args.scheduler)
         print(f"month grid: {len(cells)} runs, {wall:.0f} s wall, workers={workers}", flush=True)
-    lrows, timings = [], []
+    lrows: list[dict] = []
+    timings: list[dict] = []
     if args.lsweep:
         tname, label, ls = args.lsweep.split(":")
         path, machine, procs = TRACES[tname]
