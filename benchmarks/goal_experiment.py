@@ -8,7 +8,17 @@ finished; the runtimes known to the scheduler are the actual ones (G§4,
 ``estimates = "actual"``).  A second part varies L for Strict Lexical(Tw ->
 avgX) with DDS-LXF, DDS-FCFS and LDS-LXF (G Fig. 3).
 
-Writes ``OUT/months.csv`` (one row per trace, month, load and policy),
+The month part is a grid -- trace month x load x runtime estimates x policy
+-- whose cells are independent simulations, run by ``--workers N`` local
+processes (``concurrent.futures`` with a forkserver, as o2ksim's sweeps) or on
+a Dask cluster (``--scheduler tcp://HOST:8786``); the comparison measures are
+computed by the coordinator against the FCFS-backfill cell of the same month,
+load and estimates.  ``--estimates`` (or ``estimates`` in a ``--grid`` TOML
+file such as ``benchmarks/goal_estimates.toml``) lists the runtime-estimate
+scenarios of ``o2ksim run --estimates`` that every policy plans with
+(default: actual, G§4).
+
+Writes ``OUT/months.csv`` (one row per trace, month, load, estimates and policy),
 ``OUT/lsweep.csv``, ``OUT/classes.csv`` (Fig. 12 matrices),
 ``OUT/timings.csv`` (per decision point: waiting jobs, node visits, seconds)
 and the figures ``fig3_lsweep.png``, ``fig11_months.png``,
@@ -17,6 +27,7 @@ and the figures ``fig3_lsweep.png``, ``fig11_months.png``,
     python benchmarks/goal_experiment.py --out reports/goal \\
         --months KTH:1997-01,1997-03 --months SDSC-Par:1996-03 \\
         --loads orig,0.9 --lsweep KTH:1997-01:100,400,1000,4000,16000 --lsweep-days 14
+    python benchmarks/goal_experiment.py --grid benchmarks/goal_estimates.toml --out reports/goal-est
 """
 
 from __future__ import annotations
@@ -34,12 +45,13 @@ from o2ksim.goal_metrics import class_wait_matrix, comparison, month_windows, mo
 from o2ksim.policies import make_policy
 from o2ksim.run.api import simulate
 from o2ksim.run.workload import load_workload
+from o2ksim.workloads.transforms import Estimates
 
 TRACES = {
     "KTH": ("../shared/traces/KTH-SP2-1996-2.1-cln.swf.gz", "kth-sp2", 100),
     "SDSC-Par": ("../shared/traces/SDSC-Par-1996-3.1-cln.swf.gz", "sdsc-par", 400),
 }
-POLICIES = {
+POLICIES: dict[str, tuple[str, dict]] = {
     "FCFS-backfill": ("fcfs-backfill", {}),
     "LXF-backfill": ("lxf-backfill", {}),
     "Lexical(Tw->avgX)": ("lexical-tw-avgx", {}),
@@ -53,11 +65,14 @@ LSWEEP_OBJECTIVES = {
 LSWEEP_SEARCHES = {"DDS-LXF": ("dds", "lxf"), "DDS-FCFS": ("dds", "fcfs"), "LDS-LXF": ("lds", "lxf")}
 
 
-def run_one(trace, machine, window, policy, params, timings_out, tag):
+GOAL_KINDS = {"goal"}  # policies whose L (``limit``) --limit sets
+
+
+def run_one(trace, machine, window, policy, params, timings_out, tag, estimates="actual"):
     pol = make_policy(policy, **params)
     t0 = time.perf_counter()
     cpu0 = time.process_time()
-    r = simulate(trace, machine, pol, window=window, estimates="actual")
+    r = simulate(trace, machine, pol, window=window, estimates=estimates)
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     for n, visits, sec in getattr(pol, "timings", []):
         timings_out.append({**tag, "waiting": n, "visits": visits, "seconds": sec})
@@ -79,11 +94,145 @@ def summarize(r, fcfs_jobs):
     return out
 
 
+# ------------------------------------------------------------------ the month grid as a sweep
+_TRACES: dict[str, object] = {}  # per worker process: each trace read once
+
+
+def run_cell(cell: dict) -> dict:
+    """One cell of the month grid (trace, month, load, estimates, policy), in a worker.
+
+    Returns the row (without the comparison to FCFS-backfill, made by the
+    coordinator once the FCFS-backfill cell of the same case has arrived), the
+    analysed jobs, the N x T matrix and the per-decision timings.
+    """
+    tname, label, rho, est, name, limit = (cell[k] for k in ("trace", "month", "load", "estimates",
+                                                             "policy", "limit"))
+    path, machine, procs = TRACES[tname]
+    if tname not in _TRACES:
+        _TRACES[tname] = load_workload(path)
+    trace = _TRACES[tname]
+    month = {m.label: m for m in month_windows(trace)}[label]
+    sub, win, load = month_workload(trace, month, procs, None if rho == "orig" else float(rho))
+    policy, params = POLICIES[name]
+    if limit is not None and make_policy(policy).kind in GOAL_KINDS:
+        params = {**params, "limit": int(limit)}
+    timings: list[dict] = []
+    tag = {"trace": tname, "month": label, "load": rho, "estimates": est, "policy": name}
+    r, wall, cpu = run_one(sub, machine, win, policy, params, timings, tag, est)
+    jobs = r.jobs.loc[r.jobs["analysed"]]
+    m = class_wait_matrix(jobs, n_bounds=(procs / 16, procs / 8, procs / 4, procs / 2, math.inf))
+    classes = [{**tag, "T": tl, "N": nl, "mean_wait_h": m.iloc[ti, ni]}
+               for ti, tl in enumerate(m.index) for ni, nl in enumerate(m.columns)]
+    row = {**tag, "L": limit if "limit" in params else None, "offered_load": load,
+           **summarize(r, None), "wall_s": wall, "cpu_s": cpu}
+    keep = [c for c in ("job_id", "status", "wait", "run_time", "procs", "submit") if c in jobs]
+    return {"row": row, "jobs": jobs[keep].reset_index(drop=True), "classes": classes, "timings": timings}
+
+
+def grid_cells(months: list[str], loads: list[str], estimates: list[str], policies: list[str],
+               limit: int | None) -> list[dict]:
+    """Every cell of the grid, the goal-oriented ones first (the longest runs start first)."""
+    cells = [{"trace": spec.split(":")[0], "month": label, "load": rho, "estimates": est,
+              "policy": name, "limit": limit}
+             for spec in months for label in spec.split(":")[1].split(",")
+             for rho in loads for est in estimates for name in policies]
+    return sorted(cells, key=lambda c: POLICIES[c["policy"]][0] in ("fcfs-backfill", "lxf-backfill"))
+
+
+def run_grid(cells: list[dict], out: Path, workers: int, scheduler: str | None) -> float:
+    """Run the cells over ``workers`` local processes (or a Dask scheduler); write the CSV files
+    as results arrive.  Returns the wall time of the grid."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    from tqdm import tqdm
+
+    done: list[dict] = []
+    started = time.perf_counter()
+
+    def write() -> None:
+        rows = []
+        fcfs = {_case(d["row"]): d["jobs"] for d in done if d["row"]["policy"] == "FCFS-backfill"}
+        for d in done:
+            row = dict(d["row"])
+            if _case(row) in fcfs:
+                row.update(comparison(d["jobs"], fcfs[_case(row)]))
+            rows.append(row)
+        pd.DataFrame(rows).to_csv(out / "months.csv", index=False)
+        pd.DataFrame([c for d in done for c in d["classes"]]).to_csv(out / "classes.csv", index=False)
+        pd.DataFrame([t for d in done for t in d["timings"]]).to_csv(out / "timings.csv", index=False)
+
+    bar = tqdm(total=len(cells), desc="goal grid", unit="run")
+    if scheduler:
+        from distributed import Client
+        from distributed import as_completed as dask_completed
+
+        with Client(scheduler) as client:
+            for fut in dask_completed([client.submit(run_cell, c, pure=False) for c in cells]):
+                done.append(fut.result())
+                _report(done[-1], bar)
+                write()
+    elif workers <= 1:
+        for c in cells:
+            done.append(run_cell(c))
+            _report(done[-1], bar)
+            write()
+    else:
+        import multiprocessing
+
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
+            for fut in as_completed([pool.submit(run_cell, c) for c in cells]):
+                done.append(fut.result())
+                _report(done[-1], bar)
+                write()
+    bar.close()
+    write()
+    return time.perf_counter() - started
+
+
+def _case(row: dict) -> tuple:
+    return (row["trace"], row["month"], str(row["load"]), row["estimates"])
+
+
+def _report(d: dict, bar) -> None:
+    row = d["row"]
+    bar.write(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()}))
+    bar.update()
+
+
+def read_grid(path: Path) -> dict:
+    """The grid file (TOML): months, loads, estimates, policies, limit, workers."""
+    import tomllib
+
+    try:
+        grid = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise SystemExit(f"{path}: {exc}") from None
+    known = {"months", "loads", "estimates", "policies", "limit", "workers", "description"}
+    for key in grid:
+        if key not in known:
+            raise SystemExit(f"{path}: unknown key '{key}' (known: {', '.join(sorted(known))})")
+    for name in grid.get("policies", []):
+        if name not in POLICIES:
+            raise SystemExit(f"{path}: policies: unknown '{name}' (known: {', '.join(POLICIES)})")
+    return grid
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="reports/goal")
-    ap.add_argument("--months", action="append", default=[], help="TRACE:YYYY-MM[,YYYY-MM...]")
-    ap.add_argument("--loads", default="orig,0.9")
+    ap.add_argument("--grid", type=Path, default=None,
+                    help="TOML file of the month grid (months, loads, estimates, policies, limit, "
+                    "workers); the options below override it")
+    ap.add_argument("--months", action="append", default=None, help="TRACE:YYYY-MM[,YYYY-MM...]")
+    ap.add_argument("--loads", default=None, help="comma list of orig and rho values (default orig,0.9)")
+    ap.add_argument("--estimates", default=None,
+                    help="comma list of runtime-estimate scenarios the schedulers plan with "
+                    "(default actual, as G§4; see o2ksim run --estimates)")
+    ap.add_argument("--limit", type=int, default=None,
+                    help="L of the goal-oriented policies (default: each preset's, 4,000)")
+    ap.add_argument("--workers", "-j", type=int, default=None,
+                    help="local worker processes for the month grid (default 1)")
+    ap.add_argument("--scheduler", default=None, help="run the month grid on this Dask scheduler")
     ap.add_argument("--lsweep", default=None, help="TRACE:YYYY-MM:L1,L2,...")
     ap.add_argument("--lsweep-days", type=float, default=None,
                     help="analyse only the first DAYS of the L-sweep month (time budget)")
@@ -92,7 +241,7 @@ def main() -> None:
     ap.add_argument("--lsweep-objective", choices=sorted(LSWEEP_OBJECTIVES), default="lexical",
                     help="objective of the L sweep: Strict Lexical(Tw -> avgX) as in G Fig. 3, "
                     "or A-Tradeoff(Tw:avgX) with relaxed slack (the tradeoff-tw-avgx preset)")
-    ap.add_argument("--policies", default=",".join(POLICIES))
+    ap.add_argument("--policies", default=None, help="comma list (default all five)")
     ap.add_argument("--collect", nargs="+", metavar="DIR", default=None,
                     help="run nothing: merge the CSV files of these earlier --out directories into --out, "
                     "draw the figures and print the month table (markdown)")
@@ -102,38 +251,22 @@ def main() -> None:
     if args.collect:
         collect([Path(d) for d in args.collect], out)
         return
-    rows, timings, classes, lrows = [], [], [], []
-    loads = [None if x == "orig" else float(x) for x in args.loads.split(",")]
-    wanted = args.policies.split(",")
+    grid = read_grid(args.grid) if args.grid else {}
+    months = args.months if args.months is not None else grid.get("months", [])
+    loads = (args.loads.split(",") if args.loads else [str(x) for x in grid.get("loads", ["orig", 0.9])])
+    estimates = (args.estimates.split(",") if args.estimates else grid.get("estimates", ["actual"]))
+    wanted = args.policies.split(",") if args.policies else grid.get("policies", list(POLICIES))
+    limit = args.limit if args.limit is not None else grid.get("limit")
+    workers = args.workers if args.workers is not None else grid.get("workers", 1)
+    for est in estimates:
+        Estimates.parse(est)  # a bad name stops here, before any run
     started = time.perf_counter()
-    for spec in args.months:
-        tname, months = spec.split(":")
-        path, machine, procs = TRACES[tname]
-        trace = load_workload(path)
-        by_label = {m.label: m for m in month_windows(trace)}
-        for label in months.split(","):
-            for rho in loads:
-                sub, win, load = month_workload(trace, by_label[label], procs, rho)
-                fcfs_jobs = None
-                for name in wanted:
-                    policy, params = POLICIES[name]
-                    tag = {"trace": tname, "month": label, "load": "orig" if rho is None else rho,
-                           "policy": name}
-                    r, wall, cpu = run_one(sub, machine, win, policy, params, timings, tag)
-                    jobs = r.jobs.loc[r.jobs["analysed"]]
-                    if name == "FCFS-backfill":
-                        fcfs_jobs = jobs
-                    row = {**tag, "offered_load": load, **summarize(r, fcfs_jobs),
-                           "wall_s": wall, "cpu_s": cpu}
-                    rows.append(row)
-                    m = class_wait_matrix(jobs, n_bounds=(procs / 16, procs / 8, procs / 4, procs / 2, math.inf))
-                    for ti, tl in enumerate(m.index):
-                        for ni, nl in enumerate(m.columns):
-                            classes.append({**tag, "T": tl, "N": nl, "mean_wait_h": m.iloc[ti, ni]})
-                    print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()}),
-                          flush=True)
-                    pd.DataFrame(rows).to_csv(out / "months.csv", index=False)
-                    pd.DataFrame(classes).to_csv(out / "classes.csv", index=False)
+    if months:
+        cells = grid_cells(months, loads, estimates, wanted, limit)
+        wall = run_grid(cells, out, workers, args.scheduler)
+        print(f"month grid: {len(cells)} runs, {wall:.0f} s wall, workers={workers}", flush=True)
+    lrows: list[dict] = []
+    timings: list[dict] = []
     if args.lsweep:
         tname, label, ls = args.lsweep.split(":")
         path, machine, procs = TRACES[tname]
@@ -158,8 +291,8 @@ def main() -> None:
                 print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()}),
                       flush=True)
                 pd.DataFrame(lrows).to_csv(out / "lsweep.csv", index=False)
-    pd.DataFrame(classes).to_csv(out / "classes.csv", index=False)
-    pd.DataFrame(timings).to_csv(out / "timings.csv", index=False)
+    if timings:
+        pd.DataFrame(timings).to_csv(out / "lsweep_timings.csv", index=False)
     print(f"total wall {time.perf_counter() - started:.0f} s", flush=True)
     plots(out)
 
@@ -172,7 +305,10 @@ def collect(dirs: list[Path], out: Path) -> None:
             pd.concat(parts, ignore_index=True).to_csv(out / name, index=False)
     plots(out)
     if (out / "months.csv").exists():
-        mo = pd.read_csv(out / "months.csv")
+        mo = _with_estimates(pd.read_csv(out / "months.csv"))
+        if mo["estimates"].nunique() > 1:
+            print(estimates_table(mo))
+            return
         pols = [p for p in POLICIES if p in set(mo["policy"])]
         print("| trace month, load | " + " | ".join(pols) + " |")
         print("|---" * (len(pols) + 1) + "|")
@@ -218,8 +354,10 @@ def plots(out: Path) -> None:
         fig.savefig(out / "fig3_lsweep.png", dpi=110)
         plt.close(fig)
     if (out / "months.csv").exists():
-        mo = pd.read_csv(out / "months.csv")
+        mo = _with_estimates(pd.read_csv(out / "months.csv"))
         mo["case"] = mo["trace"] + " " + mo["month"] + " rho=" + mo["load"].astype(str)
+        if mo["estimates"].nunique() > 1:
+            mo["case"] = mo["case"] + " " + mo["estimates"]
         cols = ["max_wait_h", "E_maxW_fcfs_bf", "mean_bsld", "max_bsld"]
         fig, axes = plt.subplots(1, 4, figsize=(17, 4))
         cases = list(dict.fromkeys(mo["case"]))
@@ -237,9 +375,48 @@ def plots(out: Path) -> None:
         fig.savefig(out / "fig11_months.png", dpi=110)
         plt.close(fig)
     if (out / "classes.csv").exists() and (out / "classes.csv").stat().st_size > 1:
-        cl = pd.read_csv(out / "classes.csv")
-        for (tname, month), sel in cl.loc[cl["load"].astype(str) == "0.9"].groupby(["trace", "month"], sort=False):
-            _fig12(plt, sel, out / f"fig12_classes_{tname}_{month}.png", f"{tname} {month}")
+        cl = _with_estimates(pd.read_csv(out / "classes.csv"))
+        at_09 = cl.loc[cl["load"].astype(str) == "0.9"]
+        for (tname, month, est), sel in at_09.groupby(["trace", "month", "estimates"], sort=False):
+            name = f"{tname}_{month}" if est == "actual" else f"{tname}_{month}_{est}"
+            _fig12(plt, sel, out / f"fig12_classes_{name}.png", f"{tname} {month}, estimates {est}")
+
+
+def _with_estimates(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows of runs made before the estimates column existed planned with actual runtimes."""
+    if "estimates" not in frame:
+        frame = frame.assign(estimates="actual")
+    return frame.assign(estimates=frame["estimates"].fillna("actual"))
+
+
+def estimates_table(mo: pd.DataFrame) -> str:
+    """Markdown: per trace month and load, each estimate kind x policy in the paper's views."""
+    mo = _with_estimates(mo)
+    est_rank = {e: k for k, e in enumerate(dict.fromkeys(
+        ["actual", "requested", "scenario-a", "scenario-b", *mo["estimates"]]))}
+    pol_rank = {p: k for k, p in enumerate(POLICIES)}
+    mo = mo.assign(_e=mo["estimates"].map(est_rank), _p=mo["policy"].map(pol_rank)).sort_values(["_e", "_p"])
+    lines = []
+    for (tname, month, load), sel in mo.groupby(["trace", "month", "load"], sort=False):
+        pols = list(dict.fromkeys(sel["policy"]))
+        lines += ["", f"**{tname} {month}, load {load}**: mean bounded slowdown / max wait (h) / "
+                  "total E^maxW_FCFS-bf", "", "| estimates | " + " | ".join(pols) + " |",
+                  "|---" * (len(pols) + 1) + "|"]
+        for est, part in sel.groupby("estimates", sort=False):
+            by = part.set_index("policy")
+            lines.append(f"| {est} | " + " | ".join(
+                f"{by.at[p, 'mean_bsld']:.1f} / {by.at[p, 'max_wait_h']:.0f} / {by.at[p, 'E_maxW_fcfs_bf']:.2f}"
+                if p in by.index else "not run" for p in pols) + " |")
+        lines += ["", f"**{tname} {month}, load {load}** -- {int(sel['jobs'].iloc[0])} jobs", "",
+                  "| estimates | policy | mean bounded slowdown | max wait (h) | mean wait (h) | "
+                  "total E^maxW_FCFS-bf (jobs above) | total E^98%W_FCFS-bf (jobs above) | CPU s |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for _, r in sel.iterrows():
+            lines.append(
+                f"| {r['estimates']} | {r['policy']} | {r['mean_bsld']:.2f} | {r['max_wait_h']:.1f} | "
+                f"{r['mean_wait_h']:.2f} | {r['E_maxW_fcfs_bf']:.2f} ({int(r['jobs_over_maxW_fcfs_bf'])}) | "
+                f"{r['E_98W_fcfs_bf']:.1f} ({int(r['jobs_over_98W_fcfs_bf'])}) | {r['cpu_s']:.1f} |")
+    return "\n".join(lines)
 
 
 def _fig12(plt, sel: pd.DataFrame, path: Path, title: str) -> None:

@@ -180,6 +180,12 @@ class RunConfig:
                 )  # fmt: skip
         check_seed(self.seed, WHERE)
         check_bool(self.progress, WHERE, "progress")
+        if self.estimates.predicted and self.settings.kill_overrun:
+            raise ConfigError(
+                WHERE, f"estimates '{self.estimates.text}' replace the requested runtime at which the "
+                "kill rule would kill a job; run predicted estimates without kill_overrun",
+                field="estimates",
+            )
         if self.job_specs is not None and (not self.estimates.requested or self.window):
             raise O2KSimError("estimates and window need a trace or frame workload, not JobSpecs")
 

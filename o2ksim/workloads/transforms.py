@@ -4,7 +4,9 @@
   jobs submitted from ``start - warmup`` on, and name the jobs submitted in
   ``[start, end)`` as the ones to analyse.
 * :func:`apply_estimates` — runtime-estimate scenarios (T§6.2.1, Table 15):
-  requested = actual; Scenario A ``min((1+k)T, R)``; Scenario B.
+  requested = actual; Scenario A ``min((1+k)T, R)``; Scenario B; and a
+  predictor fitted on earlier jobs, the user's recent runtimes
+  (:func:`user_recent_runtimes`).
 
 Both work on the SWF columns and return new frames (inputs are not changed).
 Durations are parsed by :mod:`o2ksim.units` (re-exported here: ``parse_duration``,
@@ -13,8 +15,10 @@ Durations are parsed by :mod:`o2ksim.units` (re-exported here: ``parse_duration`
 
 from __future__ import annotations
 
+import heapq
 import math
 import numbers
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -96,7 +100,11 @@ def select_window(jobs: pd.DataFrame, win: Window) -> tuple[pd.DataFrame, np.nda
     return keep, analysed
 
 
-ESTIMATES_HELP = "requested | actual | scenario-a[:K] (K percent, default 20) | scenario-b"
+ESTIMATES_HELP = (
+    "requested | actual | scenario-a[:K] (K percent, default 20) | scenario-b | "
+    "user-recent[:N] (mean runtime of the user's N last ended jobs, default 2)"
+)
+USER_RECENT_DEFAULT = 2  # jobs averaged by ``user-recent`` (Tsafrir, Etsion & Feitelson 2007)
 
 SCENARIO_B_SHORT = 600.0  # Scenario B: T <= 10 minutes ...
 SCENARIO_B_FRACTION = 0.1  # ... and T <= 10% of R keep R (T§6.2.1)
@@ -117,7 +125,8 @@ class Estimates:
     """A runtime-estimate scenario, parsed and checked (T§6.2.1, Table 15).
 
     ``kind``: ``requested`` (the trace's requested runtimes), ``actual``,
-    ``scenario-a`` or ``scenario-b``; ``percent``: Scenario A's K (B uses 20);
+    ``scenario-a``, ``scenario-b`` or ``user-recent``; ``percent``: Scenario
+    A's K (B uses 20), or the number of jobs ``user-recent`` averages;
     ``text``: the scenario as the user wrote it (lower case), for the records.
     Build it with :meth:`parse`; :func:`apply_estimates` applies it to a job table.
     """
@@ -150,9 +159,17 @@ class Estimates:
             if name == "scenario-b" and arg:
                 raise O2KSimError("'scenario-b' takes no argument (it uses k = 20%)")
             return cls(name, _parse_percent(arg, scenario) if arg else 20.0, text)
+        if name == "user-recent":
+            return cls(name, float(_parse_count(arg, scenario)) if arg else float(USER_RECENT_DEFAULT), text)
         if name == "requested" and not arg:
             return cls()
         raise O2KSimError(f"unknown runtime-estimate scenario '{scenario}' ({ESTIMATES_HELP})")
+
+    @property
+    def predicted(self) -> bool:
+        """Whether the estimates come from a predictor and may be below the actual runtime
+        (a job then overruns its estimate; the kill rule at the estimate would be wrong)."""
+        return self.kind == "user-recent"
 
     @property
     def requested(self) -> bool:
@@ -174,6 +191,53 @@ def _parse_percent(arg: str, scenario: str) -> float:
     return k
 
 
+def _parse_count(arg: str, scenario: str) -> int:
+    text = arg.strip()
+    if not text.isdigit() or int(text) < 1:
+        raise O2KSimError(f"'{arg}' is not a number of jobs >= 1 in '{scenario}'")
+    return int(text)
+
+
+def user_recent_runtimes(
+    submit: np.ndarray,
+    run: np.ndarray,
+    wait: np.ndarray,
+    user: np.ndarray,
+    n: int = USER_RECENT_DEFAULT,
+) -> np.ndarray:
+    """Each job's predicted runtime: the mean actual runtime of its user's ``n`` last ended jobs.
+
+    The predictor of Tsafrir, Etsion & Feitelson ("Backfilling using
+    system-generated predictions rather than user runtime estimates", IEEE
+    TPDS 2007), fitted on earlier jobs only: a job's history is the jobs of
+    the same user that had *ended* by its submit time, in the trace's
+    recorded history (end = submit + recorded wait + runtime, SWF fields 2-4;
+    an unrecorded wait counts as 0), the most recently ended ones.  The
+    recorded history, not the simulated one, so that the estimates are the
+    same for every policy compared.  ``nan`` where there is no history (an
+    unknown user, < 0, or no ended job yet).  Jobs with an unknown runtime
+    (< 0) are no one's history.
+    """
+    count = len(submit)
+    out = np.full(count, np.nan)
+    ends = submit + np.where(wait >= 0, wait, 0.0) + run
+    pending: dict[int, list[tuple[float, int]]] = {}
+    recent: dict[int, deque[float]] = {}
+    for i in np.argsort(submit, kind="stable").tolist():
+        u = int(user[i])
+        if u < 0:
+            continue
+        heap = pending.setdefault(u, [])
+        done = recent.setdefault(u, deque(maxlen=n))
+        while heap and heap[0][0] <= submit[i]:
+            done.append(float(run[heapq.heappop(heap)[1]]))  # in order of their ends
+        if done:
+            out[i] = sum(done) / len(done)
+        if run[i] >= 0:
+            heapq.heappush(heap, (float(ends[i]), i))
+    return out
+
+
 def apply_estimates(jobs: pd.DataFrame, scenario: Estimates | str | None) -> pd.DataFrame:
     """Replace requested runtimes (field 9) by a runtime-estimate scenario (T§6.2.1, Table 15).
 
@@ -185,7 +249,12 @@ def apply_estimates(jobs: pd.DataFrame, scenario: Estimates | str | None) -> pd.
       ``min((1 + K/100) * T, R)`` for every job (R unknown: ``(1 + K/100) * T``);
     * ``scenario-b``: as ``scenario-a:20``, except that a job with
       ``T <= 10 min`` and ``T <= 10% of R`` — one that probably aborted early —
-      keeps ``R``.
+      keeps ``R``;
+    * ``user-recent:N`` (default 2): the mean actual runtime of the user's
+      ``N`` last jobs ended before the submit (:func:`user_recent_runtimes`),
+      at least 1 s and never above ``R``; ``R`` without such history.  Unlike
+      the others it may be *below* ``T``: the job then overruns its estimate
+      and the scheduler predicts its end as *now* until it ends (SPEC §2).
 
     Estimates are whole seconds, rounded up.  Jobs with unknown actual runtime
     keep their request.  Only ``req_time`` changes; the scheduler sees it, the
@@ -201,13 +270,19 @@ def apply_estimates(jobs: pd.DataFrame, scenario: Estimates | str | None) -> pd.
     known = req > 0
     if name == "actual":
         new = np.ceil(run)
+    elif name == "user-recent":
+        wait = column(jobs, "wait", np.float64) if "wait" in jobs.columns else np.zeros(len(run))
+        users = column(jobs, "user", np.int64)
+        pred = np.maximum(np.ceil(np.round(user_recent_runtimes(
+            column(jobs, "submit", np.float64), run, wait, users, int(k)), 6)), 1.0)
+        new = np.where(np.isnan(pred), req, np.where(known, np.minimum(pred, req), pred))
     else:
         scaled = _scaled_runtimes(run, k)
         new = np.where(known, np.minimum(scaled, req), scaled)
         if name == "scenario-b":
             aborted = known & (run <= SCENARIO_B_SHORT) & (run <= SCENARIO_B_FRACTION * req)
             new = np.where(aborted, req, new)
-    valid = run >= 0
+    valid = (run >= 0) | (name == "user-recent")  # a prediction needs no T of its own
     estimated = np.where(valid, new, req).astype(np.int64)
     if isinstance(jobs, ColumnTable):
         return jobs.with_column("req_time", estimated)
@@ -226,4 +301,5 @@ __all__ = [
     "parse_duration",
     "parse_time",
     "select_window",
+    "user_recent_runtimes",
 ]

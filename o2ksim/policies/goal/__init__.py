@@ -16,10 +16,13 @@ unset = the dynamic threshold), ``search`` (dds | lds), ``branching``
 (fcfs | lxf), ``limit`` (L, tree-node visits per decision point), ``prune``.
 
 Runtime knowledge: the policy plans with the runtime the scheduler is told
-(``JobSpec.req_time``).  The paper assumes actual runtimes are known (G§4):
-run with ``--estimates actual`` for that; the default gives it the requested
-runtimes, and running jobs that overrun their request are then expected to end
-now.
+(``JobSpec.req_time``), as the backfill policies do, so every ``--estimates``
+scenario of :func:`~o2ksim.workloads.transforms.apply_estimates` applies to
+it: requested (the default), actual (the paper's assumption, G§4), the
+thesis's Scenario A and B (T§6.2.1) or ``user-recent`` (a predictor fitted on
+each user's earlier jobs).  A running job past its estimate is predicted to
+end *now* until it ends (SPEC §2, :func:`o2ksim.policies.profile.release_time`,
+the rule of the backfill pass), or by its kill time when the kill rule applies.
 """
 
 from __future__ import annotations
