@@ -2,13 +2,11 @@
 
 A run's ``--out`` folder holds its jobs and summary, not its decision log: the
 queue in priority order, the reservations and why each job could go exist
-only while the run is simulated.  So the run is simulated again, from the
-configuration ``run.json`` stores (``replay``: the trace file, machine,
-policy and parameters, estimates, window, seed), with the player's
+only while the run is simulated.  So the run is simulated again
+(:class:`~o2ksim.report.replay.StoredRun`: from ``run.json``'s ``replay``
+configuration, checked against ``jobs.csv``), with the player's
 :class:`~o2ksim.report.player_data.PlayerRecorder` keeping the log lines and
-frames of the window only.  The engine is deterministic; the replay is
-checked against the folder's ``jobs.csv`` (every job's start and end) and
-refused if it differs (the trace file or o2ksim changed since).
+frames of the window only.
 
 >>> from o2ksim.report.player_run import window_of
 >>> window_of("14d", None, unix_start=None)
@@ -17,21 +15,15 @@ refused if it differs (the trace file or o2ksim changed since).
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
 from o2ksim.clock import clock
 from o2ksim.errors import O2KSimError
-from o2ksim.machine import machine_from_header
 from o2ksim.report.player_data import PlayerRecorder, pack_player
-from o2ksim.run.api import run_config
-from o2ksim.run.config import RunConfig
+from o2ksim.report.replay import StoredRun
 from o2ksim.units import format_duration, parse_time
 
 __all__ = ["MAX_EVENTS", "is_run_folder", "run_folder_data", "window_of"]
@@ -64,64 +56,6 @@ def window_of(start: Any, end: Any, *, unix_start: int | None) -> tuple[float, f
     return float(a), float(b)
 
 
-def _stored(folder: Path) -> tuple[dict[str, Any], pd.DataFrame]:
-    """The folder's ``run.json`` (with its replay configuration) and its job table."""
-    if not folder.is_dir():
-        raise O2KSimError(f"{folder}: no such folder")
-    meta_path = folder / "run.json"
-    if not meta_path.is_file():
-        raise O2KSimError(
-            f"{folder}: no run.json, so no finished run (write one with "
-            f"`o2ksim run --trace FILE ... --out {folder}`)"
-        )
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise O2KSimError(f"{meta_path}: not readable as JSON ({exc})") from None
-    if not isinstance(meta, dict) or not isinstance(meta.get("replay"), dict):
-        raise O2KSimError(
-            f"{meta_path}: no replay configuration (the run was written by an older o2ksim, or "
-            "from a workload or policy held in memory); run it again with `o2ksim run --trace "
-            f"FILE ... --out {folder}` (or simulate() on a trace path, then result.save)"
-        )
-    for name in ("jobs.csv", "jobs.parquet"):
-        if (folder / name).is_file():
-            jobs = (pd.read_csv if name.endswith("csv") else pd.read_parquet)(folder / name)
-            missing = {"job_id", "start", "end"} - set(jobs.columns)
-            if missing:
-                raise O2KSimError(f"{folder / name}: no column(s) {', '.join(sorted(missing))}")
-            return meta, jobs
-    raise O2KSimError(
-        f"{folder}: no jobs.csv or jobs.parquet to check the replay against (the folder is "
-        "incomplete; write it again with `o2ksim run ... --out`)"
-    )
-
-
-def _check_same(stored: pd.DataFrame, table: Any, folder: Path) -> None:
-    """Refuse a replay whose schedule is not the stored one (every job's start and end)."""
-    ids = np.asarray(table["job_id"], dtype=np.int64)
-    start = dict(zip(ids.tolist(), np.asarray(table["start"], dtype=float).tolist(), strict=True))
-    end = dict(zip(ids.tolist(), np.asarray(table["end"], dtype=float).tolist(), strict=True))
-    for j, s, e in zip(stored["job_id"].astype(int), stored["start"].astype(float),
-                       stored["end"].astype(float), strict=True):  # fmt: skip
-        for what, got, want in (
-            ("start", start.get(j, math.nan), s),
-            ("end", end.get(j, math.nan), e),
-        ):
-            same = (math.isnan(got) and math.isnan(want)) or abs(got - want) <= 1e-6 * max(
-                1.0, abs(want)
-            )
-            if not same:
-                raise O2KSimError(
-                    f"{folder}: the replay differs from the stored run (J{j}'s {what}: "
-                    f"{clock(got) if math.isfinite(got) else 'none'} now, "
-                    f"{clock(want) if math.isfinite(want) else 'none'} in jobs.csv); the trace "
-                    "file or o2ksim changed since the run: run it again"
-                )
-    if len(stored) != len(ids):
-        raise O2KSimError(f"{folder}: the replay has {len(ids)} jobs, jobs.csv {len(stored)}")
-
-
 def run_folder_data(
     folder: str | os.PathLike[str], start: Any, end: Any = None, *,
     max_events: int = MAX_EVENTS, title: str | None = None,
@@ -136,14 +70,8 @@ def run_folder_data(
     ``max_events`` lines are refused.
     """
     where = Path(folder)
-    meta, stored = _stored(where)
-    try:
-        cfg = RunConfig.from_dict(
-            meta["replay"], explain=True, where=f"{where / 'run.json'} (replay)"
-        )
-        trace = cfg.workload.build(cfg.machine.total_procs if cfg.machine is not None else None)
-    except O2KSimError as exc:
-        raise O2KSimError(f"{where}: cannot simulate the run again: {exc}") from None
+    stored = StoredRun.open(where)
+    trace, meta = stored.trace, stored.meta
     a, b = window_of(start, end, unix_start=getattr(trace.header, "unix_start_time", None))
     until = float((meta.get("stats") or {}).get("simulated_until") or math.inf)
     if a >= until:
@@ -151,10 +79,8 @@ def run_folder_data(
             f"--start {start}: the run ends at {format_duration(until)} ({clock(until)}); "
             f"choose a start before it"
         )
-    machine = cfg.machine or machine_from_header(trace.header, trace.source)
-    rec = PlayerRecorder(machine, window=(a, b))
-    result = run_config(cfg, observers=[rec])
-    _check_same(stored, result.job_table, where)
+    rec = PlayerRecorder(stored.machine, window=(a, b))
+    result = stored.replay([rec])
     rec.close()
     if len(rec.entries) > max_events:
         raise O2KSimError(
