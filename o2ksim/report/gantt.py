@@ -25,7 +25,6 @@ from typing import Any
 
 import pandas as pd
 
-from o2ksim.clock import clock
 from o2ksim.report.gantt_labels import Labels
 from o2ksim.report.gantt_marks import (
     SUSPENDED,
@@ -53,6 +52,12 @@ RESERVATIONS_SHOWN = 12
 
 class EmptyWindow(ValueError):
     """No job holds processors in the requested time range (nothing to draw)."""
+
+
+def _day_clock(t: float) -> str:
+    """``231d 06:00``: a tick far from the trace start, to the minute."""
+    d, rest = divmod(round(t), 86400)
+    return f"{d}d {rest // 3600:02d}:{rest % 3600 // 60:02d}"
 
 
 def _unit(span: float) -> tuple[float, str]:
@@ -174,9 +179,10 @@ def gantt_compare(
             from matplotlib.ticker import MultipleLocator
 
             span = (t1 - t0) / scale
-            step = next((b for b in (1, 2, 3, 6, 12, 24, 48) if span / b <= 8), 168)
+            hours = span * scale / 3600
+            step = next((b for b in (1, 2, 3, 6, 12, 24, 48) if hours / b <= 5), 168)
             bottom.xaxis.set_major_locator(MultipleLocator(step * 3600 / scale))
-            bottom.xaxis.set_major_formatter(lambda x, _pos: clock(x * scale))
+            bottom.xaxis.set_major_formatter(lambda x, _pos: _day_clock(x * scale))
             unit = "since the trace start"
         bottom.set_xlabel(f"time ({unit})")
         if c.notes:
@@ -415,7 +421,8 @@ class _Column:
         for res in shown[:most]:
             rows = reservation_rows(res, self.all_bars, procs, teach.procs.get(res.job, 1))
             req = teach.requested.get(res.job, 0.0)
-            drawn += draw_reservation(ax, res, rows, req, t0, t1, scale, labels, short=not detail)
+            short = not detail or t0 >= 86400  # a real run's chart: the job and how far it slid
+            drawn += draw_reservation(ax, res, rows, req, t0, t1, scale, labels, short=short)
         if beyond:
             extra = f" and {len(beyond) - 4} more" if len(beyond) > 4 else ""
             self.notes.append("; ".join(beyond[:4]) + extra)

@@ -5,7 +5,8 @@ figure is laid out, :meth:`Labels.place` measures each label's box in the
 order of its priority (arrivals, reservations, what happened to a job, job
 ids) and keeps it where it overlaps none placed before -- trying its nudges
 (offsets further up or down) in turn; a label that fits nowhere is hidden and
-counted.  The layout is then frozen, so the boxes measured are the boxes
+counted.  A label that would run past the right edge is put to the left of its
+anchor.  The layout is then frozen, so the boxes measured are the boxes
 drawn.
 """
 
@@ -49,7 +50,11 @@ class Labels:
         placed = [ax.title.get_window_extent(renderer) for ax in fig.axes if ax.get_title()]
         placed += [leg.get_window_extent(renderer) for leg in fig.legends]
         hidden = []
+        right = max(ax.get_window_extent(renderer).x1 for ax in fig.axes)
         for _prio, _k, ann, nudges in sorted(self.items, key=lambda i: (i[0], i[1])):
+            if ann.get_window_extent(renderer).x1 > right and ann.get_ha() == "left":
+                ann.set_ha("right")  # past the right edge: to the left of its anchor
+                ann.xyann = (-ann.xyann[0], ann.xyann[1])
             x0, y0 = ann.xyann
             for dy in nudges:
                 ann.xyann = (x0, y0 + dy)
