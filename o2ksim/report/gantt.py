@@ -290,9 +290,10 @@ class _Column:
             self.notes.append(f"requested runtimes not outlined ({len(self.bars)} bars)")
         before = int((self.bars.groupby("job_id")["start"].min() < t0).sum())
         after = int((self.bars.groupby("job_id")["end"].max() > t1).sum())
-        if before or after:
-            self.notes.append(f"{before} job(s) started before the window, {after} run past "
-                              "its end (bars cut at the edges)")  # fmt: skip
+        cut = [f"{before} job(s) started before the window"] if before else []
+        cut += [f"{after} run past its end"] if after else []
+        if cut:
+            self.notes.append(", ".join(cut) + " (bars cut at the edges)")
         if self.requeued and any(not t0 <= w <= t1 for _j, h, w in self.requeued if h in self.names):
             n = sum(1 for _j, h, w in self.requeued if h in self.names and not t0 <= w <= t1)
             self.notes.append(f"{n} requeued trial(s) outside the window")
