@@ -59,10 +59,11 @@ def assign_rows(segments: pd.DataFrame, hosts: Mapping[str, int]) -> pd.DataFram
             continue
         # a job resized (or resumed) at this instant keeps the rows it just gave back
         back = given_back.pop((int(job_ids[i]), host), None)
-        keep = back[1][~rows_free[back[1]]][: int(procs[i])] if back is not None and back[0] == t else None
+        keep = back[1][~rows_free[back[1]]] if back is not None and back[0] == t else None
         if keep is not None and len(keep):
+            keep = _shrink(rows_free, keep, int(procs[i]))
             rows_free[keep] = True
-            extra = _pick(rows_free, int(procs[i]) - len(keep)) if procs[i] > len(keep) else keep[:0]
+            extra = _grow(rows_free, keep, int(procs[i]) - len(keep))
             rows_free[keep] = False
             idx = np.sort(np.concatenate([keep, extra]))
         else:
@@ -72,6 +73,48 @@ def assign_rows(segments: pd.DataFrame, hosts: Mapping[str, int]) -> pd.DataFram
         for first, count in _runs(idx):
             out.append((int(job_ids[i]), host, starts[i], ends[i], first, count))
     return pd.DataFrame(out, columns=ROW_COLUMNS)
+
+
+def _shrink(busy: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
+    """``n`` of a shrinking job's ``rows`` (sorted), consecutive in that list, chosen so
+    that the rows it gives back touch free rows: the free space stays in one piece and
+    the next job placed there is not split (EQspatial repartitions shrink several jobs at
+    once).  Ties: the lowest."""
+    if n >= len(rows):
+        return rows
+    best, best_score = 0, -1
+    for k in range(len(rows) - n + 1):
+        mine = set(rows[k : k + n].tolist())
+        score = 0
+        for r in (*rows[:k].tolist(), *rows[k + n :].tolist()):
+            score += sum(1 for q in (r - 1, r + 1)
+                         if 0 <= q < len(busy) and q not in mine and not busy[q])  # fmt: skip
+        if score > best_score:
+            best, best_score = k, score
+    return rows[best : best + n]
+
+
+def _grow(busy: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
+    """``n`` more free rows for a growing job: next to its ``rows`` (above, then below)
+    while they are free, else the lowest block :func:`_pick` finds."""
+    if n <= 0:
+        return rows[:0]
+    out: list[int] = []
+    lo, hi = int(rows.min()), int(rows.max())
+    while len(out) < n:
+        if hi + 1 < len(busy) and not busy[hi + 1]:
+            hi += 1
+            out.append(hi)
+        elif lo - 1 >= 0 and not busy[lo - 1]:
+            lo -= 1
+            out.append(lo)
+        else:
+            break
+    if len(out) < n:
+        taken = busy.copy()
+        taken[out] = True
+        out += _pick(taken, n - len(out)).tolist()
+    return np.asarray(sorted(out), dtype=int)
 
 
 def _pick(busy: np.ndarray, n: int) -> np.ndarray:
