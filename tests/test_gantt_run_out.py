@@ -2,11 +2,14 @@
 
 With ``--report`` the run is stored as a one-run results directory in
 ``DIR/results``: both commands read it from ``DIR``.  Without it the folder
-holds no allocation segments: both refuse in one line naming the flag to add.
+holds no allocation segments: ``report`` refuses in one line naming the flag
+to add; ``gantt`` simulates the run again from ``run.json`` (and refuses like
+``report`` when ``run.json`` has no replay configuration).
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -32,12 +35,22 @@ def test_run_out_without_report_names_the_flag(tmp_path, trace, capsys):
     out = tmp_path / "run"
     assert main(["run", "--trace", str(trace), "--out", str(out)]) == 0
     capsys.readouterr()
-    for command in ("report", "gantt"):
-        assert main([command, str(out)]) == 2
-        err = capsys.readouterr().err.strip()
-        assert len(err.splitlines()) == 1 and "Traceback" not in err
-        assert "add --report to that `o2ksim run` command" in err and str(out) in err
-        assert f"o2ksim {command} {out}" in err
+    assert main(["report", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert "add --report to that `o2ksim run` command" in err and str(out) in err
+    assert f"o2ksim report {out}" in err
+    # the Gantt chart simulates the run again from run.json (its replay configuration)
+    png = tmp_path / "g.png"
+    assert main(["gantt", str(out), "-o", str(png)]) == 0
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    # without the replay configuration (an older o2ksim): the flag to add, as before
+    meta = json.loads((out / "run.json").read_text())
+    del meta["replay"]
+    (out / "run.json").write_text(json.dumps(meta))
+    assert main(["gantt", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "add --report to that `o2ksim run` command" in err and f"o2ksim gantt {out}" in err
 
 
 def test_run_out_with_report(tmp_path, trace, capsys):

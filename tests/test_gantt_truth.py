@@ -44,8 +44,6 @@ def test_a_resized_job_keeps_its_rows():
 def test_a_requeued_trial_is_drawn_as_requeued_not_preempted():
     """J7's trial holds 4 of 10 processors from 600 to 660 s and is requeued; it runs
     again from 3000 to 3600 s.  J1 runs on other processors throughout."""
-    from matplotlib.patches import Rectangle
-
     segs = pd.DataFrame(
         [(1, "h", 0, 4000, 6, 0), (7, "h", 600, 660, 4, 0), (7, "h", 3000, 3600, 4, 0)],
         columns=COLUMNS,
@@ -53,15 +51,26 @@ def test_a_requeued_trial_is_drawn_as_requeued_not_preempted():
 
     def drawn(teach):
         ax = gantt_figure(segs, {"h": 10}, teaching=teach).axes[0]
-        dotted = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_hatch() == ".."]
-        return {t.get_text().strip() for t in ax.texts}, dotted
+        return {t.get_text().strip() for t in ax.texts}, suspended_boxes(ax)
 
-    texts, dotted = drawn(Teaching(requeued={7: [660.0]}))
-    assert "J7 requeued" in texts and "J7 preempted" not in texts and dotted == []
-    texts, dotted = drawn(Teaching(requeued_only={7}))  # from a job table: restarted, never preempted
-    assert "J7 requeued" in texts and dotted == []
-    texts, dotted = drawn(None)  # no decision information: a gap is all the segments say
-    assert "J7 preempted" in texts and len(dotted) == 1
+    texts, lanes = drawn(Teaching(requeued={7: [660.0]}))
+    assert "J7 requeued" in texts and "J7 suspended" not in texts and lanes == []
+    texts, lanes = drawn(Teaching(requeued_only={7}))  # from a job table: restarted, never preempted
+    assert "J7 requeued" in texts and lanes == []
+    texts, lanes = drawn(None)  # no decision information: a gap is all the segments say
+    assert "J7 suspended" in texts and [(a, b) for a, b, _y0, _y1 in lanes] == [(660.0, 3000.0)]
+    assert lanes[0][3] <= 0  # in the suspended lane, under the processor rows
+
+
+def suspended_boxes(ax) -> list[tuple[float, float, float, float]]:
+    """``(from, to, y0, y1)`` of the suspended boxes (dotted hatch), seconds (minute axis)."""
+    from matplotlib.patches import Rectangle
+
+    return sorted(
+        (round(p.get_x() * 60, 6), round((p.get_x() + p.get_width()) * 60, 6), p.get_y(),
+         p.get_y() + p.get_height())
+        for p in ax.patches if isinstance(p, Rectangle) and p.get_hatch() == ".."
+    )  # fmt: skip
 
 
 def test_the_recorder_sees_the_failed_trial():

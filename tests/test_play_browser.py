@@ -237,3 +237,53 @@ def test_png_export_makes_an_image(fig1):
     assert name == f"o2ksim-event-{index_of(log, 'starts', 3) + 1}.png"
     assert href.startswith("data:image/png;base64,") and len(href) > 5000
     assert [e for e in d.get_log("browser") if e["level"] == "SEVERE"] == []
+
+
+def test_a_day_of_a_real_run_is_smooth(browser, tmp_path):
+    """Days 6-11 of a stored run (``o2ksim run --out``, the KTH-SP2 sample under FCFS-backfill,
+    622 submissions, about 2,500 events: as many as a busy day of a larger machine) played
+    from the folder: the page shows what
+    the stored ``jobs.csv`` says is running, and a step (draw + panels) stays far below
+    the 0.5 s of the default speed.  Measured with the page's own clock
+    (``performance.now()`` around ``go``); the figures are printed (``pytest -s``)."""
+    import time
+    from pathlib import Path
+
+    import pandas as pd
+
+    from o2ksim.cli import main
+
+    out = tmp_path / "run"
+    sample = Path(__file__).resolve().parents[1] / "traces" / "kth-sp2-sample.swf"
+    assert main(["run", "--trace", str(sample), "--policy", "fcfs-backfill", "--out", str(out),
+                 "-q"]) == 0  # fmt: skip
+    page = tmp_path / "day.html"
+    t0 = time.perf_counter()
+    assert main(["play", str(out), "--start", "6d", "--end", "11d", "-o", str(page)]) == 0
+    written = time.perf_counter() - t0
+    jobs = pd.read_csv(out / "jobs.csv")
+    t0 = time.perf_counter()
+    browser.get(page.as_uri())
+    n = browser.execute_script("return window.o2kPlayer.count")
+    opened = time.perf_counter() - t0
+    assert n > 2000
+    for k in (n // 5, n // 2, 4 * n // 5):
+        go(browser, k)
+        t = browser.execute_script("return window.o2kPlayer.time()")
+        shown = {r["job"] for r in rows(browser, "running")}
+        sure = set(jobs.loc[(jobs["start"] < t) & (jobs["end"] > t), "job_id"].astype(int))
+        maybe = set(jobs.loc[(jobs["start"] <= t) & (jobs["end"] >= t), "job_id"].astype(int))
+        assert sure <= shown <= maybe
+    ms = browser.execute_script(
+        "const p = window.o2kPlayer, out = [];"
+        "for (let s = 0; s < p.count; s += Math.max(1, Math.floor(p.count / 300))) {"
+        " const a = performance.now(); p.go(s); out.push(performance.now() - a); }"
+        "return out.sort((x, y) => x - y);"
+    )
+    median, worst = ms[len(ms) // 2], ms[-1]
+    size = page.stat().st_size
+    print(f"\ndays 6-11 of the KTH sample: {n} events, {size / 1e6:.2f} MB, written in {written:.1f} s, "
+          f"opened in {opened:.2f} s, step median {median:.1f} ms, worst {worst:.1f} ms "
+          f"over {len(ms)} steps")  # fmt: skip
+    assert size < 5e6 and median < 100 and worst < 500
+    assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from o2ksim.cli.run import parse_overrides
 from o2ksim.errors import O2KSimError
+from o2ksim.experiments.scenario import load_scenario
 from o2ksim.explain import explain, rejected_lines, run_header, run_title
 from o2ksim.report.gantt import EmptyWindow, GanttRecorder, gantt_compare
 
@@ -87,7 +89,17 @@ def run(args: argparse.Namespace) -> int:
     if args.gantt:
         hosts = {h.name: h.procs for h in result.machine.hosts}
         shown = {**overrides, **parse_overrides(args.versus)}  # every setting that differs
-        columns = [(result.segments, run_title(result, shown), recorders[0].teaching)]
+        sc = load_scenario(args.scenario)
+
+        def title(res: Any) -> str:
+            """The run's title naming the scenario, not "6 inline job(s)"."""
+            text, workload = run_title(res, shown), str(res.config.get("workload", ""))
+            if "inline job" in workload:
+                text = text.replace(workload, sc.name)
+            return text
+
+        suptitle = sc.description or ""
+        columns = [(result.segments, title(result), recorders[0].teaching)]
         if args.versus:
             other_params = {**overrides, **parse_overrides(args.versus)}
             rec = GanttRecorder()
@@ -95,9 +107,9 @@ def run(args: argparse.Namespace) -> int:
                 args.scenario, policy=args.policy, params=other_params, max_jobs=args.max_jobs,
                 observers=(rec,),
             )  # fmt: skip
-            columns.append((other.segments, run_title(other, shown), rec.teaching))
+            columns.append((other.segments, title(other), rec.teaching))
         try:
-            fig = gantt_compare(columns, hosts)
+            fig = gantt_compare(columns, hosts, suptitle=suptitle)
         except EmptyWindow as exc:
             print(f"o2ksim: warning: {exc}; no Gantt chart written")
             return 0

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -14,8 +15,15 @@ from o2ksim.errors import O2KSimError
 from o2ksim.experiments.scenario import load_scenario, simulate_run
 from o2ksim.experiments.store import load_results
 from o2ksim.files import parent_folder
-from o2ksim.report.gantt import EmptyWindow, GanttRecorder, teaching_from_jobs, write_gantt
-from o2ksim.workloads.transforms import parse_duration
+from o2ksim.report.gantt import (
+    EmptyWindow,
+    GanttRecorder,
+    Teaching,
+    teaching_from_jobs,
+    write_gantt,
+)
+from o2ksim.report.replay import StoredRun, has_replay
+from o2ksim.units import parse_time
 
 HELP = "draw a Gantt chart (processors per host over time) of a run, as PNG"
 
@@ -24,8 +32,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "source", metavar="SOURCE",
         help="a results directory (with --run), one run's directory (RESULTS/runs/ID), "
-        "an `o2ksim run --out DIR --report` folder, "
-        "or a scenario file or name (its first run is simulated)",
+        "an `o2ksim run --out DIR` folder (without --report the run is simulated again from "
+        "its run.json, with its reservations), or a scenario file or name (its first run is "
+        "simulated)",
     )  # fmt: skip
     parser.add_argument("--run", metavar="ID", help="run id (prefix) inside a results directory")
     parser.add_argument(
@@ -34,7 +43,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--start",
         metavar="TIME",
-        help="start of the time range (seconds since the trace start, 90m, 2d)",
+        help="start of the time range (seconds since the trace start, 90m, 2d; an ISO date "
+        "with a run folder)",
     )
     parser.add_argument("--end", metavar="TIME", help="end of the time range")
     parser.add_argument("--hosts", metavar="H1,H2", help="hosts to draw, in order (default all)")
@@ -79,6 +89,13 @@ def _policy_title(policy: dict, workload: str, estimates: str | None = None) -> 
 def run(args: argparse.Namespace) -> int:
     parent_folder(args.out, "-o")  # refused before a scenario is simulated
     src = Path(args.source)
+    unix = None  # the trace's UnixStartTime, for --start/--end given as dates
+    replayed = (src.is_dir() and not (src / "results" / "plan.json").exists()
+                and has_replay(src))  # fmt: skip
+    if replayed:
+        if args.run:
+            raise O2KSimError("--run needs a results directory")
+        return _draw(args, *_replayed(src))
     if src.is_dir():
         src = results_dir_of(args.source, "gantt")[0]
     if src.is_dir() and (src / "plan.json").exists():
@@ -99,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
             jobs = pd.read_parquet(src / "jobs.parquet")
             teaching = teaching_from_jobs(jobs)
             rejected = jobs.loc[jobs["status"] == "rejected"]
-        title = args.title or _policy_title(info.get("policy", {}), info.get("workload", ""))
+        title = _policy_title(info.get("policy", {}), info.get("workload", ""))
     else:
         sc = load_scenario(args.source)
         recorder = GanttRecorder()
@@ -108,13 +125,36 @@ def run(args: argparse.Namespace) -> int:
         hosts = {h.name: h.procs for h in result.machine.hosts}
         teaching = recorder.teaching
         rejected = result.jobs.loc[result.jobs["status"] == "rejected"]
-        title = args.title or _policy_title(
+        title = _policy_title(
             result.policy, result.config["workload"], result.config.get("estimates")
         )
+    return _draw(args, segments, hosts, teaching, rejected, title, unix)
+
+
+def _replayed(folder: Path) -> tuple[Any, dict[str, int], Teaching, Any, str, int | None]:
+    """An ``o2ksim run --out`` folder without --report: the run simulated again from its
+    ``run.json`` (checked against its ``jobs.csv``), with the chart's recorder attached, so
+    the chart has the reservations and their history too."""
+    stored = StoredRun.open(folder)
+    recorder = GanttRecorder()
+    result = stored.replay([recorder])
+    hosts = {h.name: h.procs for h in result.machine.hosts}
+    jobs = result.jobs
+    workload = str((stored.meta.get("config") or {}).get("workload") or "")
+    title = _policy_title(result.policy, Path(workload).name if workload else "",
+                          result.config.get("estimates"))  # fmt: skip
+    unix = getattr(stored.trace.header, "unix_start_time", None)
+    return (result.segments, hosts, recorder.teaching, jobs.loc[jobs["status"] == "rejected"],
+            title, unix)  # fmt: skip
+
+
+def _draw(args: argparse.Namespace, segments: Any, hosts: Any, teaching: Teaching | None,
+          rejected: Any, title: str, unix: int | None = None) -> int:  # fmt: skip
+    title = args.title or title
     names = [h.strip() for h in args.hosts.split(",")] if args.hosts else None
     try:
-        start = parse_duration(args.start) if args.start else None
-        end = parse_duration(args.end) if args.end else None
+        start = parse_time(args.start, unix) if args.start else None
+        end = parse_time(args.end, unix) if args.end else None
     except O2KSimError as exc:
         raise O2KSimError(f"--start/--end: {exc}") from None
     try:

@@ -1,11 +1,14 @@
-"""``o2ksim play``: write the step-through player of a small scenario (one HTML file)."""
+"""``o2ksim play``: write the step-through player of a schedule (one HTML file)."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from o2ksim.cli.run import parse_overrides
-from o2ksim.report.player import write_player
+from o2ksim.errors import O2KSimError
+from o2ksim.report.player import render_player, write_player
+from o2ksim.report.player_run import MAX_EVENTS, is_run_folder, run_folder_data
 
 HELP = "write a step-through player of a scenario's schedule: one self-contained HTML page"
 
@@ -14,11 +17,24 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "source", metavar="SOURCE",
         help="a shipped scenario (explain-backfill, explain-immediate, explain-eqspatial, ...) "
-        "or a scenario file; its first run is played event by event",
+        "or a scenario file (its first run is played event by event), or an `o2ksim run --out "
+        "DIR` folder with --start/--end (the run is simulated again and that window played)",
     )  # fmt: skip
     parser.add_argument(
         "-o", "--out", metavar="FILE.html", default="player.html",
         help="the page to write (default player.html); it needs no server and no network",
+    )  # fmt: skip
+    parser.add_argument(
+        "--start", metavar="TIME",
+        help="with a run folder: start of the window to play, since the trace start (14d, "
+        "14.5d, seconds) or an ISO date (1996-10-07, needs the trace's UnixStartTime)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--end", metavar="TIME", help="with a run folder: end of the window (default: a day later)"
+    )
+    parser.add_argument(
+        "--max-events", type=int, default=MAX_EVENTS, metavar="N",
+        help=f"with a run folder: refuse windows with more log lines than this (default {MAX_EVENTS})",
     )  # fmt: skip
     parser.add_argument(
         "--policy", metavar="NAME", help="use this policy instead of the scenario's first"
@@ -42,6 +58,33 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if is_run_folder(args.source) or Path(args.source).is_dir():  # a folder: a stored run
+        extra = [f for f, v in (("--policy", args.policy), ("--set", args.set),
+                                ("--versus", args.versus)) if v]  # fmt: skip
+        if extra:
+            raise O2KSimError(
+                f"{', '.join(extra)}: a run folder is played as it was run; simulate the "
+                "other setting with `o2ksim run ... --out OTHER` and play that folder"
+            )
+        if not args.start:
+            raise O2KSimError(
+                f"{args.source} is a run folder: give the window to play with --start "
+                "(e.g. --start 14d --end 15d, or an ISO date)"
+            )
+        if args.max_events < 1:
+            raise O2KSimError(f"--max-events {args.max_events}: must be at least 1")
+        data = run_folder_data(args.source, args.start, args.end, max_events=args.max_events,
+                               title=args.title)  # fmt: skip
+        with open(args.out, "w", encoding="utf-8") as out:
+            out.write(render_player(data))
+        print(f"player: {args.out} ({len(data['log'])} events; open it in a browser; "
+              "Space plays, arrows step)")  # fmt: skip
+        return 0
+    if args.start or args.end:
+        raise O2KSimError(
+            "--start/--end choose the window of a run folder (`o2ksim run --out DIR`); "
+            f"{args.source} is a scenario, played whole"
+        )
     path = write_player(
         args.out, args.source, policy=args.policy, params=parse_overrides(args.set),
         max_jobs=args.max_jobs, title=args.title,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from o2ksim.cli._policy_options import add_policy_options, refuse_foreign_options
@@ -300,6 +301,9 @@ def _run(args: argparse.Namespace) -> int:
     result.config["workload"] = source
     if getattr(args, "window_zone", None):  # the zone the --window dates were read in
         result.summary["window_zone"] = args.window_zone
+    if args.trace:  # read here as a Trace: run.json names the file, so `o2ksim play DIR` can replay
+        recipe = WorkloadRecipe.of_trace(args.trace, lenient=args.lenient)
+        result.replay = replace(config, workload=recipe).replay_dict()
     replaced, page = "", None
     if args.out:  # with --check, segments.csv too: the check reads the files the user gets
         pages: list[Path] = []

@@ -1,179 +1,64 @@
 """Gantt chart: processor allocation per host over a time range, as PNG.
 
-The engine records *how many* processors of which host each job holds and
-when (``Result.segments``), not which processors.  To draw the chart, each
-allocation is given concrete processor rows (:func:`assign_rows`): at its
-start it takes the lowest contiguous block of free rows on its host, or, when
-the free rows are scattered, the lowest free rows (then it is drawn as
-several bars); a job whose allocation changes at an instant (a resize) keeps
-the rows it held, so it stays on its rows.  Ends are handled before starts at
-the same instant, as in the engine.
+One panel per host, one row per processor (:mod:`o2ksim.report.gantt_rows`
+gives each allocation its rows), each job one colour.  With a
+:class:`~o2ksim.report.gantt_teach.Teaching` the chart also marks arrivals
+(labelled, in their host's panel), requested runtimes, backfilled jobs and
+reservations as blocks with where they slid; suspended jobs get their own
+lanes under the processors, requeued trials an "x"
+(:mod:`o2ksim.report.gantt_marks`).  No label overlaps another
+(:mod:`o2ksim.report.gantt_labels`), and what lies outside the drawn window is
+said under the chart.
+
+A real run's day holds hundreds of jobs: the allocations are drawn as one
+collection per panel; those too short to see (under a pixel) in grey, counted
+in the note; only the largest bars get their job's label; arrivals beyond 60
+a panel are not labelled one by one and requested-runtime outlines are left
+out past 150 bars (both said in the note).
 """
 
 from __future__ import annotations
 
 import textwrap
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from o2ksim.engine.decisions import Reserve, Start
-from o2ksim.engine.monitor import Observer
 from o2ksim.files import atomic_path
-from o2ksim.jobs import Job, JobState
+from o2ksim.report.gantt_labels import Labels
+from o2ksim.report.gantt_marks import (
+    SUSPENDED,
+    arrival_hosts,
+    draw_arrivals,
+    draw_requeued,
+    draw_reservation,
+    draw_resized,
+    draw_suspended,
+    interruptions,
+    lanes_of,
+    reservation_rows,
+)
+from o2ksim.report.gantt_rows import ROW_COLUMNS, assign_rows
+from o2ksim.report.gantt_teach import GanttRecorder, Reservation, Teaching, teaching_from_jobs
 from o2ksim.workloads.transforms import format_duration
 
-ROW_COLUMNS = ["job_id", "host", "start", "end", "row", "rows"]
-
-
-def assign_rows(segments: pd.DataFrame, hosts: Mapping[str, int]) -> pd.DataFrame:
-    """Concrete processor rows for each allocation segment.
-
-    ``segments``: ``job_id, host, start, end, procs`` (``Result.segments``);
-    ``hosts``: processors per host.  Returns one row per drawn bar:
-    ``job_id, host, start, end, row`` (first processor index) and ``rows``
-    (how many).  Segments with no processors (a preempted job keeping its
-    memory) are not drawn.
-    """
-    segs = segments.loc[segments["procs"] > 0].sort_values(["start", "job_id"], kind="stable")
-    events: list[tuple[float, int, int]] = []  # (time, 0=end/1=start, segment index)
-    for i, (s, e) in enumerate(
-        zip(segs["start"].to_numpy(float), segs["end"].to_numpy(float), strict=True)
-    ):
-        if e > s:
-            events.append((s, 1, i))
-            events.append((e, 0, i))
-    events.sort()
-    busy = {h: np.zeros(int(p), dtype=bool) for h, p in hosts.items()}
-    taken: dict[int, np.ndarray] = {}
-    given_back: dict[tuple[int, str], tuple[float, np.ndarray]] = {}  # (job, host) -> (when, rows)
-    out: list[tuple[int, str, float, float, int, int]] = []
-    job_ids = segs["job_id"].to_numpy()
-    host_of = segs["host"].to_numpy()
-    procs = segs["procs"].to_numpy(int)
-    starts = segs["start"].to_numpy(float)
-    ends = segs["end"].to_numpy(float)
-    for t, kind, i in events:
-        host = host_of[i]
-        if host not in busy:
-            raise ValueError(f"segment on unknown host {host!r}")
-        rows_free = busy[host]
-        if kind == 0:
-            rows = taken.pop(i)
-            rows_free[rows] = False
-            given_back[(int(job_ids[i]), host)] = (t, rows)
-            continue
-        # a job resized (or resumed) at this instant keeps the rows it just gave back
-        back = given_back.pop((int(job_ids[i]), host), None)
-        keep = back[1][~rows_free[back[1]]][: int(procs[i])] if back is not None and back[0] == t else None
-        if keep is not None and len(keep):
-            rows_free[keep] = True
-            extra = _pick(rows_free, int(procs[i]) - len(keep)) if procs[i] > len(keep) else keep[:0]
-            rows_free[keep] = False
-            idx = np.sort(np.concatenate([keep, extra]))
-        else:
-            idx = _pick(rows_free, int(procs[i]))
-        rows_free[idx] = True
-        taken[i] = idx
-        for first, count in _runs(idx):
-            out.append((int(job_ids[i]), host, starts[i], ends[i], first, count))
-    return pd.DataFrame(out, columns=ROW_COLUMNS)
-
-
-def _pick(busy: np.ndarray, n: int) -> np.ndarray:
-    """Lowest contiguous block of ``n`` free rows, else the ``n`` lowest free rows."""
-    free = ~busy
-    if n == 0:
-        return np.zeros(0, dtype=int)
-    if n > free.sum():
-        raise ValueError(f"{n} processors requested but only {int(free.sum())} free")
-    window = np.convolve(free.astype(int), np.ones(n, dtype=int), mode="valid")
-    hits = np.flatnonzero(window == n)
-    if len(hits):
-        return np.arange(hits[0], hits[0] + n)
-    return np.flatnonzero(free)[:n]
-
-
-def _runs(idx: np.ndarray) -> list[tuple[int, int]]:
-    """Contiguous runs in sorted indices as (first, count)."""
-    out = []
-    start = prev = int(idx[0])
-    for k in idx[1:]:
-        k = int(k)
-        if k != prev + 1:
-            out.append((start, prev - start + 1))
-            start = k
-        prev = k
-    out.append((start, prev - start + 1))
-    return out
+DETAIL_BARS = 150
+"""Bars in a column above which the chart aggregates (no outlines, labels on the largest)."""
+JOB_LABELS = 80
+"""Job labels at most per column (the largest bars)."""
+RESERVATIONS_SHOWN = 12
+"""Reservation blocks at most per column (the first made in the window)."""
 
 
 class EmptyWindow(ValueError):
     """No job holds processors in the requested time range (nothing to draw)."""
 
 
-@dataclass
-class Teaching:
-    """What a teaching Gantt chart marks beyond the allocations (all optional).
-
-    ``submit``/``requested``: per job id, arrival time and requested runtime
-    (from ``Result.jobs``); ``backfilled``: ids of jobs started by
-    backfilling; ``reservations``: ``(job, host, at)`` -- the first reserved
-    start (shadow time) of each job that got a reservation.  Filled by
-    :class:`GanttRecorder` during a run, or by :func:`teaching_from_jobs`.
-    """
-
-    submit: dict[int, float] = field(default_factory=dict)
-    requested: dict[int, float] = field(default_factory=dict)
-    backfilled: set[int] = field(default_factory=set)
-    reservations: list[tuple[int, str, float]] = field(default_factory=list)
-    requeued: dict[int, list[float]] = field(default_factory=dict)
-    """Per job, when a trial run of it ended and it went back to the queue (T§3.2.2)."""
-    requeued_only: set[int] = field(default_factory=set)
-    """Jobs (from a job table) restarted but never preempted: every gap is a requeue."""
-
-
-def teaching_from_jobs(jobs: pd.DataFrame) -> Teaching:
-    """Arrivals and requested runtimes from a per-job table (no decision information)."""
-    ids = jobs["job_id"].astype(int).tolist()
-    requeued_only: set[int] = set()
-    if "restarts" in jobs and "preemptions" in jobs:
-        only = (jobs["restarts"] > 0) & (jobs["preemptions"] == 0)
-        requeued_only = set(jobs.loc[only, "job_id"].astype(int))
-    return Teaching(
-        submit=dict(zip(ids, jobs["submit"].astype(float), strict=True)),
-        requested=dict(zip(ids, jobs["req_time"].astype(float), strict=True)),
-        requeued_only=requeued_only,
-    )
-
-
-class GanttRecorder(Observer):
-    """Collects a :class:`Teaching` during a run (attach it with ``observers=[...]``).
-
-    Reservations are reported only when the run is made with ``explain=True``.
-    """
-
-    def __init__(self) -> None:
-        self.teaching = Teaching()
-        self._reserved: set[int] = set()
-
-    def on_arrival(self, job: Job, now: float) -> None:
-        self.teaching.submit[job.id] = job.spec.submit
-        self.teaching.requested[job.id] = job.spec.req_time
-
-    def on_release(self, job: Job, now: float) -> None:
-        if job.state is JobState.QUEUED:  # a trial run over without finishing: requeued
-            self.teaching.requeued.setdefault(job.id, []).append(now)
-
-    def on_decision(self, now: float, decision: Any) -> None:
-        if isinstance(decision, Start) and decision.note.startswith("backfilled"):
-            self.teaching.backfilled.add(decision.job.id)
-        elif isinstance(decision, Reserve) and decision.job.id not in self._reserved:
-            self._reserved.add(decision.job.id)  # the first reservation: the shadow time
-            self.teaching.reservations.append((decision.job.id, decision.host, decision.at))
+def _day_clock(t: float) -> str:
+    """``231d 06:00``: a tick far from the trace start, to the minute."""
+    d, rest = divmod(round(t), 86400)
+    return f"{d}d {rest // 3600:02d}:{rest % 3600 // 60:02d}"
 
 
 def _unit(span: float) -> tuple[float, str]:
@@ -187,6 +72,9 @@ def _unit(span: float) -> tuple[float, str]:
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#999999")
 """Okabe and Ito's colour-blind-safe colours without the yellow (too pale on white):
 seven distinct hues, none a lighter shade of another (tab20's pairs are)."""
+
+SHORT = "#c8c8c8"
+"""Allocations too short to see at the chart's width (aggregated)."""
 
 
 def job_colour(job_id: int) -> str:
@@ -220,14 +108,12 @@ def gantt_figure(
     """A Gantt chart (one panel per host, height proportional to its processors).
 
     ``start``/``end`` (seconds) crop the time range (default: all segments);
-    ``host_names`` selects and orders hosts.  Each job has one colour (the
-    same in every chart); its id is written on bars large enough to hold it.
-    With ``teaching``: arrivals (triangles under the axis), requested-runtime
-    outlines beside the actual runtime, backfilled jobs hatched, each
-    reservation's shadow time (dashed line), and a legend.  Preempted intervals
-    (a job's gap between two allocations) and resizes (a change in its
-    processors) are drawn from the segments alone.  Raises :class:`EmptyWindow`
-    when no job runs in the range.
+    ``host_names`` selects and orders hosts.  Each job has one colour; its id
+    is written on bars large enough to hold it.  With ``teaching``: arrivals,
+    requested-runtime outlines, backfilled jobs hatched, reservations as
+    blocks with their history, and a legend.  Suspended intervals, requeued
+    trials and resizes are drawn from the segments.  Raises
+    :class:`EmptyWindow` when no job runs in the range.
     """
     return gantt_compare(
         [(segments, title, teaching)], hosts, start=start, end=end,
@@ -251,9 +137,8 @@ def gantt_compare(
     and ``reservations=2`` on the example of T§3.2.1 Fig. 1.
     """
     # matplotlib is heavy: imported only when a chart is drawn (recording a run needs none)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch, Rectangle
 
     names = list(host_names) if host_names else list(hosts)
     unknown = [h for h in names if h not in hosts]
@@ -271,183 +156,302 @@ def gantt_compare(
             + (f" on {', '.join(names)}" if host_names else "")
         )
     scale, unit = _unit(t1 - t0)
-    ratios = [max(hosts[h], 1) for h in names]
-    height = 1.4 + (3.0 if len(names) == 1 else 2.2 if len(names) <= 3 else 1.3) * len(names)
-    fig = Figure(figsize=(11 if len(runs) == 1 else 7.5 * len(runs), height), layout="constrained")
+    colours = start_colours([r[0] for r in runs])
+    columns = [_Column(segs, title, teach, hosts, names, t0, t1) for segs, title, teach in runs]
+    # each host's suspended lanes: as many as the most suspensions at once, in any column
+    lanes = {h: max((c.lane_count.get(h, 0) for c in columns), default=0) for h in names}
+    lane = {h: max(1.0, 0.1 * hosts[h]) for h in names}
+    ratios = [max(hosts[h], 1) + lanes[h] * lane[h] for h in names]
+    height = 1.6 + (3.0 if len(names) == 1 else 2.2 if len(names) <= 3 else 1.3) * len(names)
+    width = 11 if len(runs) == 1 else 7.5 * len(runs)
+    fig = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(fig)  # a renderer, to measure the labels
     axes = fig.subplots(
         len(names), len(runs), sharex=True, sharey="row", squeeze=False,
         gridspec_kw={"height_ratios": ratios},
     )  # fmt: skip
     legend: dict[str, Any] = {}
-    colours = start_colours([r[0] for r in runs])
-    for col, (segments, title, teach) in enumerate(runs):
-        outside: list[str] = []  # what lies outside the drawn window, said under the chart
-        bars = assign_rows(segments, hosts)
-        bars = bars.loc[(bars["end"] > t0) & (bars["start"] < t1) & bars["host"].isin(names)]
-        first_bar = bars.sort_values(["start", "row"]).drop_duplicates("job_id")
-        for ax, host in zip(axes[:, col], names, strict=True):
-            part = bars.loc[bars["host"] == host]
-            procs = hosts[host]
-            for b in part.itertuples(index=False):
-                x0, x1 = max(b.start, t0) / scale, min(b.end, t1) / scale
-                back = teach is not None and b.job_id in teach.backfilled
-                ax.add_patch(Rectangle(
-                    (x0, b.row), x1 - x0, b.rows, facecolor=colours[int(b.job_id)],
-                    edgecolor="white", linewidth=0.6, hatch="//" if back else None,
-                ))  # fmt: skip
-                if back:
-                    legend["backfilled (hatched)"] = Patch(facecolor="0.85", hatch="//",
-                                                           edgecolor="0.4")  # fmt: skip
-                wide = (x1 - x0) > 0.035 * (t1 - t0) / scale
-                tall = b.rows >= max(1, 0.07 * procs)
-                if label_jobs and wide and tall:
-                    ax.text((x0 + x1) / 2, b.row + b.rows / 2, f"J{b.job_id}" + (" B" if back else ""),
-                            ha="center", va="center", fontsize=8, color="black")  # fmt: skip
-            # requested runtime: outline from the first start to start + requested
-            if teach is not None and teach.requested:
-                for b in first_bar.loc[first_bar["host"] == host].itertuples(index=False):
-                    req = teach.requested.get(int(b.job_id))
-                    if req is None:
-                        continue
-                    # on the job's own first bar's rows: an outline never crosses other jobs' rows
-                    ax.add_patch(Rectangle(
-                        (b.start / scale, b.row), req / scale, b.rows, fill=False,
-                        edgecolor=colours[int(b.job_id)], linestyle="--", linewidth=1.1, zorder=3,
-                    ))  # fmt: skip
-                    legend["requested runtime (dashed outline)"] = Patch(
-                        fill=False, edgecolor="0.3", linestyle="--"
-                    )
-            _draw_interruptions(ax, segments, bars, host, scale, legend, teach, colours)
-            if teach is not None:
-                shown = [(j, a) for j, h, a in teach.reservations if h == host and t0 <= a <= t1]
-                outside += [f"J{j}'s reservation at {format_duration(a)} on {host}"
-                            for j, h, a in teach.reservations if h == host and not t0 <= a <= t1]  # fmt: skip
-                for k, (job, at) in enumerate(shown):
-                    ax.axvline(at / scale, color="black", linestyle=(0, (4, 3)), linewidth=1.2)
-                    ax.text(at / scale, procs * (0.97 - 0.09 * (k % 4)), f" J{job} reserved",
-                            fontsize=8, va="top", ha="left",
-                            bbox={"facecolor": "white", "alpha": 0.7, "linewidth": 0})  # fmt: skip
-                    if shown:
-                        legend["reservation: shadow time (dashed line)"] = Line2D(
-                            [], [], color="black", linestyle=(0, (4, 3))
-                        )
-            ax.set_ylim(0, procs)
-            ax.set_xlim(t0 / scale, t1 / scale)
-            if col == 0:
-                ax.set_ylabel(f"{host}\n({procs} procs)", rotation=0, ha="right", va="center",
-                              fontsize=9)  # fmt: skip
-            ax.set_yticks([0, procs])
-            ax.grid(axis="x", color="0.9")
-            ax.set_axisbelow(True)
+    labels = Labels()
+    px = (t1 - t0) / (width / len(runs) * fig.dpi * 0.85)  # seconds per pixel, about
+    for col, c in enumerate(columns):
+        c.draw(axes[:, col], scale, px, colours, lanes, lane, legend, labels, label_jobs)
         bottom = axes[-1, col]
-        if teach is not None and teach.submit:
-            arrivals = [(j, t) for j, t in teach.submit.items() if t0 <= t <= t1]
-            if arrivals:
-                bottom.plot([t / scale for _j, t in arrivals], [0] * len(arrivals), marker="^",
-                            linestyle="none", color="black", markersize=7, clip_on=False,
-                            zorder=5)  # fmt: skip
-                legend["arrival (triangle)"] = Line2D([], [], marker="^", color="black",
-                                                      linestyle="none")  # fmt: skip
-                _label_arrivals(bottom, arrivals, scale, (t1 - t0) / scale)
+        if t0 / scale > 50:  # far from the trace start: the simulated clock, not a count
+            from matplotlib.ticker import MultipleLocator
+
+            span = (t1 - t0) / scale
+            hours = span * scale / 3600
+            step = next((b for b in (1, 2, 3, 6, 12, 24, 48) if hours / b <= 5), 168)
+            bottom.xaxis.set_major_locator(MultipleLocator(step * 3600 / scale))
+            bottom.xaxis.set_major_formatter(lambda x, _pos: _day_clock(x * scale))
+            unit = "since the trace start"
         bottom.set_xlabel(f"time ({unit})")
-        if outside:
-            more = f" and {len(outside) - 4} more" if len(outside) > 4 else ""
-            bottom.text(0, -0.32, "Outside the drawn window (not drawn): " + "; ".join(outside[:4])
-                        + more, transform=bottom.transAxes, fontsize=8, va="top", ha="left",
-                        wrap=True)  # fmt: skip
-        width = 100 if len(runs) == 1 else 65
-        axes[0, col].set_title(textwrap.fill(title or "Processor allocation per host", width),
+        if c.notes:
+            bottom.text(0, -0.3, "Outside the drawn window or not drawn one by one: "
+                        + "; ".join(c.notes), transform=bottom.transAxes, fontsize=8,
+                        va="top", ha="left", wrap=True)  # fmt: skip
+        wrap = 100 if len(runs) == 1 else 65
+        axes[0, col].set_title(textwrap.fill(c.title or "Processor allocation per host", wrap),
                                fontsize=11, fontweight="bold", pad=14)  # fmt: skip
+    for row, host in enumerate(names):
+        ax = axes[row, 0]
+        ax.set_ylabel(f"{host}\n({hosts[host]} procs)", rotation=0, ha="right", va="center",
+                      fontsize=9)  # fmt: skip
+        ticks, text = [0.0, float(hosts[host])], ["0", str(hosts[host])]
+        if lanes[host]:
+            ticks.append(-lanes[host] * lane[host] / 2)
+            text.append("suspended")
+        ax.set_yticks(ticks, text)
     if suptitle:
         fig.suptitle(suptitle, fontsize=12, fontweight="bold")
     if legend:
         fig.legend(list(legend.values()), list(legend), loc="outside lower center",
-                   ncol=min(len(legend), 3), frameon=False, fontsize=9)  # fmt: skip
+                   ncol=min(len(legend), 2 if len(runs) == 1 else 3), frameon=False, fontsize=9)  # fmt: skip
+    labels.place(fig)
     return fig
 
 
-def _label_arrivals(ax: Any, arrivals: list[tuple[int, float]], scale: float, span: float) -> None:
-    """The job id above each arrival's triangle; arrivals close together are stacked
-    (up to four levels), so their labels never print on top of each other."""
-    if len(arrivals) > 60:  # a real run: too many to label one by one
-        return
-    gap = 0.045 * span  # about one label's width
-    last: list[float] = []  # per level, where the last label there was put
-    for job, t in sorted(arrivals, key=lambda a: (a[1], a[0])):
-        x = t / scale
-        level = next((k for k, at in enumerate(last) if x - at >= gap), len(last))
-        if level >= 4:
-            level = min(range(4), key=lambda k: last[k])
-        if level == len(last):
-            last.append(x)
-        else:
-            last[level] = x
-        ax.annotate(f"J{job}", xy=(x, 0), xycoords=("data", "axes fraction"),
-                    xytext=(0, 8 + 10 * level), textcoords="offset points", ha="center",
-                    va="bottom", fontsize=7, zorder=7,
-                    bbox={"facecolor": "white", "alpha": 0.8, "linewidth": 0, "pad": 0.5})  # fmt: skip
+class _Column:
+    """One run's column: its bars and marks in the window, and the notes under it."""
 
+    def __init__(self, segments: pd.DataFrame, title: str, teach: Teaching | None,
+                 hosts: Mapping[str, int], names: list[str], t0: float, t1: float) -> None:  # fmt: skip
+        self.segments, self.title, self.teach = segments, title, teach
+        self.hosts, self.names, self.t0, self.t1 = hosts, names, t0, t1
+        self.notes: list[str] = []
+        # rows for the allocations in the window only (which processor a job holds is not
+        # recorded: the rows are the chart's choice), marks from its jobs' segments
+        over = ((segments["end"] >= t0) & (segments["start"] <= t1)).to_numpy()
+        mine = segments["job_id"].isin(segments.loc[over, "job_id"].unique())
+        if teach is not None:  # and those of the jobs that arrive in the window
+            came = [j for j, t in teach.submit.items() if t0 <= t <= t1]
+            mine |= segments["job_id"].isin(came)
+        self.segments = segments.loc[mine]
+        bars = assign_rows(segments.loc[over], hosts)
+        self.all_bars = bars
+        self.bars = bars.loc[(bars["end"] > t0) & (bars["start"] < t1) & bars["host"].isin(names)]
+        self.suspended, self.requeued, self.resized = interruptions(self.segments, teach)
+        self.lane_of: dict[int, int] = {}
+        self.lane_count: dict[str, int] = {}
+        for host in names:
+            idx = [i for i, s in enumerate(self.suspended)
+                   if s[1] == host and s[3] > t0 and s[2] < t1]  # fmt: skip
+            ks = lanes_of([(self.suspended[i][2], self.suspended[i][3]) for i in idx])
+            self.lane_of.update(zip(idx, ks, strict=True))
+            self.lane_count[host] = max(ks, default=-1) + 1
 
-def _draw_interruptions(ax: Any, segments: pd.DataFrame, bars: pd.DataFrame, host: str,
-                        scale: float, legend: dict[str, Any],
-                        teach: Teaching | None = None,
-                        colours: Mapping[int, str] | None = None) -> None:  # fmt: skip
-    """Preempted intervals, requeued trials and resizes, from the segments.
+    def draw(self, axes: Any, scale: float, px: float, colours: Mapping[int, str],
+             lanes: Mapping[str, int], lane: Mapping[str, float], legend: dict[str, Any],
+             labels: Labels, label_jobs: bool) -> None:  # fmt: skip
+        from matplotlib.patches import Patch  # matplotlib is heavy: only when drawing
 
-    A gap between two of a job's allocations is a preemption (a dotted box on
-    the rows it held), unless the job went back to the queue then -- a trial
-    run of immediate service that did not finish (``teach.requeued``, or a job
-    the job table says was restarted and never preempted): then the trial's
-    bar ends with "requeued" and nothing is drawn over the gap, where other
-    jobs run.  A resize is a dotted line with its label on the job's own rows.
-    """
-    # matplotlib is heavy: imported only when a chart is drawn (recording a run needs none)
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch, Rectangle
+        t0, t1, teach = self.t0, self.t1, self.teach
 
-    def colour(job: Any) -> str:
-        return (colours or {}).get(int(job)) or job_colour(int(job))
+        def colour(job: int) -> str:
+            return colours.get(int(job)) or job_colour(int(job))
 
-    segs = segments.sort_values(["job_id", "start"], kind="stable")
-    for job_id, js in segs.groupby("job_id", sort=False):
-        held = js.loc[js["procs"] > 0]
-        if len(held) < 2 and len(js) < 2:
-            continue
-        rows = bars.loc[(bars["job_id"] == job_id) & (bars["host"] == host)]
-        requeue_times = set(teach.requeued.get(int(job_id), ())) if teach is not None else set()
-        all_requeues = teach is not None and int(job_id) in teach.requeued_only
-        for prev, nxt in zip(held.iloc[:-1].itertuples(), held.iloc[1:].itertuples(), strict=True):
-            if nxt.start > prev.end and prev.host == host:  # off the processors
-                r = rows.loc[rows["end"] == prev.end]
-                row = int(r["row"].iloc[0]) if len(r) else 0
-                if all_requeues or prev.end in requeue_times:  # a trial over: back to the queue
-                    ax.plot([prev.end / scale], [row + 0.5], marker="x",
-                            color="black", markersize=6, zorder=6)  # fmt: skip
-                    ax.text(prev.end / scale, row + 0.5, f" J{job_id} requeued",
-                            fontsize=7, ha="left", va="center", zorder=6,
-                            bbox={"facecolor": "white", "alpha": 0.8, "linewidth": 0})  # fmt: skip
-                    legend["trial requeued (x at its end)"] = Line2D(
-                        [], [], marker="x", color="black", linestyle="none"
-                    )
-                    continue
-                ax.add_patch(Rectangle(
-                    (prev.end / scale, row), (nxt.start - prev.end) / scale, int(prev.procs),
-                    facecolor="none", edgecolor=colour(job_id), hatch="..", linewidth=0.8,
-                ))  # fmt: skip
-                ax.text((prev.end + nxt.start) / 2 / scale, row + int(prev.procs), f"J{job_id} preempted",
-                        fontsize=7, ha="center", va="top", zorder=6,
-                        bbox={"facecolor": "white", "alpha": 0.8, "linewidth": 0})  # fmt: skip
-                legend["preempted (dotted)"] = Patch(facecolor="none", edgecolor="0.4", hatch="..")
-            elif nxt.start == prev.end and nxt.procs != prev.procs and nxt.host == host:
-                r = rows.loc[rows["start"] == nxt.start]
-                mid = float(r["row"].iloc[0] + r["rows"].iloc[0] / 2) if len(r) else 0.0
-                ax.axvline(nxt.start / scale, color=colour(job_id), linewidth=2.0,
-                           linestyle=":")  # fmt: skip
-                ax.text(nxt.start / scale, mid, f" J{job_id} {int(prev.procs)}→{int(nxt.procs)}",
-                        fontsize=7, va="center", zorder=6,
-                        bbox={"facecolor": "white", "alpha": 0.7, "linewidth": 0})  # fmt: skip
-                legend["resized (dotted line)"] = Line2D([], [], color="0.4", linestyle=":",
-                                                         linewidth=2)  # fmt: skip
+        detail = len(self.bars) <= DETAIL_BARS
+        short_jobs: set[int] = set()
+        label_cands: list[tuple[float, Any, float, float, str]] = []
+        for ax, host in zip(axes, self.names, strict=True):
+            procs = self.hosts[host]
+            part = self.bars.loc[self.bars["host"] == host]
+            short = self._draw_bars(ax, part, scale, px, colour, legend, label_cands, procs)
+            short_jobs |= short
+            # requested runtime: outline on the job's own first rows, from its first start
+            if teach is not None and teach.requested and detail:
+                first = self.all_bars.sort_values(["start", "row"]).drop_duplicates("job_id")
+                first = first.loc[(first["host"] == host) & (first["end"] > t0) & (first["start"] < t1)]
+                self._draw_requested(ax, first, scale, colour, legend)
+            sus = [(s[0], s[2], s[3], self.lane_of[i]) for i, s in enumerate(self.suspended)
+                   if i in self.lane_of and s[1] == host]  # fmt: skip
+            if sus:
+                draw_suspended(ax, sus, lane[host], t0, t1, scale, colour, labels)
+                legend[SUSPENDED] = Patch(facecolor="0.7", hatch="..", edgecolor="0.4")
+            self._draw_requeues_and_resizes(ax, host, scale, colour, legend, labels)
+            self._draw_reservations(ax, host, procs, scale, legend, labels)
+            if teach is not None and teach.submit:
+                self._draw_arrivals(ax, host, scale, legend, labels)
+            if lanes[host]:
+                ax.axhline(0, color="0.3", linewidth=0.8)
+            ax.set_ylim(-lanes[host] * lane[host], procs)
+            ax.set_xlim(t0 / scale, t1 / scale)
+            ax.grid(axis="x", color="0.9")
+            ax.set_axisbelow(True)
+        if label_jobs:
+            most = JOB_LABELS if detail else JOB_LABELS // 2
+            for _area, ax, x, y, text in sorted(label_cands, key=lambda c: -c[0])[:most]:
+                labels.add(ax, x, y, text, priority=4, ha="center",
+                           bbox={"facecolor": "none", "linewidth": 0, "pad": 0.3})  # fmt: skip
+        if short_jobs:
+            self.notes.append(f"{len(short_jobs)} job(s) too short to see at this width "
+                              f"(under {format_duration(max(round(px), 1))}) drawn in grey")  # fmt: skip
+            legend["too short to see (grey)"] = Patch(facecolor=SHORT)
+        if teach is not None and teach.requested and not detail:
+            self.notes.append(f"requested runtimes not outlined ({len(self.bars)} bars)")
+        before = int((self.bars.groupby("job_id")["start"].min() < t0).sum())
+        after = int((self.bars.groupby("job_id")["end"].max() > t1).sum())
+        cut = [f"{before} job(s) started before the window"] if before else []
+        cut += [f"{after} run past its end"] if after else []
+        if cut:
+            self.notes.append(", ".join(cut) + " (bars cut at the edges)")
+        if self.requeued and any(not t0 <= w <= t1 for _j, h, w in self.requeued if h in self.names):
+            n = sum(1 for _j, h, w in self.requeued if h in self.names and not t0 <= w <= t1)
+            self.notes.append(f"{n} requeued trial(s) outside the window")
+
+    def _draw_bars(self, ax: Any, part: pd.DataFrame, scale: float, px: float, colour: Any,
+                   legend: dict[str, Any], cands: list, procs: int) -> set[int]:  # fmt: skip
+        """The allocations as collections (plain, hatched when backfilled, grey when too
+        short to see); returns the jobs drawn grey."""
+        from matplotlib.collections import PolyCollection
+        from matplotlib.patches import Patch
+
+        t0, t1, teach = self.t0, self.t1, self.teach
+        plain: tuple[list, list] = ([], [])
+        hatched: tuple[list, list] = ([], [])
+        grey: list = []
+        short: set[int] = set()
+        many = len(self.bars) > DETAIL_BARS
+        for job, s, e, row, rows in zip(part["job_id"].astype(int), part["start"], part["end"],
+                                        part["row"], part["rows"], strict=True):  # fmt: skip
+            a, b = max(float(s), t0), min(float(e), t1)
+            x0, x1 = a / scale, b / scale
+            verts = [(x0, row), (x0, row + rows), (x1, row + rows), (x1, row)]
+            if b - a < px:
+                grey.append(verts)
+                short.add(job)
+                continue
+            back = teach is not None and job in teach.backfilled
+            target = hatched if back else plain
+            target[0].append(verts)
+            target[1].append(colour(job))
+            wide = (b - a) > 0.035 * (t1 - t0)
+            tall = rows >= max(1, 0.07 * procs)
+            if wide and tall:
+                cands.append(((b - a) * rows, ax, (x0 + x1) / 2, row + rows / 2,
+                              f"J{job}" + (" B" if back else "")))  # fmt: skip
+        lw = 0.3 if many else 0.6
+        if plain[0]:
+            ax.add_collection(PolyCollection(plain[0], facecolors=plain[1], edgecolors="white",
+                                             linewidths=lw))  # fmt: skip
+        if hatched[0]:
+            ax.add_collection(PolyCollection(hatched[0], facecolors=hatched[1], edgecolors="white",
+                                             linewidths=lw, hatch="//"))  # fmt: skip
+            legend["backfilled (hatched)"] = Patch(facecolor="0.85", hatch="//", edgecolor="0.4")
+        if grey:
+            ax.add_collection(PolyCollection(grey, facecolors=SHORT, edgecolors="none"))
+        return short
+
+    def _draw_requested(self, ax: Any, first: pd.DataFrame, scale: float, colour: Any,
+                        legend: dict[str, Any]) -> None:  # fmt: skip
+        from matplotlib.lines import Line2D  # matplotlib is heavy: only when drawing
+
+        teach = self.teach
+        assert teach is not None
+        ends = self.segments.loc[self.segments["procs"] > 0].groupby("job_id")["end"].max()
+        for b in first.itertuples(index=False):
+            req = teach.requested.get(int(b.job_id))
+            end = float(ends.get(b.job_id, b.end))
+            if req is None or b.start + req <= end:
+                continue
+            # a whisker from its end to its requested end, on its top row: a line, not a box
+            # over the jobs that use those processors after it
+            y = b.row + b.rows - 0.5 * min(b.rows, 1)
+            ax.plot([end / scale, (b.start + req) / scale], [y, y], color=colour(int(b.job_id)),
+                    linestyle="--", linewidth=1.2, zorder=3)  # fmt: skip
+            ax.plot([(b.start + req) / scale], [y], marker="|", markersize=8,
+                    color=colour(int(b.job_id)), zorder=3)  # fmt: skip
+            legend["requested runtime (dashed whisker)"] = Line2D([], [], color="0.3",
+                                                                  linestyle="--", marker="|")  # fmt: skip
+
+    def _draw_requeues_and_resizes(self, ax: Any, host: str, scale: float, colour: Any,
+                                   legend: dict[str, Any], labels: Labels) -> None:  # fmt: skip
+        from matplotlib.lines import Line2D
+
+        t0, t1, bars = self.t0, self.t1, self.all_bars
+        req = []
+        for job, h, when in self.requeued:
+            if h == host and t0 <= when <= t1:
+                r = bars.loc[(bars["job_id"] == job) & (bars["host"] == h) & (bars["end"] == when)]
+                row = float(r["row"].iloc[0] + r["rows"].iloc[0] / 2) if len(r) else 0.5
+                req.append((job, when, row))
+        if req:
+            draw_requeued(ax, req, scale, labels)
+            legend["trial requeued (x at its end)"] = Line2D([], [], marker="x", color="black",
+                                                             linestyle="none")  # fmt: skip
+        res = []
+        for job, h, when, before, after in self.resized:
+            if h == host and t0 <= when <= t1:
+                r = bars.loc[(bars["job_id"] == job) & (bars["host"] == h) & (bars["start"] == when)]
+                lo = float(r["row"].min()) if len(r) else 0.0
+                hi = float((r["row"] + r["rows"]).max()) if len(r) else float(after)
+                res.append((job, when, before, after, lo, hi - lo))
+        if res:
+            draw_resized(ax, res, scale, colour, labels)
+            legend["resized (dotted line on its rows)"] = Line2D([], [], color="0.4", linestyle=":",
+                                                                 linewidth=2)  # fmt: skip
+
+    def _draw_reservations(self, ax: Any, host: str, procs: int, scale: float,
+                           legend: dict[str, Any], labels: Labels) -> None:  # fmt: skip
+        from matplotlib.patches import Patch
+
+        teach = self.teach
+        if teach is None:
+            return
+        t0, t1 = self.t0, self.t1
+        history: list[Reservation] = [r for r in teach.history if r.host == host]
+        if not history and teach.reservations:  # a Teaching built by hand: first positions only
+            history = [Reservation(j, h, [(at, at)]) for j, h, at in teach.reservations if h == host]
+        shown: list[Reservation] = []
+        beyond: list[str] = []  # made in the window for a time outside it
+        for res in sorted(history, key=lambda r: r.made):
+            if res.made > t1 or (res.start if res.start is not None else res.at) < t0:
+                continue  # made after the window, or over before it
+            if len(res.positions) == 1 and res.start == res.at and t0 <= res.at < t1:
+                continue  # started where and when it was reserved: its bar says it all
+            req = teach.requested.get(res.job, 0.0)
+            if any(at < t1 and at + req > t0 for _w, at in res.positions):
+                shown.append(res)
+            else:
+                beyond.append(f"J{res.job}'s reservation at {format_duration(res.at)} on {host}")
+        detail = len(self.bars) <= DETAIL_BARS
+        if not detail:  # a real run: the reservations that slid the most
+            shown.sort(key=lambda r: -(r.positions[0][1] - (r.start if r.start is not None else r.at)))
+        most = RESERVATIONS_SHOWN if detail else RESERVATIONS_SHOWN // 2
+        more = [f"J{r.job}" for r in shown[most:]]
+        drawn = 0
+        for res in shown[:most]:
+            rows = reservation_rows(res, self.all_bars, procs, teach.procs.get(res.job, 1))
+            req = teach.requested.get(res.job, 0.0)
+            short = not detail or t0 >= 86400  # a real run's chart: the job and how far it slid
+            drawn += draw_reservation(ax, res, rows, req, t0, t1, scale, labels, short=short)
+        if beyond:
+            extra = f" and {len(beyond) - 4} more" if len(beyond) > 4 else ""
+            self.notes.append("; ".join(beyond[:4]) + extra)
+        if more:
+            self.notes.append(f"{len(more)} more reservation(s) on {host} in the window not "
+                              f"drawn ({', '.join(more[:5])}{' ...' if len(more) > 5 else ''})")  # fmt: skip
+        if drawn:
+            legend["reservation: procs x requested time (dotted: where it was made)"] = Patch(
+                facecolor="0.82", edgecolor="black", linestyle="--"
+            )
+
+    def _draw_arrivals(self, ax: Any, host: str, scale: float, legend: dict[str, Any],
+                       labels: Labels) -> None:  # fmt: skip
+        from matplotlib.lines import Line2D
+
+        teach = self.teach
+        assert teach is not None
+        where = arrival_hosts(self.segments)
+        last = self.names[-1]
+        mine = [(j, t) for j, t in teach.submit.items() if self.t0 <= t <= self.t1
+                and (where.get(j, last) == host or (where.get(j) not in self.names and host == last))]  # fmt: skip
+        if not mine:
+            return
+        if not draw_arrivals(ax, mine, scale, labels):
+            self.notes.append(f"{len(mine)} arrivals on {host}, not labelled one by one")
+        legend["arrival (triangle)"] = Line2D([], [], marker="^",
+                                                                    color="black", linestyle="none")  # fmt: skip
 
 
 def write_gantt(
@@ -462,7 +466,7 @@ def write_gantt(
     dpi: int = 120,
     teaching: Teaching | None = None,
 ) -> str:
-    """Draw :func:`gantt_figure` and write it as PNG to ``path`` (whole or not at all)."""
+    """Draw :func:`gantt_figure` and write it as PNG to ``path``."""
     fig = gantt_figure(segments, hosts, start=start, end=end, host_names=host_names,
                        title=title, teaching=teaching)  # fmt: skip
     with atomic_path(path) as tmp:
@@ -471,8 +475,11 @@ def write_gantt(
 
 
 __all__ = [
+    "PALETTE",
+    "ROW_COLUMNS",
     "EmptyWindow",
     "GanttRecorder",
+    "Reservation",
     "Teaching",
     "assign_rows",
     "gantt_compare",

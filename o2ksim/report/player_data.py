@@ -65,9 +65,13 @@ class PlayerRecorder(DecisionLog):
     """A :class:`DecisionLog` that records a frame (the run's state) for every line."""
 
     def __init__(
-        self, machine: MachineSpec, *, queue: bool = True, all_reservations: bool = False
-    ) -> None:
+        self, machine: MachineSpec, *, queue: bool = True, all_reservations: bool = False,
+        window: tuple[float, float] | None = None,
+    ) -> None:  # fmt: skip
         super().__init__(machine, queue=queue, all_reservations=all_reservations)
+        #: keep only the lines (and frames) from ``window[0]`` to ``window[1]`` (a day of a
+        #: long run); the state is still followed from the start
+        self.window = window
         self.hosts = [h.name for h in machine.hosts]
         self._host_index = {h: i for i, h in enumerate(self.hosts)}
         self.mem_total = [h.memory for h in machine.hosts]
@@ -83,6 +87,9 @@ class PlayerRecorder(DecisionLog):
 
     # -- capture -------------------------------------------------------------------------------
     def on_entry(self, entry: LogEntry) -> None:
+        if self.window is not None and not self.window[0] <= entry.time <= self.window[1]:
+            self.entries.pop()  # outside the window: not kept, no frame
+            return
         self._pending += 1
 
     def _flush(self) -> None:
@@ -157,6 +164,8 @@ class PlayerRecorder(DecisionLog):
                     hist["moves"].append((now, d.at))
             self.reserved[d.job.id] = (d.host, d.at)
         elif isinstance(d, WakeAt):
+            if len(self.timers) > 1000:  # before the window no frame prunes them
+                self.timers = [w for w in self.timers if w[0] >= now]
             self.timers.append((d.time, d.host, d.tag))
         elif isinstance(d, Start):
             self.reserved.pop(d.job.id, None)
@@ -282,12 +291,27 @@ def player_data(source: Any = "explain-backfill", *, policy: str | None = None,
 
     ``policy``/``params`` as for :func:`o2ksim.explain.explain`; ``shown``: the
     parameters to name in the run's title (default ``params``; a comparison names
-    every parameter either side changes, with this run's value).
+    every parameter either side changes, with this run's value).  A run's
+    ``--out`` folder is played by :func:`o2ksim.report.player_run.run_folder_data`.
     """
     sc = source if isinstance(source, Scenario) else load_scenario(source)
     result, rec = explain(sc, policy=policy, params=params, max_jobs=max_jobs,
                           log_class=PlayerRecorder)  # fmt: skip
     assert isinstance(rec, PlayerRecorder)
+    return pack_player(
+        result, rec, title=title or f"{sc.name}: {sc.description or run_title(result, params)}",
+        run=run_title(result, params if shown is None else shown),
+    )  # fmt: skip
+
+
+def pack_player(result: Any, rec: PlayerRecorder, *, title: str, run: str,
+                window: tuple[float, float] | None = None) -> dict[str, Any]:  # fmt: skip
+    """The page's data of a run recorded by ``rec`` (JSON-ready compact lists).
+
+    ``window``: the time range ``rec`` kept (``PlayerRecorder(window=...)``):
+    only the allocations, jobs and reservation histories that touch it are
+    kept, and the page's time axis starts at its start.
+    """
     rec.close()  # idempotent: captures the last line's frame
     pol = result.policy
     prio_spec = pol.get("priority")
@@ -303,6 +327,8 @@ def player_data(source: Any = "explain-backfill", *, policy: str | None = None,
     seg = result.segment_table
     table = {c: np.asarray(seg[c]) for c in ("job_id", "host", "start", "end", "procs")}
     lanes = assign_lanes(table, hosts, procs)
+    if window is not None:
+        lanes = [s for s in lanes if s[3] > window[0] and s[2] < window[1]]
     frames = []
     for f in rec.frames:
         ordered, parts = _priority_parts(prio, f["wait"], f["t"])
@@ -317,10 +343,18 @@ def player_data(source: Any = "explain-backfill", *, policy: str | None = None,
             [None if not math.isfinite(m) else round(m / KB_PER_MB, 1) for m in f["mem"]],
             [[_r(at), h, tag] for at, h, tag in f["timers"]],
         ])  # fmt: skip
+    shown_jobs: list[Job] = list(rec.jobs.values())
+    if window is not None:  # the jobs the page names: in a lane, a frame or a log line
+        named = {s[0] for s in lanes} | {e.job for e in rec.entries if e.job is not None}
+        for fr in frames:
+            named.update(r[0] for r in fr[1])
+            named.update(r[0] for r in fr[2])
+            named.update(fr[3])
+        shown_jobs = [j for j in shown_jobs if j.id in named]
     jobs = {
         str(j.id): [_r(j.spec.submit), j.spec.procs, _r(j.spec.req_time), _r(j.spec.run_time),
                     round(j.spec.mem / KB_PER_MB, 1)]
-        for j in rec.jobs.values()
+        for j in shown_jobs
     }  # fmt: skip
     tags = {str(e.job): backfill_tag(e.text) for e in rec.entries if e.event == "backfilled"}
     history = {
@@ -329,15 +363,18 @@ def player_data(source: Any = "explain-backfill", *, policy: str | None = None,
              [[_r(t), _r(a)] for t, a in h["moves"]], None if h["start"] is None else _r(h["start"])]
             for h in episodes
         ]
-        for j, episodes in rec.history.items()
+        for j, episodes in rec.history.items() if str(j) in jobs
     }  # fmt: skip
     host_of = rec._host_index
     log_lines = [[_r(e.time), e.event, e.job, e.text, host_of.get(e.host or "", -1)]
                  for e in rec.entries]  # fmt: skip
-    t_end = max([s[3] for s in lanes] + [f[0] or 0 for f in frames] + [0.0])
+    if window is not None:
+        begin, t_end = window
+    else:
+        begin, t_end = 0.0, max([s[3] for s in lanes] + [f[0] or 0 for f in frames] + [0.0])
     return {
-        "title": title or f"{sc.name}: {sc.description or run_title(result, params)}",
-        "run": run_title(result, params if shown is None else shown),
+        "title": title,
+        "run": run,
         "machine": result.machine.describe(),
         "hosts": hosts,
         "procs": procs,
@@ -351,6 +388,7 @@ def player_data(source: Any = "explain-backfill", *, policy: str | None = None,
         "history": history,
         "log": log_lines,
         "frames": frames,
+        "begin": _r(begin),
         "end": _r(t_end),
         "clock_example": clock(0),
     }

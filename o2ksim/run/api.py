@@ -146,6 +146,7 @@ def run_config(config: RunConfig, *, observers: Sequence[Observer] = ()) -> Resu
     )
     if isinstance(config.policy, PolicyChoice) and config.policy.label is not None:
         result.config["label"] = config.policy.label
+    result.replay = config.replay_dict()
     return result
 
 

@@ -345,6 +345,18 @@ class RunConfig:
             },
         }
 
+    def replay_dict(self) -> dict[str, Any] | None:
+        """:meth:`to_dict` with the trace path made absolute (so the run can be simulated
+        again from another directory), or ``None`` when the workload or the policy is a
+        Python object (no configuration describes it)."""
+        if not isinstance(self.workload, WorkloadRecipe) or not isinstance(self.policy, PolicyChoice):
+            return None
+        data = self.to_dict()
+        trace = data["workload"].get("trace")
+        if trace:
+            data["workload"]["trace"] = os.path.abspath(trace)
+        return data
+
     # ---------------------------------------------------------------------------- questions
     @property
     def job_specs(self) -> tuple[JobSpec, ...] | None:

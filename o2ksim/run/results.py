@@ -72,6 +72,11 @@ class Result:
         self.config = {} if config is None else config
         #: the policy's own counters (``Policy.summary_counts``), also among ``summary``'s entries
         self.counters: dict[str, int] = dict(counters or {})
+        #: the configuration as :meth:`RunConfig.to_dict <o2ksim.run.config.RunConfig.to_dict>`
+        #: wrote it (trace paths absolute), stored in ``run.json`` as ``replay`` so that the run
+        #: can be simulated again (``o2ksim play DIR``); ``None`` for a workload or policy held
+        #: in memory, which has no such form
+        self.replay: dict[str, Any] | None = None
 
     @property
     def jobs(self) -> pd.DataFrame:
@@ -162,6 +167,7 @@ class Result:
             staged.path("run.json"),
             {
                 "config": self.config,
+                **({"replay": self.replay} if self.replay is not None else {}),
                 "policy": self.policy,
                 "machine": self.machine.describe(),
                 "stats": {

@@ -42,6 +42,7 @@
     // -- lanes by job; the run's time span ------------------------------------------------------
     const lanesOf = {};
     D.lanes.forEach((s) => (lanesOf[s[0]] = lanesOf[s[0]] || []).push(s));
+    const tMin = D.begin || 0; // a run folder's window starts later than 0
     let tMax = D.end || 1;
     F.forEach((f) => {
       f[1].forEach((r) => { if (r[4] !== null) tMax = Math.max(tMax, r[4]); });
@@ -54,7 +55,7 @@
       eps.forEach((e) => { if (e[0] <= t) found = e; });
       return found;
     }
-    tMax *= 1.03;
+    tMax = tMin + (tMax - tMin) * 1.03;
 
     // -- geometry ----------------------------------------------------------------------------
     const totalProcs = D.procs.reduce((a, b) => a + b, 0);
@@ -67,8 +68,8 @@
 
     function windowOf(now) {
       const w = parseFloat($("window").value);
-      if (!w || w >= tMax) return [0, tMax];
-      const a = Math.max(0, Math.min(now - w / 3, tMax - w));
+      if (!w || w >= tMax - tMin) return [tMin, tMax];
+      const a = Math.max(tMin, Math.min(now - w / 3, tMax - w));
       return [a, a + w];
     }
 
@@ -343,7 +344,7 @@
     }
 
     function show(i) { me.i = i; draw(); panels(); }
-    return { show, draw, F, tMax, canvas, me };
+    return { show, draw, F, tMin, tMax, canvas, me };
   }
 
   // -- the page: one timeline over every player's events ------------------------------------
@@ -397,8 +398,9 @@
     return lo;
   }
 
+  $("scrub").min = Math.min(...players.map((p) => p.tMin));
   $("scrub").max = tEnd; $("scrub").step = "any";
-  if (Math.max(...players.map((p) => p.tMax)) > 2 * 86400) $("window").value = "86400"; // a day around now
+  if (Math.max(...players.map((p) => p.tMax - p.tMin)) > 2 * 86400) $("window").value = "86400"; // a day around now
   $("play").addEventListener("click", () => (state.playing ? pause() : play()));
   $("prev").addEventListener("click", () => { pause(); go(state.s - 1); });
   $("next").addEventListener("click", () => { pause(); go(state.s + 1); });
