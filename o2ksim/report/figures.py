@@ -93,6 +93,21 @@ def wait_scale(ax: Axes, hours: Sequence[float] | np.ndarray) -> None:
         ax.set_ylim(bottom=0)
 
 
+def slowdown_scale(ax: Axes, values: Sequence[float] | np.ndarray) -> None:
+    """A log axis for slowdowns (which are at least 1) when they span more than 10x, else linear from 0.
+
+    Slowdowns of 1.5 next to 40 on a linear axis hide the small ones, as
+    linear waits do (:func:`wait_scale`).
+    """
+    vals = np.asarray(values, dtype=float).ravel()
+    pos = vals[np.isfinite(vals) & (vals > 0)]
+    if len(pos) and pos.max() / pos.min() > 10:
+        ax.set_yscale("log")
+        ax.set_ylabel(ax.get_ylabel() + " (log scale)")
+    else:
+        ax.set_ylim(bottom=0)
+
+
 def wrap_label(text: str, width: int = 16) -> str:
     """A tick label broken at spaces into lines of about ``width`` characters (never inside a word)."""
     return "\n".join(textwrap.wrap(str(text), width, break_on_hyphens=False, break_long_words=False)) or str(text)
@@ -213,6 +228,8 @@ def overall_figure(
                 t.set_horizontalalignment("right")
         if col != "mean_slowdown":
             wait_scale(ax, data[col])
+        else:
+            slowdown_scale(ax, data[col])
     return _legend(fig, axes, policies, "Overall performance")
 
 
@@ -227,16 +244,21 @@ def runtime_figure(
     ``groups``: :func:`o2ksim.report.data.runtime_groups` rows with ``panel``
     and ``policy`` columns.  ``measure``: ``mean_wait`` (Fig. 4(a), Fig. 49),
     ``max_wait`` (Fig. 4(c), Fig. 50(e)-(h); plotted at the runtime where the
-    maximum occurs) or ``mean_slowdown`` (Fig. 4(d), Fig. 50(c)-(d); log scale).
+    maximum occurs), ``mean_slowdown`` (Fig. 4(d), Fig. 50(c)-(d); log scale)
+    or ``max_slowdown`` (Fig. 4(e); at the runtime where it occurs; log scale).
     """
     colours, markers = policy_styles(policies)
     titles = {
         "mean_wait": ("Average wait versus actual runtime", "average wait (h)"),
         "max_wait": ("Maximum wait versus actual runtime", "maximum wait (h)"),
         "mean_slowdown": ("Average slowdown versus actual runtime", "average slowdown"),
+        "max_slowdown": ("Maximum slowdown versus actual runtime", "maximum slowdown"),
     }
     title, ylabel = titles[measure]
-    xcol = "runtime_at_max" if measure == "max_wait" else "runtime_gmean"
+    xcol = {"max_wait": "runtime_at_max", "max_slowdown": "runtime_at_max_slowdown"}.get(
+        measure, "runtime_gmean"
+    )
+    slowdown = measure.endswith("slowdown")
     fig, axes = _grid(len(panels))
     for ax, panel in zip(axes, panels, strict=True):
         part = groups.loc[groups["panel"] == panel]
@@ -244,7 +266,7 @@ def runtime_figure(
             g = part.loc[part["policy"] == pol].sort_values(xcol)
             if g.empty:
                 continue
-            y = g[measure] / (HOUR if measure != "mean_slowdown" else 1.0)
+            y = g[measure] / (1.0 if slowdown else HOUR)
             ax.plot(
                 g[xcol].clip(lower=3.0),
                 y,
@@ -253,10 +275,11 @@ def runtime_figure(
                 label=pol,
                 linewidth=1.6,
                 markersize=5,
+                clip_on=False,  # a marker on the axis edge is drawn whole
             )
         _runtime_axis(ax)
         ax.set_ylabel(ylabel)
-        if measure == "mean_slowdown":
+        if slowdown:
             ax.set_yscale("log")
         else:
             wait_scale(ax, groups[measure] / HOUR)  # the same scale in every panel
@@ -291,6 +314,7 @@ def p95_figure(points: pd.DataFrame, policies: Sequence[str], panels: Sequence[s
                 label=pol,
                 linewidth=0.8,
                 markersize=5.5,
+                clip_on=False,
             )
         for b in (60.0, 600.0, 6000.0, 60000.0, 60 * 10**3.5):
             ax.axvline(b, color="0.85", linewidth=0.8, zorder=0)
@@ -340,6 +364,7 @@ def size_figure(
                     label=pol,
                     linewidth=1.6,
                     markersize=5,
+                    clip_on=False,
                 )
             ax.set_xticks(
                 range(len(labels)),
@@ -429,7 +454,7 @@ def class_figure(classes: pd.DataFrame, policies: Sequence[str], panels: Sequenc
         ax.set_ylabel(ylabel)
         ax.tick_params(axis="x", labelrotation=45)
         if measure == "mean_slowdown":
-            ax.set_yscale("log")
+            slowdown_scale(ax, data[measure])
         else:
             wait_scale(ax, data[measure])
         if len(panels) > 1 or panel:
@@ -437,9 +462,15 @@ def class_figure(classes: pd.DataFrame, policies: Sequence[str], panels: Sequenc
     return _legend(fig, axes, policies, title)
 
 
-def save(fig: Figure, path: str, dpi: int = 110) -> None:
-    """Write ``fig`` as PNG and free it."""
-    fig.savefig(path, dpi=dpi)
+def save(fig: Figure, path: str, dpi: int = 110, svg: bool = False) -> None:
+    """Write ``fig`` as PNG (and, with ``svg``, as SVG beside it: same name, ``.svg``).
+
+    The bounding box is fitted to everything drawn, so a legend or title
+    outside the axes is never cut.
+    """
+    fig.savefig(path, dpi=dpi, bbox_inches="tight", pad_inches=0.08)
+    if svg:
+        fig.savefig(str(path).rsplit(".", 1)[0] + ".svg", bbox_inches="tight", pad_inches=0.08)
 
 
 __all__ = [
@@ -452,6 +483,7 @@ __all__ = [
     "save",
     "setup_style",
     "size_figure",
+    "slowdown_scale",
     "subplots",
     "utilisation_figure",
     "wait_scale",
