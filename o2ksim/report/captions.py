@@ -28,6 +28,7 @@ __all__ = [
     "by_runtime",
     "counts_sentence",
     "duration_text",
+    "number_text",
     "overall_sentences",
     "queue_sentence",
     "ratio_text",
@@ -45,11 +46,11 @@ HOUR = 3600.0
 def duration_text(seconds: float) -> str:
     """A duration for a sentence: 6 s, 19 s, 1 min, 3.2 min, 1.7 h, 17 h, 167 h."""
     if seconds < 60:
-        return f"{seconds:.2g} s"
+        return f"{number_text(seconds)} s"
     if seconds < HOUR:
-        return f"{seconds / 60:.2g} min"
+        return f"{number_text(seconds / 60)} min"
     h = seconds / HOUR
-    return f"{h:.2g} h" if h < 100 else f"{h:.0f} h"
+    return f"{number_text(h)} h" if h < 100 else f"{h:.0f} h"
 
 
 def runtime_group_label(group: int) -> str:
@@ -63,6 +64,15 @@ def runtime_group_label(group: int) -> str:
     return f"{duration_text(lower)}–{duration_text(upper)}"
 
 
+def number_text(x: float) -> str:
+    """Two significant digits, never in exponent notation: 0.096, 3.2, 12, 110, 1300."""
+    if not math.isfinite(x) or x == 0:
+        return f"{x:g}"
+    digits = 1 - math.floor(math.log10(abs(x)))
+    rounded = round(x, digits)
+    return f"{rounded:.0f}" if digits <= 0 else f"{rounded:.{digits}f}"
+
+
 def ratio_text(r: float, more: str, less: str) -> str:
     """``r`` = a / b worded as "about 12x longer", "35% longer", "about the same", "60% shorter"."""
     if not math.isfinite(r) or r <= 0:
@@ -71,12 +81,12 @@ def ratio_text(r: float, more: str, less: str) -> str:
         return "about the same"
     word = more if r > 1 else less
     if r >= 2:
-        return f"about {r:.2g}x {word}"
+        return f"about {number_text(r)}x {word}"
     if r > 1:
         return f"{100 * (r - 1):.0f}% {word}"
     if r > 0.5:
         return f"{100 * (1 - r):.0f}% {word}"
-    return f"about {1 / r:.2g}x {word}"
+    return f"about {number_text(1 / r)}x {word}"
 
 
 def _gmean(values: np.ndarray) -> float:
@@ -124,7 +134,7 @@ def by_runtime(
                 continue
             spread = ""
             if len(ratios) > 2 and ratios.max() / ratios.min() >= 3:
-                spread = f" (from {ratios.min():.2g}x to {ratios.max():.2g}x)"
+                spread = f" (from {number_text(ratios.min())}x to {number_text(ratios.max())}x)"
             out.append(f"{pol} {noun} {how} than {ref} {where}{spread}.")
             continue
         groups = [int(g) for g in both.index]
@@ -159,24 +169,28 @@ def overall_sentences(rank: pd.DataFrame) -> list[str]:
             continue
         lo, hi = vals.idxmin(), vals.idxmax()
         unit = " h" if "(h)" in col else ""
+        a, b = number_text(float(vals[lo])) + unit, number_text(float(vals[hi])) + unit
         if vals[lo] <= 0:
-            out.append(f"{name}: {lo} lowest ({vals[lo]:.3g}{unit}), {hi} highest ({vals[hi]:.3g}{unit}).")
+            out.append(f"{name}: {lo} lowest ({a}), {hi} highest ({b}).")
             continue
         how = ratio_text(float(vals[hi] / vals[lo]), more, "lower")
         if how == "about the same":
-            out.append(f"{name}: about the same for every policy ({vals[lo]:.3g}-{vals[hi]:.3g}{unit}).")
+            out.append(f"{name}: about the same for every policy ({a} to {b}).")
         else:
-            out.append(f"{name}: {lo} lowest ({vals[lo]:.3g}{unit}); {hi} {how} ({vals[hi]:.3g}{unit}).")
+            out.append(f"{name}: {lo} lowest ({a}); {hi} {how} ({b}).")
     return out
 
 
-def top_waits_sentences(points: pd.DataFrame, policies: Sequence[str]) -> list[str]:
+def top_waits_sentences(
+    points: pd.DataFrame, policies: Sequence[str], where: str = ""
+) -> list[str]:
     """What the highest 5% of the waits are, per policy (T§3.6 Fig. 7).
 
     ``points``: one row per job among a policy's highest 5% of waits (columns
     ``policy``, ``run_time``, ``wait`` in seconds).  Says from which wait they
     start, which runtimes they fall on, and how many are jobs shorter than one
-    minute -- the thesis's point that a poor wait can hit any job.
+    minute -- the thesis's point that a poor wait can hit any job.  ``where``
+    is added after the number of jobs (e.g. ", all seeds together").
     """
     out = []
     for pol in policies:
@@ -186,7 +200,7 @@ def top_waits_sentences(points: pd.DataFrame, policies: Sequence[str]) -> list[s
         short = int((part["run_time"] < 60).sum())
         rt = part["run_time"].clip(lower=1.0)
         out.append(
-            f"{pol}: the highest 5% of waits ({len(part)} jobs, from "
+            f"{pol}: the highest 5% of waits ({len(part)} jobs{where}, from "
             f"{duration_text(float(part['wait'].min()))} to {duration_text(float(part['wait'].max()))}) "
             f"fall on jobs running {duration_text(float(rt.min()))} to {duration_text(float(rt.max()))}"
             + (f"; {short} of them ran under a minute." if short else "; none ran under a minute.")
@@ -211,12 +225,12 @@ def counts_sentence(groups: pd.DataFrame) -> str:
 
 
 def utilisation_sentence(util: pd.DataFrame) -> str:
-    """The mean utilisation per policy (columns ``policy`` and ``utilisation``)."""
+    """The mean utilisation per policy over its runs (columns ``policy`` and ``utilisation``)."""
     if util.empty:
         return ""
     means = util.groupby("policy", sort=False)["utilisation"].mean()
     text = ", ".join(f"{p} {v:.2f}" for p, v in means.items())
-    return f"Mean utilisation over the drawn time: {text}."
+    return f"Utilisation in the analysis window (fraction of processors, mean over runs): {text}."
 
 
 def queue_sentence(series: pd.DataFrame, day: float = 86400.0) -> str:

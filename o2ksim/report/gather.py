@@ -57,6 +57,8 @@ class Gathered:
     level_panels: list[str] = field(default_factory=list)
     runtime_mean: pd.DataFrame = field(default_factory=pd.DataFrame)
     counts: pd.DataFrame = field(default_factory=pd.DataFrame)
+    queue: pd.DataFrame = field(default_factory=pd.DataFrame)
+    level_of: dict[str, str] = field(default_factory=dict)
 
 
 def level_text(v: Any) -> str:
@@ -144,6 +146,12 @@ def gather(results: Results, max_panels: int = MAX_PANELS) -> Gathered:
     util, window = _utilisation(results, ok, panels[:MAX_UTIL_PANELS], pooled)
     if pooled and len(util):
         notes.append("Utilisation over time shows the lowest seed of each panel.")
+    queue = pd.DataFrame()
+    if len(ok) == 1 and len(util):  # a one-run report: the queue over the utilisation's range
+        t0, t1 = float(util["start"].min()), float(util["end"].max())
+        queue = data.queue_series(
+            results.jobs(ok["run_id"].iloc[0]), t0, t1, min(1000, max(1, math.ceil((t1 - t0) / HOUR)))
+        )  # hourly bins (at most 1000): a day's peak is not averaged away
     return Gathered(
         table=ok,
         policies=policies,
@@ -168,6 +176,8 @@ def gather(results: Results, max_panels: int = MAX_PANELS) -> Gathered:
         level_panels=level_panels,
         runtime_mean=runtime_mean,
         counts=counts,
+        queue=queue,
+        level_of=level_of,
     )
 
 

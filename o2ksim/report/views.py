@@ -1,8 +1,7 @@
 """More report figures: means over seeds with 95% intervals, the highest waits, job counts, the queue.
 
 * :func:`mean_runtime_figure` -- a runtime-group measure (T§3.5 Fig. 4) as
-  the mean over seeds, with its 95% confidence interval as a shaded band and
-  error bars; one panel per level of the other factors;
+  the mean over seeds, with its 95% confidence interval as error bars; one panel per level of the other factors;
 * :func:`top_waits_figure` -- the highest 5% of the waits against the actual
   runtime of their jobs (T§3.6 Fig. 7), one marker per job;
 * :func:`counts_figure` -- how many jobs fall in each of the thesis's eleven
@@ -46,11 +45,12 @@ MEAN_TITLES = {
 def mean_runtime_figure(
     means: pd.DataFrame, policies: Sequence[str], panels: Sequence[str], measure: str
 ) -> Figure:
-    """``measure`` per runtime group: the mean over seeds, a line; its 95% interval, a band.
+    """``measure`` per runtime group: the mean over seeds, a line; its 95% interval, error bars.
 
     ``means``: :func:`o2ksim.report.data.mean_ci` rows (``panel``,
     ``policy``, ``group``, ``runtime_gmean``, ``measure``, ``measure_lo``,
-    ``measure_hi``).  Each group is drawn at the mean of its seeds' geometric
+    ``measure_hi``).  The policies' points are set slightly apart along the
+    runtime axis so that their error bars stay visible.  Each group is drawn at the mean of its seeds' geometric
     mean runtimes (for the maxima too: their runtimes differ from seed to
     seed).  Slowdowns on a log axis; waits on :func:`wait_scale`'s axis.
     """
@@ -60,19 +60,18 @@ def mean_runtime_figure(
     fig, axes = _grid(len(panels))
     for ax, panel in zip(axes, panels, strict=True):
         part = means.loc[means["panel"] == panel]
-        for pol in policies:
+        for k, pol in enumerate(policies):
             g = part.loc[part["policy"] == pol].sort_values("group")
             if g.empty:
                 continue
-            x = g["runtime_gmean"].clip(lower=3.0).to_numpy(float)
+            # the policies' points side by side (a few percent of a decade apart), so that
+            # their intervals do not hide each other
+            dodge = 10 ** (0.04 * (k - (len(policies) - 1) / 2))
+            x = (g["runtime_gmean"] * dodge).clip(lower=3.0).to_numpy(float)
             y = g[measure].to_numpy(float) / scale
             lo = g[f"{measure}_lo"].to_numpy(float) / scale
             hi = g[f"{measure}_hi"].to_numpy(float) / scale
-            if measure.endswith("slowdown"):
-                lo = np.maximum(lo, 1.0)  # a slowdown is at least 1
-            else:
-                lo = np.maximum(lo, 0.0)
-            ax.fill_between(x, lo, hi, color=colours[pol], alpha=0.18, linewidth=0)
+            lo = np.maximum(lo, 1.0 if measure.endswith("slowdown") else 0.0)  # slowdown >= 1
             ax.errorbar(
                 x, y, yerr=[y - lo, hi - y], color=colours[pol], marker=markers[pol],
                 label=pol, linewidth=1.6, markersize=5, capsize=2.5, clip_on=False,
@@ -89,7 +88,7 @@ def mean_runtime_figure(
                 ax.set_ylim(top=top * (1.6 if ax.get_yscale() == "symlog" else 1.05))
         if len(panels) > 1 or panel:
             ax.set_title(panel or "all runs")
-    return _legend(fig, axes, policies, title + " (band: 95% confidence interval)")
+    return _legend(fig, axes, policies, title + " (bars: 95% confidence interval)")
 
 
 def top_waits_figure(top: pd.DataFrame, policies: Sequence[str], panels: Sequence[str]) -> Figure:
