@@ -24,6 +24,7 @@ import pandas as pd
 from o2ksim.metrics import RUNTIME_GROUP_BOUNDS_MIN
 
 __all__ = [
+    "RUNTIME_WORDS",
     "SAME",
     "by_runtime",
     "counts_sentence",
@@ -36,6 +37,14 @@ __all__ = [
     "top_waits_sentences",
     "utilisation_sentence",
 ]
+
+RUNTIME_WORDS = {
+    "mean_wait": ("waits", "longer", "shorter"),
+    "max_wait": ("has a maximum wait", "longer", "shorter"),
+    "mean_slowdown": ("has an average slowdown", "higher", "lower"),
+    "max_slowdown": ("has a maximum slowdown", "higher", "lower"),
+}
+"""The runtime-group measures and how :func:`by_runtime` words them: verb phrase, more, less."""
 
 SAME = 1.1
 """Two values within this factor of each other are "about the same"."""

@@ -14,17 +14,12 @@ import numpy as np
 import pandas as pd
 
 from o2ksim.report import captions
+from o2ksim.report.captions import RUNTIME_WORDS
 from o2ksim.report.gather import Gathered
 from o2ksim.report.tables import rankings
 
 __all__ = ["findings"]
 
-RUNTIME_WORDS = {
-    "mean_wait": ("waits", "longer", "shorter"),
-    "max_wait": ("has a maximum wait", "longer", "shorter"),
-    "mean_slowdown": ("has an average slowdown", "higher", "lower"),
-    "max_slowdown": ("has a maximum slowdown", "higher", "lower"),
-}
 
 
 def _per_panel(
