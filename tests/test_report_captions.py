@@ -65,7 +65,17 @@ def test_a_mixed_comparison_names_both_directions():
     f = frame({"A": [100, 100, 100], "B": [50, 300, 100]}, [1, 2, 3])
     assert captions.by_runtime(f, ["A", "B"], "mean_wait") == [
         "B waits longer than A in 1 of 3 runtime groups (most at 19 s–1.0 min: about 3.0x "
-        "longer) and shorter in 1 (most at 6.0 s–19 s: about 2.0x shorter)."
+        "longer) and shorter in 1 (most at 6.0 s–19 s: about 2.0x shorter), about the same in "
+        "the other."
+    ]
+
+
+def test_longer_in_some_groups_and_the_same_in_the_others():
+    # B/A = 2, 1, 1.05, 3: longer in two groups, within 10% in two
+    f = frame({"A": [10, 10, 20, 10], "B": [20, 10, 21, 30]}, [4, 5, 6, 7])
+    assert captions.by_runtime(f, ["A", "B"], "mean_wait") == [
+        "B waits longer than A in 2 of 4 runtime groups (most at 1.7 h–5.3 h: about 3.0x "
+        "longer), about the same in the other 2."
     ]
 
 

@@ -156,6 +156,9 @@ def by_runtime(
                 f"and {less} in {int(lower.sum())} (most at {runtime_group_label(groups[best])}: "
                 f"{ratio_text(ratios[best], more, less)})"
             )
+        rest = len(ratios) - int(higher.sum()) - int(lower.sum())
+        if rest:
+            parts[-1] += f", about the same in {'the other' if rest == 1 else f'the other {rest}'}"
         out.append(" ".join(parts) + ".")
     return out
 

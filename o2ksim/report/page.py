@@ -47,8 +47,8 @@ FIGURES = (
      "confidence interval."),
     ("runtime_counts", "Jobs per actual-runtime group", "Bar chart",
      "How many jobs fall in each of the thesis's eleven runtime groups (bounded by 10^i minutes, "
-     "i = -1, -0.5, ..., 4; T§3.5), seeds summed: how much weight each point of the runtime "
-     "figures carries."),
+     "i = -1, -0.5, ..., 4; T§3.5), the seeds of a panel together: how much weight each point "
+     "of the runtime figures carries."),
     ("wait_vs_runtime", "Average wait versus actual runtime", "Line chart",
      "T§3.5 Fig. 4(a), T Fig. 49: the jobs are split into the eleven runtime groups; each group "
      "is drawn at the geometric mean of its runtimes."),
