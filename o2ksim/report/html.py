@@ -1,21 +1,28 @@
 """``o2ksim report``: one self-contained HTML page from a results directory.
 
 The page answers "which policy should we run?" the way the thesis does
-(T§3.5, T§5.2): a ranking table of the overall measures, then the detailed
-views -- overall mean / 95th-percentile / maximum wait and mean slowdown per
-policy; average, 95th-percentile and maximum wait and average slowdown versus
-actual runtime in the thesis's runtime groups (Fig. 4, Figs. 49-50); wait
-versus requested processors and memory; utilisation over time -- followed by
-every run, the failed runs with their errors, the scenario text and the
-versions.  Figures are PNG files embedded as base64, so the page can be
-mailed or archived alone; the PNGs and the tables (CSV) are also written next
-to it.
+(T§3.5, T§5.2): a table of contents, a ranking table of the overall
+measures, then numbered figures -- overall mean / 95th-percentile / maximum
+wait and mean slowdown per policy; jobs per runtime group; average,
+95th-percentile and maximum wait and average and maximum slowdown versus
+actual runtime in the thesis's runtime groups (Fig. 4, Figs. 49-50); the
+highest 5% of the waits (Fig. 7); wait versus requested processors and
+memory; utilisation over time; for one run, the queue and a Gantt chart --
+followed by every run, the failed runs with their errors, the scenario text
+and the versions.  Each caption first states what the figure shows, in
+sentences computed from its numbers (:mod:`~o2ksim.report.findings`).
+Figures are PNG files embedded as base64, so the page can be mailed or
+archived alone; the PNGs, an SVG of each, and the tables (CSV) are also
+written next to it.
 
 Panels: whatever the sweep varies besides the policy (months = seeds, loads,
-estimate scenarios) gets one panel per level, in every figure.  With more than
-``MAX_PANELS`` combinations the seeds are pooled (the jobs of all seeds
-together); beyond that only the first ``MAX_PANELS`` are drawn, and the page
-says so next to every figure concerned.
+estimate scenarios) gets one panel per level, in every figure.  When the
+seeds are panels, the overall and runtime figures are also drawn as the mean
+over the seeds with 95% confidence intervals, and the page folds the
+per-seed panels under them.  With more than ``MAX_PANELS`` combinations the
+seeds are pooled (the jobs of all seeds together); beyond that only the
+first ``MAX_PANELS`` are drawn, and the page says so next to every figure
+concerned.
 
 The page is a list of *sections* (:data:`SECTIONS`): each is a function
 ``section(ctx) -> str`` returning an HTML fragment (or ``""``) from a
@@ -25,9 +32,10 @@ needs no other change.
 
 The work is split by step: :mod:`~o2ksim.report.gather` computes the tables
 behind the figures, :mod:`~o2ksim.report.tables` the ranking and the list of
-runs, :mod:`~o2ksim.report.page` the HTML sections; this module draws the
-figures and writes the page and its files.  Their public names are importable
-from here.
+runs, :mod:`~o2ksim.report.findings` the captions' sentences,
+:mod:`~o2ksim.report.page` the HTML sections; this module draws the figures
+(:mod:`~o2ksim.report.figures`, :mod:`~o2ksim.report.views`) and writes the
+page and its files.  Their public names are importable from here.
 """
 
 from __future__ import annotations
@@ -212,7 +220,7 @@ def write_result_report(
 def write_report(
     results_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str] | None = None
 ) -> Path:
-    """Write ``report.html`` (+ ``figures/*.png`` and ``tables/*.csv``); returns the page's path.
+    """Write ``report.html`` (+ ``figures/*.png``, ``*.svg`` and ``tables/*.csv``); returns its path.
 
     ``out_dir`` defaults to ``RESULTS_DIR/report``.
     """

@@ -4,7 +4,11 @@ The page is :data:`SECTIONS`, top to bottom; each section is a function
 ``section(ctx) -> str`` returning an HTML fragment (or ``""`` when it has
 nothing to show).  Another module adds its own section with
 :func:`add_section` -- the page needs no other change.  Figures are embedded
-as base64 PNGs, so the page can be mailed or archived alone.
+as base64 PNGs, so the page can be mailed or archived alone; each is
+numbered ("Figure 3.") with a caption that starts with what it shows
+(:func:`o2ksim.report.findings.findings`) and links to its PNG and SVG files.
+:func:`build_page` puts a table of contents of every section and figure
+(:func:`toc_html`) after the header.
 """
 
 from __future__ import annotations
