@@ -3,7 +3,8 @@
 * :func:`runtime_groups` -- average and maximum wait and average slowdown per
   actual-runtime group (the eleven groups of T§3.5, Fig. 4(a), (c), (d));
 * :func:`top_waits` -- the jobs with the highest 5% of the waits (T§3.6 Fig. 7);
-* :func:`mean_ci` -- a mean over seeds with its 95% confidence interval;
+* :func:`mean_ci` -- a mean over seeds with its 95% confidence interval
+  (:func:`t_interval`);
 * :func:`p95_points` -- the 95th-percentile plot of T§3.5, Fig. 4(b): drop the
   top 5% of the wait times, then plot the top three remaining waits in each of
   six runtime ranges at the runtimes where they occur;
@@ -92,6 +93,24 @@ def top_waits(jobs: pd.DataFrame, fraction: float = 0.05) -> pd.DataFrame:
     return top.iloc[::-1].reset_index(drop=True)
 
 
+def t_interval(values: np.ndarray | pd.Series, level: float = 0.95) -> tuple[float, float]:
+    """The Student-t ``level`` confidence interval of the mean of ``values`` (NaN dropped).
+
+    mean ± t(1/2 + level/2, n - 1) * s / sqrt(n); the mean itself when n < 2.
+    """
+    from scipy import stats  # heavy: only when intervals are computed
+
+    x = np.asarray(values, dtype=float)
+    x = x[np.isfinite(x)]
+    if len(x) == 0:
+        return math.nan, math.nan
+    m = float(x.mean())
+    if len(x) < 2:
+        return m, m
+    half = float(stats.t.ppf(0.5 + level / 2, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))
+    return m - half, m + half
+
+
 def mean_ci(frame: pd.DataFrame, keys: list[str], values: list[str], level: float = 0.95) -> pd.DataFrame:
     """Mean over the rows of each ``keys`` group (e.g. over seeds) with a Student-t confidence interval.
 
@@ -99,22 +118,15 @@ def mean_ci(frame: pd.DataFrame, keys: list[str], values: list[str], level: floa
     ``v_hi`` (the ``level`` interval mean ± t * s / sqrt(n); equal to the mean
     when a group has one row) and ``n`` (rows in the group).
     """
-    from scipy import stats  # heavy: only when intervals are computed
-
     rows = []
     for key, part in frame.groupby(keys, sort=False):
         row = dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True))
-        n = len(part)
-        row["n"] = n
+        row["n"] = len(part)
         for v in values:
             x = part[v].to_numpy(float)
-            x = x[np.isfinite(x)]
-            m = float(x.mean()) if len(x) else math.nan
-            half = (
-                float(stats.t.ppf(0.5 + level / 2, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))
-                if len(x) > 1 else 0.0
-            )  # fmt: skip
-            row[v], row[f"{v}_lo"], row[f"{v}_hi"] = m, m - half, m + half
+            finite = x[np.isfinite(x)]
+            row[v] = float(finite.mean()) if len(finite) else math.nan
+            row[f"{v}_lo"], row[f"{v}_hi"] = t_interval(x, level)
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -27,7 +27,9 @@ from cycler import cycler
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+
+from o2ksim.report.data import t_interval
 
 if TYPE_CHECKING:
     from matplotlib.typing import RcKeyType
@@ -103,6 +105,8 @@ def slowdown_scale(ax: Axes, values: Sequence[float] | np.ndarray) -> None:
     pos = vals[np.isfinite(vals) & (vals > 0)]
     if len(pos) and pos.max() / pos.min() > 10:
         ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
         ax.set_ylabel(ax.get_ylabel() + " (log scale)")
     else:
         ax.set_ylim(bottom=0)
@@ -160,9 +164,6 @@ def _grid(
 def _legend(fig: Figure, axes: list, policies: Sequence[str], title: str) -> Figure:
     """The figure's title, then one legend for all panels under it (policies in order)."""
     height = fig.get_figheight()
-    engine = fig.get_layout_engine()
-    if isinstance(engine, ConstrainedLayoutEngine):  # as _grid makes them
-        engine.set(rect=(0, 0, 1, 1 - 0.75 / height))
     fig.text(0.5, 1 - 0.08 / height, title, ha="center", va="top", fontsize=13, fontweight="bold")
     handles, labels = [], []
     for ax in axes:
@@ -174,6 +175,9 @@ def _legend(fig: Figure, axes: list, policies: Sequence[str], title: str) -> Fig
         if ax.get_legend() is not None:
             ax.get_legend().remove()
     order = [labels.index(p) for p in policies if p in labels]
+    engine = fig.get_layout_engine()
+    if isinstance(engine, ConstrainedLayoutEngine):  # as _grid makes them: room for title, legend
+        engine.set(rect=(0, 0, 1, 1 - (0.75 if order else 0.4) / height))
     if not order:
         return fig
     fig.legend(
@@ -188,14 +192,17 @@ def _legend(fig: Figure, axes: list, policies: Sequence[str], title: str) -> Fig
 
 
 def overall_figure(
-    table: pd.DataFrame, policies: Sequence[str], x: str | None, xlabel: str = ""
-) -> Figure:
+    table: pd.DataFrame, policies: Sequence[str], x: str | None, xlabel: str = "",
+    title: str = "Overall performance",
+) -> Figure:  # fmt: skip
     """Overall mean, 95th-percentile and maximum wait and mean slowdown (T§5.4 Fig. 60 style).
 
     ``table``: one row per run with ``policy``, the panel column ``x`` (or
     ``None``: one group) and the measures in seconds.  Bars are means over the
     runs of a group; with several runs (seeds) per bar, the black lines are
-    95% bootstrap confidence intervals.
+    95% Student-t confidence intervals (:func:`o2ksim.report.data.t_interval`,
+    as in the runtime figures).  Policy names under the bars are wrapped,
+    not turned, so that long ones do not run into each other.
     """
     colours, _ = policy_styles(policies)
     data = table.copy()
@@ -209,7 +216,8 @@ def overall_figure(
         ("mean_slowdown", "mean slowdown"),
     ]
     n_bars = data[xcol].nunique() * (len(policies) if x is not None else 1)
-    fig, axes = _grid(4, width=min(7.5, max(4.2, 0.32 * n_bars)), max_cols=2)
+    per_bar = 0.32 if x is not None else 1.45  # room for a wrapped policy name under each bar
+    fig, axes = _grid(4, width=min(7.5, max(4.2, per_bar * n_bars)), max_cols=2)
     multi = data.groupby([xcol, "policy"]).size().max() > 1
     order = list(dict.fromkeys(data[xcol]))
     long_labels = sum(len(str(o)) for o in order) > 60
@@ -217,12 +225,12 @@ def overall_figure(
         sns.barplot(
             data=data, x=xcol, y=col, hue="policy", hue_order=list(policies),
             order=order, palette=colours, ax=ax,
-            errorbar=("ci", 95) if multi else None, err_kws={"linewidth": 1.2}, seed=0,
+            errorbar=t_interval if multi else None, err_kws={"linewidth": 1.2},
         )  # fmt: skip
         ax.set_ylabel(label)
         ax.set_xlabel("" if x is None else (xlabel or x))
-        ax.set_xticks(range(len(order)), [wrap_label(o) for o in order])
-        if x is None or long_labels:
+        ax.set_xticks(range(len(order)), [wrap_label(o, 11 if x is None else 16) for o in order])
+        if x is not None and long_labels:
             ax.tick_params(axis="x", labelrotation=25)
             for t in ax.get_xticklabels():
                 t.set_horizontalalignment("right")
@@ -230,7 +238,7 @@ def overall_figure(
             wait_scale(ax, data[col])
         else:
             slowdown_scale(ax, data[col])
-    return _legend(fig, axes, policies, "Overall performance")
+    return _legend(fig, axes, policies, title)
 
 
 def runtime_figure(

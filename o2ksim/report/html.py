@@ -114,7 +114,9 @@ def make_figures(g: Gathered, fig_dir: Path, results: Results | None = None) -> 
                 keep(
                     "overall_mean",
                     F.overall_figure(tab.assign(level=short), g.policies, "level" if cols else None,
-                                     ", ".join(c.rsplit(".", 1)[-1] for c in cols)),
+                                     ", ".join(c.rsplit(".", 1)[-1] for c in cols),
+                                     "Overall performance, mean over seeds "
+                                     "(black lines: 95% confidence interval)"),
                 )  # fmt: skip
         if len(g.counts):
             keep("runtime_counts", V.counts_figure(g.counts, g.policies, g.level_panels))
