@@ -168,3 +168,36 @@ def test_mean_over_seeds_with_a_student_t_interval():
     assert m.loc["a", "x_hi"] - 2.0 == pytest.approx(4.302653 / math.sqrt(3), rel=1e-6)
     assert m.loc["a", "x_lo"] == pytest.approx(2.0 - 4.302653 / math.sqrt(3), rel=1e-6)
     assert m.loc["b", "x_lo"] == m.loc["b", "x_hi"] == 7.0  # one seed: no interval
+
+
+# ------------------------------------------------------------------------------ findings
+def test_findings_average_the_seeds_and_compare_the_means():
+    """A hand-made gathering of two seeds: the captions speak of the mean over the seeds."""
+    from o2ksim.report.findings import findings
+    from o2ksim.report.gather import Gathered
+
+    empty = pd.DataFrame()
+    procs = pd.DataFrame(
+        {"panel": ["seed 1", "seed 2", "seed 1", "seed 2"], "policy": ["A", "A", "B", "B"],
+         "group": [0, 0, 1, 1], "label": ["1", "1", "2", "2"], "jobs": 1,
+         "mean_wait": [3600.0, 7200.0, 3600.0, 3600.0], "max_wait": 0.0}
+    )  # fmt: skip
+    # the mean over seeds, as data.mean_ci gives it: B waits 10x as long as A in both groups
+    means = pd.DataFrame(
+        {"panel": "", "policy": ["A", "A", "B", "B"], "group": [3, 4, 3, 4],
+         "mean_wait": [60.0, 120.0, 600.0, 1200.0]}
+    )  # fmt: skip
+    g = Gathered(
+        table=empty, policies=["A", "B"], panels=["seed 1", "seed 2"], panel_cols=["seed"],
+        pooled_seeds=False, truncated=0, runtime=empty, p95=empty, procs=procs, mem=empty,
+        util=empty, window=None, seed_panels=True, level_panels=[""], runtime_mean=means,
+        level_of={"seed 1": "", "seed 2": ""},
+    )  # fmt: skip
+    f = findings(g)
+    # A's group "1": (1 h + 2 h) / 2 = 1.5 h beats B's 1 h
+    assert f["wait_vs_procs"] == [
+        "The longest average wait (mean over the seeds) is 1.5 h, under A for requested "
+        "processors 1."
+    ]
+    assert f["wait_vs_runtime"] == ["B waits about 10x longer than A at every runtime."]
+    assert f["max_vs_runtime"] == []  # no max_wait column: nothing said

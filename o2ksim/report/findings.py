@@ -21,7 +21,6 @@ from o2ksim.report.tables import rankings
 __all__ = ["findings"]
 
 
-
 def _per_panel(
     frame: pd.DataFrame, panels: list[str], say: Callable[[pd.DataFrame], list[str]]
 ) -> list[str]:
@@ -47,6 +46,17 @@ def _runtime(g: Gathered, measure: str) -> list[str]:
     )  # fmt: skip
 
 
+def _levels(frame: pd.DataFrame, g: Gathered) -> tuple[pd.DataFrame, list[str]]:
+    """``frame`` with its per-seed panels renamed to their level (seeds then averaged by ``say``)."""
+    if not g.seed_panels or frame.empty:
+        return frame, g.panels
+    return frame.assign(panel=[g.level_of.get(p, p) for p in frame["panel"]]), g.level_panels
+
+
+def _over(g: Gathered) -> str:
+    return " (mean over the seeds)" if g.seed_panels else ""
+
+
 def _p95(g: Gathered) -> list[str]:
     """The largest remaining wait per range, compared between policies (geometric mean over ranges)."""
     if g.p95.empty:
@@ -64,11 +74,11 @@ def _p95(g: Gathered) -> list[str]:
         ref = min(gm, key=gm.__getitem__)
         return [
             f"{p}'s largest remaining waits are {captions.ratio_text(gm[p] / gm[ref], 'longer', 'shorter')} "
-            f"than {ref}'s (geometric mean over the runtime ranges)."
+            f"than {ref}'s (geometric mean over the runtime ranges{', seeds averaged' if g.seed_panels else ''})."
             for p in gm if p != ref
         ]  # fmt: skip
 
-    return _per_panel(top, g.panels, say)
+    return _per_panel(*_levels(top, g), say)
 
 
 def _size(frame: pd.DataFrame, g: Gathered, what: str) -> list[str]:
@@ -78,13 +88,14 @@ def _size(frame: pd.DataFrame, g: Gathered, what: str) -> list[str]:
     def say(part: pd.DataFrame) -> list[str]:
         if part.empty:
             return []
-        row = part.loc[part["mean_wait"].idxmax()]
+        waits = part.groupby(["policy", "label"], sort=False)["mean_wait"].mean()
+        (pol, label), wait = waits.idxmax(), float(waits.max())
         return [
-            f"The longest average wait is {captions.duration_text(float(row['mean_wait']))}, "
-            f"for jobs requesting {row['label']} {what} under {row['policy']}."
+            f"The longest average wait{_over(g)} is {captions.duration_text(wait)}, "
+            f"under {pol} for requested {what} {label}."
         ]
 
-    return _per_panel(frame, g.panels, say)
+    return _per_panel(*_levels(frame, g), say)
 
 
 def _classes(g: Gathered, measure: str) -> list[str]:
@@ -94,14 +105,15 @@ def _classes(g: Gathered, measure: str) -> list[str]:
     def say(part: pd.DataFrame) -> list[str]:
         if part.empty or not part[measure].notna().any():
             return []
-        row = part.loc[part[measure].idxmax()]
+        values = part.groupby(["policy", "class"], sort=False)[measure].mean()
+        (pol, cls), top = values.idxmax(), float(values.max())
         value = (
-            captions.number_text(float(row[measure])) if measure.endswith("slowdown")
-            else captions.duration_text(float(row[measure]))
+            captions.number_text(top) if measure.endswith("slowdown")
+            else captions.duration_text(top)
         )  # fmt: skip
-        return [f"The highest is class {row['class']} under {row['policy']} ({value})."]
+        return [f"The highest{_over(g)} is class {cls} under {pol} ({value})."]
 
-    return _per_panel(g.classes, g.panels, say)
+    return _per_panel(*_levels(g.classes, g), say)
 
 
 def _overall(g: Gathered) -> list[str]:
@@ -135,7 +147,7 @@ def findings(g: Gathered) -> dict[str, list[str]]:
     if len(g.queue):
         out["queue"] = [captions.queue_sentence(g.queue)]
     out["wait_vs_procs"] = _size(g.procs, g, "processors")
-    out["wait_vs_mem"] = _size(g.mem, g, "of memory")
+    out["wait_vs_mem"] = _size(g.mem, g, "memory")
     out["class_mean_wait"] = _classes(g, "mean_wait")
     out["class_max_wait"] = _classes(g, "max_wait")
     out["class_slowdown"] = _classes(g, "mean_slowdown")
