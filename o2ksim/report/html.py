@@ -180,6 +180,9 @@ def run_gantt(results: Results, g: Gathered) -> Any:
     title = f"{g.policies[0] if g.policies else rid}: {end - start:.0f} s from t = {start:.0f} s"
     if end - start >= 3600:
         title = f"{g.policies[0] if g.policies else rid}: day {start / 86400:.1f} to {end / 86400:.1f}"
+    # only the allocations that overlap the drawn day: a month's segments cost the chart
+    # seconds per thousand, and those outside the day are not drawn anyway
+    segs = segs.loc[(segs["end"] > start) & (segs["start"] < end)]
     try:
         return gantt_figure(segs, hosts, start=start, end=end, title=title, label_jobs=True)
     except EmptyWindow:
