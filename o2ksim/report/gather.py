@@ -1,10 +1,13 @@
 """The tables behind the report's figures, gathered from a results directory.
 
 :func:`gather` loads the jobs of every finished run once and computes every
-table a figure draws (waits per runtime group, 95th-percentile points, waits
-per size, per LSF class, utilisation over time), each row tagged with its
-policy and its *panel*: the levels of whatever the sweep varies besides the
-policy.  The page (:mod:`~o2ksim.report.page`) and the figures only read the
+table a figure draws (waits per runtime group and their mean over the seeds
+with 95% intervals, jobs per runtime group, 95th-percentile points, the
+highest 5% of the waits, waits per size, per LSF class, utilisation over
+time, and for one run the queue over time), each row tagged with its policy
+and its *panel*: the levels of whatever the sweep varies besides the policy.
+When the seeds are panels, ``level_of`` maps each per-seed panel to its
+panel without the seed (``level_panels``), where the means are drawn.  The page (:mod:`~o2ksim.report.page`) and the figures only read the
 :class:`Gathered` result, so what a report shows is decided here, once.
 """
 
