@@ -171,7 +171,7 @@ def figure_html(
     ``found``: sentences saying what the figure shows (they also end the alt
     text, so a screen reader hears the result, not a file name).  ``what``
     describes the panels.  ``folded``: a second image (the per-seed panels)
-    inside a closed ``<details>`` under the first; with ``fold_label`` and no
+    inside a closed ``<details>`` before the caption; with ``fold_label`` and no
     ``folded``, the figure's own image is folded away.
     """
     esc = html.escape
@@ -187,9 +187,9 @@ def figure_html(
         )
     said = " ".join(esc(s) for s in found)
     return (
-        f"<figure id='fig-{esc(name)}' data-title='{esc(title)}'>{image}"
+        f"<figure id='fig-{esc(name)}' data-title='{esc(title)}'>{image}{extra}"
         f"<figcaption><b>Figure {number}. {esc(title)}.</b> {said} "
-        f"<span class='method'>{esc(method)}</span> {_links(path)}</figcaption>{extra}</figure>"
+        f"<span class='method'>{esc(method)}</span> {_links(path)}</figcaption></figure>"
     )
 
 
