@@ -201,3 +201,22 @@ def test_findings_average_the_seeds_and_compare_the_means():
     ]
     assert f["wait_vs_runtime"] == ["B waits about 10x longer than A at every runtime."]
     assert f["max_vs_runtime"] == []  # no max_wait column: nothing said
+
+
+def test_a_zero_in_the_reference_counts_as_longer_not_as_missing():
+    # A waits 0 in group 1 where B waits 60 s; elsewhere B waits 10x as long
+    f = frame({"A": [0, 10, 10], "B": [60, 100, 100]}, [1, 2, 3])
+    assert captions.by_runtime(f, ["A", "B"], "mean_wait") == [
+        "B waits about 10x longer than A at every runtime (0 for one of them in 1 of 3 groups)."
+    ]
+    # mixed: B is 0 where A is not, longer elsewhere
+    f = frame({"A": [30, 10, 0], "B": [0, 100, 50]}, [1, 2, 3])
+    assert captions.by_runtime(f, ["A", "B"], "mean_wait") == [
+        "B waits longer than A in 2 of 3 runtime groups (most at 1.0 min–3.2 min: longer, "
+        "against 0 for A) and shorter in 1 (most at 6.0 s–19 s: shorter: 0 for B)."
+    ]
+    # both 0: no information, left out
+    f = frame({"A": [0, 10], "B": [0, 100]}, [1, 2])
+    assert captions.by_runtime(f, ["A", "B"], "mean_wait") == [
+        "B waits about 10x longer than A for jobs of 19 s–1.0 min."
+    ]

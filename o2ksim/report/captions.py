@@ -116,8 +116,10 @@ def by_runtime(
     ``frame``: one row per policy and runtime group (columns ``policy``,
     ``group`` and ``value``), e.g. the mean over seeds.  ``noun`` is the verb
     phrase after the policy's name ("waits", "has an average slowdown").
-    The reference is the policy with the lowest geometric mean over the groups
-    both have; groups where either value is 0 or missing are left out.
+    The reference is the policy whose positive values have the lowest
+    geometric mean.  Groups missing for either policy, or 0 for both, are left
+    out; a group where only one of them is 0 counts as longer (or shorter)
+    without a ratio, and the sentence says where the reference is 0.
     """
     wide = frame.pivot_table(index="group", columns="policy", values=value, aggfunc="mean")
     pols = [p for p in policies if p in wide.columns and (wide[p] > 0).any()]
@@ -129,32 +131,48 @@ def by_runtime(
         if pol == ref:
             continue
         both = wide[[pol, ref]].dropna()
-        both = both.loc[(both[pol] > 0) & (both[ref] > 0)]
+        both = both.loc[(both[pol] > 0) | (both[ref] > 0)]
         if both.empty:
             continue
-        ratios = (both[pol] / both[ref]).to_numpy(float)
-        where = "at every runtime" if len(both) > 1 else f"for jobs of {runtime_group_label(int(both.index[0]))}"
+        a, b = both[pol].to_numpy(float), both[ref].to_numpy(float)
+        ratios = np.divide(a, b, out=np.full(len(a), np.inf), where=b > 0)  # ref 0: infinitely more
+        finite = ratios[np.isfinite(ratios) & (ratios > 0)]
+        groups = [int(g) for g in both.index]
+        where = "at every runtime" if len(both) > 1 else f"for jobs of {runtime_group_label(groups[0])}"
         higher = ratios >= SAME
         lower = ratios <= 1 / SAME
+
+        def how(r: float, ref: str = ref, pol: str = pol) -> str:
+            if r == np.inf:
+                return f"{more}, against 0 for {ref}"
+            if r == 0:
+                return f"{less}: 0 for {pol}"
+            return ratio_text(r, more, less)
+
         if higher.all() or lower.all() or not (higher | lower).any():
-            how = ratio_text(_gmean(ratios), more, less)
-            if how == "about the same":
+            text = ratio_text(_gmean(finite), more, less) if len(finite) else (
+                more if higher.all() else less
+            )  # fmt: skip
+            if text == "about the same":
                 out.append(f"{pol} and {ref}: about the same {where}.")
                 continue
-            spread = ""
-            if len(ratios) > 2 and ratios.max() / ratios.min() >= 3:
-                spread = f" (from {number_text(ratios.min())}x to {number_text(ratios.max())}x)"
-            out.append(f"{pol} {noun} {how} than {ref} {where}{spread}.")
+            notes = []
+            if len(finite) > 2 and finite.max() / finite.min() >= 3:
+                notes.append(f"from {number_text(finite.min())}x to {number_text(finite.max())}x")
+            zero = int((b == 0).sum() + (a == 0).sum())
+            if zero:
+                notes.append(f"0 for one of them in {zero} of {len(ratios)} groups")
+            extra = f" ({'; '.join(notes)})" if notes else ""
+            out.append(f"{pol} {noun} {text} than {ref} {where}{extra}.")
             continue
-        groups = [int(g) for g in both.index]
         worst = int(np.argmax(ratios))
         best = int(np.argmin(ratios))
         parts = [f"{pol} {noun} {more} than {ref} in {int(higher.sum())} of {len(ratios)} runtime groups"]
-        parts.append(f"(most at {runtime_group_label(groups[worst])}: {ratio_text(ratios[worst], more, less)})")
+        parts.append(f"(most at {runtime_group_label(groups[worst])}: {how(ratios[worst])})")
         if lower.any():
             parts.append(
                 f"and {less} in {int(lower.sum())} (most at {runtime_group_label(groups[best])}: "
-                f"{ratio_text(ratios[best], more, less)})"
+                f"{how(ratios[best])})"
             )
         rest = len(ratios) - int(higher.sum()) - int(lower.sum())
         if rest:
