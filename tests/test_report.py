@@ -152,6 +152,13 @@ def test_report_page_is_self_contained_with_figures_tables_scenario_and_versions
         assert f"Figure {n}. {title}</a>" in toc
     for h2 in re.findall(r"<h2 id='([^']+)'>", page):
         assert f"href='#{h2}'" in toc
+    # "In short" repeats the key figures' findings, each linked to its numbered figure
+    summary = page[page.index("<h2 id='summary'>"):page.index("<h2 id='figures'>")]
+    links = re.findall(r"<a href='#fig-([a-z_0-9]+)'>Figure (\d+)</a>: ([^<]+)</li>", summary)
+    assert [name for name, _n, _t in links][:2] == ["overall", "wait_vs_runtime"]
+    for name, n, text in links:
+        caption = re.search(rf"<figure id='fig-{name}'.*?<figcaption><b>Figure (\d+)\. [^<]+</b> ([^<]+)<", page)
+        assert caption is not None and caption.group(1) == n and caption.group(2).startswith(text.strip())
     # the per-seed panels are folded away; alt texts describe, they do not repeat a file name
     assert page.count("<details><summary>Show the 2 per-seed panels</summary>") == len(numbered) - 1
     alts = re.findall(r"alt='([^']*)'", page)

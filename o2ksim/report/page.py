@@ -136,7 +136,11 @@ class PageContext:
     g: Gathered
     figs: dict[str, Path]
     out_dir: Path | None = None
-    numbered: int = 0
+
+    def numbers(self) -> dict[str, int]:
+        """Figure name -> its number on the page (the drawn figures of :data:`FIGURES`, in order)."""
+        drawn = [n for n, *_ in FIGURES if n in self.figs or f"{n}_mean" in self.figs]
+        return {n: i for i, n in enumerate(drawn, 1)}
 
 
 def _img(path: Path, alt: str) -> str:
@@ -291,17 +295,17 @@ def section_figures(ctx: PageContext) -> str:
             "per figure); their runs are in the tables below.</p>"
         )
     per_seed = f"Show the {len(g.panels)} per-seed panels"
+    numbers = ctx.numbers()
     for name, title, kind, method in FIGURES:
         mean = figs.get(f"{name}_mean")
         path = mean or figs.get(name)
         if path is None:
             continue
-        ctx.numbered += 1
         mark = {"Bar chart": "bar", "Scatter plot": "colour and marker"}.get(kind, "line")
         what = "" if name in PER_RUN else f", one {mark} per policy ({', '.join(g.policies)})"
         parts.append(
             figure_html(
-                ctx.numbered, name, path, title=title + (" (mean over seeds)" if mean else ""),
+                numbers[name], name, path, title=title + (" (mean over seeds)" if mean else ""),
                 kind=kind, method=method, found=found.get(name, []), what=what,
                 folded=figs.get(name) if mean else None,
                 fold_label=per_seed if g.seed_panels and name != "runtime_counts"
@@ -312,6 +316,26 @@ def section_figures(ctx: PageContext) -> str:
     if missing and len(g.table):
         parts.append(f"<p class='meta'>Not drawn (no data): {esc(', '.join(missing))}.</p>")
     return "\n".join(parts)
+
+
+SUMMARY = ("overall", "wait_vs_runtime", "max_vs_runtime", "slowdown_vs_runtime", "top_waits")
+"""The figures whose findings the "In short" list repeats, in this order."""
+
+
+def section_summary(ctx: PageContext) -> str:
+    """ "In short": the findings of the key figures, each linked to its figure."""
+    found, numbers, esc = findings(ctx.g), ctx.numbers(), html.escape
+    items = []
+    for name in SUMMARY:
+        if name in numbers and found.get(name):
+            text = " ".join(esc(s) for s in found[name])
+            items.append(f"<li><a href='#fig-{name}'>Figure {numbers[name]}</a>: {text}</li>")
+    if not items:
+        return ""
+    return (
+        "<h2 id='summary'>In short</h2><p>What the key figures show, computed from their "
+        "numbers (each figure's caption says more).</p><ul>" + "".join(items) + "</ul>"
+    )
 
 
 def section_classes(ctx: PageContext) -> str:
@@ -387,6 +411,7 @@ def section_versions(ctx: PageContext) -> str:
 SECTIONS: list[Callable[[PageContext], str]] = [
     section_header,
     section_answer,
+    section_summary,
     section_figures,
     section_classes,
     section_immediate,
