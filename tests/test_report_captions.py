@@ -65,7 +65,7 @@ def test_a_mixed_comparison_names_both_directions():
     f = frame({"A": [100, 100, 100], "B": [50, 300, 100]}, [1, 2, 3])
     assert captions.by_runtime(f, ["A", "B"], "mean_wait") == [
         "B waits longer than A in 1 of 3 runtime groups (most at 19 s–1.0 min: about 3.0x "
-        "longer) and shorter in 1 (most at 6.0 s–19 s: about 2.0x shorter), about the same in "
+        "longer) and less in 1 (most at 6.0 s–19 s: about 2.0x less), about the same in "
         "the other."
     ]
 
@@ -213,10 +213,20 @@ def test_a_zero_in_the_reference_counts_as_longer_not_as_missing():
     f = frame({"A": [30, 10, 0], "B": [0, 100, 50]}, [1, 2, 3])
     assert captions.by_runtime(f, ["A", "B"], "mean_wait") == [
         "B waits longer than A in 2 of 3 runtime groups (most at 1.0 min–3.2 min: longer, "
-        "against 0 for A) and shorter in 1 (most at 6.0 s–19 s: shorter: 0 for B)."
+        "against 0 for A) and less in 1 (most at 6.0 s–19 s: less: 0 for B)."
     ]
     # both 0: no information, left out
     f = frame({"A": [0, 10], "B": [0, 100]}, [1, 2])
     assert captions.by_runtime(f, ["A", "B"], "mean_wait") == [
         "B waits about 10x longer than A for jobs of 19 s–1.0 min."
+    ]
+
+
+def test_the_side_with_more_runtime_groups_comes_first():
+    # A has the lower geometric mean (one group where B waits 100x longer), yet B waits
+    # less than A in three groups of four
+    f = frame({"A": [10, 10, 10, 10], "B": [5, 5, 5, 1000]}, [2, 3, 4, 5])
+    assert captions.by_runtime(f, ["A", "B"], "mean_wait") == [
+        "B waits less than A in 3 of 4 runtime groups (most at 19 s–1.0 min: about 2.0x "
+        "less) and longer in 1 (most at 10 min–32 min: about 100x longer)."
     ]

@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 RUNTIME_WORDS = {
-    "mean_wait": ("waits", "longer", "shorter"),
+    "mean_wait": ("waits", "longer", "less"),
     "max_wait": ("has a maximum wait", "longer", "shorter"),
     "mean_slowdown": ("has an average slowdown", "higher", "lower"),
     "max_slowdown": ("has a maximum slowdown", "higher", "lower"),
@@ -109,7 +109,7 @@ def by_runtime(
     *,
     noun: str = "waits",
     more: str = "longer",
-    less: str = "shorter",
+    less: str = "less",
 ) -> list[str]:
     """Sentences comparing each policy with the best one, runtime group by runtime group.
 
@@ -167,13 +167,16 @@ def by_runtime(
             continue
         worst = int(np.argmax(ratios))
         best = int(np.argmin(ratios))
-        parts = [f"{pol} {noun} {more} than {ref} in {int(higher.sum())} of {len(ratios)} runtime groups"]
-        parts.append(f"(most at {runtime_group_label(groups[worst])}: {how(ratios[worst])})")
-        if lower.any():
-            parts.append(
-                f"and {less} in {int(lower.sum())} (most at {runtime_group_label(groups[best])}: "
-                f"{how(ratios[best])})"
-            )
+        sides = [
+            (more, int(higher.sum()), f"most at {runtime_group_label(groups[worst])}: {how(ratios[worst])}"),
+            (less, int(lower.sum()), f"most at {runtime_group_label(groups[best])}: {how(ratios[best])}"),
+        ]  # fmt: skip
+        if sides[1][1] > sides[0][1]:  # the side with more groups first
+            sides.reverse()
+        (word1, n1, most1), (word2, n2, most2) = sides
+        parts = [f"{pol} {noun} {word1} than {ref} in {n1} of {len(ratios)} runtime groups ({most1})"]
+        if n2:
+            parts.append(f"and {word2} in {n2} ({most2})")
         rest = len(ratios) - int(higher.sum()) - int(lower.sum())
         if rest:
             parts[-1] += f", about the same in {'the other' if rest == 1 else f'the other {rest}'}"
