@@ -122,3 +122,28 @@ def test_run_with_report_writes_the_page_for_every_kind_of_policy(tmp_path, poli
     assert code == 0
     page = (out / "report" / "report.html").read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and policy in page
+
+
+def test_report_without_out_is_refused_before_simulating(monkeypatch, capsys):
+    import o2ksim.cli.run as run_cli
+
+    def no_simulation(*_a, **_k):
+        raise AssertionError("the run was simulated before --report was refused")
+
+    monkeypatch.setattr(run_cli, "run_config", no_simulation)
+    monkeypatch.setattr(run_cli, "load_workload", no_simulation)
+    assert main(["run", "--trace", str(TINY), "--report", "-q"]) == 2
+    assert "--report needs --out DIR" in capsys.readouterr().err
+
+
+def test_one_run_report_shows_the_queue_and_a_gantt_chart(tmp_path):
+    """A one-run report adds the queue length over time and a Gantt chart of its first day."""
+    out = tmp_path / "out"
+    assert main(["run", "--trace", str(TINY), "--out", str(out), "--report", "-q"]) == 0
+    page = (out / "report" / "report.html").read_text(encoding="utf-8")
+    figures = out / "report" / "figures"
+    for name in ("queue", "gantt"):
+        assert (figures / f"{name}.png").exists() and (figures / f"{name}.svg").exists()
+        assert f"<figure id='fig-{name}'" in page
+    assert "Waiting jobs over time" in page and "The queue held" in page
+    assert "Gantt chart of the run" in page

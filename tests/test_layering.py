@@ -118,6 +118,15 @@ FUNCTION_LEVEL: dict[tuple[str, str], str] = {
     ("o2ksim.report.html", "o2ksim.report.figures"): (
         "matplotlib and seaborn load only when a report draws its figures"
     ),
+    ("o2ksim.report.html", "o2ksim.report.views"): (
+        "matplotlib and seaborn load only when a report draws its figures"
+    ),
+    ("o2ksim.report.html", "o2ksim.report.gantt"): (
+        "matplotlib loads only when a one-run report draws its Gantt chart"
+    ),
+    ("o2ksim.report.compare", "o2ksim.report.views"): (
+        "matplotlib and seaborn load only when a comparison is plotted"
+    ),
 }
 """(importing module, imported module) -> why the import sits inside a function."""
 

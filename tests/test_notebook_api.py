@@ -60,7 +60,8 @@ def test_compare_is_a_frame_of_the_summary_measures_with_the_thesis_views(two_re
     assert c.loc["fcfs-backfill", "mean wait (h)"] == pytest.approx(a.summary["mean_wait"] / 3600)
     assert c.loc["lxf-backfill", "max wait (h)"] == pytest.approx(b.summary["max_wait"] / 3600)
     for fig in (c.plot_runtime("mean_wait"), c.plot_runtime("max_wait"),
-                c.plot_runtime("mean_slowdown"), c.plot_p95()):  # fmt: skip
+                c.plot_runtime("mean_slowdown"), c.plot_runtime("max_slowdown"), c.plot_p95(),
+                c.plot_top_waits()):  # fmt: skip
         labels = {t.get_text() for t in fig.legends[0].get_texts()}
         assert labels == {"fcfs-backfill", "lxf-backfill"}
     bars = c.plot_overall().axes[0]
@@ -70,3 +71,31 @@ def test_compare_is_a_frame_of_the_summary_measures_with_the_thesis_views(two_re
     ys = util_ax.lines[0].get_ydata()
     assert min(ys) >= 0 and max(ys) <= 1.0 + 1e-9
     assert queue_ax.get_ylabel() == "waiting jobs"
+
+
+def test_comparison_conclusions_say_what_the_runtime_view_shows():
+    """Two hand-made results: B's jobs wait ten times as long as A's, at every runtime."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from o2ksim.errors import O2KSimError
+
+    def result(name, factor):
+        runtimes = [30.0, 300.0, 3000.0, 30000.0]
+        jobs = pd.DataFrame(
+            {"job_id": [1, 2, 3, 4], "run_time": runtimes, "wait": [60.0 * factor] * 4,
+             "slowdown": [1.0 + 60.0 * factor / r for r in runtimes], "status": "completed"}
+        )  # fmt: skip
+        return SimpleNamespace(
+            jobs=jobs, segments=pd.DataFrame(), summary={"jobs": 4}, policy={"name": name},
+            config={"label": name}, machine=None,
+        )  # fmt: skip
+
+    c = compare([result("A", 1), result("B", 10)], labels=["A", "B"])
+    assert c.conclusions("mean_wait") == ["B waits about 10x longer than A at every runtime."]
+    assert c.conclusions("max_wait") == [
+        "B has a maximum wait about 10x longer than A at every runtime."
+    ]
+    with pytest.raises(O2KSimError, match="measure must be one of"):
+        c.conclusions("p95_wait")

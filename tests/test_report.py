@@ -127,15 +127,43 @@ workload.trace = ["{sample}", "{bad}"]
 
 def test_report_page_is_self_contained_with_figures_tables_scenario_and_versions(results_dir):
     page = (results_dir / "report" / "report.html").read_text()
-    figs = sorted(p.stem for p in (results_dir / "report" / "figures").glob("*.png"))
+    fig_dir = results_dir / "report" / "figures"
+    figs = sorted(p.stem for p in fig_dir.glob("*.png"))
+    per_seed = ["overall", "wait_vs_runtime", "max_vs_runtime", "slowdown_vs_runtime",
+                "max_slowdown_vs_runtime"]  # fmt: skip
     assert figs == sorted(
-        ["overall", "wait_vs_runtime", "p95_vs_runtime", "max_vs_runtime",
-         "slowdown_vs_runtime", "wait_vs_procs", "utilisation"]
+        [*per_seed, *(f"{n}_mean" for n in per_seed), "p95_vs_runtime", "top_waits",
+         "runtime_counts", "wait_vs_procs", "utilisation"]
     )  # fmt: skip
+    # an SVG beside every PNG, linked from the page
+    assert sorted(p.stem for p in fig_dir.glob("*.svg")) == figs
+    for name in figs:
+        assert f"href='figures/{name}.svg'" in page
     embedded = re.findall(r"src='data:image/png;base64,([A-Za-z0-9+/=]+)'", page)
     assert len(embedded) == len(figs)
     for b64 in embedded:
         assert base64.b64decode(b64).startswith(PNG_MAGIC)
+    # numbered figures, each listed in the table of contents under its section
+    numbered = re.findall(r"<figcaption><b>Figure (\d+)\. ([^<]+)\.</b>", page)
+    assert [int(n) for n, _ in numbered] == list(range(1, len(numbered) + 1))
+    assert len(numbered) == len(figs) - len(per_seed)  # per-seed versions fold under the means
+    toc = page[page.index("<nav class='toc'"):page.index("</nav>")]
+    for n, title in numbered:
+        assert f"Figure {n}. {title}</a>" in toc
+    for h2 in re.findall(r"<h2 id='([^']+)'>", page):
+        assert f"href='#{h2}'" in toc
+    # "In short" repeats the key figures' findings, each linked to its numbered figure
+    summary = page[page.index("<h2 id='summary'>"):page.index("<h2 id='figures'>")]
+    links = re.findall(r"<a href='#fig-([a-z_0-9]+)'>Figure (\d+)</a>: ([^<]+)</li>", summary)
+    assert [name for name, _n, _t in links][:2] == ["overall", "wait_vs_runtime"]
+    for name, n, text in links:
+        caption = re.search(rf"<figure id='fig-{name}'.*?<figcaption><b>Figure (\d+)\. [^<]+</b> ([^<]+)<", page)
+        assert caption is not None and caption.group(1) == n and caption.group(2).startswith(text.strip())
+    # the per-seed panels are folded away; alt texts describe, they do not repeat a file name
+    assert page.count("<details><summary>Show the 2 per-seed panels</summary>") == len(numbered) - 1
+    alts = re.findall(r"alt='([^']*)'", page)
+    assert all(len(a) > 40 and a.split(":")[0] in ("Bar chart", "Line chart", "Scatter plot",
+               "Step chart") for a in alts)  # fmt: skip
     assert "src='http" not in page and "<script" not in page  # nothing fetched
     # KTH has no memory requests: that figure is listed as not drawn
     assert "Not drawn (no data): wait_vs_mem" in page
@@ -145,7 +173,7 @@ def test_report_page_is_self_contained_with_figures_tables_scenario_and_versions
     assert f"<td class=''>{__version__}</td>" in page
     assert page.count("Failed runs") == 1 and "bad.swf" in page
     assert "8 planned runs: 4 finished" in page and "4 failed" in page
-    assert "One panel per seed in every figure (2 panels: seed 0; seed 1)." in page
+    assert "2 panels, one per seed: seed 0; seed 1. The runtime figures show the mean" in page
 
 
 def test_report_tables_hold_the_numbers_the_figures_draw(results_dir):

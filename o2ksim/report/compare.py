@@ -10,7 +10,9 @@
 :class:`Comparison` is a :class:`pandas.DataFrame` (one row per result,
 waits in hours) with plotting methods for the views of T§3.5 -- average,
 95th-percentile and maximum wait and average slowdown versus actual runtime
-(Fig. 4), per NCSA-LSF* job class (Figs. 5-6) and the overall bars.
+and average and maximum slowdown versus actual runtime (Fig. 4), the highest
+5% of the waits (Fig. 7), per NCSA-LSF* job class (Figs. 5-6) and the overall
+bars; :meth:`Comparison.conclusions` says in words what a runtime view shows.
 :func:`timeline` draws utilisation and queue length over time for one result.
 
 The figures are :class:`matplotlib.figure.Figure` objects drawn without
@@ -27,7 +29,8 @@ from typing import Any, ClassVar
 import pandas as pd
 
 from o2ksim.errors import O2KSimError
-from o2ksim.report import data
+from o2ksim.report import captions, data
+from o2ksim.report.captions import RUNTIME_WORDS
 from o2ksim.run.results import result_html, result_label, result_text
 
 HOUR = 3600.0
@@ -79,18 +82,48 @@ class Comparison(pd.DataFrame):
     def _jobs(self) -> dict[str, pd.DataFrame]:
         return {label: r.jobs for label, r in self.results.items()}
 
-    def plot_runtime(self, measure: str = "mean_wait") -> Any:
-        """Average (``mean_wait``) or maximum (``max_wait``) wait, or ``mean_slowdown``, vs runtime.
-
-        T§3.5 Fig. 4 (a), (c), (d): eleven runtime groups, log runtime axis.
-        """
-        F = _figures()
-        groups = pd.concat(
+    def _groups(self) -> pd.DataFrame:
+        return pd.concat(
             [data.runtime_groups(j).assign(policy=p, panel="") for p, j in self._jobs().items()],
             ignore_index=True,
         )
+
+    def plot_runtime(self, measure: str = "mean_wait") -> Any:
+        """Average (``mean_wait``) or maximum (``max_wait``) wait, or the average
+        (``mean_slowdown``) or maximum (``max_slowdown``) slowdown, versus runtime.
+
+        T§3.5 Fig. 4 (a), (c), (d), (e): eleven runtime groups, log runtime axis.
+        """
+        if measure not in RUNTIME_WORDS:
+            raise O2KSimError(f"plot_runtime: measure must be one of {', '.join(RUNTIME_WORDS)}")
+        F = _figures()
         with F.report_style():
-            return F.runtime_figure(groups, list(self.results), [""], measure)
+            return F.runtime_figure(self._groups(), list(self.results), [""], measure)
+
+    def conclusions(self, measure: str = "mean_wait") -> list[str]:
+        """What :meth:`plot_runtime` shows, in words: each result against the best, group by group.
+
+        E.g. ``["lxf-backfill waits 35% longer than fcfs-backfill at every runtime."]``
+        (see :func:`o2ksim.report.captions.by_runtime`).
+        """
+        if measure not in RUNTIME_WORDS:
+            raise O2KSimError(f"conclusions: measure must be one of {', '.join(RUNTIME_WORDS)}")
+        noun, more, less = RUNTIME_WORDS[measure]
+        return captions.by_runtime(
+            self._groups(), list(self.results), measure, noun=noun, more=more, less=less
+        )
+
+    def plot_top_waits(self) -> Any:
+        """The highest 5% of each result's waits against their jobs' runtimes (T§3.6 Fig. 7)."""
+        from o2ksim.report import views  # heavy: matplotlib and seaborn
+
+        F = _figures()
+        top = pd.concat(
+            [data.top_waits(j).assign(policy=p, panel="") for p, j in self._jobs().items()],
+            ignore_index=True,
+        )
+        with F.report_style():
+            return views.top_waits_figure(top, list(self.results), [""])
 
     def plot_p95(self) -> Any:
         """The 95th-percentile wait versus runtime plot (T§3.5 Fig. 4(b))."""

@@ -2,6 +2,9 @@
 
 * :func:`runtime_groups` -- average and maximum wait and average slowdown per
   actual-runtime group (the eleven groups of T§3.5, Fig. 4(a), (c), (d));
+* :func:`top_waits` -- the jobs with the highest 5% of the waits (T§3.6 Fig. 7);
+* :func:`mean_ci` -- a mean over seeds with its 95% confidence interval
+  (:func:`t_interval`);
 * :func:`p95_points` -- the 95th-percentile plot of T§3.5, Fig. 4(b): drop the
   top 5% of the wait times, then plot the top three remaining waits in each of
   six runtime ranges at the runtimes where they occur;
@@ -51,11 +54,81 @@ def analysed_ran(jobs: pd.DataFrame) -> pd.DataFrame:
 
 
 def runtime_groups(jobs: pd.DataFrame) -> pd.DataFrame:
-    """Per actual-runtime group: jobs, runtime_gmean, mean/p95/max wait, runtime_at_max, mean_slowdown.
+    """Per actual-runtime group: jobs, runtime_gmean, mean/p95/max wait, runtime_at_max,
+    mean_slowdown, max_slowdown and runtime_at_max_slowdown.
 
-    See :func:`o2ksim.metrics.by_runtime_group` (the same eleven groups).
+    See :func:`o2ksim.metrics.by_runtime_group` (the same eleven groups); the
+    maximum slowdown is drawn, like the maximum wait, at the runtime of the job
+    where it occurs (T§3.5 Fig. 4(e)).
     """
-    return metrics.by_runtime_group(jobs)
+    out = metrics.by_runtime_group(jobs)
+    if out.empty:
+        return out
+    ran = analysed_ran(jobs)
+    ran = ran.loc[ran["run_time"] >= 0]
+    groups = metrics.runtime_group(ran["run_time"])
+    worst, at = [], []
+    for g in out["group"]:
+        part = ran.loc[groups == g]
+        sd = part["slowdown"].to_numpy(float)
+        i = int(np.nanargmax(sd)) if np.isfinite(sd).any() else 0
+        worst.append(float(sd[i]) if len(sd) else math.nan)
+        at.append(float(part["run_time"].iloc[i]) if len(sd) else math.nan)
+    return out.assign(max_slowdown=worst, runtime_at_max_slowdown=at)
+
+
+def top_waits(jobs: pd.DataFrame, fraction: float = 0.05) -> pd.DataFrame:
+    """The jobs with the highest ``fraction`` of the waits (T§3.6 Fig. 7: the highest 5%).
+
+    The same jobs that :func:`p95_points` removes: the ``floor(fraction * n)``
+    largest waits of the n analysed jobs that ran (at least one job).
+    Columns: job_id, run_time, wait (seconds), largest wait first.
+    """
+    ran = analysed_ran(jobs)
+    ran = ran.loc[ran["run_time"] >= 0, ["job_id", "run_time", "wait"]]
+    if ran.empty:
+        return pd.DataFrame(columns=["job_id", "run_time", "wait"])
+    n_top = max(1, math.floor(fraction * len(ran)))
+    top = ran.sort_values("wait", kind="stable").iloc[len(ran) - n_top :]
+    return top.iloc[::-1].reset_index(drop=True)
+
+
+def t_interval(values: np.ndarray | pd.Series, level: float = 0.95) -> tuple[float, float]:
+    """The Student-t ``level`` confidence interval of the mean of ``values`` (NaN dropped).
+
+    mean ± t(1/2 + level/2, n - 1) * s / sqrt(n); the mean itself when n < 2.
+    """
+    from scipy import stats  # heavy: only when intervals are computed
+
+    x = np.asarray(values, dtype=float)
+    x = x[np.isfinite(x)]
+    if len(x) == 0:
+        return math.nan, math.nan
+    m = float(x.mean())
+    if len(x) < 2:
+        return m, m
+    half = float(stats.t.ppf(0.5 + level / 2, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))
+    return m - half, m + half
+
+
+def mean_ci(frame: pd.DataFrame, keys: list[str], values: list[str], level: float = 0.95) -> pd.DataFrame:
+    """Mean over the rows of each ``keys`` group (e.g. over seeds) with a Student-t confidence interval.
+
+    For each column ``v`` of ``values``: ``v`` (the mean), ``v_lo`` and
+    ``v_hi`` (the ``level`` interval mean ± t * s / sqrt(n); equal to the mean
+    when a group has one row) and ``n`` (rows in the group).
+    """
+    rows = []
+    for key, part in frame.groupby(keys, sort=False):
+        row = dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True))
+        row["n"] = len(part)
+        for v in values:
+            x = part[v].to_numpy(float)
+            finite = x[np.isfinite(x)]
+            row[v] = float(finite.mean()) if len(finite) else math.nan
+            row[f"{v}_lo"], row[f"{v}_hi"] = t_interval(x, level)
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def p95_points(jobs: pd.DataFrame, top: int = 3) -> pd.DataFrame:

@@ -27,9 +27,10 @@ from cycler import cycler
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 
 from o2ksim.files import atomic_path
+from o2ksim.report.data import t_interval
 
 if TYPE_CHECKING:
     from matplotlib.typing import RcKeyType
@@ -95,6 +96,23 @@ def wait_scale(ax: Axes, hours: Sequence[float] | np.ndarray) -> None:
         ax.set_ylim(bottom=0)
 
 
+def slowdown_scale(ax: Axes, values: Sequence[float] | np.ndarray) -> None:
+    """A log axis for slowdowns (which are at least 1) when they span more than 10x, else linear from 0.
+
+    Slowdowns of 1.5 next to 40 on a linear axis hide the small ones, as
+    linear waits do (:func:`wait_scale`).
+    """
+    vals = np.asarray(values, dtype=float).ravel()
+    pos = vals[np.isfinite(vals) & (vals > 0)]
+    if len(pos) and pos.max() / pos.min() > 10:
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.set_ylabel(ax.get_ylabel() + " (log scale)")
+    else:
+        ax.set_ylim(bottom=0)
+
+
 def wrap_label(text: str, width: int = 16) -> str:
     """A tick label broken at spaces into lines of about ``width`` characters (never inside a word)."""
     return "\n".join(textwrap.wrap(str(text), width, break_on_hyphens=False, break_long_words=False)) or str(text)
@@ -147,9 +165,6 @@ def _grid(
 def _legend(fig: Figure, axes: list, policies: Sequence[str], title: str) -> Figure:
     """The figure's title, then one legend for all panels under it (policies in order)."""
     height = fig.get_figheight()
-    engine = fig.get_layout_engine()
-    if isinstance(engine, ConstrainedLayoutEngine):  # as _grid makes them
-        engine.set(rect=(0, 0, 1, 1 - 0.75 / height))
     fig.text(0.5, 1 - 0.08 / height, title, ha="center", va="top", fontsize=13, fontweight="bold")
     handles, labels = [], []
     for ax in axes:
@@ -161,6 +176,9 @@ def _legend(fig: Figure, axes: list, policies: Sequence[str], title: str) -> Fig
         if ax.get_legend() is not None:
             ax.get_legend().remove()
     order = [labels.index(p) for p in policies if p in labels]
+    engine = fig.get_layout_engine()
+    if isinstance(engine, ConstrainedLayoutEngine):  # as _grid makes them: room for title, legend
+        engine.set(rect=(0, 0, 1, 1 - (0.75 if order else 0.4) / height))
     if not order:
         return fig
     fig.legend(
@@ -175,14 +193,17 @@ def _legend(fig: Figure, axes: list, policies: Sequence[str], title: str) -> Fig
 
 
 def overall_figure(
-    table: pd.DataFrame, policies: Sequence[str], x: str | None, xlabel: str = ""
-) -> Figure:
+    table: pd.DataFrame, policies: Sequence[str], x: str | None, xlabel: str = "",
+    title: str = "Overall performance",
+) -> Figure:  # fmt: skip
     """Overall mean, 95th-percentile and maximum wait and mean slowdown (T§5.4 Fig. 60 style).
 
     ``table``: one row per run with ``policy``, the panel column ``x`` (or
     ``None``: one group) and the measures in seconds.  Bars are means over the
     runs of a group; with several runs (seeds) per bar, the black lines are
-    95% bootstrap confidence intervals.
+    95% Student-t confidence intervals (:func:`o2ksim.report.data.t_interval`,
+    as in the runtime figures).  Policy names under the bars are wrapped,
+    not turned, so that long ones do not run into each other.
     """
     colours, _ = policy_styles(policies)
     data = table.copy()
@@ -196,7 +217,8 @@ def overall_figure(
         ("mean_slowdown", "mean slowdown"),
     ]
     n_bars = data[xcol].nunique() * (len(policies) if x is not None else 1)
-    fig, axes = _grid(4, width=min(7.5, max(4.2, 0.32 * n_bars)), max_cols=2)
+    per_bar = 0.32 if x is not None else 1.45  # room for a wrapped policy name under each bar
+    fig, axes = _grid(4, width=min(7.5, max(4.2, per_bar * n_bars)), max_cols=2)
     multi = data.groupby([xcol, "policy"]).size().max() > 1
     order = list(dict.fromkeys(data[xcol]))
     long_labels = sum(len(str(o)) for o in order) > 60
@@ -204,18 +226,20 @@ def overall_figure(
         sns.barplot(
             data=data, x=xcol, y=col, hue="policy", hue_order=list(policies),
             order=order, palette=colours, ax=ax,
-            errorbar=("ci", 95) if multi else None, err_kws={"linewidth": 1.2}, seed=0,
+            errorbar=t_interval if multi else None, err_kws={"linewidth": 1.2},
         )  # fmt: skip
         ax.set_ylabel(label)
         ax.set_xlabel("" if x is None else (xlabel or x))
-        ax.set_xticks(range(len(order)), [wrap_label(o) for o in order])
-        if x is None or long_labels:
+        ax.set_xticks(range(len(order)), [wrap_label(o, 11 if x is None else 16) for o in order])
+        if x is not None and long_labels:
             ax.tick_params(axis="x", labelrotation=25)
             for t in ax.get_xticklabels():
                 t.set_horizontalalignment("right")
         if col != "mean_slowdown":
             wait_scale(ax, data[col])
-    return _legend(fig, axes, policies, "Overall performance")
+        else:
+            slowdown_scale(ax, data[col])
+    return _legend(fig, axes, policies, title)
 
 
 def runtime_figure(
@@ -229,16 +253,21 @@ def runtime_figure(
     ``groups``: :func:`o2ksim.report.data.runtime_groups` rows with ``panel``
     and ``policy`` columns.  ``measure``: ``mean_wait`` (Fig. 4(a), Fig. 49),
     ``max_wait`` (Fig. 4(c), Fig. 50(e)-(h); plotted at the runtime where the
-    maximum occurs) or ``mean_slowdown`` (Fig. 4(d), Fig. 50(c)-(d); log scale).
+    maximum occurs), ``mean_slowdown`` (Fig. 4(d), Fig. 50(c)-(d); log scale)
+    or ``max_slowdown`` (Fig. 4(e); at the runtime where it occurs; log scale).
     """
     colours, markers = policy_styles(policies)
     titles = {
         "mean_wait": ("Average wait versus actual runtime", "average wait (h)"),
         "max_wait": ("Maximum wait versus actual runtime", "maximum wait (h)"),
         "mean_slowdown": ("Average slowdown versus actual runtime", "average slowdown"),
+        "max_slowdown": ("Maximum slowdown versus actual runtime", "maximum slowdown"),
     }
     title, ylabel = titles[measure]
-    xcol = "runtime_at_max" if measure == "max_wait" else "runtime_gmean"
+    xcol = {"max_wait": "runtime_at_max", "max_slowdown": "runtime_at_max_slowdown"}.get(
+        measure, "runtime_gmean"
+    )
+    slowdown = measure.endswith("slowdown")
     fig, axes = _grid(len(panels))
     for ax, panel in zip(axes, panels, strict=True):
         part = groups.loc[groups["panel"] == panel]
@@ -246,7 +275,7 @@ def runtime_figure(
             g = part.loc[part["policy"] == pol].sort_values(xcol)
             if g.empty:
                 continue
-            y = g[measure] / (HOUR if measure != "mean_slowdown" else 1.0)
+            y = g[measure] / (1.0 if slowdown else HOUR)
             ax.plot(
                 g[xcol].clip(lower=3.0),
                 y,
@@ -255,10 +284,11 @@ def runtime_figure(
                 label=pol,
                 linewidth=1.6,
                 markersize=5,
+                clip_on=False,  # a marker on the axis edge is drawn whole
             )
         _runtime_axis(ax)
         ax.set_ylabel(ylabel)
-        if measure == "mean_slowdown":
+        if slowdown:
             ax.set_yscale("log")
         else:
             wait_scale(ax, groups[measure] / HOUR)  # the same scale in every panel
@@ -293,6 +323,7 @@ def p95_figure(points: pd.DataFrame, policies: Sequence[str], panels: Sequence[s
                 label=pol,
                 linewidth=0.8,
                 markersize=5.5,
+                clip_on=False,
             )
         for b in (60.0, 600.0, 6000.0, 60000.0, 60 * 10**3.5):
             ax.axvline(b, color="0.85", linewidth=0.8, zorder=0)
@@ -342,6 +373,7 @@ def size_figure(
                     label=pol,
                     linewidth=1.6,
                     markersize=5,
+                    clip_on=False,
                 )
             ax.set_xticks(
                 range(len(labels)),
@@ -431,7 +463,7 @@ def class_figure(classes: pd.DataFrame, policies: Sequence[str], panels: Sequenc
         ax.set_ylabel(ylabel)
         ax.tick_params(axis="x", labelrotation=45)
         if measure == "mean_slowdown":
-            ax.set_yscale("log")
+            slowdown_scale(ax, data[measure])
         else:
             wait_scale(ax, data[measure])
         if len(panels) > 1 or panel:
@@ -439,10 +471,18 @@ def class_figure(classes: pd.DataFrame, policies: Sequence[str], panels: Sequenc
     return _legend(fig, axes, policies, title)
 
 
-def save(fig: Figure, path: str, dpi: int = 110) -> None:
-    """Write ``fig`` as PNG, whole or not at all (a full disk leaves no half a figure)."""
+def save(fig: Figure, path: str, dpi: int = 110, svg: bool = False) -> None:
+    """Write ``fig`` as PNG (and, with ``svg``, as SVG beside it: same name, ``.svg``).
+
+    Each file is written whole or not at all (a full disk leaves no half a
+    figure).  The bounding box is fitted to everything drawn, so a legend or
+    title outside the axes is never cut.
+    """
     with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=dpi, format="png")
+        fig.savefig(tmp, dpi=dpi, format="png", bbox_inches="tight", pad_inches=0.08)
+    if svg:
+        with atomic_path(str(path).rsplit(".", 1)[0] + ".svg") as tmp:
+            fig.savefig(tmp, format="svg", bbox_inches="tight", pad_inches=0.08)
 
 
 __all__ = [
@@ -455,6 +495,7 @@ __all__ = [
     "save",
     "setup_style",
     "size_figure",
+    "slowdown_scale",
     "subplots",
     "utilisation_figure",
     "wait_scale",

@@ -1,10 +1,13 @@
 """The tables behind the report's figures, gathered from a results directory.
 
 :func:`gather` loads the jobs of every finished run once and computes every
-table a figure draws (waits per runtime group, 95th-percentile points, waits
-per size, per LSF class, utilisation over time), each row tagged with its
-policy and its *panel*: the levels of whatever the sweep varies besides the
-policy.  The page (:mod:`~o2ksim.report.page`) and the figures only read the
+table a figure draws (waits per runtime group and their mean over the seeds
+with 95% intervals, jobs per runtime group, 95th-percentile points, the
+highest 5% of the waits, waits per size, per LSF class, utilisation over
+time, and for one run the queue over time), each row tagged with its policy
+and its *panel*: the levels of whatever the sweep varies besides the policy.
+When the seeds are panels, ``level_of`` maps each per-seed panel to its
+panel without the seed (``level_panels``), where the means are drawn.  The page (:mod:`~o2ksim.report.page`) and the figures only read the
 :class:`Gathered` result, so what a report shows is decided here, once.
 """
 
@@ -52,15 +55,34 @@ class Gathered:
     level_cols: list[str] = field(default_factory=list)
     short_panels: dict[str, str] = field(default_factory=dict)
     partitioning: pd.DataFrame = field(default_factory=pd.DataFrame)
+    top: pd.DataFrame = field(default_factory=pd.DataFrame)
+    seed_panels: bool = False
+    level_panels: list[str] = field(default_factory=list)
+    runtime_mean: pd.DataFrame = field(default_factory=pd.DataFrame)
+    counts: pd.DataFrame = field(default_factory=pd.DataFrame)
+    queue: pd.DataFrame = field(default_factory=pd.DataFrame)
+    level_of: dict[str, str] = field(default_factory=dict)
 
 
 def level_text(v: Any) -> str:
-    """A factor level as the page shows it: whole floats as ints, file paths by their name."""
+    """A factor level as the page shows it: whole floats as ints, file paths by their name.
+
+    Only what looks like a file path is shortened (a data file's suffix, or a
+    leading ``/``, ``./``, ``../``, ``~``): a label such as
+    ``EQspatial-5m/>50hr`` keeps its slash and everything after it.
+    """
     if isinstance(v, float) and v.is_integer():
         v = int(v)
-    if isinstance(v, str) and os.sep in v:
+    if isinstance(v, str) and os.sep in v and _looks_like_path(v):
         return Path(v).name
     return str(v)
+
+
+PATH_SUFFIXES = frozenset({".swf", ".gz", ".toml", ".csv", ".parquet", ".json", ".txt", ".xz"})
+
+
+def _looks_like_path(text: str) -> bool:
+    return text.startswith(("/", "./", "../", "~")) or Path(text).suffix.lower() in PATH_SUFFIXES
 
 
 def _panel_label(row: pd.Series, cols: list[str]) -> str:
@@ -93,6 +115,7 @@ def gather(results: Results, max_panels: int = MAX_PANELS) -> Gathered:
 
     rt: list[pd.DataFrame] = []
     p95: list[pd.DataFrame] = []
+    top: list[pd.DataFrame] = []
     procs: list[pd.DataFrame] = []
     mem: list[pd.DataFrame] = []
     classes: list[pd.DataFrame] = []
@@ -106,6 +129,7 @@ def gather(results: Results, max_panels: int = MAX_PANELS) -> Gathered:
         for out, frame in (
             (rt, data.runtime_groups(jobs)),
             (p95, data.p95_points(jobs)),
+            (top, data.top_waits(jobs)),
             (procs, data.size_groups(jobs, "procs")),
             (mem, data.size_groups(jobs, "mem")),
         ):
@@ -115,10 +139,22 @@ def gather(results: Results, max_panels: int = MAX_PANELS) -> Gathered:
         if on_o2k:
             classes.append(data.class_groups(jobs).assign(panel=panel, policy=pol))
 
+    runtime = _concat(rt)
+    seed_panels = "seed" in vary and ok.loc[ok["panel"].isin(panels), "seed"].nunique() > 1
+    level_of = {p: _panel_label(r, [c for c in vary if c != "seed"]) for p, r in
+                ok.drop_duplicates("panel").set_index("panel").iterrows()} if seed_panels else {}  # fmt: skip
+    level_panels = list(dict.fromkeys(level_of[p] for p in panels)) if seed_panels else panels
+    runtime_mean, counts = _over_seeds(runtime, level_of)
     lsf_classes = lsf_classes_table(by_policy)
     util, window = _utilisation(results, ok, panels[:MAX_UTIL_PANELS], pooled)
     if pooled and len(util):
         notes.append("Utilisation over time shows the lowest seed of each panel.")
+    queue = pd.DataFrame()
+    if len(ok) == 1 and len(util):  # a one-run report: the queue over the utilisation's range
+        t0, t1 = float(util["start"].min()), float(util["end"].max())
+        queue = data.queue_series(
+            results.jobs(ok["run_id"].iloc[0]), t0, t1, min(1000, max(1, math.ceil((t1 - t0) / HOUR)))
+        )  # hourly bins (at most 1000): a day's peak is not averaged away
     return Gathered(
         table=ok,
         policies=policies,
@@ -126,7 +162,7 @@ def gather(results: Results, max_panels: int = MAX_PANELS) -> Gathered:
         panel_cols=vary,
         pooled_seeds=pooled,
         truncated=truncated,
-        runtime=_concat(rt),
+        runtime=runtime,
         p95=_concat(p95),
         procs=_concat(procs),
         mem=_concat(mem),
@@ -138,7 +174,34 @@ def gather(results: Results, max_panels: int = MAX_PANELS) -> Gathered:
         level_cols=[f for f in vary if f != "seed"],
         short_panels=short,
         partitioning=partitioning_view.partitioning_table(by_policy),
+        top=_concat(top),
+        seed_panels=seed_panels,
+        level_panels=level_panels,
+        runtime_mean=runtime_mean,
+        counts=counts,
+        queue=queue,
+        level_of=level_of,
     )
+
+
+RUNTIME_MEASURES = ["mean_wait", "max_wait", "mean_slowdown", "max_slowdown", "runtime_gmean"]
+
+
+def _over_seeds(
+    runtime: pd.DataFrame, level_of: dict[str, str]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The runtime groups' measures as a mean over seeds with 95% intervals, and the job counts.
+
+    ``level_of`` maps a per-seed panel to its panel without the seed; empty
+    when the seeds are not panels (then each panel is its own "mean" of one
+    run).  Counts are summed over the seeds of a panel.
+    """
+    if runtime.empty:
+        return pd.DataFrame(), pd.DataFrame()
+    rt = runtime.assign(panel=[level_of.get(p, p) for p in runtime["panel"]])
+    means = data.mean_ci(rt, ["panel", "policy", "group"], RUNTIME_MEASURES)
+    counts = rt.groupby(["panel", "policy", "group"], sort=False, as_index=False)["jobs"].sum()
+    return means, counts
 
 
 def _on_o2k_hosts(jobs: pd.DataFrame) -> bool:

@@ -1,21 +1,28 @@
 """``o2ksim report``: one self-contained HTML page from a results directory.
 
 The page answers "which policy should we run?" the way the thesis does
-(T§3.5, T§5.2): a ranking table of the overall measures, then the detailed
-views -- overall mean / 95th-percentile / maximum wait and mean slowdown per
-policy; average, 95th-percentile and maximum wait and average slowdown versus
-actual runtime in the thesis's runtime groups (Fig. 4, Figs. 49-50); wait
-versus requested processors and memory; utilisation over time -- followed by
-every run, the failed runs with their errors, the scenario text and the
-versions.  Figures are PNG files embedded as base64, so the page can be
-mailed or archived alone; the PNGs and the tables (CSV) are also written next
-to it.
+(T§3.5, T§5.2): a table of contents, a ranking table of the overall
+measures, then numbered figures -- overall mean / 95th-percentile / maximum
+wait and mean slowdown per policy; jobs per runtime group; average,
+95th-percentile and maximum wait and average and maximum slowdown versus
+actual runtime in the thesis's runtime groups (Fig. 4, Figs. 49-50); the
+highest 5% of the waits (Fig. 7); wait versus requested processors and
+memory; utilisation over time; for one run, the queue and a Gantt chart --
+followed by every run, the failed runs with their errors, the scenario text
+and the versions.  Each caption first states what the figure shows, in
+sentences computed from its numbers (:mod:`~o2ksim.report.findings`).
+Figures are PNG files embedded as base64, so the page can be mailed or
+archived alone; the PNGs, an SVG of each, and the tables (CSV) are also
+written next to it.
 
 Panels: whatever the sweep varies besides the policy (months = seeds, loads,
-estimate scenarios) gets one panel per level, in every figure.  With more than
-``MAX_PANELS`` combinations the seeds are pooled (the jobs of all seeds
-together); beyond that only the first ``MAX_PANELS`` are drawn, and the page
-says so next to every figure concerned.
+estimate scenarios) gets one panel per level, in every figure.  When the
+seeds are panels, the overall and runtime figures are also drawn as the mean
+over the seeds with 95% confidence intervals, and the page folds the
+per-seed panels under them.  With more than ``MAX_PANELS`` combinations the
+seeds are pooled (the jobs of all seeds together); beyond that only the
+first ``MAX_PANELS`` are drawn, and the page says so next to every figure
+concerned.
 
 The page is a list of *sections* (:data:`SECTIONS`): each is a function
 ``section(ctx) -> str`` returning an HTML fragment (or ``""``) from a
@@ -25,9 +32,10 @@ needs no other change.
 
 The work is split by step: :mod:`~o2ksim.report.gather` computes the tables
 behind the figures, :mod:`~o2ksim.report.tables` the ranking and the list of
-runs, :mod:`~o2ksim.report.page` the HTML sections; this module draws the
-figures and writes the page and its files.  Their public names are importable
-from here.
+runs, :mod:`~o2ksim.report.findings` the captions' sentences,
+:mod:`~o2ksim.report.page` the HTML sections; this module draws the figures
+(:mod:`~o2ksim.report.figures`, :mod:`~o2ksim.report.views`) and writes the
+page and its files.  Their public names are importable from here.
 """
 
 from __future__ import annotations
@@ -40,7 +48,13 @@ from typing import Any
 import pandas as pd
 
 from o2ksim.experiments.scenario import RunSpec
-from o2ksim.experiments.store import load_results, store_outcome, summary_table, write_table
+from o2ksim.experiments.store import (
+    Results,
+    load_results,
+    store_outcome,
+    summary_table,
+    write_table,
+)
 from o2ksim.experiments.workers import outcome_of
 from o2ksim.files import atomic_path
 from o2ksim.report.gather import MAX_PANELS, Gathered, gather
@@ -67,20 +81,24 @@ __all__ = [
 ]
 
 
-def make_figures(g: Gathered, fig_dir: Path) -> dict[str, Path]:
-    """Draw every figure that has data; returns name -> PNG path.
+def make_figures(g: Gathered, fig_dir: Path, results: Results | None = None) -> dict[str, Path]:
+    """Draw every figure that has data, as PNG with an SVG beside it; returns name -> PNG path.
 
     Every figure draws every panel in ``g.panels``: none is dropped silently.
+    When the seeds are panels, the runtime figures are also drawn as a mean
+    over the seeds with 95% intervals (``NAME_mean``).  A one-run report
+    (given ``results``) also gets the queue over time and a Gantt chart.
     """
-    # matplotlib and seaborn are heavy: the figures module is imported only when figures are drawn
+    # matplotlib and seaborn are heavy: the figures modules are imported only when figures are drawn
     from o2ksim.report import figures as F
+    from o2ksim.report import views as V
 
     fig_dir.mkdir(parents=True, exist_ok=True)
     out: dict[str, Path] = {}
 
     def keep(name: str, fig: Any) -> None:
         path = fig_dir / f"{name}.png"
-        F.save(fig, str(path))
+        F.save(fig, str(path), svg=True)
         out[name] = path
 
     with F.report_style():
@@ -90,17 +108,35 @@ def make_figures(g: Gathered, fig_dir: Path) -> dict[str, Path]:
             tab = tab.assign(level=[g.short_panels.get(p, p) for p in tab["panel"]])
             xlabel = ", ".join(c.rsplit(".", 1)[-1] for c in g.panel_cols)
             keep("overall", F.overall_figure(tab, g.policies, x, xlabel))
-        if len(g.runtime):
-            keep("wait_vs_runtime", F.runtime_figure(g.runtime, g.policies, g.panels, "mean_wait"))
-        if len(g.p95):
-            keep("p95_vs_runtime", F.p95_figure(g.p95, g.policies, g.panels))
-        if len(g.runtime):
-            keep("max_vs_runtime", F.runtime_figure(g.runtime, g.policies, g.panels, "max_wait"))
-            if g.runtime["mean_slowdown"].notna().any():
+            if g.seed_panels:  # the mean over seeds, with 95% intervals; the seeds folded away
+                levels = [g.level_of.get(p, p) for p in tab["panel"]]
+                cols = [c for c in g.panel_cols if c != "seed"]
+                short = [lv.split(" ", 1)[-1] if len(cols) == 1 else lv for lv in levels]
                 keep(
-                    "slowdown_vs_runtime",
-                    F.runtime_figure(g.runtime, g.policies, g.panels, "mean_slowdown"),
-                )
+                    "overall_mean",
+                    F.overall_figure(tab.assign(level=short), g.policies, "level" if cols else None,
+                                     ", ".join(c.rsplit(".", 1)[-1] for c in cols),
+                                     "Overall performance, mean over seeds "
+                                     "(black lines: 95% confidence interval)"),
+                )  # fmt: skip
+        if len(g.counts):
+            keep("runtime_counts", V.counts_figure(g.counts, g.policies, g.level_panels))
+        for name, measure in (
+            ("wait_vs_runtime", "mean_wait"),
+            ("max_vs_runtime", "max_wait"),
+            ("slowdown_vs_runtime", "mean_slowdown"),
+            ("max_slowdown_vs_runtime", "max_slowdown"),
+        ):
+            if not len(g.runtime) or not g.runtime[measure].notna().any():
+                continue
+            keep(name, F.runtime_figure(g.runtime, g.policies, g.panels, measure))
+            if g.seed_panels:
+                means = V.mean_runtime_figure(g.runtime_mean, g.policies, g.level_panels, measure)
+                keep(f"{name}_mean", means)
+            if name == "wait_vs_runtime" and len(g.p95):
+                keep("p95_vs_runtime", F.p95_figure(g.p95, g.policies, g.panels))
+        if len(g.top):
+            keep("top_waits", V.top_waits_figure(g.top, g.policies, g.panels))
         if len(g.procs):
             keep("wait_vs_procs", F.size_figure(g.procs, g.policies, g.panels, "procs"))
         if len(g.mem):
@@ -116,7 +152,43 @@ def make_figures(g: Gathered, fig_dir: Path) -> dict[str, Path]:
         if len(g.util):
             util_panels = list(dict.fromkeys(g.util["panel"]))
             keep("utilisation", F.utilisation_figure(g.util, g.policies, util_panels, g.window))
+        if len(g.queue):
+            keep("queue", V.queue_figure(g.queue, g.window, "Waiting jobs over time"))
+        if results is not None and len(g.table) == 1:
+            gantt = run_gantt(results, g)
+            if gantt is not None:
+                keep("gantt", gantt)
     return out
+
+
+GANTT_SPAN = 86400.0
+"""The one-run report's Gantt chart shows at most this much time (seconds): the first day of
+the analysis window (of the run, without one); ``o2ksim gantt`` draws any range."""
+
+
+def run_gantt(results: Results, g: Gathered) -> Any:
+    """The Gantt chart of a one-run report's first day (or less), or ``None`` without segments."""
+    from o2ksim.report.gantt import EmptyWindow, gantt_figure  # heavy: matplotlib
+
+    rid = g.table["run_id"].iloc[0]
+    segs = results.segments(rid)
+    info = results.run_summary(rid).get("info", {})
+    hosts = info.get("hosts")
+    if segs is None or segs.empty or not hosts:
+        return None
+    start = float(g.window[0]) if g.window else float(segs["start"].min())
+    end = min(start + GANTT_SPAN, float(g.window[1]) if g.window else float(segs["end"].max()))
+    title = f"{g.policies[0] if g.policies else rid}: {end - start:.0f} s from t = {start:.0f} s"
+    if end - start >= 3600:
+        title = f"{g.policies[0] if g.policies else rid}: day {start / 86400:.1f} to {end / 86400:.1f}"
+    # only the allocations that overlap the drawn day: a month's segments cost the chart
+    # seconds per thousand, and those outside the day are not drawn anyway
+    segs = segs.loc[(segs["end"] > start) & (segs["start"] < end)]
+    try:
+        return gantt_figure(segs, hosts, start=start, end=end, title=title, label_jobs=True)
+    except EmptyWindow:
+        return None
+
 
 def write_result_report(
     result: Any, out_dir: str | os.PathLike[str], *, name: str = "run", description: str = ""
@@ -154,7 +226,7 @@ def write_result_report(
 def write_report(
     results_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str] | None = None
 ) -> Path:
-    """Write ``report.html`` (+ ``figures/*.png`` and ``tables/*.csv``); returns the page's path.
+    """Write ``report.html`` (+ ``figures/*.png``, ``*.svg`` and ``tables/*.csv``); returns its path.
 
     ``out_dir`` defaults to ``RESULTS_DIR/report``.
     """
@@ -164,7 +236,7 @@ def write_report(
     out = Path(out_dir) if out_dir is not None else Path(results_dir) / "report"
     out.mkdir(parents=True, exist_ok=True)
     g = gather(results)
-    figs = make_figures(g, out / "figures") if len(g.table) else {}
+    figs = make_figures(g, out / "figures", results) if len(g.table) else {}
     tables = out / "tables"
     tables.mkdir(exist_ok=True)
     if len(g.table):
@@ -173,6 +245,9 @@ def write_report(
         ).pipe(_write_csv, tables / "ranking.csv")
     for name, frame in (
         ("runtime_groups", g.runtime),
+        ("runtime_groups_mean_ci", g.runtime_mean),
+        ("top_waits", g.top),
+        ("queue", g.queue),
         ("p95_points", g.p95),
         ("wait_vs_procs", g.procs),
         ("wait_vs_mem", g.mem),
