@@ -25,8 +25,9 @@ counts, the dedicated-host vst jobs included, ``class_shape`` all 1):
   stay the model's and the arrival rate (job count) plus class shares within
   ``--share-pp`` (3) points are fitted instead (a convex least-squares
   problem in the jobs per class, P x T total as a constraint).  It has to
-  cut October 1999 to 6,000 jobs of Table 6's 13,562 and still leaves
-  classes outside the tolerance: the rate is not what was wrong.
+  cut October 1999 to about 7,800 jobs of Table 6's 13,562 and still leaves
+  eight of its 24 class values outside the tolerance: the rate is not what
+  was wrong.
 
     .venv/bin/python benchmarks/fit_o2k_months.py [--mode shape|rate] [--months 200] [--seed 101]
 
