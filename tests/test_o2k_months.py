@@ -127,7 +127,7 @@ def test_october_1999_is_light_not_the_heaviest(months):
 
     Before the per-month shapes it came out the heaviest of the six (simulated
     P x T 103-108 %); now its simulated demand is below every month's but
-    November 1999's (Table 6: 91 %, the model gives 86 % +- 1.5 %).
+    November 1999's (Table 6: 91 % with the dedicated-host vst jobs; the model's 12-seed mean 87 %).
     """
     sim = {m: months[m]["totals"][:, 2].mean() for m in THESIS_MONTHS}
     assert sim["1999-10"] <= 0.86 - 0.04
