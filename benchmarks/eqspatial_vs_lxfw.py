@@ -4,6 +4,7 @@ Usage::
 
     .venv/bin/python benchmarks/eqspatial_vs_lxfw.py                 # seeds 1 2 3, prints Markdown
     .venv/bin/python benchmarks/eqspatial_vs_lxfw.py --seeds 1 --days 37 --out /tmp/eq
+    .venv/bin/python benchmarks/eqspatial_vs_lxfw.py --params 2000-02 --seeds 1   # a thesis month
 
 Each seed is one synthetic O2K month (``generate("o2k", span=37 d, seed=s)``) on
 ``hosts/o2k.toml`` with the thesis's protocol (T§3.4): a week of warm-up, 30
@@ -120,6 +121,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     ap.add_argument("--days", type=float, default=37.0, help="generated days (7 of warm-up)")
+    ap.add_argument("--params", help="O2K parameter set, e.g. a thesis month 1999-10 (default: average)")
     ap.add_argument("--policies", nargs="+", default=list(POLICIES), choices=list(POLICIES))
     ap.add_argument("--out", type=Path, help="also write the tables as JSON here")
     ap.add_argument("--speed", type=int, metavar="REPEATS",
@@ -132,8 +134,8 @@ def main() -> None:
         return
     rows, details = [], {}
     for seed in args.seeds:
-        trace = generate("o2k", span=args.days * DAY, seed=seed)
-        trace = append_tail(trace, "o2k", after=window.end, seed=seed, chunks=1,
+        trace = generate("o2k", span=args.days * DAY, seed=seed, params=args.params)
+        trace = append_tail(trace, "o2k", after=window.end, seed=seed, params=args.params, chunks=1,
                             chunk_length=cooldown_chunk(window))  # fmt: skip
         for label in args.policies:
             res = one(trace, window, machine, label)

@@ -50,12 +50,17 @@ HPC2N = Path(__file__).resolve().parents[2] / "shared" / "traces" / "HPC2N-2002-
 POLICIES = ("fcfs-backfill", "ncsa-lsf")
 
 
-def o2k_month(seed: int) -> tuple[pd.DataFrame, str]:
-    """A generated O2K month with a week of warm-up (the O2K model of thesis ch. 4)."""
+def o2k_month(seed: int, params: str | None = None) -> tuple[pd.DataFrame, str]:
+    """A generated O2K month with a week of warm-up (the O2K model of thesis ch. 4).
+
+    *params*: a parameter set, e.g. a thesis month ``1999-10`` (default: the average month).
+    """
     from o2ksim.workloads.models import generate
 
-    trace = generate("o2k", span=WARMUP + MONTH + 10 * DAY, seed=seed)  # arrivals go on
-    return trace.jobs, f"O2K model, seed {seed}"
+    trace = generate(
+        "o2k", span=WARMUP + MONTH + 10 * DAY, seed=seed, params=params
+    )  # arrivals go on
+    return trace.jobs, f"O2K model {params or 'average month'}, seed {seed}"
 
 
 def hpc2n_month(seed: int, load: float, procs: int) -> tuple[pd.DataFrame, str]:
@@ -139,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workload", choices=("auto", "o2k", "hpc2n"), default="auto")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--load", type=float, default=0.9, help="HPC2N: target processor demand")
+    ap.add_argument("--params", help="O2K: parameter set, e.g. a thesis month 1999-10")
     ap.add_argument("--out", type=Path, help="write results.csv and classes.csv here")
     args = ap.parse_args(argv)
 
@@ -153,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     procs = load_machine("o2k").total_procs
     rows, classes = [], []
     for seed in args.seeds:
-        frame, what = o2k_month(seed) if workload == "o2k" else hpc2n_month(seed, args.load, procs)
+        frame, what = o2k_month(seed, args.params) if workload == "o2k" else hpc2n_month(seed, args.load, procs)
         print(f"\n## seed {seed}: {what}; {len(frame)} jobs simulated\n")
         for policy in POLICIES:
             res = run_one(frame, policy, seed)

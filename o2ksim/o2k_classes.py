@@ -30,6 +30,8 @@ __all__ = [
     "TABLE6_JOB_SHARE",
     "TABLE6_JOB_SHARE_RANGE",
     "TABLE6_MONTHS",
+    "TABLE6_MXT",
+    "TABLE6_MXT_RANGE",
     "TABLE6_PXT",
     "TABLE6_PXT_RANGE",
     "TIME_CLASSES",
@@ -38,6 +40,7 @@ __all__ = [
     "class_labels",
     "label",
     "month_job_shares",
+    "month_mxt",
     "month_pxt",
 ]
 
@@ -144,6 +147,22 @@ TABLE6: dict[str, tuple[int, tuple[int, ...], float, tuple[float, ...]]] = {
                 1.02, (0.02, 0.11, 0.10, 0.09, 0.02, 0.05, 0.18, 0.04, 0.06, 0.11, 0.13, 0.12)),
 }  # fmt: skip
 
+# Thesis Table 6, M x T rows as printed: month -> (all, per class in Table 6's order).  Memory demand
+# is requested memory x actual runtime as a fraction of the eight hosts' 336 GB x the month.
+TABLE6_MXT: dict[str, tuple[float, tuple[float, ...]]] = {
+    "1999-10": (0.58, (0.01, 0.04, 0.08, 0.03, 0.02, 0.04, 0.07, 0.05, 0.02, 0.04, 0.11, 0.08)),
+    "1999-11": (0.57, (0.01, 0.06, 0.06, 0.02, 0.01, 0.05, 0.10, 0.05, 0.02, 0.08, 0.07, 0.05)),
+    "1999-12": (0.74, (0.01, 0.05, 0.07, 0.03, 0.00, 0.05, 0.11, 0.04, 0.01, 0.10, 0.14, 0.11)),
+    "2000-01": (0.76, (0.01, 0.06, 0.07, 0.03, 0.01, 0.05, 0.10, 0.06, 0.01, 0.11, 0.10, 0.17)),
+    "2000-02": (0.78, (0.01, 0.07, 0.07, 0.03, 0.02, 0.05, 0.11, 0.05, 0.01, 0.10, 0.12, 0.15)),
+    "2000-03": (0.83, (0.01, 0.07, 0.06, 0.03, 0.02, 0.07, 0.09, 0.08, 0.02, 0.16, 0.18, 0.04)),
+    "2000-10": (0.84, (0.01, 0.06, 0.07, 0.09, 0.01, 0.06, 0.06, 0.02, 0.02, 0.06, 0.18, 0.20)),
+    "2000-11": (0.63, (0.01, 0.05, 0.05, 0.02, 0.01, 0.05, 0.06, 0.01, 0.02, 0.10, 0.11, 0.14)),
+    "2000-12": (0.68, (0.01, 0.06, 0.08, 0.05, 0.01, 0.02, 0.10, 0.06, 0.02, 0.04, 0.13, 0.09)),
+}  # fmt: skip
+"""Table 6's memory-demand rows (T§4.1), typed from the thesis; like P x T they include the
+vst jobs that ran on the three dedicated hosts."""
+
 TABLE6_MONTHS: tuple[str, ...] = tuple(TABLE6)
 """The nine months of Table 6 as ``YYYY-MM``."""
 
@@ -152,6 +171,11 @@ def month_job_shares(month: str) -> dict[str, float]:
     """Share of the month's jobs in each class (Table 6)."""
     total, counts, _pxt, _cls = TABLE6[month]
     return {c: n / total for c, n in zip(CLASS_NAMES, counts, strict=True)}
+
+
+def month_mxt(month: str) -> dict[str, float]:
+    """Memory demand of each class in the month, fraction of the 8 hosts' 336 GB-months (Table 6)."""
+    return dict(zip(CLASS_NAMES, TABLE6_MXT[month][1], strict=True))
 
 
 def month_pxt(month: str) -> dict[str, float]:
@@ -181,6 +205,12 @@ TABLE6_PXT: dict[str, float] = {
     c: _mean([month_pxt(m)[c] for m in TABLE6_MONTHS]) for c in CLASS_NAMES
 }
 """Processor demand per class, fraction of the eight hosts' capacity, nine-month mean of Table 6."""
+
+TABLE6_MXT_RANGE: dict[str, tuple[float, float]] = {
+    c: (min(month_mxt(m)[c] for m in TABLE6_MONTHS), max(month_mxt(m)[c] for m in TABLE6_MONTHS))
+    for c in CLASS_NAMES
+}
+"""Smallest and largest memory demand per class over the nine months of Table 6."""
 
 TABLE6_PXT_RANGE: dict[str, tuple[float, float]] = {
     c: (min(month_pxt(m)[c] for m in TABLE6_MONTHS), max(month_pxt(m)[c] for m in TABLE6_MONTHS))

@@ -29,8 +29,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--month",
         metavar="YYYY-MM",
-        help="o2k: the class mix and job count of one month of thesis Table 6 "
-        "(1999-10 ... 2000-03, 2000-10 ... 2000-12) instead of the nine-month average",
+        help="o2k: the class mix, job count and per-class demand of one month of thesis "
+        "Table 6 (1999-10 ... 2000-03, 2000-10 ... 2000-12) instead of the nine-month average",
     )
     parser.add_argument(
         "--dedicated",

@@ -63,13 +63,16 @@ def expected_jobs(params: Mapping[str, Any], span: float, start_time: int) -> fl
 
 
 def month_params(month: str, base: Mapping[str, Any], start_time: int) -> dict[str, Any]:
-    """Overrides that give the month's own Table 6 column (``--month 2000-02``).
+    """Overrides that give the month's own Table 6 column (``--params 2000-02``).
 
     The class shares become the month's (Table 6 job counts / all jobs) and
     every arrival rate is scaled so that a span of the month's length (from
-    *start_time*) has the month's number of jobs; the attributes of each
-    class's jobs follow the model as in the average month.  Table 6 counts all
-    jobs, the dedicated-host vst jobs among them.
+    *start_time*) has the month's number of jobs.  Table 6 counts all jobs, the
+    dedicated-host vst jobs among them; the ``[dedicated]`` rule leaves those
+    out of the simulated month (T§3.4).  Each class's ratio shape becomes the
+    month's (``[month."YYYY-MM"] class_shape`` of *base*, calibrated so that
+    the classes' processor and memory demand are the month's Table 6 column;
+    without it a month's classes keep the nine-month runtimes).
     """
     if month not in TABLE6:
         raise ConfigError(
@@ -86,10 +89,14 @@ def month_params(month: str, base: Mapping[str, Any], start_time: int) -> dict[s
     )
     plain = {**base, "arrivals": {**base["arrivals"], "rate_scale": 1.0}}
     scale = total / expected_jobs(plain, days * DAY, start_time)
-    return {
+    out: dict[str, Any] = {
         "classes": {"month": month, "shares": [c / total for c in counts]},
         "arrivals": {"rate_scale": scale},
     }
+    own = base.get("month", {}).get(month)
+    if own is not None:
+        out["ratio"] = {"class_shape": list(own["class_shape"])}
+    return out
 
 
 def _ratio_part(ch: Checker, rule: Mapping[str, Any], field: str) -> dict[str, float]:
@@ -292,6 +299,22 @@ def validate(raw: Mapping[str, Any], source: str | Path = "<o2k parameters>") ->
         class_shape = ch.numbers(ra, "class_shape", "ratio.class_shape", n=len(CLASS_NAMES), lo=0)
         if min(class_shape) <= 0:
             raise ch.fail("ratio.class_shape", "must hold numbers > 0 (1 leaves a class as is)")
+    months: dict[str, dict[str, list[float]]] = {}
+    month_tables = raw.get("month", {})
+    if not isinstance(month_tables, Mapping):
+        raise ch.fail("month", 'must be tables [month."YYYY-MM"]')
+    for name, own in month_tables.items():
+        f = f'month."{name}"'
+        if not isinstance(own, Mapping):
+            raise ch.fail(f, "must be a table with class_shape")
+        if name not in TABLE6:
+            raise ch.fail(f, f"no Table 6 month '{name}' (known: {', '.join(TABLE6_MONTHS)})")
+        shapes = ch.numbers(own, "class_shape", f + ".class_shape", n=len(CLASS_NAMES), lo=0)
+        if min(shapes) <= 0:
+            raise ch.fail(f + ".class_shape", "must hold numbers > 0 (1 leaves a class as is)")
+        months[name] = {"class_shape": shapes}
+    if months:
+        p["month"] = months
     p["ratio"] = {
         "class_shape": class_shape,
         "overrun_limit_s": None
