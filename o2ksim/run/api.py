@@ -56,6 +56,7 @@ def simulate(
     progress: bool = False,
     explain: bool = False,
     observers: Sequence[Observer] = (),
+    availability: Any = None,
 ) -> Result:
     """Run ``policy`` over ``workload`` on ``machine`` and measure it.
 
@@ -75,6 +76,10 @@ def simulate(
     ``interval``, ``kill_overrun``, ``overrun_grace``: the run settings
     (:class:`~o2ksim.engine.contract.RunSettings`); the last two default to the
     machine file's ``[options]``.
+    ``availability``: processors or hosts down between times -- an
+    availability file (path, :mod:`o2ksim.availability`), or its periods as
+    :class:`~o2ksim.availability.Outage` s or ``{host, from, to, procs}``
+    tables; needs ``machine``.
 
     The arguments become one validated :class:`~o2ksim.run.config.RunConfig`
     (:meth:`~o2ksim.run.config.RunConfig.create`), run by :func:`run_config`.
@@ -92,6 +97,7 @@ def simulate(
         seed=seed,
         explain=explain,
         progress=progress,
+        availability=availability,
     )
     check_grace_has_effect(config, overrun_grace)
     return run_config(config, observers=check_observers(observers))
@@ -205,6 +211,7 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
         watch=None if analysed is None else analysed.tolist(),
         observers=obs,
         rng=np.random.default_rng(seed),
+        availability=cfg.availability,
     )
     stats = sim.run()
     for o in obs:
@@ -227,7 +234,7 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
     counters = dict(pol.summary_counts(None if analysed is None else set(analysed.tolist())))
     summ.update(counters)
     summ["sim_seconds"] = round(stats.wall_seconds, 3)
-    config = {
+    config: dict[str, Any] = {
         "workload": str(source) if source else ("frame" if frame is not None else "jobs"),
         "machine": mach.source or mach.name,
         "policy": pol.name,
@@ -238,6 +245,8 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
         "overrun_grace": cfg.settings.overrun_grace,
         "seed": seed,
     }
+    if cfg.availability:
+        config["availability"] = [o.row() for o in cfg.availability]
     return Result(jobs, summ, segments, stats, mach, describe_policy(pol), config, counters)
 
 
