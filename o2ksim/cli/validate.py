@@ -47,6 +47,12 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="shortest suspected outage or drain to report (default 1h): a period where the oldest "
         "waiting job fit the recorded free processors and no job started",
     )  # fmt: skip
+    parser.add_argument(
+        "--availability", metavar="FILE|inferred",
+        help="replay with processors down between times: an availability file (host,from,to,procs; "
+        "docs/reference/machines.md) or 'inferred' (the suspected outages below, each taking its "
+        "down_at_least processors); drained at the start, back at the end; needs --machine",
+    )
     parser.add_argument("--estimates", metavar="SCENARIO", help="runtime-estimate scenario (as `o2ksim run`)")
     parser.add_argument("--interval", metavar="DURATION", help="scheduling pass every DURATION (e.g. 5m)")
     parser.add_argument(
@@ -60,6 +66,17 @@ def register(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     parser.set_defaults(func=run, policy_options=add_policy_options(parser))
+
+
+def _availability_option(value: str | None, machine: str | None) -> str | None:
+    """``--availability``: ``inferred`` or an existing file, with ``--machine``; else one line."""
+    if value is None:
+        return None
+    if not machine:
+        raise O2KSimError("--availability needs --machine (the hosts the periods take processors from)")
+    if value != "inferred" and not Path(value).is_file():
+        raise O2KSimError(f"--availability {value}: no such file (give a file or 'inferred')")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -96,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
         interval=interval,
         progress=progress and not args.quiet,
         outage_min=option_duration("--outage-min", args.outage_min),
+        availability=_availability_option(args.availability, args.machine),
     )
     if not len(v.compared):
         raise O2KSimError(f"{args.trace}: {v.message()}")
