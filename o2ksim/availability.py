@@ -7,7 +7,7 @@ how many, one period per line, as CSV with a header line::
 
     host,from,to,procs
     kth-sp2,86400,93600,20        # 20 processors down from day 1 for 2 hours
-    kth-sp2,30d,30d12h,all        # the whole host down for 12 hours
+    kth-sp2,30d,732h,all          # the whole host down for 12 hours
 
 * ``host`` -- a host of the machine; may be empty when the machine has one host;
 * ``from``, ``to`` -- trace times, seconds since the trace's start (the SWF
