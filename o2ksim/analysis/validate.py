@@ -74,6 +74,8 @@ EXCLUSION_REASONS = (
 """Why a job is not compared, in the order they are tested (a job counts under the first)."""
 
 HOUR = 3600.0
+INFERRED = ("inferred", "inferred-idle")
+"""The availability timelines :func:`validate` infers from the recorded schedule."""
 
 
 @dataclass
@@ -145,7 +147,7 @@ class ValidationResult:
             what = self.config["availability"]
             lines.append(
                 f"replayed with {self.config['periods_down']} periods of processors down "
-                f"({'inferred from the recorded schedule' if what == 'inferred' else 'given'})"
+                f"({'given' if what == 'given' else what + ' from the recorded schedule'})"
             )
         a = self.availability
         if a:
@@ -221,7 +223,9 @@ def validate(
     ``outage_min``: the shortest suspected outage reported (seconds or a
     duration, default 1 hour).  ``availability``: replay with processors down
     between times -- ``"inferred"`` (the suspected outages, each taking its
-    ``down_at_least`` processors of the machine's one host; see
+    ``down_at_least`` processors of the machine's one host: the fewest that
+    explain the record), ``"inferred-idle"`` (each taking every processor
+    the record shows idle when it began: the most; see
     :func:`inferred_availability`), an availability file, or its periods
     (as :func:`o2ksim.simulate` takes them); needs ``machine``.
 
@@ -242,12 +246,12 @@ def validate(
         )
     win = _window(window, unix)
     replayed = availability
-    if isinstance(availability, str) and availability == "inferred":
+    if isinstance(availability, str) and availability in INFERRED:
         if machine is None:
-            raise O2KSimError("availability 'inferred' needs a machine (the host to take processors from)")
+            raise O2KSimError(f"availability {availability!r} needs a machine (the host to take processors from)")
         mach = RunConfig.create(tr, machine).machine
         found, _ = _availability(tr, mach.total_procs if mach else 0, parse_duration(outage_min))
-        replayed = inferred_availability(found, mach)
+        replayed = inferred_availability(found, mach, idle=availability == "inferred-idle")
     config = RunConfig.create(
         tr,
         machine,
@@ -285,13 +289,20 @@ def validate(
     return ValidationResult(result, compared, overall, tables, excluded, util, meta, outages, avail)
 
 
-def inferred_availability(outages: pd.DataFrame, machine: MachineSpec | None) -> tuple[Outage, ...]:
-    """The suspected outages as periods down: each takes its ``down_at_least`` processors.
+def inferred_availability(
+    outages: pd.DataFrame, machine: MachineSpec | None, *, idle: bool = False
+) -> tuple[Outage, ...]:
+    """The suspected outages as periods down: each takes its ``down_at_least`` processors,
+    or with ``idle`` every processor the record shows idle when it began.
 
-    The inference sees the machine as a whole, so the machine must have one
-    host (every shared trace's does); the periods are disjoint by
-    construction.  ``down_at_least`` is the fewest processors that explain
-    why the oldest waiting job did not start: the replay takes no more.
+    ``down_at_least`` is the fewest processors that explain why the oldest
+    waiting job did not start (``free - need + 1``).  Since no job starts
+    in a period, the record says nothing about the other idle processors:
+    ``idle`` takes all of them (``down_at_least + need - 1``, the free ones
+    at the period's start), the most the record allows.  The true capacity
+    lies between the two.  The inference sees the machine as a whole, so the
+    machine must have one host (every shared trace's does); the periods are
+    disjoint by construction.
     """
     if machine is None or len(machine.hosts) != 1:
         raise O2KSimError(
@@ -299,9 +310,10 @@ def inferred_availability(outages: pd.DataFrame, machine: MachineSpec | None) ->
             "as a whole); give an availability file for a machine of several hosts"
         )
     host = machine.hosts[0]
+    down = outages["down_at_least"] + (outages["need"] - 1 if idle else 0)
     return tuple(
         Outage(host.name, float(a), float(b), int(min(k, host.procs)))
-        for a, b, k in zip(outages["start"], outages["end"], outages["down_at_least"], strict=True)
+        for a, b, k in zip(outages["start"], outages["end"], down, strict=True)
         if k > 0
     )
 
