@@ -256,3 +256,29 @@ def test_the_inference_finds_periods_o2ksim_itself_took_down(tmp_path: Path):
 def test_validate_availability_needs_a_machine_of_one_host():
     with pytest.raises(O2KSimError, match="one host"):
         inferred_availability(pd.DataFrame({"start": [], "end": [], "down_at_least": []}), TWO_HOSTS)
+
+
+def test_cli_validate_replays_inferred_availability_and_writes_it(tmp_path: Path, capsys):
+    # 4 processors; job 1 (1 proc) runs 0-100; job 2 (2 procs) arrives at 10 and starts only
+    # at 5010 although 3, then 4, processors were free: at least 2 (and at most the 3 idle at
+    # 10) were down from 10 to 5010.  Replayed with 2 down (inferred), job 2 finds 4 - 1 - 2 = 1
+    # free and starts when job 1 ends, at 100 (wait 90); with 3 down (inferred-idle) it finds
+    # 1 free even then and waits for the period's end, 5010 (wait 5000, as recorded).
+    trace = tmp_path / "t.swf"
+    trace.write_text("; MaxProcs: 4\n1 0 0 100 1 -1 -1 1 100 -1 1 1 1 -1 -1 -1 -1 -1\n"
+                     "2 10 5000 10 2 -1 -1 2 10 -1 1 1 1 -1 -1 -1 -1 -1\n")  # fmt: skip
+    machine = tmp_path / "m.toml"
+    machine.write_text('name = "m"\n[[host]]\nname = "m"\nprocs = 4\n')
+    for how, wait2 in (("inferred", 90), ("inferred-idle", 5000)):
+        out = tmp_path / how
+        args = ["validate", str(trace), "--machine", str(machine), "--policy", "fcfs"]
+        assert main([*args, "--availability", how, "--out", str(out)]) == 0
+        assert "replayed with 1 periods of processors down" in capsys.readouterr().out
+        down = load_availability(out / "availability.csv", single_host(4, "m"))
+        assert down == (Outage("m", 10, 5010, 2 if how == "inferred" else 3),)
+        waits = pd.read_csv(out / "compared.csv").set_index("job_id")["simulated_wait"]
+        assert waits[2] == wait2
+    assert main(["validate", str(trace), "--availability", "inferred"]) == 2
+    assert "--availability needs --machine" in capsys.readouterr().err
+    assert main(["validate", str(trace), "--machine", str(machine), "--availability", "nope.csv"]) == 2
+    assert "no such file" in capsys.readouterr().err
