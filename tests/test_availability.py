@@ -117,10 +117,15 @@ def test_no_over_commit_counting_the_periods_down():
             Outage("machine", float(s), float(s + rng.integers(600, 20000)), int(rng.integers(1, 6)))  # six overlap at most 30 of 32
             for s in rng.uniform(0, submit[-1], 6)
         )
-        for policy in ("fcfs", "fcfs-backfill", "lxfw-backfill", "sjf-backfill"):
+        for policy in ("fcfs", "fcfs-backfill", "lxfw-backfill", "sjf-backfill", "lxfw-backfill-immediate"):
             r = o2ksim.simulate(specs, machine, policy, availability=outages, seed=seed)
             assert violations(r.jobs, r.segments, machine, [s.job_id for s in specs], availability=outages) == []
             assert (r.jobs["status"] == "completed").all()
+
+
+def test_a_policy_partitioning_each_hosts_full_size_is_refused():
+    with pytest.raises(O2KSimError, match="eqspatial-5m partitions each host's full size"):
+        o2ksim.simulate(DRAIN, MACHINE, "eqspatial-5m", availability=DOWN)
 
 
 def test_the_check_catches_a_start_on_processors_down():

@@ -200,6 +200,11 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
         if isinstance(cfg.policy, PolicyChoice)
         else cfg.policy
     )
+    if cfg.availability and not getattr(pol, "follows_free_procs", True):
+        raise O2KSimError(
+            f"policy {pol.name} partitions each host's full size and cannot take processors down "
+            "(availability); use a policy of the FCFS, backfill or LSF families"
+        )
     obs = list(observers)
     if cfg.progress:
         obs.append(ProgressBar(len(analysed) if analysed is not None else len(specs)))
