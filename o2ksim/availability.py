@@ -40,7 +40,14 @@ from o2ksim.machine import MachineSpec
 from o2ksim.units import format_duration, parse_duration
 from o2ksim.validation import MAX_TIME
 
-__all__ = ["COLUMNS", "Outage", "check_outages", "load_availability", "outages_from_rows", "write_availability"]
+__all__ = [
+    "COLUMNS",
+    "Outage",
+    "check_outages",
+    "load_availability",
+    "outages_from_rows",
+    "write_availability",
+]
 
 COLUMNS = ("host", "from", "to", "procs")
 """The availability file's header, in order."""
@@ -84,7 +91,11 @@ def load_availability(path: str | os.PathLike[str], machine: MachineSpec) -> tup
     for number, content in numbered[1:]:
         cells = [c.strip() for c in next(csv.reader(io.StringIO(content)))]
         if len(cells) != len(COLUMNS):
-            raise InputError(p, f"{len(cells)} fields, expected {len(COLUMNS)} ({','.join(COLUMNS)})", line=number)
+            raise InputError(
+                p,
+                f"{len(cells)} fields, expected {len(COLUMNS)} ({','.join(COLUMNS)})",
+                line=number,
+            )
         rows.append((number, dict(zip(COLUMNS, cells, strict=True))))
     return outages_from_rows(rows, machine, str(p))
 
@@ -118,7 +129,11 @@ def _outage(row: Mapping[str, Any], machine: MachineSpec, where: str, line: int 
     times = []
     for field in ("from", "to"):
         value = row.get(field)
-        if value is None or (isinstance(value, str) and not value.strip()) or isinstance(value, bool):
+        if (
+            value is None
+            or (isinstance(value, str) and not value.strip())
+            or isinstance(value, bool)
+        ):
             raise bad(field, "missing: give seconds since the trace start or a duration (7d, 36h)")
         try:
             seconds = parse_duration(value)
@@ -129,20 +144,25 @@ def _outage(row: Mapping[str, Any], machine: MachineSpec, where: str, line: int 
         times.append(seconds)
     start, end = times
     if end <= start:
-        raise bad("to", f"must be after from ({format_duration(start)}), got {format_duration(end)}")
+        raise bad(
+            "to", f"must be after from ({format_duration(start)}), got {format_duration(end)}"
+        )
     size = machine.host(host).procs
     procs = row.get("procs")
     if procs is None or (isinstance(procs, str) and procs.strip().lower() in ("", "all")):
         count = size
     else:
+        if isinstance(procs, float) and procs.is_integer():
+            procs = int(procs)  # a TOML or JSON table's 4.0
         try:
-            count = int(str(procs).strip()) if not isinstance(procs, bool) else -1
+            count = -1 if isinstance(procs, bool | float) else int(str(procs).strip())
         except ValueError:
             raise bad("procs", f"must be a processor count or 'all', got {procs!r}") from None
-        if isinstance(procs, float) and procs != count:
-            raise bad("procs", f"must be a whole processor count, got {procs!r}")
         if not 1 <= count <= size:
-            raise bad("procs", f"must be from 1 to {size} (host {host}'s processors) or 'all', got {procs!r}")
+            raise bad(
+                "procs",
+                f"must be from 1 to {size} (host {host}'s processors) or 'all', got {procs!r}",
+            )
     return Outage(host, start, end, count)
 
 

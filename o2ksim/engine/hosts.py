@@ -188,7 +188,6 @@ class Host:
             self.ledger.to_return_mem -= mem
             self.memory.put(mem)
 
-
     # -- capacity over time --------------------------------------------------------------------
     def outage(
         self, env: simpy.Environment, record: OutageRecord, back: Callable[[], None]
