@@ -283,6 +283,10 @@ def test_cli_validate_replays_inferred_availability_and_writes_it(tmp_path: Path
         assert down == (Outage("m", 10, 5010, 2 if how == "inferred" else 3),)
         waits = pd.read_csv(out / "compared.csv").set_index("job_id")["simulated_wait"]
         assert waits[2] == wait2
+        # the file it wrote, given back as an availability file, replays the same
+        again = tmp_path / f"{how}-again"
+        assert main([*args, "--availability", str(out / "availability.csv"), "--out", str(again), "-q"]) == 0
+        assert pd.read_csv(again / "compared.csv").set_index("job_id")["simulated_wait"][2] == wait2
     assert main(["validate", str(trace), "--availability", "inferred"]) == 2
     assert "--availability needs --machine" in capsys.readouterr().err
     assert main(["validate", str(trace), "--machine", str(machine), "--availability", "nope.csv"]) == 2
