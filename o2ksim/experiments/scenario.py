@@ -355,7 +355,9 @@ def _availability(
         if isinstance(value, str):
             p = Path(value) if Path(value).is_absolute() else base / value
             if not p.is_file():
-                raise ConfigError(where, f"{value}: no such availability file (looked in {base})", field=fld)
+                raise ConfigError(
+                    where, f"{value}: no such availability file (looked in {base})", field=fld
+                )
             outages = load_availability(p, mach)
         elif isinstance(value, list) and all(isinstance(r, dict) for r in value):
             for r in value:
@@ -363,7 +365,9 @@ def _availability(
             outages = outages_from_rows(((None, r) for r in value), mach, f"{where}: {fld}")
         else:
             raise ConfigError(
-                where, "must be an availability file or a list of {host, from, to, procs} tables", field=fld
+                where,
+                "must be an availability file or a list of {host, from, to, procs} tables",
+                field=fld,
             )
         rows = [o.row() for o in outages]
     return rows
