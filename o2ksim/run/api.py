@@ -229,7 +229,14 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
     span = None
     if window is not None:
         span = (window.start, window.end)
-    summ = metrics.summary(jobs, segments, mach.total_procs, span)
+    down = None
+    if cfg.availability:  # processors out of service: held by a period, after its drain
+        down = [
+            (r.held_from, min(r.outage.end, stats.sim_end), r.outage.procs)
+            for r in sim.outages
+            if r.held_from is not None
+        ]
+    summ = metrics.summary(jobs, segments, mach.total_procs, span, down)
     resizes = jobs["resizes"][jobs["analysed"]] if "analysed" in jobs else jobs["resizes"]
     summ["resizes"] = int(resizes.sum())
     if window is not None and frame is not None:  # the protocol's cool-down (T§3.4)
