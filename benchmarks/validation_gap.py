@@ -97,7 +97,9 @@ def all_row(name: str, how: str, span: str, v: ValidationResult) -> str:
     cells = [f"{h(o['rec_' + k])} / {h(o['sim_' + k])}" for k in ("mean", "median", "p95", "max")]
     u = v.utilisation
     return (
-        f"| {name} | {how} | {span} | {len(v.compared):,}" + (f" ({counts})" if counts else "") + " | "
+        f"| {name} | {how} | {span} | {len(v.compared):,}"
+        + (f" ({counts})" if counts else "")
+        + " | "
         + " | ".join(cells)
         + f" | {o['rec_zero_share']:.0%} / {o['sim_zero_share']:.0%} | {o['ks']:.3f} | "
         f"{o['pearson']:.2f} ({o['pearson_log']:.2f}) | "
@@ -157,7 +159,9 @@ def main() -> None:
     if every:
         main_all(traces, args, inferred)
         return
-    print("| trace | step | mean rec / sim | gap | median rec / sim | KS | Pearson (log) | closed: mean gap / KS |")
+    print(
+        "| trace | step | mean rec / sim | gap | median rec / sim | KS | Pearson (log) | closed: mean gap / KS |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for name, machine, site in CASES:
         path = traces / f"{name}.swf.gz"
