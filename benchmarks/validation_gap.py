@@ -52,7 +52,8 @@ CASES = [
 H = 3600.0
 
 ALL: list[tuple[str, Any, tuple[str, str] | None, str]] = [
-    # (trace, machine: a hosts/ name, a processor count or None = header MaxProcs, window, why)
+    # (trace, machine: a hosts/ name, a processor count or None = header MaxProcs, window, why);
+    # CEA-Curie: the header starts in Feb 2011, the jobs in Feb 2012
     ("KTH-SP2-1996-2.1-cln", "kth-sp2", None, ""),
     ("SDSC-Par-1996-3.1-cln", "sdsc-par", None, ""),
     ("SDSC-BLUE-2000-4.2-cln", "sdsc-blue", None, ""),
@@ -62,7 +63,7 @@ ALL: list[tuple[str, Any, tuple[str, str] | None, str]] = [
     ("LLNL-Thunder-2007-1.1-cln", None, None, ""),
     ("OSC-Clust-2000-3.1-cln", None, None, ""),
     ("UniLu-Gaia-2014-2", None, None, ""),
-    ("CEA-Curie-2011-2.1-cln", None, ("2012-01-01", "2012-02-01"), "one month"),
+    ("CEA-Curie-2011-2.1-cln", None, ("2012-03-01", "2012-04-01"), "one month"),
     ("RICC-2010-2", None, ("2010-06-01", "2010-07-01"), "one month"),
     # header stripped upstream: no MaxProcs, no UnixStartTime (days from the first
     # submit); 806 processors in 14 clusters per the PWA's page of the log
