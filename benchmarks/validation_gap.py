@@ -131,6 +131,12 @@ def main_all(traces: Path, only: list[str], inferred: bool) -> None:
             except O2KSimError as exc:
                 print(f"| {name}{label} | {how} | {span} | refused: {exc} |" + " |" * 8, flush=True)
                 break
+            a = v.availability  # over the whole trace, also with a window
+            if avail:
+                label += (
+                    f" ({a['periods']} periods, {a['hours']:.0f} h: {a['span_share']:.0%} of the "
+                    f"trace, {a['wait_share']:.0%} of its recorded waiting)"
+                )
             print(all_row(name + label, how, span, v), flush=True)
         print(f"<!-- {name}: {time.perf_counter() - t0:.0f} s -->", file=sys.stderr, flush=True)
 
