@@ -111,7 +111,7 @@ def all_row(name: str, how: str, span: str, v: ValidationResult) -> str:
 def main_all(traces: Path, only: list[str], inferred: bool) -> None:
     """``--all``: one row per shared trace under fcfs-backfill (and with ``inferred``)."""
     print(
-        "| trace | machine | jobs analysed | compared (not compared) | mean rec / sim | "
+        "| trace | machine | span | compared (not compared) | mean rec / sim | "
         "median rec / sim | 95th rec / sim | max rec / sim | zero waits rec / sim | KS | "
         "Pearson (log) | util rec / sim |"
     )
