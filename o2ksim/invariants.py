@@ -9,6 +9,8 @@ result (empty when nothing is):
 * every input job appears in the output exactly once;
 * no job ends before it starts, and no allocation segment ends before it starts;
 * every allocation is on a host of the machine;
+* with the run's periods of processors down (an availability file), no job
+  starts on processors down or draining;
 * work is conserved: a completed job that was never restarted received exactly
   ``run_time * procs`` processor-seconds (across preemptions and resizes);
   without segments, such a job's span ``end - start`` is at least its runtime,
@@ -19,11 +21,12 @@ Users reach these checks with ``o2ksim run --check``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
+from o2ksim.availability import Outage
 from o2ksim.machine import KB_PER_MB, MachineSpec
 
 
@@ -34,8 +37,16 @@ def violations(
     input_ids: Iterable[int] | None = None,
     *,
     tolerance: float = 1e-6,
+    availability: Sequence[Outage] = (),
 ) -> list[str]:
-    """Everything that is wrong with one run's ``jobs`` table and allocation ``segments``."""
+    """Everything that is wrong with one run's ``jobs`` table and allocation ``segments``.
+
+    With ``availability`` (the run's periods of processors down), an
+    allocation that begins inside a period must leave the host's busy
+    processors within its size minus those down then: the drained processors
+    take no new job (jobs already running when the period began may keep
+    them until they end).
+    """
     problems: list[str] = []
     if segments is None:  # no segments: the per-host checks have nothing to look at
         segments = pd.DataFrame(
@@ -90,6 +101,8 @@ def violations(
             problems.append(
                 f"host {host.name}: {used_p.max():g} processors in use at t={at:g} (has {host.procs})"
             )
+        if availability:
+            problems.extend(_down_problems(host.name, host.procs, seg, times[order], used_p, availability))
         cap_mb = host.memory / KB_PER_MB
         if np.isfinite(cap_mb) and used_m.max() > cap_mb * (1 + tolerance):
             at = times[order][int(np.argmax(used_m))]
@@ -125,3 +138,38 @@ def violations(
         ):
             problems.append(f"job {jid} received {g:g} processor-seconds of work, needs {n:g}")
     return problems
+
+
+def _down_problems(
+    host: str,
+    size: int,
+    seg: pd.DataFrame,
+    times: np.ndarray,
+    used: np.ndarray,
+    availability: Sequence[Outage],
+) -> list[str]:
+    """Allocations begun inside a period down that leave more busy than ``size`` minus those down.
+
+    ``seg``: the host's allocation segments; ``times`` and ``used``: its
+    allocation events in time order (releases first at one time) and the busy
+    processors after each.  A segment that continues its job's previous one
+    at the same instant (a resize) is not a new allocation.
+    """
+    periods = [o for o in availability if o.host == host]
+    if not periods:
+        return []
+    ends = set(zip(seg["job_id"].tolist(), seg["end"].tolist(), strict=True))
+    out: list[str] = []
+    for job_id, t, p in zip(seg["job_id"].tolist(), seg["start"].tolist(), seg["procs"].tolist(), strict=True):
+        if p <= 0 or (job_id, t) in ends:
+            continue
+        down = sum(o.procs for o in periods if o.start <= t < o.end)
+        busy = used[int(np.searchsorted(times, t, side="right")) - 1]
+        if down and busy > size - down:
+            out.append(
+                f"host {host}: job {job_id} starts at t={t:g} with {busy:g} processors busy, "
+                f"{down} of {size} down (over-commit counting the periods down)"
+            )
+            if len(out) >= 5:
+                break
+    return out

@@ -20,6 +20,7 @@ runtimes.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -61,13 +62,17 @@ def summary(
     segments: pd.DataFrame | None = None,
     total_procs: int | None = None,
     span: tuple[float, float] | None = None,
+    down: Sequence[tuple[float, float, int]] | None = None,
 ) -> dict[str, Any]:
     """The overall measures of SPEC §5 as a flat dict (seconds; slowdowns unitless).
 
     ``jobs`` is the per-job table (with an optional boolean ``analysed`` column
     selecting the window's jobs), a DataFrame or a :class:`~o2ksim.table.ColumnTable`.  Utilisation needs the allocation
     ``segments``, the machine's ``total_procs`` and the ``span`` to measure
-    over (default: first analysed submit to last analysed end).
+    over (default: first analysed submit to last analysed end).  ``down``
+    (with capacity over time): the ``(start, end, procs)`` periods processors
+    were out of service; ``utilisation_up`` then divides by the capacity that
+    was up (:func:`utilisation_up`).
 
     Each column is taken out of the table once and the measures are computed
     on numpy arrays; means skip NaN as pandas' ``Series.mean`` does (NaN
@@ -110,6 +115,10 @@ def summary(
         # the time it is measured over: the window, else first submit to last end (not the
         # arrivals' span, over which a generated workload's offered load is stated)
         out["utilisation_span"] = float(span[1] - span[0]) if span else math.nan
+        if down is not None:
+            out["utilisation_up"] = (
+                utilisation_up(segments, total_procs, span, down) if span else math.nan
+            )
     return out
 
 
@@ -136,10 +145,37 @@ def utilisation(segments: pd.DataFrame, total_procs: int, span: tuple[float, flo
     t0, t1 = span
     if t1 <= t0 or len(segments) == 0:
         return math.nan
+    return _busy(segments, t0, t1) / (total_procs * (t1 - t0))
+
+
+def utilisation_up(
+    segments: pd.DataFrame,
+    total_procs: int,
+    span: tuple[float, float],
+    down: Iterable[tuple[float, float, int]],
+) -> float:
+    """Fraction of the processor-time that was *up* in ``span`` held by jobs.
+
+    ``down``: ``(start, end, procs)`` periods when processors were out of
+    service (with capacity over time: when an outage held them, from the end
+    of its drain to its end).  The denominator is the machine's
+    processor-time over ``span`` less these periods' inside it, so a machine
+    whose every processor that was up was busy scores 1 while
+    :func:`utilisation` scores less.
+    """
+    t0, t1 = span
+    if t1 <= t0 or len(segments) == 0:
+        return math.nan
+    lost = sum(p * max(0.0, min(e, t1) - max(s, t0)) for s, e, p in down)
+    up = total_procs * (t1 - t0) - lost
+    return _busy(segments, t0, t1) / up if up > 0 else math.nan
+
+
+def _busy(segments: pd.DataFrame, t0: float, t1: float) -> float:
+    """Processor-seconds held by jobs between ``t0`` and ``t1``."""
     start = np.clip(column(segments, "start", float), t0, t1)
     end = np.clip(column(segments, "end", float), t0, t1)
-    busy = (column(segments, "procs", float) * (end - start)).sum()
-    return float(busy / (total_procs * (t1 - t0)))
+    return float((column(segments, "procs", float) * (end - start)).sum())
 
 
 def runtime_group(run_time_seconds: pd.Series | np.ndarray) -> np.ndarray:

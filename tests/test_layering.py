@@ -64,6 +64,7 @@ LAYER_OF: dict[str, str] = {
     "o2ksim.jobs": "core",
     "o2ksim.engine.errors": "core",  # the job state machine's exceptions, used by jobs.py
     "o2ksim.machine": "core",
+    "o2ksim.availability": "core",  # availability files: processors down between times
     "o2ksim.o2k_classes": "core",  # the O2K's LSF job classes and Table 6 (policy, model, report)
     "o2ksim.metrics": "core",
     "o2ksim.partitioning": "core",

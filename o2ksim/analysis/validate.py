@@ -53,6 +53,7 @@ from o2ksim.analysis.validate_stats import (
     group_table,
     month_labels,
 )
+from o2ksim.availability import Outage, write_availability
 from o2ksim.errors import O2KSimError, output_dir
 from o2ksim.machine import MachineSpec
 from o2ksim.run.api import run_config
@@ -63,7 +64,7 @@ from o2ksim.units import parse_duration, parse_time, trace_zone
 from o2ksim.workloads.swf import Trace
 from o2ksim.workloads.transforms import Window
 
-__all__ = ["EXCLUSION_REASONS", "ValidationResult", "validate"]
+__all__ = ["EXCLUSION_REASONS", "ValidationResult", "inferred_availability", "validate"]
 
 EXCLUSION_REASONS = (
     "outside the window",
@@ -74,6 +75,8 @@ EXCLUSION_REASONS = (
 """Why a job is not compared, in the order they are tested (a job counts under the first)."""
 
 HOUR = 3600.0
+INFERRED = ("inferred", "inferred-idle")
+"""The availability timelines :func:`validate` infers from the recorded schedule."""
 
 
 @dataclass
@@ -141,6 +144,12 @@ class ValidationResult:
             f"  zero waits  {o['rec_zero_share']:>8.1%}  {o['sim_zero_share']:>9.1%}",
             f"KS distance {o['ks']:.3f}; per-job Pearson {o['pearson']:.3f} (of log(1+wait) {o['pearson_log']:.3f})",
         ]
+        if self.config.get("availability"):
+            what = self.config["availability"]
+            lines.append(
+                f"replayed with {self.config['periods_down']} periods of processors down "
+                f"({'given' if what == 'given' else what + ' from the recorded schedule'})"
+            )
         a = self.availability
         if a:
             lines.append(
@@ -164,6 +173,12 @@ class ValidationResult:
             self.excluded.to_csv(out / "excluded.csv", index=False)
             self.utilisation.to_csv(out / "utilisation.csv", index=False)
             self.outages.to_csv(out / "outages.csv", index=False)
+            replayed = self.result.config.get("availability")
+            if replayed:
+                write_availability(
+                    (Outage(r["host"], r["from"], r["to"], r["procs"]) for r in replayed),
+                    out / "availability.csv",
+                )
             write_json(
                 out / "validation.json",
                 {
@@ -195,6 +210,7 @@ def validate(
     progress: bool = False,
     lenient: bool = False,
     outage_min: float | str = 3600.0,
+    availability: Any = None,
 ) -> ValidationResult:
     """Replay ``trace`` under ``policy`` on ``machine`` and compare each job's wait with its recorded one.
 
@@ -206,7 +222,13 @@ def validate(
     warmup])`` whose bounds may also be dates (``"1997-01-01"``, read with
     the trace's ``UnixStartTime``); the warm-up defaults to 7 days.
     ``outage_min``: the shortest suspected outage reported (seconds or a
-    duration, default 1 hour).
+    duration, default 1 hour).  ``availability``: replay with processors down
+    between times -- ``"inferred"`` (the suspected outages, each taking its
+    ``down_at_least`` processors of the machine's one host: the fewest that
+    explain the record), ``"inferred-idle"`` (each taking every processor
+    the record shows idle when it began: the most; see
+    :func:`inferred_availability`), an availability file, or its periods
+    (as :func:`o2ksim.simulate` takes them); needs ``machine``.
 
     Raises :class:`~o2ksim.errors.O2KSimError` (one line) when no job of the
     trace has a recorded wait.
@@ -224,6 +246,13 @@ def validate(
             "0 jobs can be compared"
         )
     win = _window(window, unix, trace_zone(tr.header)[0])
+    replayed = availability
+    if isinstance(availability, str) and availability in INFERRED:
+        if machine is None:
+            raise O2KSimError(f"availability {availability!r} needs a machine (the host to take processors from)")
+        mach = RunConfig.create(tr, machine).machine
+        found, _ = _availability(tr, mach.total_procs if mach else 0, parse_duration(outage_min))
+        replayed = inferred_availability(found, mach, idle=availability == "inferred-idle")
     config = RunConfig.create(
         tr,
         machine,
@@ -234,6 +263,7 @@ def validate(
         interval=interval,
         seed=seed,
         progress=progress,
+        availability=replayed,
     )
     result = run_config(config)
     result.config["workload"] = source
@@ -252,8 +282,41 @@ def validate(
         "window": None if win is None else [win.start, win.end, win.warmup],
         "unix_start_time": unix,
         "scheduler_note": _note(tr),
+        "availability": None if availability is None else (
+            availability if isinstance(availability, str) else "given"
+        ),
+        "periods_down": len(config.availability),
     }
     return ValidationResult(result, compared, overall, tables, excluded, util, meta, outages, avail)
+
+
+def inferred_availability(
+    outages: pd.DataFrame, machine: MachineSpec | None, *, idle: bool = False
+) -> tuple[Outage, ...]:
+    """The suspected outages as periods down: each takes its ``down_at_least`` processors,
+    or with ``idle`` every processor the record shows idle when it began.
+
+    ``down_at_least`` is the fewest processors that explain why the oldest
+    waiting job did not start (``free - need + 1``).  Since no job starts
+    in a period, the record says nothing about the other idle processors:
+    ``idle`` takes all of them (``down_at_least + need - 1``, the free ones
+    at the period's start), the most the record allows.  The true capacity
+    lies between the two.  The inference sees the machine as a whole, so the
+    machine must have one host (every shared trace's does); the periods are
+    disjoint by construction.
+    """
+    if machine is None or len(machine.hosts) != 1:
+        raise O2KSimError(
+            "availability 'inferred' needs a machine of one host (the inference sees the machine "
+            "as a whole); give an availability file for a machine of several hosts"
+        )
+    host = machine.hosts[0]
+    down = outages["down_at_least"] + (outages["need"] - 1 if idle else 0)
+    return tuple(
+        Outage(host.name, float(a), float(b), int(min(k, host.procs)))
+        for a, b, k in zip(outages["start"], outages["end"], down, strict=True)
+        if k > 0
+    )
 
 
 def _availability(tr: Trace, capacity: int, min_duration: float) -> tuple[pd.DataFrame, dict[str, float]]:

@@ -26,8 +26,9 @@ assumption is the same for every trace and nothing is tuned.
 Jobs without a recorded wait or runtime are left out (when they ran is
 unknown): they can only make the machine look freer than it was.
 
-o2ksim's engine has no hosts-down-between-times yet, so the inferred
-timeline is reported (``outages.csv``, the page's figure), not replayed.
+The timeline is reported (``outages.csv``, the page's figure) and, with
+``validate(..., availability="inferred")``, replayed as processors down
+(:func:`o2ksim.analysis.validate.inferred_availability`).
 """
 
 from __future__ import annotations

@@ -103,6 +103,12 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--estimates", metavar="SCENARIO", help=ESTIMATES_HELP)
     parser.add_argument(
+        "--availability",
+        metavar="FILE",
+        help="processors or hosts down between times: a CSV file host,from,to,procs "
+        "(docs/reference/machines.md); they are drained at 'from' and back at 'to'; needs --machine",
+    )
+    parser.add_argument(
         "--interval",
         metavar="DURATION",
         help="scheduling pass every DURATION (e.g. 5m) instead of at every event",
@@ -204,7 +210,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 TEXT_OPTIONS = ("trace", "model", "params", "span", "machine", "policy", "out", "warmup",
-                "estimates", "interval", "grace")  # fmt: skip
+                "estimates", "interval", "grace", "availability")  # fmt: skip
 """Options whose empty value (``--interval ''``) would otherwise read as "not given"."""
 
 
@@ -292,6 +298,7 @@ def _run(args: argparse.Namespace) -> int:
         overrun_grace=grace,
         seed=args.seed,
         progress=progress and not args.quiet,
+        availability=_availability_file(args.availability, machine),
     )
     check_grace_has_effect(config, args.grace, "--grace")
     make_policy(args.policy, **params)  # an unknown name or parameter: refused before any note
@@ -330,8 +337,19 @@ def _run(args: argparse.Namespace) -> int:
         if page is not None:
             print(f"report: {page} (open it in a browser)")
     if args.check:
-        return check_result(result, trace, window, args)
+        return check_result(result, trace, window, args, config.availability)
     return 0
+
+
+def _availability_file(path: str | None, machine: str | None) -> str | None:
+    """``--availability``: the file, refused in one line without ``--machine`` or when absent."""
+    if path is None:
+        return None
+    if not machine:
+        raise O2KSimError("--availability needs --machine (the hosts its lines name)")
+    if not Path(path).is_file():
+        raise O2KSimError(f"--availability {path}: no such file")
+    return path
 
 
 def stage_report(staged, result, source: str) -> Path:
@@ -355,8 +373,11 @@ def simulated_ids(trace, window: Window | None, sim_end: float = float("inf")):
     return jobs["job_id"].to_numpy()
 
 
-def check_result(result, trace, window: Window | None, args: argparse.Namespace) -> int:
-    """``--check``: the invariants of :mod:`o2ksim.invariants` on this run.
+def check_result(
+    result, trace, window: Window | None, args: argparse.Namespace, availability=()
+) -> int:
+    """``--check``: the invariants of :mod:`o2ksim.invariants` on this run (with
+    ``availability``, no job started on processors down or draining).
 
     With ``--out`` the allocation segments are written as ``segments.csv`` and
     the check reads back the files the user gets, not the objects in memory.
@@ -377,7 +398,10 @@ def check_result(result, trace, window: Window | None, args: argparse.Namespace)
         segments = pd.read_csv(out / "segments.csv")
         segments["host"] = segments["host"].astype(str)
         jobs["host"] = jobs["host"].astype(object)
-    problems = violations(jobs, segments, result.machine, simulated_ids(trace, window, result.stats.sim_end))
+    problems = violations(
+        jobs, segments, result.machine, simulated_ids(trace, window, result.stats.sim_end),
+        availability=availability,
+    )
     if problems:
         for p in problems:
             print(f"o2ksim: check failed: {p}", file=sys.stderr)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from o2ksim.analysis.validate import validate
+from o2ksim.analysis.validate import INFERRED, validate
 from o2ksim.cli._policy_options import add_policy_options, refuse_foreign_options
 from o2ksim.cli.run import parse_overrides, parse_warmup, warn_about_reading
 from o2ksim.errors import O2KSimError
@@ -48,6 +48,14 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="shortest suspected outage or drain to report (default 1h): a period where the oldest "
         "waiting job fit the recorded free processors and no job started",
     )  # fmt: skip
+    parser.add_argument(
+        "--availability", metavar="FILE|inferred|inferred-idle",
+        help="replay with processors down between times: an availability file (host,from,to,procs; "
+        "docs/reference/machines.md), 'inferred' (the suspected outages below, each taking its "
+        "down_at_least processors: the fewest the record allows) or 'inferred-idle' (each taking "
+        "every processor recorded idle when it began: the most); drained at the start, back at "
+        "the end; needs --machine",
+    )
     parser.add_argument("--estimates", metavar="SCENARIO", help="runtime-estimate scenario (as `o2ksim run`)")
     parser.add_argument("--interval", metavar="DURATION", help="scheduling pass every DURATION (e.g. 5m)")
     parser.add_argument(
@@ -61,6 +69,17 @@ def register(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     parser.set_defaults(func=run, policy_options=add_policy_options(parser))
+
+
+def _availability_option(value: str | None, machine: str | None) -> str | None:
+    """``--availability``: ``inferred`` or an existing file, with ``--machine``; else one line."""
+    if value is None:
+        return None
+    if not machine:
+        raise O2KSimError("--availability needs --machine (the hosts the periods take processors from)")
+    if value not in INFERRED and not Path(value).is_file():
+        raise O2KSimError(f"--availability {value}: no such file (give a file, 'inferred' or 'inferred-idle')")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -98,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
         interval=interval,
         progress=progress and not args.quiet,
         outage_min=option_duration("--outage-min", args.outage_min),
+        availability=_availability_option(args.availability, args.machine),
     )
     if not len(v.compared):
         raise O2KSimError(f"{args.trace}: {v.message()}")

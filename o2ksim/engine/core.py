@@ -17,6 +17,10 @@ The design card, module by module:
   the decisions it returns;
 * one arrivals process (:meth:`Simulation.arrivals`) submits the jobs at
   their submit times;
+* one process per period of processors down (an availability file's
+  :class:`~o2ksim.availability.Outage`, :meth:`Host.outage
+  <o2ksim.engine.hosts.Host.outage>`) drains them from their host's
+  Container at its start and puts them back at its end;
 * observers (:mod:`o2ksim.engine.monitor`) listen to the engine's events; the
   :class:`~o2ksim.engine.monitor.Monitor` records per-job timestamps and
   allocation segments and builds the tables at the end.
@@ -38,9 +42,10 @@ import numpy as np
 import simpy
 from simpy.core import StopSimulation
 
+from o2ksim.availability import Outage
 from o2ksim.engine.contract import PolicyProtocol, RunSettings
 from o2ksim.engine.decisions import PolicyError
-from o2ksim.engine.hosts import Host
+from o2ksim.engine.hosts import Host, OutageRecord
 from o2ksim.engine.monitor import Monitor, Observer
 from o2ksim.engine.queue_index import QueueIndex
 from o2ksim.engine.scheduler import Scheduler
@@ -95,7 +100,9 @@ class Simulation:
     ``interval``, ``kill_overrun``, ``overrun_grace`` and ``explain`` build one
     when ``settings`` is not given.  ``watch`` is the set of job ids the run
     must finish (the analysis window); ``None`` = all.  ``rng`` is the run's
-    only source of randomness, handed to the policy.
+    only source of randomness, handed to the policy.  ``availability``: periods
+    of processors down (:class:`~o2ksim.availability.Outage`); what became of
+    each is in :attr:`outages` (:class:`~o2ksim.engine.hosts.OutageRecord`).
     """
 
     def __init__(
@@ -112,6 +119,7 @@ class Simulation:
         observers: Sequence[Observer] = (),
         explain: bool = False,
         rng: np.random.Generator | None = None,
+        availability: Sequence[Outage] = (),
     ) -> None:
         if settings is None:
             settings = RunSettings(interval, kill_overrun, float(overrun_grace), explain)
@@ -128,6 +136,10 @@ class Simulation:
         self.hosts = {h.name: Host(self.env, h, self.changes) for h in machine.hosts}
         self.host_list = list(self.hosts.values())
         self._admission = Admission(machine)  # the machine's rules, shared with `o2ksim trace check`
+        unknown = sorted({o.host for o in availability} - set(self.hosts))
+        if unknown:
+            raise ValueError(f"availability names host(s) the machine lacks: {', '.join(unknown)}")
+        self.outages = [OutageRecord(o) for o in availability]
         self.monitor = Monitor()
         self.observers: list[Observer] = [self.monitor, *observers]
         self.hooks = Hooks(self.observers)
@@ -161,6 +173,8 @@ class Simulation:
         self.env.process(self.scheduler.process())
         if self.interval is not None:
             self.env.process(self.ticker(self.interval))
+        for record in self.outages:
+            self.env.process(self.hosts[record.outage.host].outage(self.env, record, self.capacity_back))
         if self._outstanding == 0:
             self._done.succeed()
         # Stop when _done is processed; when no event is left first, env.run returns and the
@@ -187,6 +201,11 @@ class Simulation:
     def request_pass(self) -> None:
         """Ask for one scheduling pass at the current instant (requests before it are one pass)."""
         self.scheduler.request()
+
+    def capacity_back(self) -> None:
+        """Processors came back at the end of a period down: a pass may start jobs on them."""
+        if self.interval is None:  # with a fixed interval, the next tick sees them
+            self.request_pass()
 
     # ----------------------------------------------------------------------------- processes
     def arrivals(self) -> Generator[simpy.Event, Any, None]:

@@ -22,20 +22,48 @@ satisfied the moment it is made and a Container never goes negative.
 A host without a memory limit (``HostSpec.memory`` is ``inf``) has no memory
 Container: its jobs' memory requests need no ``get`` (a Container of infinite
 capacity could not take a ``put`` back: ``inf - inf`` is not a number).
+
+Processors down for a while (an :class:`~o2ksim.availability.Outage`: an
+outage, a drained or dedicated node) are one more process per period
+(:meth:`Host.outage`), which takes them from the same Container: at the
+period's start it ``get`` s them, at its end it ``put`` s them back.  Like a
+site draining a node, it does not stop running jobs: while its ``get`` waits
+for them to end, the processors it waits for are left out of
+:attr:`Host.free_procs` (which may then be negative: what the running jobs
+owe the drain), so no job starts on them and a backfill profile built from
+the running jobs' releases counts them as down -- for good, since the
+scheduler is not told when the period ends; at its end a pass is asked for.
+A drain that has not finished by the period's end is called off.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
+from typing import Any
 
 import simpy
+from simpy.resources.container import ContainerGet
 
+from o2ksim.availability import Outage
 from o2ksim.engine.errors import PolicyError
 from o2ksim.engine.releases import ReleaseIndex
 from o2ksim.engine.snapshot import HostView
 from o2ksim.jobs import Job
 from o2ksim.machine import HostSpec
+
+
+@dataclass(slots=True)
+class OutageRecord:
+    """What became of one :class:`~o2ksim.availability.Outage` in the run.
+
+    ``held_from``: when its processors were all drained and taken (``None``
+    while draining, and for good when the drain was called off at the end).
+    """
+
+    outage: Outage
+    held_from: float | None = None
 
 
 @dataclass(slots=True)
@@ -79,13 +107,18 @@ class Host:
         self.version = 0
         self.changes = changes
         self._view: HostView | None = None
+        self.down = 0  # processors that outages hold or are draining
+        self.drains: list[ContainerGet] = []  # outages' gets waiting for running jobs to end
 
     # -- what a pass sees ----------------------------------------------------------------------
     @property
     def free_procs(self) -> int:
         """Processors free once every decision so far has reached its process."""
         ledger = self.ledger
-        return int(self.procs.level) - ledger.to_take_procs + ledger.to_return_procs
+        free = int(self.procs.level) - ledger.to_take_procs + ledger.to_return_procs
+        if self.drains:  # processors a drain waits for are not free, however idle
+            free -= sum(int(g.amount) for g in self.drains if not g.triggered)
+        return free
 
     @property
     def free_mem(self) -> float:
@@ -108,6 +141,7 @@ class Host:
                 version=self.version,
                 releases=self.releases,
                 name=self.name,
+                down_procs=self.down,
             )
         return view
 
@@ -153,6 +187,39 @@ class Host:
         if mem and self.memory is not None:
             self.ledger.to_return_mem -= mem
             self.memory.put(mem)
+
+    # -- capacity over time --------------------------------------------------------------------
+    def outage(
+        self, env: simpy.Environment, record: OutageRecord, back: Callable[[], None]
+    ) -> Generator[simpy.Event, Any, None]:
+        """The process of one period of processors down: drain and take them, give them back.
+
+        At the period's start it asks the processor Container for them; the
+        ``get`` waits (ahead of any later one: a Container serves its gets in
+        order) until the running jobs have put enough back, and meanwhile
+        :attr:`free_procs` leaves them out.  It holds them until the period's
+        end, puts them back and calls ``back`` (which asks for a pass).
+        """
+        down = record.outage
+        if down.start > env.now:
+            yield env.timeout(down.start - env.now)
+        self.down += down.procs
+        request = self.procs.get(down.procs)
+        self.drains.append(request)
+        self._changed()
+        if not request.triggered:
+            yield request | env.timeout(down.end - env.now)
+        self.drains.remove(request)
+        if request.triggered:
+            record.held_from = env.now
+            if down.end > env.now:
+                yield env.timeout(down.end - env.now)
+            self.procs.put(down.procs)
+        else:  # the running jobs outlasted the period: the drain is called off
+            request.cancel()
+        self.down -= down.procs
+        self._changed()
+        back()
 
 
 def _granted_at_once(request: simpy.Event, host: str) -> None:

@@ -26,6 +26,7 @@ class HostView:
     version: int = 0  # changes whenever an allocation on the host changes (for caches)
     releases: ReleaseIndex | None = None  # running jobs by expected release (engine-kept)
     name: str = ""  # the host's name (``spec.name``; filled in when not given)
+    down_procs: int = 0  # processors down or draining (an availability period; not in free_procs)
 
     def __post_init__(self) -> None:
         if not self.name:  # a plain attribute, not a property: policies read it in inner loops

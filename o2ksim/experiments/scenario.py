@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from o2ksim import paths
+from o2ksim.availability import load_availability, outages_from_rows
 from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.experiments.tables import (
     TOP_KEYS,
@@ -314,6 +315,9 @@ def parse_scenario(text: str, *, path: str | None = None, reduced: bool = False)
             )
     outputs = outputs_section(data.get("outputs", {}), where)
     machines = parse_machines([machine, *factors.get("machine", ())], where)
+    raw = data.get("protocol", {}).get("availability")
+    if raw is not None:
+        protocol["availability"] = _availability(raw, machines, base, where)
     sc = Scenario(
         name=name,
         description=check_str(data.get("description", ""), where, "description", empty=True),
@@ -332,6 +336,41 @@ def parse_scenario(text: str, *, path: str | None = None, reduced: bool = False)
     )
     _check_runs(sc, where)
     return sc
+
+
+def _availability(
+    value: Any, machines: dict[str, MachineSpec], base: Path, where: str
+) -> list[dict[str, Any]]:
+    """``[protocol] availability``: an availability file (relative to the scenario) or a list of
+    ``{host, from, to, procs}`` tables, checked now against every machine of the scenario.
+
+    The runs get the periods written out as tables, so a run's identity (the hash of its
+    configuration) changes when the file's content does, not only when its name does.
+    """
+    fld = "protocol.availability"
+    if not machines:
+        raise ConfigError(where, "needs a machine (the hosts the periods name)", field=fld)
+    rows: list[dict[str, Any]] = []
+    for mach in machines.values():
+        if isinstance(value, str):
+            p = Path(value) if Path(value).is_absolute() else base / value
+            if not p.is_file():
+                raise ConfigError(
+                    where, f"{value}: no such availability file (looked in {base})", field=fld
+                )
+            outages = load_availability(p, mach)
+        elif isinstance(value, list) and all(isinstance(r, dict) for r in value):
+            for r in value:
+                check_keys(r, ("host", "from", "to", "procs"), where, f"{fld}.")
+            outages = outages_from_rows(((None, r) for r in value), mach, f"{where}: {fld}")
+        else:
+            raise ConfigError(
+                where,
+                "must be an availability file or a list of {host, from, to, procs} tables",
+                field=fld,
+            )
+        rows = [o.row() for o in outages]
+    return rows
 
 
 def _check_runs(sc: Scenario, where: str) -> None:

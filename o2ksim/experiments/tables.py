@@ -44,7 +44,7 @@ WORKLOAD_KEYS = {
     "trace", "model", "params", "span", "seed", "job", "load", "estimates",
     "window", "warmup", "lenient",
 }  # fmt: skip
-PROTOCOL_KEYS = {"window", "warmup", "seeds", "interval", "kill_overrun", "overrun_grace"}
+PROTOCOL_KEYS = {"window", "warmup", "seeds", "interval", "kill_overrun", "overrun_grace", "availability"}
 OUTPUT_KEYS = {"dir", "report", "segments"}
 POLICY_KEYS = {"name", "label", "params"}
 JOB_KEYS = {"id", "submit", "procs", "runtime", "requested", "mem_mb", "mem_gb", "used_mb", "user"}
@@ -418,7 +418,7 @@ def factors_section(
             raise ConfigError(
                 where, "workload.params is a parameter-set name, not a table", field=fld
             )
-        if section == "protocol" and rest not in PROTOCOL_KEYS - {"seeds"}:
+        if section == "protocol" and rest not in PROTOCOL_KEYS - {"seeds", "availability"}:
             raise ConfigError(
                 where, f"protocol has no factor '{rest}' (seeds: use protocol.seeds)", field=fld
             )

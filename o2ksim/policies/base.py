@@ -89,6 +89,10 @@ class Policy:
     description: ClassVar[str] = ""
     source: ClassVar[str] = ""
     PARAMS: ClassVar[dict[str, Param]] = {}
+    #: Whether the policy plans on the free processors each pass reports, and so honours
+    #: periods of processors down (an availability file); ``False`` for a policy that keeps
+    #: its own count of each host's processors (EQspatial's partitions): refused with one.
+    follows_free_procs: ClassVar[bool] = True
 
     def __init__(self, name: str | None = None, **params: Any) -> None:
         self.name = name or self.kind

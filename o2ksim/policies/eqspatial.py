@@ -94,6 +94,7 @@ class EQSpatial(Policy):
     kind = "eqspatial"
     description = "dynamic equal space partitioning per host, MinInterval between repartitionings"
     source = "T§3.2.3, T§6.1"
+    follows_free_procs = False  # partitions each host's full size (no availability periods)
     PARAMS: ClassVar[dict[str, Param]] = {
         "min_interval": Param(
             (int, float, str),

@@ -97,7 +97,7 @@ def outage_caption(a: dict[str, Any]) -> str:
         f"{a['span_share']:.0%} of the trace) where the oldest waiting job would have fit the processors the "
         f"log shows as free and yet no job started -- suspected outages, drains or dedicated time. "
         f"{a['wait_share']:.0%} of the recorded waiting time falls inside them; as far as they were outages, a replay on the "
-        "full machine cannot reproduce that part (o2ksim cannot yet take capacity over time)."
+        "full machine cannot reproduce that part (`--availability inferred` replays them as processors down)."
     )
 
 

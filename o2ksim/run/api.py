@@ -56,6 +56,7 @@ def simulate(
     progress: bool = False,
     explain: bool = False,
     observers: Sequence[Observer] = (),
+    availability: Any = None,
 ) -> Result:
     """Run ``policy`` over ``workload`` on ``machine`` and measure it.
 
@@ -75,6 +76,10 @@ def simulate(
     ``interval``, ``kill_overrun``, ``overrun_grace``: the run settings
     (:class:`~o2ksim.engine.contract.RunSettings`); the last two default to the
     machine file's ``[options]``.
+    ``availability``: processors or hosts down between times -- an
+    availability file (path, :mod:`o2ksim.availability`), or its periods as
+    :class:`~o2ksim.availability.Outage` s or ``{host, from, to, procs}``
+    tables; needs ``machine``.
 
     The arguments become one validated :class:`~o2ksim.run.config.RunConfig`
     (:meth:`~o2ksim.run.config.RunConfig.create`), run by :func:`run_config`.
@@ -92,6 +97,7 @@ def simulate(
         seed=seed,
         explain=explain,
         progress=progress,
+        availability=availability,
     )
     check_grace_has_effect(config, overrun_grace)
     return run_config(config, observers=check_observers(observers))
@@ -195,6 +201,11 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
         if isinstance(cfg.policy, PolicyChoice)
         else cfg.policy
     )
+    if cfg.availability and not getattr(pol, "follows_free_procs", True):
+        raise O2KSimError(
+            f"policy {pol.name} partitions each host's full size and cannot take processors down "
+            "(availability); use a policy of the FCFS, backfill or LSF families"
+        )
     obs = list(observers)
     if cfg.progress:
         obs.append(ProgressBar(len(analysed) if analysed is not None else len(specs)))
@@ -206,6 +217,7 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
         watch=None if analysed is None else analysed.tolist(),
         observers=obs,
         rng=np.random.default_rng(seed),
+        availability=cfg.availability,
     )
     stats = sim.run()
     for o in obs:
@@ -224,7 +236,14 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
     span = None
     if window is not None:
         span = (window.start, window.end)
-    summ = metrics.summary(jobs, segments, mach.total_procs, span)
+    down = None
+    if cfg.availability:  # processors out of service: held by a period, after its drain
+        down = [
+            (r.held_from, min(r.outage.end, stats.sim_end), r.outage.procs)
+            for r in sim.outages
+            if r.held_from is not None
+        ]
+    summ = metrics.summary(jobs, segments, mach.total_procs, span, down)
     resizes = jobs["resizes"][jobs["analysed"]] if "analysed" in jobs else jobs["resizes"]
     summ["resizes"] = int(resizes.sum())
     if window is not None and frame is not None:  # the protocol's cool-down (T§3.4)
@@ -236,7 +255,7 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
     if analysed is not None:
         summ["not_arrived"] = not_arrived  # not in the jobs table: they took no part in the run
     summ["sim_seconds"] = round(stats.wall_seconds, 3)
-    config = {
+    config: dict[str, Any] = {
         "workload": str(source) if source else ("frame" if frame is not None else "jobs"),
         "machine": mach.source or mach.name,
         "policy": pol.name,
@@ -247,6 +266,8 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
         "overrun_grace": cfg.settings.overrun_grace,
         "seed": seed,
     }
+    if cfg.availability:
+        config["availability"] = [o.row() for o in cfg.availability]
     return Result(jobs, summ, segments, stats, mach, describe_policy(pol), config, counters)
 
 

@@ -37,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from o2ksim.availability import Outage, check_outages, load_availability, outages_from_rows
 from o2ksim.engine.contract import PolicyProtocol, RunSettings
 from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.jobs import JobSpec
@@ -59,7 +60,7 @@ WHERE = "run configuration"
 RECIPE_KEYS = ("trace", "model", "params", "span", "seed", "jobs", "load", "lenient")
 """The keys of a :class:`WorkloadRecipe` (a scenario's ``[workload]``, normalised)."""
 SECTIONS = ("machine", "workload", "policy", "protocol")
-PROTOCOL_KEYS = ("window", "warmup", "seed", "interval", "kill_overrun", "overrun_grace")
+PROTOCOL_KEYS = ("window", "warmup", "seed", "interval", "kill_overrun", "overrun_grace", "availability")
 FRAME_COLUMNS = (
     "job_id", "submit", "run_time", "alloc_procs", "used_mem", "req_procs", "req_time",
     "req_mem", "user", "queue",
@@ -138,6 +139,8 @@ class RunConfig:
     ``machine`` ``None`` means one host sized from the trace header's
     ``MaxProcs``.  ``settings`` are already resolved against the machine
     file's ``[options]`` (SPEC §2: the overrun kill is off unless asked for).
+    ``availability``: periods of processors down, checked against ``machine``
+    (:mod:`o2ksim.availability`); empty: the machine is whole throughout.
     """
 
     workload: Workload
@@ -148,6 +151,7 @@ class RunConfig:
     settings: RunSettings = field(default_factory=RunSettings)
     seed: int = 0
     progress: bool = False
+    availability: tuple[Outage, ...] = ()
 
     def __post_init__(self) -> None:
         wl = self.workload
@@ -186,6 +190,14 @@ class RunConfig:
                 "kill rule would kill a job; run predicted estimates without kill_overrun",
                 field="estimates",
             )
+        if not isinstance(self.availability, tuple) or not all(
+            isinstance(o, Outage) for o in self.availability
+        ):
+            raise ConfigError(WHERE, "must be a tuple of Outage", field="availability")
+        if self.availability and self.machine is None:
+            raise ConfigError(
+                WHERE, "needs a machine (the hosts the periods name); give one", field="availability"
+            )
         if self.job_specs is not None and (not self.estimates.requested or self.window):
             raise O2KSimError("estimates and window need a trace or frame workload, not JobSpecs")
 
@@ -207,6 +219,7 @@ class RunConfig:
         seed: int = 0,
         explain: bool = False,
         progress: bool = False,
+        availability: Any = None,
     ) -> RunConfig:
         """A validated configuration from what users write (the arguments of :func:`simulate`).
 
@@ -218,6 +231,9 @@ class RunConfig:
         end[, warmup])`` in seconds or durations.  ``interval`` and
         ``overrun_grace``: seconds or durations; ``kill_overrun`` and
         ``overrun_grace`` default to the machine's ``[options]``.
+        ``availability``: an availability file (path), or its periods as
+        :class:`~o2ksim.availability.Outage` s or ``{host, from, to, procs}``
+        tables; needs ``machine``.
         """
         mach = _machine(machine)
         pol = _policy(policy, policy_params, label)
@@ -238,6 +254,7 @@ class RunConfig:
             settings=_settings(mach, interval, kill_overrun, overrun_grace, explain),
             seed=check_seed(seed, WHERE),
             progress=check_bool(progress, WHERE, "progress"),
+            availability=_availability(availability, mach),
         )
 
     @classmethod
@@ -256,7 +273,8 @@ class RunConfig:
         ``workload`` (the :data:`RECIPE_KEYS` and ``estimates``), ``policy``
         (``name``, ``label``, ``params``) and ``protocol`` (``window`` [START,
         END], ``warmup``, ``seed``, ``interval``, ``kill_overrun``,
-        ``overrun_grace``).  ``machine``: the section's machine already
+        ``overrun_grace``, ``availability``: a path or a list of ``{host,
+        from, to, procs}`` tables).  ``machine``: the section's machine already
         parsed (a scenario parses each machine once and hands it over).
         Window bounds may be dates; they are read against the trace's
         ``UnixStartTime``.
@@ -304,6 +322,7 @@ class RunConfig:
             seed=proto.get("seed", 0),
             explain=explain,
             progress=progress,
+            availability=proto.get("availability"),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -342,6 +361,7 @@ class RunConfig:
                 "interval": self.settings.interval,
                 "kill_overrun": self.settings.kill_overrun,
                 "overrun_grace": self.settings.overrun_grace,
+                "availability": [o.row() for o in self.availability],
             },
         }
 
@@ -421,6 +441,31 @@ def _policy(
             field="policy_params",
         )  # fmt: skip
     return policy
+
+
+def _availability(value: Any, machine: MachineSpec | None) -> tuple[Outage, ...]:
+    """The run's periods of processors down, from a path, Outages or ``{host, from, to, procs}``."""
+    if value is None or (isinstance(value, Sequence) and not isinstance(value, str) and not value):
+        return ()
+    if machine is None:
+        raise ConfigError(
+            WHERE, "needs a machine (the hosts the periods name); give one", field="availability"
+        )
+    if isinstance(value, str | os.PathLike):
+        return load_availability(value, machine)
+    if isinstance(value, Sequence) and all(isinstance(o, Outage) for o in value):
+        outages = tuple(sorted(value, key=lambda o: (o.start, o.end, o.host)))
+        check_outages(outages, machine, "availability")
+        return outages
+    if isinstance(value, Sequence) and all(isinstance(r, Mapping) for r in value):
+        for row in value:
+            check_keys(row, ("host", "from", "to", "procs"), WHERE, "availability.")
+        return outages_from_rows(((None, r) for r in value), machine, "availability")
+    raise ConfigError(
+        WHERE,
+        f"must be an availability file, Outages or {{host, from, to, procs}} tables, got {value!r}",
+        field="availability",
+    )
 
 
 def _named(name: str, parse: Any, value: Any) -> Any:

@@ -309,7 +309,8 @@ def _summary_items(result: Any) -> list[tuple[str, str]]:
         ("jobs", f"{s.get('jobs', '?')} analysed" + (f" ({counts})" if counts else "")),
         ("wait", f"mean {dur('mean_wait')}, 95th {dur('p95_wait')}, max {dur('max_wait')}"),
         ("slowdown", f"mean {num('mean_slowdown')}, bounded {num('mean_bounded_slowdown')}"),
-        ("utilisation", num("utilisation", ".3f")),
+        ("utilisation", num("utilisation", ".3f") + (
+            f" (of the capacity up: {num('utilisation_up', '.3f')})" if "utilisation_up" in s else "")),
     ]  # fmt: skip
     win = c.get("window")
     if win:
