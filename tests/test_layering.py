@@ -117,6 +117,9 @@ FUNCTION_LEVEL: dict[tuple[str, str], str] = {
     ("o2ksim.report.html", "o2ksim.report.figures"): (
         "matplotlib and seaborn load only when a report draws its figures"
     ),
+    ("o2ksim.policies.goal", "o2ksim.policies.goal.kernel"): (
+        "numba (the optional extra [fast]) loads only when the compiled goal search runs"
+    ),
 }
 """(importing module, imported module) -> why the import sits inside a function."""
 

@@ -13,7 +13,12 @@ Parameters (``o2ksim policies`` lists them): ``model`` (lexical | tradeoff),
 ``version`` (A | B | C reference values), ``slack`` (0.01 = relaxed
 differences with 1 % slack; 0 = strict), ``omega`` (fixed Tw threshold;
 unset = the dynamic threshold), ``search`` (dds | lds), ``branching``
-(fcfs | lxf), ``limit`` (L, tree-node visits per decision point), ``prune``.
+(fcfs | lxf), ``limit`` (L, tree-node visits per decision point), ``prune``,
+``search_kernel`` (auto | numba | python: the same search compiled with numba,
+:mod:`~o2ksim.policies.goal.kernel`, or the Python reference,
+:meth:`Planner.search`; identical decisions; auto = numba when installed,
+``pip install o2ksim[fast]``).  The decision log (explain) always uses the
+Python search, which records every schedule it evaluates.
 
 Runtime knowledge: the policy plans with the runtime the scheduler is told
 (``JobSpec.req_time``).  The paper assumes actual runtimes are known (G§4):
@@ -24,6 +29,7 @@ now.
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import time
 from dataclasses import replace
@@ -48,6 +54,8 @@ from o2ksim.policies.profile import host_profiles
 from o2ksim.units import parse_duration
 
 BRANCHINGS = ("fcfs", "lxf")
+KERNELS = ("auto", "numba", "python")
+"""``search_kernel`` choices: numba when installed (auto), numba (required), the Python reference."""
 EXPLAIN_SCHEDULES = 40  # schedules listed per decision in the decision log
 
 
@@ -65,6 +73,11 @@ def _check_measures(v: Any) -> bool:
     except (ValueError, TypeError):
         return False
     return True
+
+
+def numba_installed() -> bool:
+    """Whether numba can be imported (without importing it: that takes a while)."""
+    return importlib.util.find_spec("numba") is not None
 
 
 def _check_omega(v: Any) -> bool:
@@ -101,6 +114,12 @@ class GoalOriented(Policy):
         "limit": Param(int, 4000, "L: tree-node visits per decision point (every visit counts, G§3.4)",
                        check=lambda v: v >= 1, check_help="must be >= 1"),
         "prune": Param(bool, True, "abandon subtrees that cannot beat the best schedule (G§2.4)"),
+        "search_kernel": Param(str, "auto", "the search's code, same decisions: numba (compiled, "
+                               "pip install o2ksim[fast]), python (the reference), auto = numba "
+                               "when installed", choices=KERNELS,
+                               check=lambda v: v != "numba" or numba_installed(),
+                               check_help="numba is not installed (pip install o2ksim[fast])",
+                               option=True, metavar="{auto,numba,python}"),
     }  # fmt: skip
 
     def __init__(self, name: str | None = None, **params: Any) -> None:
@@ -114,6 +133,12 @@ class GoalOriented(Policy):
         self.prune: bool = p["prune"]
         self._lxf = make_priority("lxf")
         self._branch_lxf = p["branching"] == "lxf"
+        self.kernel: str = (
+            "numba" if p["search_kernel"] == "numba" or
+            (p["search_kernel"] == "auto" and numba_installed()) else "python"
+        )  # fmt: skip
+        """The search that runs: ``numba`` or ``python`` (from ``search_kernel``)."""
+        self._kernel_search: Any = None
         self._reset()
 
     def _reset(self) -> None:
@@ -122,6 +147,7 @@ class GoalOriented(Policy):
         self.counters: dict[str, Any] = {
             "goal_searches": 0, "goal_visits": 0, "goal_leaves": 0, "goal_pruned": 0,
             "goal_search_seconds": 0.0, "goal_max_search_seconds": 0.0,
+            "goal_searches_numba": 0, "goal_searches_python": 0,
         }  # fmt: skip
         self.timings: list[tuple[int, int, float]] = []
         """Per searched decision point: (waiting jobs, node visits, seconds)."""
@@ -171,11 +197,18 @@ class GoalOriented(Policy):
         if self.objective.model == "tradeoff" and self.objective.version == "C":
             reference = self._references(planner, fcfs, lxf)
         self.objective.start_epoch(planner.max_wait_now, reference)
-        result = planner.search(
-            self.objective, heuristic, self.search_method, self.limit, self.prune, record=explain
-        )
-        dt = time.perf_counter() - t0
         c = self.counters
+        search = None if explain else self._compiled()
+        if search is None:
+            result = planner.search(
+                self.objective, heuristic, self.search_method, self.limit, self.prune, record=explain
+            )
+            c["goal_searches_python"] += 1
+        else:
+            result = search(planner, self.objective, heuristic, self.search_method, self.limit,
+                            self.prune)  # fmt: skip
+            c["goal_searches_numba"] += 1
+        dt = time.perf_counter() - t0
         c["goal_searches"] += 1
         c["goal_visits"] += result.visits
         c["goal_leaves"] += result.leaves
@@ -187,6 +220,23 @@ class GoalOriented(Policy):
         return self._decisions(queue, hosts, now, result, explain)
 
     # ------------------------------------------------------------------ helpers
+    def _compiled(self) -> Any:
+        """The compiled search function, or ``None`` when the Python search runs."""
+        if self.kernel != "numba":
+            return None
+        if self._kernel_search is None:
+            # numba loads only when the compiled search runs (the optional extra [fast])
+            from o2ksim.policies.goal import kernel
+
+            self._kernel_search = kernel.search
+        return self._kernel_search
+
+    def summary_counts(self, ids: Any = None) -> dict[str, int]:
+        """Decision points searched by each implementation (printed by ``o2ksim run``)."""
+        c = self.counters
+        return {f"goal_searches_{k}": int(c[f"goal_searches_{k}"]) for k in ("numba", "python")
+                if c[f"goal_searches_{k}"]}  # fmt: skip
+
     def planner(self, snap: Snapshot, queue: list[Job]) -> Planner:
         """The search problem of this decision point: host profiles and the waiting jobs."""
         profiles = host_profiles(snap, (), self._profile_cache, use_index=False)
@@ -315,4 +365,4 @@ def _any_fits_now(queue: list[Job], hosts: Any) -> bool:
 
 POLICIES.register(GoalOriented)
 
-__all__ = ["BRANCHINGS", "GoalOriented", "Objective", "Planner"]
+__all__ = ["BRANCHINGS", "KERNELS", "GoalOriented", "Objective", "Planner", "numba_installed"]
