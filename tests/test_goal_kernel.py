@@ -29,15 +29,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-pytest.importorskip("numba")
-
-from o2ksim import simulate  # noqa: E402
-from o2ksim.policies.goal import GoalOriented  # noqa: E402
-from o2ksim.policies.goal import kernel  # noqa: E402
-from o2ksim.policies.goal.objectives import Objective  # noqa: E402
-from o2ksim.policies.goal.search import Planner, SearchResult  # noqa: E402
-from test_goal_search_exact import (  # noqa: E402
+from test_goal_search_exact import (
     BIG,
     MACHINE,
     Point,
@@ -49,6 +41,13 @@ from test_goal_search_exact import (  # noqa: E402
     reference_schedule,
     visit_order,
 )
+
+from o2ksim import simulate
+from o2ksim.policies.goal import GoalOriented, kernel
+from o2ksim.policies.goal.objectives import Objective
+from o2ksim.policies.goal.search import Planner, SearchResult
+
+pytest.importorskip("numba")  # the optional extra [fast]
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 
