@@ -37,7 +37,7 @@ from typing import Any, ClassVar
 
 from o2ksim.engine.decisions import Decision, Reserve, Start
 from o2ksim.engine.snapshot import Snapshot
-from o2ksim.errors import O2KSimError
+from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.jobs import Job
 from o2ksim.policies.base import POLICIES, Param, Policy
 from o2ksim.policies.goal.objectives import (
@@ -116,10 +116,8 @@ class GoalOriented(Policy):
         "prune": Param(bool, True, "abandon subtrees that cannot beat the best schedule (G§2.4)"),
         "search_kernel": Param(str, "auto", "the search's code, same decisions: numba (compiled, "
                                "pip install o2ksim[fast]), python (the reference), auto = numba "
-                               "when installed", choices=KERNELS,
-                               check=lambda v: v != "numba" or numba_installed(),
-                               check_help="numba is not installed (pip install o2ksim[fast])",
-                               option=True, metavar="{auto,numba,python}"),
+                               "when installed", choices=KERNELS, option=True,
+                               metavar="{auto,numba,python}"),
     }  # fmt: skip
 
     def __init__(self, name: str | None = None, **params: Any) -> None:
@@ -133,6 +131,10 @@ class GoalOriented(Policy):
         self.prune: bool = p["prune"]
         self._lxf = make_priority("lxf")
         self._branch_lxf = p["branching"] == "lxf"
+        if p["search_kernel"] == "numba" and not numba_installed():
+            raise ConfigError(self.name, "numba is not installed (pip install o2ksim[fast]); "
+                              "search_kernel=auto or python runs the Python search",
+                              field="search_kernel")  # fmt: skip
         self.kernel: str = (
             "numba" if p["search_kernel"] == "numba" or
             (p["search_kernel"] == "auto" and numba_installed()) else "python"
