@@ -43,6 +43,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -113,7 +114,7 @@ def oracle_seconds() -> float:
     return time.perf_counter() - t0
 
 
-def case_workload(name: str) -> tuple[object, str, object]:
+def case_workload(name: str) -> tuple[Any, str, Any]:
     """(workload, machine, window) of a ``CASES`` entry."""
     from o2ksim.goal_metrics import month_windows, month_workload
     from o2ksim.run.workload import load_workload
