@@ -15,7 +15,8 @@ subtrees (checked in ``tests/test_goal_kernel.py``).
 numba is optional (``pip install o2ksim[fast]``; a wheel, no compiler).  Its
 compiled code is kept on disk (``cache=True``): in ``__pycache__`` beside
 this file, or, where that is not writable, in numba's per-user cache
-directory (``NUMBA_CACHE_DIR`` chooses another); only the first run after an
+directory (``~/.cache/numba`` on Linux; ``NUMBA_CACHE_DIR`` chooses
+another); only the first run after an
 install or an update compiles (about 5 CPU seconds).  The policy imports
 this module only when it runs the kernel (``search_kernel``: ``auto`` when
 numba is installed, or ``numba``), so a run without numba never needs it.
