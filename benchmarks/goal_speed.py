@@ -60,6 +60,7 @@ CASES: dict[str, tuple[str, str, float | None, str, dict]] = {
     # name: (trace, month "YYYY-MM" | "jobs:A:B" (rows A..B-1) | "all", rho or None, preset, params)
     "kth-jan-tradeoff": ("KTH", "1997-01", 0.9, "tradeoff-tw-avgx", {}),
     "kth-jan-lexical": ("KTH", "1997-01", 0.9, "lexical-tw-avgx", {}),
+    "kth-jan-l64k": ("KTH", "1997-01", 0.9, "tradeoff-tw-avgx", {"limit": 64000}),
     "kth-6001-9000-l64k": ("KTH", "jobs:6000:9000", 0.9, "tradeoff-tw-avgx", {"limit": 64000}),
     "kth-6001-9000": ("KTH", "jobs:6000:9000", 0.9, "tradeoff-tw-avgx", {}),
     "kth-whole": ("KTH", "all", None, "tradeoff-tw-avgx", {}),

@@ -12,7 +12,10 @@ Parameters (``o2ksim policies`` lists them): ``model`` (lexical | tradeoff),
 ``measures`` ("x,y", e.g. "tw,avgx"; x dominates in the Lexical model),
 ``version`` (A | B | C reference values), ``slack`` (0.01 = relaxed
 differences with 1 % slack; 0 = strict), ``omega`` (fixed Tw threshold;
-unset = the dynamic threshold), ``search`` (dds | lds), ``branching``
+unset = the dynamic threshold), ``search`` (dds | lds, or dds+local |
+lds+local: the discrepancy search then a hill climb of at most
+``local_budget`` node visits over its best order,
+:mod:`~o2ksim.policies.goal.local`), ``branching``
 (fcfs | lxf), ``limit`` (L, tree-node visits per decision point), ``prune``,
 ``search_kernel`` (auto | numba | python: the same search compiled with numba,
 :mod:`~o2ksim.policies.goal.kernel`, or the Python reference,
@@ -48,12 +51,15 @@ from o2ksim.policies.goal.objectives import (
     VERSIONS,
     Objective,
 )
+from o2ksim.policies.goal.local import LOCAL_SUFFIX, improve
 from o2ksim.policies.goal.search import SEARCHES, Planner, SearchResult
 from o2ksim.policies.priority import make_priority
 from o2ksim.policies.profile import host_profiles
 from o2ksim.units import parse_duration
 
 BRANCHINGS = ("fcfs", "lxf")
+SEARCH_CHOICES = (*SEARCHES, *(s + LOCAL_SUFFIX for s in SEARCHES))
+"""``search`` choices: a discrepancy search, alone or followed by the hill climb."""
 KERNELS = ("auto", "numba", "python")
 """``search_kernel`` choices: numba when installed (auto), numba (required), the Python reference."""
 EXPLAIN_SCHEDULES = 40  # schedules listed per decision in the decision log
@@ -109,7 +115,12 @@ class GoalOriented(Policy):
         "omega": Param((int, float, str), None, "fixed Tw threshold (seconds or e.g. '50h'); "
                        "unset = the dynamic threshold (current wait of the oldest waiting job)",
                        check=_check_omega, check_help="must be a duration >= 0"),
-        "search": Param(str, "dds", "tree traversal: dds or lds (G§2.4)", choices=SEARCHES),
+        "search": Param(str, "dds", "tree traversal: dds or lds (G§2.4); dds+local, lds+local: "
+                        "then a hill climb over the best order (swaps and moves, local_budget visits)",
+                        choices=SEARCH_CHOICES),
+        "local_budget": Param(int, 4000, "node visits of the hill climb of search = dds+local or "
+                              "lds+local (after the L visits of the discrepancy search)",
+                              check=lambda v: v >= 0, check_help="must be >= 0"),
         "branching": Param(str, "lxf", "branching heuristic: fcfs or lxf (G§2.4)", choices=BRANCHINGS),
         "limit": Param(int, 4000, "L: tree-node visits per decision point (every visit counts, G§3.4)",
                        check=lambda v: v >= 1, check_help="must be >= 1"),
@@ -126,7 +137,10 @@ class GoalOriented(Policy):
         x, y = _measure_pair(p["measures"])
         self.objective = Objective(p["model"], x, y, p["version"], p["slack"])
         self.omega: float | None = None if p["omega"] is None else parse_duration(p["omega"])
-        self.search_method: str = p["search"]
+        self.local: bool = p["search"].endswith(LOCAL_SUFFIX)
+        """Whether the hill climb follows the discrepancy search."""
+        self.search_method: str = p["search"].removesuffix(LOCAL_SUFFIX)
+        self.local_budget: int = p["local_budget"]
         self.limit: int = p["limit"]
         self.prune: bool = p["prune"]
         self._lxf = make_priority("lxf")
@@ -165,7 +179,8 @@ class GoalOriented(Policy):
     @property
     def objective_name(self) -> str:
         p = self.params
-        return f"{self.objective.name}, {p['search'].upper()}-{p['branching'].upper()}, L={self.limit}"
+        name = f"{self.objective.name}, {p['search'].upper()}-{p['branching'].upper()}, L={self.limit}"
+        return f"{name}, climb {self.local_budget}" if self.local else name
 
     def stats(self) -> dict[str, float]:
         """Search counters of the run (decision points searched, visits, seconds)."""
@@ -210,6 +225,9 @@ class GoalOriented(Policy):
             result = search(planner, self.objective, heuristic, self.search_method, self.limit,
                             self.prune)  # fmt: skip
             c["goal_searches_numba"] += 1
+        if self.local:
+            climb = improve if search is None else self._compiled_improve()
+            result = climb(planner, self.objective, result, self.local_budget, self.prune)
         dt = time.perf_counter() - t0
         c["goal_searches"] += 1
         c["goal_visits"] += result.visits
@@ -232,6 +250,12 @@ class GoalOriented(Policy):
 
             self._kernel_search = kernel.search
         return self._kernel_search
+
+    def _compiled_improve(self) -> Any:
+        """The compiled hill climb (numba is installed when the compiled search runs)."""
+        from o2ksim.policies.goal import kernel_local
+
+        return kernel_local.improve
 
     def summary_counts(self, ids: Any = None) -> dict[str, int]:
         """Decision points searched by each implementation (printed by ``o2ksim run``)."""

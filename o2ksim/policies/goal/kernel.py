@@ -352,6 +352,32 @@ def search(
     n = planner.n
     if n == 0:
         return planner.search(objective, heuristic, method, limit, prune)
+    ob = objective
+    out = _search(
+        *planner_arrays(planner),
+        np.array(heuristic, np.int64), float(planner.threshold), float(planner.max_wait_now),
+        int(limit), bool(prune), method == "lds", *objective_args(ob),
+    )  # fmt: skip
+    order, starts, hosts, measures, visits, leaves, pruned, complete = out
+    m = measures.tolist()
+    return SearchResult(
+        order.tolist(), starts.tolist(), hosts.tolist(), (m[0], m[1], m[2], m[3]),
+        visits=int(visits), leaves=int(leaves), pruned=int(pruned), complete=bool(complete),
+    )  # fmt: skip
+
+
+def objective_args(ob: Objective) -> tuple:
+    """The kernel's arguments describing ``ob`` (``lexical`` ... ``iy`` of ``_search``)."""
+    return (
+        ob.model == "lexical", VERSIONS.index(ob.version), float(ob.slack), float(ob.eps_tw),
+        bool(ob.x == "tw"), bool(ob.y == "tw"), float(ob.ref[0]), float(ob.ref[1]), ob.ix, ob.iy,
+    )  # fmt: skip
+
+
+def planner_arrays(planner: Planner) -> tuple:
+    """The planner's profiles and jobs as the kernel's arrays (``times`` ... ``rest2`` of
+    ``_search``); the planner is left unchanged."""
+    n = planner.n
     H = len(planner.profiles)
     cap = max(len(t) for t, _, _ in planner.profiles) + n + 2  # a placement adds one step at most
     times = np.zeros((H, cap))
@@ -366,8 +392,7 @@ def search(
     hosts_ok = np.zeros((n, H), np.bool_)
     for j, hs in enumerate(planner.hosts_for):
         hosts_ok[j, hs] = True
-    ob = objective
-    out = _search(
+    return (
         times, fp, fm, plen, hosts_ok,
         np.array(planner.submit, np.float64), np.array(planner.floor, np.float64),
         np.array(planner.hold, np.float64), np.array(planner.procs, np.float64),
@@ -376,16 +401,6 @@ def search(
         np.array(planner.lb_tw, np.float64),
         # the reference's starting sums (Python's sum, which compensates rounding)
         float(sum(planner.lb_wait)), float(sum(planner.lb_x)), float(sum(planner.lb_tw)),
-        np.array(heuristic, np.int64), float(planner.threshold), float(planner.max_wait_now),
-        int(limit), bool(prune), method == "lds", ob.model == "lexical",
-        VERSIONS.index(ob.version), float(ob.slack), float(ob.eps_tw), bool(ob.x == "tw"),
-        bool(ob.y == "tw"), float(ob.ref[0]), float(ob.ref[1]), ob.ix, ob.iy,
-    )  # fmt: skip
-    order, starts, hosts, measures, visits, leaves, pruned, complete = out
-    m = measures.tolist()
-    return SearchResult(
-        order.tolist(), starts.tolist(), hosts.tolist(), (m[0], m[1], m[2], m[3]),
-        visits=int(visits), leaves=int(leaves), pruned=int(pruned), complete=bool(complete),
     )  # fmt: skip
 
 
