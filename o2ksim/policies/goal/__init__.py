@@ -43,6 +43,7 @@ from o2ksim.engine.snapshot import Snapshot
 from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.jobs import Job
 from o2ksim.policies.base import POLICIES, Param, Policy
+from o2ksim.policies.goal.local import LOCAL_SUFFIX, improve
 from o2ksim.policies.goal.objectives import (
     MEASURE_LABELS,
     MEASURES,
@@ -51,7 +52,6 @@ from o2ksim.policies.goal.objectives import (
     VERSIONS,
     Objective,
 )
-from o2ksim.policies.goal.local import LOCAL_SUFFIX, improve
 from o2ksim.policies.goal.search import SEARCHES, Planner, SearchResult
 from o2ksim.policies.priority import make_priority
 from o2ksim.policies.profile import host_profiles

@@ -13,7 +13,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from o2ksim.policies.goal.kernel import _better, _jit, _place, _unplace, numba, objective_args, planner_arrays
+from o2ksim.policies.goal.kernel import (
+    _better,
+    _jit,
+    _place,
+    _unplace,
+    numba,
+    objective_args,
+    planner_arrays,
+)
 from o2ksim.policies.goal.objectives import Objective
 from o2ksim.policies.goal.search import Planner, SearchResult
 

@@ -89,7 +89,7 @@ def improve(
     r2 = [0.0] * (n + 1)
     r0[0], r1[0], r2[0] = sum(lb_wait), sum(lb_x), sum(lb_tw)
     visits = leaves = pruned = 0
-    prefix: list[tuple[int, int, int, int, int, bool]] = []  # undo data of positions 0..p-1
+    prefix: list[tuple[int, int, int, int, bool]] = []  # undo data of positions 0..p-1
     stop = False
 
     def step(d: int, j: int, s: float) -> None:
@@ -113,7 +113,7 @@ def improve(
                 move = 0
                 while q < n:
                     tail = neighbour(order, p, q, move)
-                    undo: list[tuple[int, int, int, int, int, bool]] = []
+                    undo: list[tuple[int, int, int, int, bool]] = []
                     t_starts: list[float] = []
                     t_hosts: list[int] = []
                     won = False
