@@ -192,6 +192,8 @@ def _same_runs(workload: object, machine: object, params: dict, **kw: object) ->
     {"model": "lexical", "measures": "tw,avgx", "branching": "fcfs", "limit": 300},
     {"model": "tradeoff", "measures": "maxw,avgx", "version": "B", "search": "lds", "limit": 4000},
     {"model": "tradeoff", "measures": "tw,avgw", "version": "C", "limit": 50},
+    {"model": "tradeoff", "measures": "tw,avgx", "search": "dds+local", "limit": 5, "local_budget": 300},
+    {"model": "lexical", "measures": "tw,avgx", "search": "lds+local", "limit": 20, "local_budget": 2000},
 ])  # fmt: skip
 def test_runs_are_job_for_job_identical_on_two_hosts(params: dict) -> None:
     assert _same_runs(_workload(7, 120), MACHINE, params) > 0

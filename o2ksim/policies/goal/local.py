@@ -33,7 +33,7 @@ tree its schedule is kept as it is: no climb.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from o2ksim.policies.goal.objectives import Objective
 from o2ksim.policies.goal.search import Planner, SearchResult
@@ -55,14 +55,20 @@ def neighbour(order: Sequence[int], p: int, q: int, move: int) -> list[int]:
 
 
 def improve(
-    planner: Planner, objective: Objective, start: SearchResult, budget: int, prune: bool = True
+    planner: Planner,
+    objective: Objective,
+    start: SearchResult,
+    budget: int,
+    prune: bool = True,
+    on_accept: Callable[[list[int], tuple[float, float, float, float]], None] | None = None,
 ) -> SearchResult:
     """Hill-climb from ``start`` (the discrepancy search's result on ``planner``) for at most
     ``budget`` node visits; the best schedule found, never worse than ``start``.
 
     The returned counts add the climb's visits, evaluated schedules and pruned
     neighbours to ``start``'s; ``complete`` is ``start``'s.  The planner's
-    profiles are left unchanged."""
+    profiles are left unchanged.  ``on_accept`` (tests) receives each order that
+    replaces the current one, with its measures."""
     n = planner.n
     if n < 2 or budget <= 0 or start.complete:
         return start
@@ -155,6 +161,8 @@ def improve(
                         order[p:] = tail
                         starts[p:] = t_starts
                         hosts[p:] = t_hosts
+                        if on_accept is not None:
+                            on_accept(list(order), meas)
                         q, move = p + 1, 0  # the new order's neighbours at this p
                         continue
                     if move == 0 and q > p + 1:
