@@ -124,3 +124,13 @@ def test_policy_parameters() -> None:
         GoalOriented(search="local")
     with pytest.raises(O2KSimError, match="local_budget"):
         GoalOriented(local_budget=-1)
+
+
+def test_explain_tells_of_the_climb() -> None:
+    from o2ksim.explain import explain
+
+    _, log = explain("explain-backfill", policy="tradeoff-tw-avgx",
+                     params={"search": "dds+local", "limit": 2, "local_budget": 50})  # fmt: skip
+    text = log.text()
+    assert "DDS+LOCAL-LXF, L=2, climb 50" in text
+    assert "then a hill climb over the best order" in text

@@ -350,6 +350,9 @@ class GoalOriented(Policy):
             f"{result.leaves} schedules evaluated, {result.pruned} subtrees pruned"
             + (" (whole tree)" if result.complete else " (node limit reached)")
         ]
+        if self.local:
+            lines.append(f"{pad}then a hill climb over the best order (swaps, forward moves; at most "
+                         f"{self.local_budget} visits, counted above); its result, if better, wins")  # fmt: skip
         win = tuple(result.order)
         for k, e in enumerate(result.evaluated[:EXPLAIN_SCHEDULES]):
             mark = "*" if e.order == win else " "
