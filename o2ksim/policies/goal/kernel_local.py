@@ -68,7 +68,7 @@ def _improve(times, fp, fm, plen, hosts_ok, submit, floor, hold, procs, mem,
             q = p + 1
             move = 0
             while q < n:
-                for r in range(n):  # the neighbour
+                for r in range(p, n):  # the neighbour (positions before p are never read)
                     cand[r] = order[r]
                 if move == 0:
                     cand[p] = order[q]
