@@ -65,6 +65,7 @@ CASES: dict[str, tuple[str, str, float | None, str, dict]] = {
     "kth-6001-9000": ("KTH", "jobs:6000:9000", 0.9, "tradeoff-tw-avgx", {}),
     "kth-whole": ("KTH", "all", None, "tradeoff-tw-avgx", {}),
     "kth-mar-lds": ("KTH", "1997-03", 0.9, "lexical-tw-avgx", {"search": "lds"}),
+    "kth-mar-tradeoff": ("KTH", "1997-03", 0.9, "tradeoff-tw-avgx", {}),
     "sdsc-mar-tradeoff": ("SDSC-Par", "1996-03", 0.9, "tradeoff-tw-avgx", {}),
 }
 """Whole-process cases (``--cases``); every one plans with actual runtimes (G§4)."""
