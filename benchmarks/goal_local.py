@@ -27,6 +27,12 @@ Usage::
     python benchmarks/goal_local.py --out reports/goal-local \\
         --months kth-jan-tradeoff,kth-6001-9000 \\
         --variants "dds-64k=limit:64000" "local=search:dds+local;limit:1000;local_budget:4000"
+    python benchmarks/goal_local.py --out reports/goal-local-decisions \
+        --months kth-6001-9000,kth-jan-tradeoff --decisions 20 \
+        --variants dds:1000 local:30:3000 local:1000:4000
+
+The figures and their reading are in docs/guides/goal-oriented.md
+("Systematic, then local search").
 """
 
 from __future__ import annotations
