@@ -128,6 +128,12 @@ FUNCTION_LEVEL: dict[tuple[str, str], str] = {
     ("o2ksim.report.compare", "o2ksim.report.views"): (
         "matplotlib and seaborn load only when a comparison is plotted"
     ),
+    ("o2ksim.policies.goal", "o2ksim.policies.goal.kernel"): (
+        "numba (the optional extra [fast]) loads only when the compiled goal search runs"
+    ),
+    ("o2ksim.policies.goal", "o2ksim.policies.goal.kernel_local"): (
+        "numba (the optional extra [fast]) loads only when the compiled hill climb runs"
+    ),
 }
 """(importing module, imported module) -> why the import sits inside a function."""
 

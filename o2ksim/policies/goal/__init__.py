@@ -12,8 +12,16 @@ Parameters (``o2ksim policies`` lists them): ``model`` (lexical | tradeoff),
 ``measures`` ("x,y", e.g. "tw,avgx"; x dominates in the Lexical model),
 ``version`` (A | B | C reference values), ``slack`` (0.01 = relaxed
 differences with 1 % slack; 0 = strict), ``omega`` (fixed Tw threshold;
-unset = the dynamic threshold), ``search`` (dds | lds), ``branching``
-(fcfs | lxf), ``limit`` (L, tree-node visits per decision point), ``prune``.
+unset = the dynamic threshold), ``search`` (dds | lds, or dds+local |
+lds+local: the discrepancy search then a hill climb of at most
+``local_budget`` node visits over its best order,
+:mod:`~o2ksim.policies.goal.local`), ``branching``
+(fcfs | lxf), ``limit`` (L, tree-node visits per decision point), ``prune``,
+``search_kernel`` (auto | numba | python: the same search compiled with numba,
+:mod:`~o2ksim.policies.goal.kernel`, or the Python reference,
+:meth:`Planner.search`; identical decisions; auto = numba when installed,
+``pip install o2ksim[fast]``).  The decision log (explain) always uses the
+Python search, which records every schedule it evaluates.
 
 Runtime knowledge: the policy plans with the runtime the scheduler is told
 (``JobSpec.req_time``), as the backfill policies do, so every ``--estimates``
@@ -27,6 +35,7 @@ the rule of the backfill pass), or by its kill time when the kill rule applies.
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import time
 from dataclasses import replace
@@ -34,9 +43,10 @@ from typing import Any, ClassVar
 
 from o2ksim.engine.decisions import Decision, Reserve, Start
 from o2ksim.engine.snapshot import Snapshot
-from o2ksim.errors import O2KSimError
+from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.jobs import Job
 from o2ksim.policies.base import POLICIES, Param, Policy
+from o2ksim.policies.goal.local import LOCAL_SUFFIX, improve
 from o2ksim.policies.goal.objectives import (
     MEASURE_LABELS,
     MEASURES,
@@ -51,6 +61,10 @@ from o2ksim.policies.profile import host_profiles
 from o2ksim.units import parse_duration
 
 BRANCHINGS = ("fcfs", "lxf")
+SEARCH_CHOICES = (*SEARCHES, *(s + LOCAL_SUFFIX for s in SEARCHES))
+"""``search`` choices: a discrepancy search, alone or followed by the hill climb."""
+KERNELS = ("auto", "numba", "python")
+"""``search_kernel`` choices: numba when installed (auto), numba (required), the Python reference."""
 EXPLAIN_SCHEDULES = 40  # schedules listed per decision in the decision log
 
 
@@ -68,6 +82,11 @@ def _check_measures(v: Any) -> bool:
     except (ValueError, TypeError):
         return False
     return True
+
+
+def numba_installed() -> bool:
+    """Whether numba can be imported (without importing it: that takes a while)."""
+    return importlib.util.find_spec("numba") is not None
 
 
 def _check_omega(v: Any) -> bool:
@@ -99,11 +118,20 @@ class GoalOriented(Policy):
         "omega": Param((int, float, str), None, "fixed Tw threshold (seconds or e.g. '50h'); "
                        "unset = the dynamic threshold (current wait of the oldest waiting job)",
                        check=_check_omega, check_help="must be a duration >= 0"),
-        "search": Param(str, "dds", "tree traversal: dds or lds (G§2.4)", choices=SEARCHES),
+        "search": Param(str, "dds", "tree traversal: dds or lds (G§2.4); dds+local, lds+local: "
+                        "then a hill climb over the best order (swaps and moves, local_budget visits)",
+                        choices=SEARCH_CHOICES),
+        "local_budget": Param(int, 4000, "node visits of the hill climb of search = dds+local or "
+                              "lds+local (after the L visits of the discrepancy search)",
+                              check=lambda v: v >= 0, check_help="must be >= 0"),
         "branching": Param(str, "lxf", "branching heuristic: fcfs or lxf (G§2.4)", choices=BRANCHINGS),
         "limit": Param(int, 4000, "L: tree-node visits per decision point (every visit counts, G§3.4)",
                        check=lambda v: v >= 1, check_help="must be >= 1"),
         "prune": Param(bool, True, "abandon subtrees that cannot beat the best schedule (G§2.4)"),
+        "search_kernel": Param(str, "auto", "the search's code, same decisions: numba (compiled, "
+                               "pip install o2ksim[fast]), python (the reference), auto = numba "
+                               "when installed", choices=KERNELS, option=True,
+                               metavar="{auto,numba,python}"),
     }  # fmt: skip
 
     def __init__(self, name: str | None = None, **params: Any) -> None:
@@ -112,11 +140,24 @@ class GoalOriented(Policy):
         x, y = _measure_pair(p["measures"])
         self.objective = Objective(p["model"], x, y, p["version"], p["slack"])
         self.omega: float | None = None if p["omega"] is None else parse_duration(p["omega"])
-        self.search_method: str = p["search"]
+        self.local: bool = p["search"].endswith(LOCAL_SUFFIX)
+        """Whether the hill climb follows the discrepancy search."""
+        self.search_method: str = p["search"].removesuffix(LOCAL_SUFFIX)
+        self.local_budget: int = p["local_budget"]
         self.limit: int = p["limit"]
         self.prune: bool = p["prune"]
         self._lxf = make_priority("lxf")
         self._branch_lxf = p["branching"] == "lxf"
+        if p["search_kernel"] == "numba" and not numba_installed():
+            raise ConfigError(self.name, "numba is not installed (pip install o2ksim[fast]); "
+                              "search_kernel=auto or python runs the Python search",
+                              field="search_kernel")  # fmt: skip
+        self.kernel: str = (
+            "numba" if p["search_kernel"] == "numba" or
+            (p["search_kernel"] == "auto" and numba_installed()) else "python"
+        )  # fmt: skip
+        """The search that runs: ``numba`` or ``python`` (from ``search_kernel``)."""
+        self._kernel_search: Any = None
         self._reset()
 
     def _reset(self) -> None:
@@ -125,6 +166,7 @@ class GoalOriented(Policy):
         self.counters: dict[str, Any] = {
             "goal_searches": 0, "goal_visits": 0, "goal_leaves": 0, "goal_pruned": 0,
             "goal_search_seconds": 0.0, "goal_max_search_seconds": 0.0,
+            "goal_searches_numba": 0, "goal_searches_python": 0,
         }  # fmt: skip
         self.timings: list[tuple[int, int, float]] = []
         """Per searched decision point: (waiting jobs, node visits, seconds)."""
@@ -140,7 +182,8 @@ class GoalOriented(Policy):
     @property
     def objective_name(self) -> str:
         p = self.params
-        return f"{self.objective.name}, {p['search'].upper()}-{p['branching'].upper()}, L={self.limit}"
+        name = f"{self.objective.name}, {p['search'].upper()}-{p['branching'].upper()}, L={self.limit}"
+        return f"{name}, climb {self.local_budget}" if self.local else name
 
     def stats(self) -> dict[str, float]:
         """Search counters of the run (decision points searched, visits, seconds)."""
@@ -174,11 +217,21 @@ class GoalOriented(Policy):
         if self.objective.model == "tradeoff" and self.objective.version == "C":
             reference = self._references(planner, fcfs, lxf)
         self.objective.start_epoch(planner.max_wait_now, reference)
-        result = planner.search(
-            self.objective, heuristic, self.search_method, self.limit, self.prune, record=explain
-        )
-        dt = time.perf_counter() - t0
         c = self.counters
+        search = None if explain else self._compiled()
+        if search is None:
+            result = planner.search(
+                self.objective, heuristic, self.search_method, self.limit, self.prune, record=explain
+            )
+            c["goal_searches_python"] += 1
+        else:
+            result = search(planner, self.objective, heuristic, self.search_method, self.limit,
+                            self.prune)  # fmt: skip
+            c["goal_searches_numba"] += 1
+        if self.local:
+            climb = improve if search is None else self._compiled_improve()
+            result = climb(planner, self.objective, result, self.local_budget, self.prune)
+        dt = time.perf_counter() - t0
         c["goal_searches"] += 1
         c["goal_visits"] += result.visits
         c["goal_leaves"] += result.leaves
@@ -190,6 +243,29 @@ class GoalOriented(Policy):
         return self._decisions(queue, hosts, now, result, explain)
 
     # ------------------------------------------------------------------ helpers
+    def _compiled(self) -> Any:
+        """The compiled search function, or ``None`` when the Python search runs."""
+        if self.kernel != "numba":
+            return None
+        if self._kernel_search is None:
+            # numba loads only when the compiled search runs (the optional extra [fast])
+            from o2ksim.policies.goal import kernel
+
+            self._kernel_search = kernel.search
+        return self._kernel_search
+
+    def _compiled_improve(self) -> Any:
+        """The compiled hill climb (numba is installed when the compiled search runs)."""
+        from o2ksim.policies.goal import kernel_local
+
+        return kernel_local.improve
+
+    def summary_counts(self, ids: Any = None) -> dict[str, int]:
+        """Decision points searched by each implementation (printed by ``o2ksim run``)."""
+        c = self.counters
+        return {f"goal_searches_{k}": int(c[f"goal_searches_{k}"]) for k in ("numba", "python")
+                if c[f"goal_searches_{k}"]}  # fmt: skip
+
     def planner(self, snap: Snapshot, queue: list[Job]) -> Planner:
         """The search problem of this decision point: host profiles and the waiting jobs."""
         profiles = host_profiles(snap, (), self._profile_cache, use_index=False)
@@ -277,6 +353,9 @@ class GoalOriented(Policy):
             f"{result.leaves} schedules evaluated, {result.pruned} subtrees pruned"
             + (" (whole tree)" if result.complete else " (node limit reached)")
         ]
+        if self.local:
+            lines.append(f"{pad}then a hill climb over the best order (swaps, forward moves; at most "
+                         f"{self.local_budget} visits, counted above); its result, if better, wins")  # fmt: skip
         win = tuple(result.order)
         for k, e in enumerate(result.evaluated[:EXPLAIN_SCHEDULES]):
             mark = "*" if e.order == win else " "
@@ -318,4 +397,4 @@ def _any_fits_now(queue: list[Job], hosts: Any) -> bool:
 
 POLICIES.register(GoalOriented)
 
-__all__ = ["BRANCHINGS", "GoalOriented", "Objective", "Planner"]
+__all__ = ["BRANCHINGS", "KERNELS", "GoalOriented", "Objective", "Planner", "numba_installed"]

@@ -1,0 +1,203 @@
+"""DDS at L = 64,000 against the DDS + hill-climb search (issue 26): quality and whole-process CPU.
+
+For each month (``--months``, names of ``goal_speed.CASES`` with a month or a
+job range; the case's trace, load and preset are used) and each variant
+(``--variants``: ``name=key:value;key:value``, the policy parameters on top
+of the case's preset), one whole process under ``nice -n 10`` runs the
+simulation (actual runtimes, G§4) with the compiled search and keeps the job
+table; its CPU (user + system of the whole process, from ``os.wait4``:
+interpreter start, imports, reading the trace, loading the cached kernel,
+simulating) is recorded.  FCFS-backfill runs on the same jobs to give the
+thresholds of the total excessive wait (E^98%W_FCFS-bf, E^maxW_FCFS-bf,
+G§4; :func:`o2ksim.goal_metrics.comparison`).  The table printed (and
+written to ``OUT/local.csv``) gives each variant's mean bounded slowdown, the
+two totals, CPU, and their ratios to the first variant.
+
+With ``--decisions N``, the schedules instead of the runs: every N-th searched
+decision point of a DDS run at L = 1,000 on each month is kept (its planner,
+branching order and epoch), and at each of them the search of each variant
+(``dds:L`` or ``local:L:BUDGET``) is compared with DDS at L = 64,000 under the
+policy's own objective (:meth:`Objective.better`, both ways): how often the
+variant's schedule is better, equally good or worse, with the search's CPU
+alone.  This measures the schedule quality the search is asked for, free of
+the chaos of a whole run (a different start changes every later queue).
+
+Usage::
+
+    python benchmarks/goal_local.py --out reports/goal-local \\
+        --months kth-jan-tradeoff,kth-6001-9000 \\
+        --variants "dds-64k=limit:64000" "local=search:dds+local;limit:1000;local_budget:4000"
+    python benchmarks/goal_local.py --out reports/goal-local-decisions \
+        --months kth-6001-9000,kth-jan-tradeoff --decisions 20 \
+        --variants dds:1000 local:30:3000 local:1000:4000
+
+The figures and their reading are in docs/guides/goal-oriented.md
+("Systematic, then local search").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).parent))
+from goal_speed import CASES, case_workload
+
+from o2ksim.goal_metrics import comparison
+
+
+def parse_variant(text: str) -> tuple[str, dict]:
+    """``name=key:value;...`` -> (name, parameters); ``fcfs`` is the FCFS-backfill run."""
+    name, _, rest = text.partition("=")
+    params: dict = {}
+    for item in filter(None, rest.split(";")):
+        k, _, v = item.partition(":")
+        params[k.strip()] = int(v) if v.strip().isdigit() else v.strip()
+    return name.strip(), params
+
+
+def run_one(month: str, variant: str, out: Path) -> None:
+    """The child: one simulation; its job table and summary go to ``out``."""
+    from o2ksim.policies import make_policy
+    from o2ksim.run.api import simulate
+
+    workload, machine, window = case_workload(month)
+    name, params = parse_variant(variant)
+    preset = "fcfs-backfill" if name == "fcfs" else CASES[month][3]
+    pol = make_policy(preset, **({} if name == "fcfs" else {"search_kernel": "numba", **params}))
+    r = simulate(workload, machine, pol, window=window, estimates="actual",
+                 progress=sys.stderr.isatty())  # fmt: skip
+    r.jobs.to_pickle(out / f"{month}-{name}.pkl")
+    stats = pol.stats() if hasattr(pol, "stats") else {}
+    (out / f"{month}-{name}.json").write_text(json.dumps({"summary": r.summary, "stats": stats}, default=float))
+
+
+def decision_points(month: str, every: int) -> list[tuple]:
+    """Every ``every``-th searched decision point of a DDS run (L = 1,000) on ``month``:
+    (planner, branching order, max wait now) copies."""
+    import copy
+
+    from o2ksim.policies import make_policy
+    from o2ksim.policies.goal import kernel
+    from o2ksim.run.api import simulate
+
+    workload, machine, window = case_workload(month)
+    pol = make_policy(CASES[month][3], search_kernel="numba", limit=1000)
+    kept: list[tuple] = []
+    seen = [0]
+
+    def search(planner, objective, heuristic, method, limit, prune):  # type: ignore[no-untyped-def]
+        seen[0] += 1
+        if seen[0] % every == 0:
+            kept.append((copy.deepcopy(planner), list(heuristic)))
+        return kernel.search(planner, objective, heuristic, method, limit, prune)
+
+    pol._kernel_search = search  # the policy calls it for every searched decision point
+    simulate(workload, machine, pol, window=window, estimates="actual")
+    return kept
+
+
+def compare_decisions(months: list[str], every: int, variants: list[str]) -> pd.DataFrame:
+    """Each variant against DDS at L = 64,000 at the kept decision points (see the module doc)."""
+    from o2ksim.policies import make_policy
+    from o2ksim.policies.goal import kernel, kernel_local
+
+    rows = []
+    for month in months:
+        points = decision_points(month, every)
+        pol = make_policy(CASES[month][3])
+        ob = pol.objective
+        stats = {v: {"better": 0, "equal": 0, "worse": 0, "cpu": 0.0} for v in variants}
+        cpu64 = 0.0
+        for planner, heuristic in points:
+            ob.start_epoch(planner.max_wait_now)
+            t0 = time.process_time()
+            ref = kernel.search(planner, ob, heuristic, "dds", 64000)
+            cpu64 += time.process_time() - t0
+            rp = (ref.measures[ob.ix], ref.measures[ob.iy])
+            for v in variants:
+                kind, *nums = v.split(":")
+                t0 = time.process_time()
+                r = kernel.search(planner, ob, heuristic, "dds", int(nums[0]))
+                if kind == "local":
+                    r = kernel_local.improve(planner, ob, r, int(nums[1]))
+                stats[v]["cpu"] += time.process_time() - t0
+                cp = (r.measures[ob.ix], r.measures[ob.iy])
+                verdict = "better" if ob.better(rp, cp) else "worse" if ob.better(cp, rp) else "equal"
+                stats[v][verdict] += 1
+        for v in variants:
+            st_ = stats[v]
+            rows.append({"month": month, "variant": v, "points": len(points), **st_,
+                         "cpu_share": st_["cpu"] / cpu64 if cpu64 else float("nan"),
+                         "cpu_64k": cpu64})  # fmt: skip
+            print(rows[-1], flush=True)
+    return pd.DataFrame(rows)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default="reports/goal-local")
+    ap.add_argument("--months", default="kth-jan-tradeoff,kth-6001-9000")
+    ap.add_argument("--variants", nargs="+",
+                    default=["dds-64k=limit:64000", "local=search:dds+local;limit:1000;local_budget:4000"])
+    ap.add_argument("--decisions", type=int, metavar="N",
+                    help="compare schedules at every N-th decision point instead of runs")
+    ap.add_argument("--one", nargs=2, help=argparse.SUPPRESS)  # internal: MONTH VARIANT
+    a = ap.parse_args()
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if a.decisions:
+        variants = a.variants if a.variants != ap.get_default("variants") else [
+            "dds:1000", "local:30:3000", "local:1000:4000"]  # fmt: skip
+        d = compare_decisions(a.months.split(","), a.decisions, variants)
+        d.to_csv(out / "decisions.csv", index=False)
+        print(d.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+        return
+    if a.one:
+        run_one(a.one[0], a.one[1], out)
+        return
+    rows = []
+    for month in a.months.split(","):
+        if month not in CASES:
+            raise SystemExit(f"unknown month case {month!r}; known: {', '.join(CASES)}")
+        cpu = {}
+        for v in ["fcfs=", *a.variants]:
+            name = parse_variant(v)[0]
+            cmd = ["nice", "-n", "10", sys.executable, __file__, "--out", str(out), "--one", month, v]
+            t0 = time.perf_counter()
+            proc = subprocess.Popen(cmd, env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                [str(Path.cwd()), os.environ.get("PYTHONPATH", "")])})  # fmt: skip
+            _, status, usage = os.wait4(proc.pid, 0)
+            if os.waitstatus_to_exitcode(status):
+                raise SystemExit(f"failed: {' '.join(cmd)}")
+            cpu[name] = (usage.ru_utime + usage.ru_stime, time.perf_counter() - t0)
+            print(f"{month} {name}: {cpu[name][0]:.1f} s CPU, {cpu[name][1]:.0f} s wall", flush=True)
+        fcfs = pd.read_pickle(out / f"{month}-fcfs.pkl")
+        fcfs = fcfs.loc[fcfs["analysed"]] if "analysed" in fcfs else fcfs
+        first = None
+        for v in a.variants:
+            name = parse_variant(v)[0]
+            jobs = pd.read_pickle(out / f"{month}-{name}.pkl")
+            jobs = jobs.loc[jobs["analysed"]] if "analysed" in jobs else jobs
+            info = json.loads((out / f"{month}-{name}.json").read_text())
+            row = {"month": month, "variant": v, "mean_bsld": info["summary"]["mean_bounded_slowdown"],
+                   **comparison(jobs, fcfs), "cpu_s": cpu[name][0], "wall_s": cpu[name][1],
+                   "visits": info["stats"].get("goal_visits")}  # fmt: skip
+            first = first or row
+            for k in ("mean_bsld", "E_98W_fcfs_bf", "E_maxW_fcfs_bf", "cpu_s"):
+                row[f"{k}_ratio"] = row[k] / first[k] if first[k] else float("nan")
+            rows.append(row)
+    d = pd.DataFrame(rows)
+    d.to_csv(out / "local.csv", index=False)
+    print(d.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,197 @@
+"""The hill climb of ``search = "dds+local"`` compiled with numba (issue 26).
+
+:func:`o2ksim.policies.goal.local.improve` is the readable reference; this is
+the same climb as one compiled function over the arrays of
+:mod:`~o2ksim.policies.goal.kernel` (its ``_place``, ``_unplace`` and
+``_better``): the same neighbours in the same order, the same running sums
+and bounds in the same floating-point order, the same budget count -- so the
+same result, order, starts, hosts, measures and counts (checked in
+``tests/test_goal_local.py``).  numba is optional, as for the kernel.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from o2ksim.policies.goal.kernel import (
+    _better,
+    _jit,
+    _place,
+    _unplace,
+    numba,
+    objective_args,
+    planner_arrays,
+)
+from o2ksim.policies.goal.objectives import Objective
+from o2ksim.policies.goal.search import Planner, SearchResult
+
+
+@_jit
+def _improve(times, fp, fm, plen, hosts_ok, submit, floor, hold, procs, mem,
+             lb_wait, lb_x, lb_tw, rest0, rest1, rest2, order, starts, hosts, meas, thr,
+             max_wait_now, budget, prune, lexical, version, slack, eps_tw, tw_x, tw_y, rx, ry,
+             ix, iy):  # fmt: skip
+    """``local.improve``; returns (order, starts, hosts, measures, visits, leaves, pruned)."""
+    n = submit.shape[0]
+    order = order.copy()
+    starts = starts.copy()
+    hosts = hosts.copy()
+    meas = meas.copy()
+    cand = np.zeros(n, np.int64)
+    c_starts = np.zeros(n)
+    c_hosts = np.zeros(n, np.int64)
+    u_h = np.zeros(n, np.int64)  # undo data per position (prefix 0..p-1, then the tail)
+    u_i = np.zeros(n, np.int64)
+    u_k = np.zeros(n, np.int64)
+    u_ins = np.zeros(n, np.bool_)
+    sw = np.zeros(n + 1)
+    mw = np.zeros(n + 1)
+    sx = np.zeros(n + 1)
+    tw = np.zeros(n + 1)
+    r0 = np.zeros(n + 1)
+    r1 = np.zeros(n + 1)
+    r2 = np.zeros(n + 1)
+    r0[0] = rest0
+    r1[0] = rest1
+    r2[0] = rest2
+    m4 = np.zeros(4)
+    bx = meas[ix]
+    by = meas[iy]
+    inv_n = 1.0 / n
+    visits = leaves = pruned = 0
+    stop = False
+    improved = True
+    while improved and not stop:
+        improved = False
+        placed = 0  # prefix positions on the profiles
+        for p in range(n - 1):
+            q = p + 1
+            move = 0
+            while q < n:
+                for r in range(p, n):  # the neighbour (positions before p are never read)
+                    cand[r] = order[r]
+                if move == 0:
+                    cand[p] = order[q]
+                    cand[q] = order[p]
+                else:
+                    for r in range(q, p, -1):
+                        cand[r] = order[r - 1]
+                    cand[p] = order[q]
+                won = False
+                last = p  # positions p..last-1 placed
+                for d in range(p, n):
+                    if visits >= budget:
+                        stop = True
+                        break
+                    visits += 1
+                    j = cand[d]
+                    s, h, i, k, ins = _place(j, times, fp, fm, plen, hosts_ok, procs, mem, hold)
+                    u_h[d] = h
+                    u_i[d] = i
+                    u_k[d] = k
+                    u_ins[d] = ins
+                    last = d + 1
+                    c_starts[d] = s
+                    c_hosts[d] = h
+                    w = s - submit[j]
+                    f = floor[j]
+                    d1 = d + 1
+                    sw[d1] = sw[d] + w
+                    mw[d1] = w if w > mw[d] else mw[d]
+                    sx[d1] = sx[d] + (w + f) / f
+                    tw[d1] = tw[d] + (w - thr if w > thr else 0.0)
+                    r0[d1] = r0[d] - lb_wait[j]
+                    r1[d1] = r1[d] - lb_x[j]
+                    r2[d1] = r2[d] - lb_tw[j]
+                    if d1 == n:
+                        leaves += 1
+                        m4[0] = tw[n]
+                        m4[1] = mw[n]
+                        m4[2] = sw[n] * inv_n
+                        m4[3] = sx[n] * inv_n
+                        if _better(bx, by, m4[ix], m4[iy], lexical, version, slack, eps_tw,
+                                   tw_x, tw_y, rx, ry):  # fmt: skip
+                            won = True
+                            bx = m4[ix]
+                            by = m4[iy]
+                            meas[:] = m4
+                    elif prune:
+                        mx = mw[d1]
+                        m4[0] = tw[d1] + r2[d1]
+                        m4[1] = mx if mx > max_wait_now else max_wait_now
+                        m4[2] = (sw[d1] + r0[d1]) * inv_n
+                        m4[3] = (sx[d1] + r1[d1]) * inv_n
+                        if not _better(bx, by, m4[ix], m4[iy], lexical, version, slack, eps_tw,
+                                       tw_x, tw_y, rx, ry):  # fmt: skip
+                            pruned += 1
+                            break
+                for d in range(last - 1, p - 1, -1):
+                    j = cand[d]
+                    _unplace(u_h[d], u_i[d], u_k[d], u_ins[d], procs[j], mem[j], times, fp, fm, plen)
+                if stop:
+                    break
+                if won:
+                    improved = True
+                    for r in range(p, n):
+                        order[r] = cand[r]
+                        starts[r] = c_starts[r]
+                        hosts[r] = c_hosts[r]
+                    q = p + 1
+                    move = 0
+                    continue
+                if move == 0 and q > p + 1:
+                    move = 1
+                else:
+                    q += 1
+                    move = 0
+            if stop:
+                break
+            visits += 1  # position p settled for this pass: under the next ones
+            j = order[p]
+            s, h, i, k, ins = _place(j, times, fp, fm, plen, hosts_ok, procs, mem, hold)
+            u_h[p] = h
+            u_i[p] = i
+            u_k[p] = k
+            u_ins[p] = ins
+            placed = p + 1
+            w = s - submit[j]
+            f = floor[j]
+            sw[p + 1] = sw[p] + w
+            mw[p + 1] = w if w > mw[p] else mw[p]
+            sx[p + 1] = sx[p] + (w + f) / f
+            tw[p + 1] = tw[p] + (w - thr if w > thr else 0.0)
+            r0[p + 1] = r0[p] - lb_wait[j]
+            r1[p + 1] = r1[p] - lb_x[j]
+            r2[p + 1] = r2[p] - lb_tw[j]
+        for d in range(placed - 1, -1, -1):
+            j = order[d]
+            _unplace(u_h[d], u_i[d], u_k[d], u_ins[d], procs[j], mem[j], times, fp, fm, plen)
+    return order, starts, hosts, meas, visits, leaves, pruned
+
+
+def improve(
+    planner: Planner, objective: Objective, start: SearchResult, budget: int, prune: bool = True
+) -> SearchResult:
+    """:func:`o2ksim.policies.goal.local.improve` run compiled; the planner is left unchanged."""
+    if numba is None:
+        raise RuntimeError("the compiled goal search needs numba: pip install o2ksim[fast]")
+    n = planner.n
+    if n < 2 or budget <= 0 or start.complete:
+        return start
+    out = _improve(
+        *planner_arrays(planner),
+        np.array(start.order, np.int64), np.array(start.starts, np.float64),
+        np.array(start.hosts, np.int64), np.array(start.measures, np.float64),
+        float(planner.threshold), float(planner.max_wait_now), int(budget), bool(prune),
+        *objective_args(objective),
+    )  # fmt: skip
+    order, starts, hosts, measures, visits, leaves, pruned = out
+    m = measures.tolist()
+    return SearchResult(
+        order.tolist(), starts.tolist(), hosts.tolist(), (m[0], m[1], m[2], m[3]),
+        visits=start.visits + int(visits), leaves=start.leaves + int(leaves),
+        pruned=start.pruned + int(pruned), complete=start.complete, evaluated=start.evaluated,
+    )  # fmt: skip
+
+
+__all__ = ["improve"]

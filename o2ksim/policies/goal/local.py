@@ -1,0 +1,193 @@
+"""Local search after the systematic one: a hill climb over the start order (issue 26).
+
+The paper suggests "combining systematic and local search" (G§3) as a way to
+spend fewer node visits for the same schedule quality.  ``search =
+"dds+local"`` (or ``"lds+local"``) runs the discrepancy search at the policy's
+``limit`` -- typically small -- and then improves its best schedule by a
+first-improvement hill climb over the job order, with the same evaluation
+(:meth:`Planner._place` on the shared profiles), the same measures, the same
+pruning bounds and the same comparison (:meth:`Objective.better`):
+
+* *neighbours* of an order, by the first position ``p`` they change
+  (``p = 0, 1, ...``), then ``q = p + 1, ...``: the order with the jobs at
+  ``p`` and ``q`` swapped, then (when ``q > p + 1``) the order with the job at
+  ``q`` moved forward to ``p``;
+* a neighbour is evaluated by placing only positions ``p..n-1`` on the
+  profiles holding positions ``0..p-1`` (placed once per ``p``), and abandoned
+  as soon as the lower bounds of its measures (those of the jobs placed plus,
+  for each job not yet placed, its value if it started now) cannot beat the
+  current schedule -- the DDS's bound, valid because the objective models are
+  monotone in the candidate's measures;
+* the first neighbour that is *better* than the current schedule replaces it
+  and the scan goes on at the same ``p`` (positions before ``p`` are
+  unchanged); a pass over every ``p`` without an improvement ends the climb
+  (a local optimum); ``budget`` node visits (placements, as the DDS counts
+  them: a neighbour's positions ``p..n-1`` and each prefix position) end it
+  earlier.
+
+A schedule replaces the current one only when it is better, so the result is
+never worse than the discrepancy search's (the property test of
+``tests/test_goal_local.py``).  When the discrepancy search covered the whole
+tree its schedule is kept as it is: no climb.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from o2ksim.policies.goal.objectives import Objective
+from o2ksim.policies.goal.search import Planner, SearchResult
+
+LOCAL_SUFFIX = "+local"
+"""``search`` values ending so run the hill climb after the discrepancy search."""
+
+
+def neighbour(order: Sequence[int], p: int, q: int, move: int) -> list[int]:
+    """Positions ``p..n-1`` of ``order`` with ``p < q`` swapped (``move = 0``) or with the
+    job at ``q`` moved forward to ``p`` (``move = 1``)."""
+    tail = list(order[p:])
+    a = q - p
+    if move == 0:
+        tail[0], tail[a] = tail[a], tail[0]
+    else:
+        tail.insert(0, tail.pop(a))
+    return tail
+
+
+def improve(
+    planner: Planner,
+    objective: Objective,
+    start: SearchResult,
+    budget: int,
+    prune: bool = True,
+    on_accept: Callable[[list[int], tuple[float, float, float, float]], None] | None = None,
+) -> SearchResult:
+    """Hill-climb from ``start`` (the discrepancy search's result on ``planner``) for at most
+    ``budget`` node visits; the best schedule found, never worse than ``start``.
+
+    The returned counts add the climb's visits, evaluated schedules and pruned
+    neighbours to ``start``'s; ``complete`` is ``start``'s.  The planner's
+    profiles are left unchanged.  ``on_accept`` (tests) receives each order that
+    replaces the current one, with its measures."""
+    n = planner.n
+    if n < 2 or budget <= 0 or start.complete:
+        return start
+    place, unplace = planner._place, planner._unplace
+    submit, floor, thr = planner.submit, planner.floor, planner.threshold
+    lb_wait, lb_x, lb_tw = planner.lb_wait, planner.lb_x, planner.lb_tw
+    max_wait_now = planner.max_wait_now
+    better = objective.better
+    ix, iy = objective.ix, objective.iy
+    inv_n = 1.0 / n
+
+    order = list(start.order)
+    starts = list(start.starts)
+    hosts = list(start.hosts)
+    meas = start.measures
+    best = (meas[ix], meas[iy])
+    # per prefix length d: running sums over positions 0..d-1 and the bounds of the rest
+    sw = [0.0] * (n + 1)
+    mw = [0.0] * (n + 1)
+    sx = [0.0] * (n + 1)
+    tw = [0.0] * (n + 1)
+    r0 = [0.0] * (n + 1)
+    r1 = [0.0] * (n + 1)
+    r2 = [0.0] * (n + 1)
+    r0[0], r1[0], r2[0] = sum(lb_wait), sum(lb_x), sum(lb_tw)
+    visits = leaves = pruned = 0
+    prefix: list[tuple[int, int, int, int, bool]] = []  # undo data of positions 0..p-1
+    stop = False
+
+    def step(d: int, j: int, s: float) -> None:
+        """Running sums of prefix length ``d + 1`` from those of ``d``, job ``j`` starting at ``s``."""
+        w = s - submit[j]
+        f = floor[j]
+        sw[d + 1] = sw[d] + w
+        mw[d + 1] = w if w > mw[d] else mw[d]
+        sx[d + 1] = sx[d] + (w + f) / f
+        tw[d + 1] = tw[d] + (w - thr if w > thr else 0.0)
+        r0[d + 1] = r0[d] - lb_wait[j]
+        r1[d + 1] = r1[d] - lb_x[j]
+        r2[d + 1] = r2[d] - lb_tw[j]
+
+    try:
+        improved = True
+        while improved and not stop:
+            improved = False
+            for p in range(n - 1):
+                q = p + 1
+                move = 0
+                while q < n:
+                    tail = neighbour(order, p, q, move)
+                    undo: list[tuple[int, int, int, int, bool]] = []
+                    t_starts: list[float] = []
+                    t_hosts: list[int] = []
+                    won = False
+                    for d in range(p, n):
+                        if visits >= budget:
+                            stop = True
+                            break
+                        visits += 1
+                        j = tail[d - p]
+                        s, h, i, k, ins = place(j)
+                        undo.append((j, h, i, k, ins))
+                        t_starts.append(s)
+                        t_hosts.append(h)
+                        step(d, j, s)
+                        d1 = d + 1
+                        if d1 == n:
+                            leaves += 1
+                            m = (tw[n], mw[n], sw[n] * inv_n, sx[n] * inv_n)
+                            if better(best, (m[ix], m[iy])):
+                                won = True
+                                best = (m[ix], m[iy])
+                                meas = m
+                        elif prune:
+                            bound = (
+                                tw[d1] + r2[d1],
+                                mw[d1] if mw[d1] > max_wait_now else max_wait_now,
+                                (sw[d1] + r0[d1]) * inv_n,
+                                (sx[d1] + r1[d1]) * inv_n,
+                            )
+                            if not better(best, (bound[ix], bound[iy])):
+                                pruned += 1
+                                break
+                    for j, h, i, k, ins in reversed(undo):
+                        unplace(j, h, i, k, ins)
+                    if stop:
+                        break
+                    if won:
+                        improved = True
+                        order[p:] = tail
+                        starts[p:] = t_starts
+                        hosts[p:] = t_hosts
+                        if on_accept is not None:
+                            on_accept(list(order), meas)
+                        q, move = p + 1, 0  # the new order's neighbours at this p
+                        continue
+                    if move == 0 and q > p + 1:
+                        move = 1
+                    else:
+                        q, move = q + 1, 0
+                if stop:
+                    break
+                # position p is settled for this pass: place it under the next ones
+                visits += 1
+                j = order[p]
+                s, h, i, k, ins = place(j)
+                prefix.append((j, h, i, k, ins))
+                step(p, j, s)
+            for j, h, i, k, ins in reversed(prefix):
+                unplace(j, h, i, k, ins)
+            prefix = []
+    finally:
+        for j, h, i, k, ins in reversed(prefix):
+            unplace(j, h, i, k, ins)
+    return SearchResult(
+        order, starts, hosts, meas,
+        visits=start.visits + visits, leaves=start.leaves + leaves, pruned=start.pruned + pruned,
+        complete=start.complete, evaluated=start.evaluated,
+    )  # fmt: skip
+
+
+__all__ = ["LOCAL_SUFFIX", "improve", "neighbour"]

@@ -1,0 +1,136 @@
+"""The hill climb after the discrepancy search (``search = "dds+local"``, issue 26).
+
+Expected values come from a hand computation (a two-job decision point where
+one swap improves the objective), from the exactness harness's independent
+evaluation of a schedule from scratch (``reference_schedule``,
+``reference_measures``) and, for the compiled climb, from the Python one.
+
+* random decision points (hypothesis): every schedule the climb accepts is
+  better (:meth:`Objective.better`) than the one it replaces, so the result is
+  the DDS start or better than the schedule it replaced; its starts, hosts and
+  measures are those of its order evaluated from scratch; the profiles are
+  left unchanged; under a transitive objective (strict Lexical) the result is
+  better than the start or is the start;
+* the compiled climb returns the Python one's result and counts;
+* the policy parameter: bad values refused, a run with ``dds+local``.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_goal_search_exact import BIG, Point, points, reference_measures, reference_schedule
+
+from o2ksim.errors import O2KSimError
+from o2ksim.policies.goal import GoalOriented, kernel
+from o2ksim.policies.goal.local import improve, neighbour
+from o2ksim.policies.goal.objectives import Objective
+from o2ksim.policies.goal.search import Planner
+
+
+def test_neighbours_swap_and_move_forward() -> None:
+    assert neighbour([5, 6, 7, 8], 1, 3, 0) == [8, 7, 6]
+    assert neighbour([5, 6, 7, 8], 1, 3, 1) == [8, 6, 7]
+    assert neighbour([5, 6, 7, 8], 0, 1, 0) == [6, 5, 7, 8]
+
+
+def test_one_swap_improves_by_hand() -> None:
+    """One processor, free now (t = 0); A and B both waited 100 s, A runs 1,000 s, B 60 s.
+
+    Order [A, B]: A starts 0 (wait 100), B 1,000 (wait 1,100).  Threshold = the
+    oldest wait, 100 s: Tw = 0 + 1,000 = 1,000; avgX = ((100 + 1000)/1000 +
+    (1100 + 60)/60) / 2 = (1.1 + 19.3333) / 2 = 10.21667.
+    Swapped, [B, A]: B starts 0 (wait 100), A 60 (wait 160): Tw = 0 + 60 = 60,
+    avgX = ((100 + 60)/60 + (160 + 1000)/1000) / 2 = (2.66667 + 1.16) / 2 = 1.91333.
+    Both measures improve, so the swap wins under A-Tradeoff(Tw:avgX); swapping
+    back is worse, so the climb ends there.  Visits: pass 1 evaluates the swap
+    (2 placements), then from [B, A] the swap back (2), then places position 0
+    (1); pass 2 the swap back again (2) and position 0 (1): 8; 3 schedules.
+    """
+    planner = Planner(0.0, [([0.0], [1], [0.0])], [(1, 0.0)], [-100.0, -100.0], [1000.0, 60.0],
+                      [1, 1], [0.0, 0.0])  # fmt: skip
+    ob = Objective("tradeoff", "tw", "avgx")
+    ob.start_epoch(planner.max_wait_now)
+    start = planner.search(ob, [0, 1], "dds", limit=1)  # the first path only: [A, B]
+    assert start.order == [0, 1]
+    assert start.measures[0] == pytest.approx(1000.0)
+    assert start.measures[3] == pytest.approx((1.1 + 1160 / 60) / 2)
+    before = copy.deepcopy(planner.profiles)
+    r = improve(planner, ob, start, budget=100)
+    assert planner.profiles == before
+    assert r.order == [1, 0]
+    assert r.starts == [0.0, 60.0]
+    assert r.measures[0] == pytest.approx(60.0)
+    assert r.measures[3] == pytest.approx((160 / 60 + 1.16) / 2)
+    assert (r.visits - start.visits, r.leaves - start.leaves) == (8, 3)
+    # a budget of one placement cannot finish the swap: the start is kept
+    assert improve(planner, ob, start, budget=1).order == [0, 1]
+    if kernel.AVAILABLE:
+        from o2ksim.policies.goal import kernel_local
+
+        k = kernel_local.improve(planner, ob, start, budget=100)
+        assert (k.order, k.starts, k.measures, k.visits, k.leaves) == (
+            r.order, r.starts, r.measures, r.visits, r.leaves)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(points(), st.sampled_from([1, 2, 5]), st.sampled_from([1, 3, 10, 60, BIG]))
+def test_climb_never_returns_worse_than_its_start(point: Point, limit: int, budget: int) -> None:
+    point.limit = limit
+    planner = point.planner()
+    ob = point.make_objective(planner)
+    start = planner.search(ob, point.heuristic, point.method, limit, point.prune)
+    before = copy.deepcopy(planner.profiles)
+    trail = [(list(start.order), start.measures)]
+
+    def accepted(order: list[int], m: tuple[float, float, float, float]) -> None:
+        prev = trail[-1][1]
+        assert ob.better((prev[ob.ix], prev[ob.iy]), (m[ob.ix], m[ob.iy])), "accepted a non-better"
+        trail.append((order, m))
+
+    r = improve(planner, ob, start, budget, point.prune, on_accept=accepted)
+    assert planner.profiles == before, "the climb must leave the profiles as it found them"
+    assert sorted(r.order) == list(range(len(point.jobs)))
+    assert (r.order, r.measures) == (trail[-1][0], trail[-1][1])
+    if start.complete:
+        assert r is start  # the whole tree was searched: nothing to climb
+    starts, hosts = reference_schedule(point.now, point.profiles, point.capacity, point.jobs, r.order)
+    assert (r.starts, r.hosts) == (starts, hosts)
+    ref = reference_measures(point.now, point.jobs, r.order, starts, point.omega)
+    assert r.measures == pytest.approx(ref, rel=1e-12, abs=1e-9)
+    model, _, _, _, slack = point.objective
+    if model == "lexical" and slack == 0 and r.order != start.order:
+        # strict Lexical is a transitive order: the climb's end beats its start
+        assert ob.better((start.measures[ob.ix], start.measures[ob.iy]),
+                         (r.measures[ob.ix], r.measures[ob.iy]))  # fmt: skip
+    if kernel.AVAILABLE:
+        from o2ksim.policies.goal import kernel_local
+
+        k = kernel_local.improve(planner, ob, start, budget, point.prune)
+        assert planner.profiles == before
+        assert (k.order, k.starts, k.hosts, k.measures, k.visits, k.leaves, k.pruned) == (
+            r.order, r.starts, r.hosts, r.measures, r.visits, r.leaves, r.pruned)  # fmt: skip
+
+
+def test_policy_parameters() -> None:
+    pol = GoalOriented(search="dds+local", limit=100, local_budget=500)
+    assert (pol.local, pol.search_method, pol.local_budget) == (True, "dds", 500)
+    assert "climb 500" in pol.objective_name
+    assert not GoalOriented(search="lds").local
+    with pytest.raises(O2KSimError, match="search"):
+        GoalOriented(search="local")
+    with pytest.raises(O2KSimError, match="local_budget"):
+        GoalOriented(local_budget=-1)
+
+
+def test_explain_tells_of_the_climb() -> None:
+    from o2ksim.explain import explain
+
+    _, log = explain("explain-backfill", policy="tradeoff-tw-avgx",
+                     params={"search": "dds+local", "limit": 2, "local_budget": 50})  # fmt: skip
+    text = log.text()
+    assert "DDS+LOCAL-LXF, L=2, climb 50" in text
+    assert "then a hill climb over the best order" in text
