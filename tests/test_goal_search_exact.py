@@ -337,6 +337,34 @@ def test_search_equals_brute_force_on_random_decision_points(point: Point) -> No
     check_against_brute_force(point, point.search())
 
 
+def test_a_difference_equal_to_the_slack_is_outside_it() -> None:
+    """A knife edge found by hypothesis: avgW's difference equals its slack exactly.
+
+    One processor free at now = 1000; jobs (submit, runtime) J0 (550, 150),
+    J1 (950, 50), J2 (350, 300); Lexical(Tw -> avgW), slack 0.2; heuristic
+    order J2, J1, J0; DDS visits (2,1,0), (1,2,0), (0,2,1), (2,0,1), (1,0,2),
+    (0,1,2).  By hand: the oldest job has waited 650 s, so Tw's slack is
+    0.2 x 650 = 130 and Tw counts waits over 650 s.  (2,1,0): waits 650, 350,
+    800 -> (Tw 150, avgW 600).  (1,2,0) -> (200, 516.67): Tw worse by 50 < 130
+    and avgW better by 83.3 < 120, both relaxed to 0: not better.  (0,2,1)
+    -> (150, 583.33): better (strictly lower avgW).  (2,0,1) -> (100, 633.33):
+    both within slack, not better.  (1,0,2) -> (200, 466.67): Tw within slack,
+    avgW better by 116.67 = 0.2 x 583.33 exactly: not strictly inside the
+    slack (G§3.3: -e < d < e), so it counts and (1,0,2) wins; (0,1,2) ->
+    (200, 500) does not beat it.  The search sums the waits in another order
+    than the reference, so before the rule took rounding into account the two
+    fell on different sides of the edge.
+    """
+    point = Point(now=1000.0, profiles=[([1000.0], [1], [4.0])], capacity=[(1, 4.0)],
+                  jobs=[(550.0, 150.0, 1, 0.0), (950.0, 50.0, 1, 0.0), (350.0, 300.0, 1, 0.0)],
+                  omega=None, heuristic=[2, 1, 0], objective=("lexical", "tw", "avgw", "A", 0.2),
+                  method="dds", limit=BIG, prune=False)  # fmt: skip
+    result = point.search()
+    assert tuple(result.order) == (1, 0, 2)
+    assert result.starts == [1000.0, 1050.0, 1200.0]
+    check_against_brute_force(point, result)
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(points())
 def test_pruning_changes_nothing_but_the_work(point: Point) -> None:

@@ -75,9 +75,9 @@ def _better(bx, by, cx, cy, lexical, version, slack, eps_tw, tw_x, tw_y, rx, ry)
         if (dx > 0 > dy) or (dy > 0 > dx):
             ex = eps_tw if tw_x else slack * bx
             ey = eps_tw if tw_y else slack * by
-            if -ex < dx < ex:
+            if abs(dx) < ex - ROUNDING * (bx + cx):
                 dx = 0.0
-            if -ey < dy < ey:
+            if abs(dy) < ey - ROUNDING * (by + cy):
                 dy = 0.0
     if lexical:
         return dx > 0 or (dx == 0 and dy > 0)

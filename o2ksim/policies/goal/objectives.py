@@ -113,9 +113,11 @@ class Objective:
         if self.slack > 0 and ((dx > 0 > dy) or (dy > 0 > dx)):
             ex = self.eps_tw if self._tw_x else self.slack * best[0]
             ey = self.eps_tw if self._tw_y else self.slack * best[1]
-            if -ex < dx < ex:
+            # strictly within the slack (G§3.3: -e < d < e); a difference that equals
+            # the slack up to rounding is outside, whatever its last bits
+            if abs(dx) < ex - ROUNDING * (best[0] + cand[0]):
                 dx = 0.0
-            if -ey < dy < ey:
+            if abs(dy) < ey - ROUNDING * (best[1] + cand[1]):
                 dy = 0.0
         return dx, dy
 
