@@ -17,17 +17,31 @@ waiting jobs (:meth:`QueueIndex.smallest_request`), so a policy can tell in
 O(hosts) that no waiting job fits any host now and return from a pass that
 could start nothing (``o2ksim.policies.backfill.nothing_fits``), and prune a
 scan once no host has as many free processors as the smallest request.
+
+And it keeps, per block of :data:`BLOCK` consecutive rows, the smallest
+processor, memory and runtime request among the block's waiting jobs, so a
+scan for the first waiting job (in queue order) that passes a test which is
+monotone in the request -- fits now, delays no reservation -- skips every block
+whose minima fail it (:meth:`QueueIndex.first`): a pass that backfills one job
+out of a million waiting ones looks at the block minima and one block, not at
+every waiting job.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from o2ksim.jobs import Job
+
+BLOCK_SHIFT = 10
+BLOCK = 1 << BLOCK_SHIFT  # rows per block of the block minima (:meth:`QueueIndex.first`)
+
+#: A test of many requests at once: (procs, mem, req_time) arrays -> boolean array.
+RequestTest = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 
 class QueueIndex:
@@ -40,7 +54,7 @@ class QueueIndex:
     """
 
     __slots__ = (
-        "_hi", "_lo", "_mem_min", "_n", "_procs_min", "_rows",
+        "_blocks", "_dirty", "_hi", "_lo", "_mem_min", "_n", "_procs_min", "_rows",
         "jobs", "mem", "procs", "queued", "req_time", "row_of", "submit",
     )  # fmt: skip
 
@@ -59,6 +73,10 @@ class QueueIndex:
         self._n = 0  # waiting jobs
         self._procs_min = _RunningMin()
         self._mem_min = _RunningMin()
+        n_blocks = (n + BLOCK - 1) >> BLOCK_SHIFT
+        # per block: smallest procs, mem and req_time of its waiting jobs (inf: none waits)
+        self._blocks = np.full((3, n_blocks), np.inf)
+        self._dirty: set[int] = set()  # blocks whose minima are out of date
 
     def add(self, job: Job) -> None:
         """``job`` joined the queue (arrival or requeue)."""
@@ -73,12 +91,15 @@ class QueueIndex:
         if row < self._lo:
             self._lo = row
         self._rows = None
+        self._dirty.add(row >> BLOCK_SHIFT)
 
     def remove(self, job: Job) -> None:
         """``job`` left the queue (started, killed or rejected)."""
-        self.queued[self.row_of[job.id]] = False
+        row = self.row_of[job.id]
+        self.queued[row] = False
         self._n -= 1
         self._rows = None
+        self._dirty.add(row >> BLOCK_SHIFT)
         spec = job.spec
         self._procs_min.remove(spec.procs)
         self._mem_min.remove(spec.mem)
@@ -111,6 +132,43 @@ class QueueIndex:
 
     def __len__(self) -> int:
         return self._n
+
+    def first(self, start: int, test: RequestTest) -> int:
+        """The first waiting row at or after ``start`` (queue order) whose request passes
+        ``test``; -1 when none does.
+
+        ``test`` must be monotone: if it passes a request, it passes every request
+        asking for no more processors, memory or runtime.  Then a block whose
+        minima fail it holds no passing job and is skipped; the others are tested
+        row by row (vectorised), in order.  O(blocks + BLOCK) per call when the
+        first candidate block holds a passing job.
+        """
+        hi = self._hi
+        if start >= hi:
+            return -1
+        self._refresh()
+        b0, b1 = start >> BLOCK_SHIFT, ((hi - 1) >> BLOCK_SHIFT) + 1
+        mins = self._blocks[:, b0:b1]
+        for b in (np.flatnonzero(test(mins[0], mins[1], mins[2])) + b0).tolist():
+            lo, end = max(b << BLOCK_SHIFT, start), min((b + 1) << BLOCK_SHIFT, hi)
+            ok = test(self.procs[lo:end], self.mem[lo:end], self.req_time[lo:end])
+            ok &= self.queued[lo:end]
+            i = int(ok.argmax())
+            if ok[i]:
+                return lo + i
+        return -1
+
+    def _refresh(self) -> None:
+        """Recompute the minima of the blocks whose waiting jobs changed."""
+        if not self._dirty:
+            return
+        for b in self._dirty:
+            lo, hi = b << BLOCK_SHIFT, (b + 1) << BLOCK_SHIFT
+            waiting = self.queued[lo:hi]
+            for k, col in enumerate((self.procs, self.mem, self.req_time)):
+                # fmin ignores a NaN request (it fails every test; it must not hide the others)
+                self._blocks[k, b] = np.fmin.reduce(col[lo:hi], where=waiting, initial=np.inf)
+        self._dirty.clear()
 
 
 class _RunningMin:
