@@ -53,7 +53,9 @@ def write_trace(case: str, n: int, folder: Path) -> Path:
             runs = rng.integers(1, 2000, n)
             for i in range(n):
                 procs = int(rng.integers(1, 70)) if i % 5 else int(rng.integers(1, 4))
-                f.write(_line(i + 1, 0, int(runs[i]), procs, int(runs[i]) + int(rng.integers(0, 3000))))
+                f.write(
+                    _line(i + 1, 0, int(runs[i]), procs, int(runs[i]) + int(rng.integers(0, 3000)))
+                )
         else:
             f.write("; MaxProcs: 100\n")
             f.write(_line(1, 0, 10**7, 100, 10**7))
@@ -95,13 +97,17 @@ def exponent(sizes: list[int], cpu: list[float]) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--cases", nargs="+", choices=CASES, default=list(CASES))
     ap.add_argument("--sizes", nargs="+", type=int, default=[10_000, 100_000, 1_000_000],
                     help="n for idle (gap in seconds) and flood (jobs)")  # fmt: skip
     ap.add_argument("--reservation-sizes", nargs="+", type=int, default=[250, 500, 1000, 2000],
                     help="n for reservations (queued jobs)")  # fmt: skip
-    ap.add_argument("--timeout", type=float, default=600.0, help="seconds per run (larger sizes skipped)")
+    ap.add_argument(
+        "--timeout", type=float, default=600.0, help="seconds per run (larger sizes skipped)"
+    )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="o2ksim-scale-") as tmp:
         for case in args.cases:
