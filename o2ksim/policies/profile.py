@@ -205,25 +205,28 @@ class Profile:
         if self.rising:  # the first step with enough of both keeps enough for ever
             first = max(bisect.bisect_left(self.procs, procs), bisect.bisect_left(self.mem, mem), i)
             return math.inf if first >= n else max(times[first], floor)
-        if i:  # a non-sliding reservation's earliest time: no memo
+        if floor != times[0]:  # a non-sliding reservation's earliest time: no memo
             return self._search(i, floor, procs, mem, duration)
         # Memos of this profile's earlier searches (class docstring): no step before
         # short[procs] has the processors, and none before found[request] fits the request
+        known = self.short.get(procs, floor)
+        if known == math.inf:
+            return known
+        if known > floor:
+            i = bisect.bisect_right(times, known) - 1
+        free = self.procs
+        while i < n and free[i] < procs:
+            i += 1
+        if i >= n:
+            self.short[procs] = math.inf
+            return math.inf
+        self.short[procs] = times[i]
         key = (procs, mem, duration)
         after = self.found.get(key, floor)
         if after == math.inf:
             return after
-        known = self.short.get(procs, floor)
-        if known == math.inf:
-            return known
-        if known > after:
-            after = known
-        if after > floor:
+        if after > times[i]:
             i = bisect.bisect_right(times, after) - 1
-        free = self.procs
-        while i < n and free[i] < procs:
-            i += 1
-        self.short[procs] = times[i] if i < n else math.inf
         at = self._search(i, floor, procs, mem, duration)
         self.found[key] = at
         return at
