@@ -388,7 +388,9 @@ def _backfill_blocks(p: BackfillPass, index: QueueIndex, start: int, pending: li
     the last started job that passes now is the one the row-by-row scan finds.
     """
     if p.profiles is None:
-        row = index.first(start, lambda pr, me, rq: _fits(p, pr, me, rq, with_profiles=False))
+        row = index.first(
+            start, lambda pr, me, rq: _fits(p, pr, me, rq, with_profiles=False), p.max_free
+        )
         if row < 0:
             return
         p.place_pending(pending)
@@ -400,7 +402,7 @@ def _backfill_blocks(p: BackfillPass, index: QueueIndex, start: int, pending: li
         return _fits(p, pr, me, rq, with_profiles=True)
 
     while p.max_free > 0:
-        row = index.first(start, fits)
+        row = index.first(start, fits, p.max_free)
         if row < 0:
             return
         started = p.backfill(index.jobs[row])
