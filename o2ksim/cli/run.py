@@ -111,7 +111,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--interval",
         metavar="DURATION",
-        help="scheduling pass every DURATION (e.g. 5m) instead of at every event",
+        help="scheduling pass every DURATION (e.g. 5m) instead of at every event; "
+        "ticks while nothing waits or runs are skipped (same schedule, fewer passes)",
     )
     parser.add_argument(
         "--kill-overrun",

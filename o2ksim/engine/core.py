@@ -218,10 +218,10 @@ class Simulation:
             self.arrive(job)
 
     def ticker(self, interval: float) -> Generator[simpy.Event, Any, None]:
-        """A pass every ``interval`` seconds (the fixed scheduling cycle), until the run ends."""
-        while not self._done.triggered:
-            self.request_pass()
-            yield self.env.timeout(interval)
+        """A pass every ``interval`` seconds (the fixed scheduling cycle), until the run ends
+        (:meth:`~o2ksim.engine.scheduler.Scheduler.tick`)."""
+        while not self._done.triggered:  # the scheduler skips the ticks of an idle machine
+            yield self.env.timeout(self.scheduler.tick(interval))
 
     # ----------------------------------------------------------------------------- the books
     def arrive(self, job: Job) -> None:

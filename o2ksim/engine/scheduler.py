@@ -64,12 +64,63 @@ class Scheduler:
         self._views: tuple[HostView, ...] = ()  # the hosts as the last pass saw them
         self._views_by_name: Mapping[str, HostView] = MappingProxyType({})
         self._views_changes = -1  # the machine's change count they were built at
+        self._next_arrival = 0  # arrival-order position of the first job not yet submitted
+        self.skipped_ticks = 0  # interval ticks skipped while the machine was idle (:meth:`tick`)
 
     def request(self) -> None:
         """Ask for one pass at the current instant; requests before it runs are one pass."""
         if not self.pending:
             self.pending = True
             self.wakeup.succeed()
+
+    def tick(self, interval: float) -> float:
+        """One tick of the fixed interval: ask for a pass; return the delay to the next tick.
+
+        When the machine is idle -- nothing waits, runs or is preempted, and no
+        arrival, departure, timer or request is pending for a pass -- the pass
+        would see an empty snapshot, and so would every tick until the next
+        arrival.  Then no pass is asked for, and the delay returned is to the
+        first tick at or after the next submit time: an idle stretch costs one
+        timeout instead of one pass per interval.  The ticks stay on the grid
+        ``k * interval`` of ticking through, exactly, because the skip is
+        taken only while every tick is exactly representable
+        (:func:`exact_tick`), where adding ``interval`` k times and adding
+        ``k * interval`` once give the same float.
+        """
+        now = self.env.now
+        if self.pending or not self._idle():
+            self.request()
+            return interval
+        nxt = self._next_submit()
+        if nxt <= now or math.isinf(nxt):  # an arrival due at this instant, or none left
+            self.request()
+            return interval
+        k = math.ceil((nxt - now) / interval)
+        while k > 1 and now + (k - 1) * interval >= nxt:  # the division may round up
+            k -= 1
+        while now + k * interval < nxt:  # ... or down
+            k += 1
+        if not exact_tick(now + k * interval, interval):
+            self.request()
+            return interval
+        self.skipped_ticks += k  # this tick and the k - 1 before the next one
+        return k * interval
+
+    def _idle(self) -> bool:
+        """Nothing waits, runs or is preempted, and no event is waiting for a pass."""
+        sim = self.sim
+        if sim.queue or sim.arrived or sim.departed or self.due:
+            return False
+        return not any(h.running or h.preempted for h in sim.host_list)
+
+    def _next_submit(self) -> float:
+        """Submit time of the next job not yet submitted (``inf`` when every job has been)."""
+        jobs = self.sim.queue_index.jobs  # every job of the run, in arrival order
+        i = self._next_arrival
+        while i < len(jobs) and jobs[i].state is not JobState.PENDING:
+            i += 1
+        self._next_arrival = i
+        return jobs[i].spec.submit if i < len(jobs) else math.inf
 
     def departure(self, _process: simpy.Event) -> None:
         """A job's process has ended (completed, killed, or a trial put back in the queue).
@@ -337,6 +388,20 @@ class Scheduler:
             for obs in sim.observers[1:]:
                 obs.on_decision(now, d)
             self.resume(v, None, now)
+
+
+def exact_tick(t: float, interval: float) -> bool:
+    """Whether every tick ``k * interval`` up to ``t`` is an exact float (so the same
+    float however it is summed).
+
+    ``interval`` is ``m / 2**e`` for integers ``m`` and ``e``; each tick is
+    then ``k * m / 2**e``, exact while ``k * m`` (with ``k = t / interval``)
+    fits a float's 53-bit significand.  True for whole seconds up to
+    about 9e15 s; false, for example, beyond the third tick of 0.1 s.
+    """
+    m, _d = interval.as_integer_ratio()
+    k = round(t / interval)
+    return k * m < 2**53
 
 
 def check_cap(job: Job, procs: int, now: float, action: str) -> None:

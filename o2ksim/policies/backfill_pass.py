@@ -297,6 +297,7 @@ def run_pass(p: BackfillPass, order: Collection[Job]) -> None:
     consumed = 0
     jobs = iter(order)
     blocked = False  # some job could not start: from now on, jobs are backfilled
+    job = None
     for job in jobs:
         consumed += 1
         if not blocked:
@@ -327,13 +328,20 @@ def run_pass(p: BackfillPass, order: Collection[Job]) -> None:
             break
     else:
         return  # the whole queue was seen
-    _backfill_rest(p, order, jobs, consumed, pending)
+    assert job is not None
+    _backfill_rest(p, order, jobs, consumed, pending, job)
 
 
 def _backfill_rest(
-    p: BackfillPass, order: Collection[Job], jobs: Iterator[Job], consumed: int, pending: list[Job]
+    p: BackfillPass,
+    order: Collection[Job],
+    jobs: Iterator[Job],
+    consumed: int,
+    pending: list[Job],
+    last: Job,
 ) -> None:
-    """Step 3 for the rest of the queue once every reservation is counted."""
+    """Step 3 for the rest of the queue once every reservation is counted (``last``:
+    the last job seen so far)."""
     index = p.snap.queue_index
     if index is None or len(index) != len(order):
         _scan(p, jobs, pending, 1)  # no index for this queue: job by job
@@ -345,6 +353,9 @@ def _backfill_rest(
         return
     if len(order) - consumed < INDEXED_SCAN_MIN:
         _scan(p, jobs, pending, fewest)  # short rest: job by job
+        return
+    if not isinstance(order, RankedQueue | list):  # the queue itself, in queue (= row) order
+        _backfill_blocks(p, index, index.row_of[last.id] + 1, pending)
         return
     rows = _rows_in_order(index, order, consumed)
     procs, mem, req = index.procs[rows], index.mem[rows], index.req_time[rows]
@@ -365,6 +376,38 @@ def _backfill_rest(
         started = p.backfill(index.jobs[rows[left_at[0]]])
         assert started, "the indexed scan and the job-by-job test disagree"
         left_at = left_at[1:]
+
+
+def _backfill_blocks(p: BackfillPass, index: QueueIndex, start: int, pending: list[Job]) -> None:
+    """:func:`_backfill_rest`'s indexed scan when the rest is the queue from row ``start``
+    on: each step asks the index for the first waiting row that passes :func:`_fits`
+    (monotone in the request, so whole blocks of rows are skipped on their minima).
+
+    The same jobs as the scan over every row: resources only shrink during a pass,
+    so a row that fails once fails at every later step, and the first row after
+    the last started job that passes now is the one the row-by-row scan finds.
+    """
+    if p.profiles is None:
+        row = index.first(
+            start, lambda pr, me, rq: _fits(p, pr, me, rq, with_profiles=False), p.max_free
+        )
+        if row < 0:
+            return
+        p.place_pending(pending)
+        start = row
+    else:
+        p.keep_only_reserved()
+
+    def fits(pr: np.ndarray, me: np.ndarray, rq: np.ndarray) -> np.ndarray:
+        return _fits(p, pr, me, rq, with_profiles=True)
+
+    while p.max_free > 0:
+        row = index.first(start, fits, p.max_free)
+        if row < 0:
+            return
+        started = p.backfill(index.jobs[row])
+        assert started, "the indexed scan and the job-by-job test disagree"
+        start = row + 1
 
 
 def _scan(p: BackfillPass, jobs: Iterable[Job], pending: list[Job], fewest: float) -> None:

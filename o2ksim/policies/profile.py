@@ -62,9 +62,19 @@ class Profile:
     ``rising``: nothing has been taken from it yet, so its steps never
     decrease (running jobs only give resources back) and :meth:`earliest` is
     a binary search.
+
+    ``short`` and ``found``: what :meth:`earliest` has learnt.  ``short[p]``
+    is a time before which no step has ``p`` free processors;
+    ``found[(p, m, d)]`` the answer of the last search for that request.  A
+    profile only loses resources (:meth:`take`; a step it splits has the
+    value of the step it came from), so no earlier start can fit later in the
+    pass either, and the next search starts there instead of at *now*
+    (conservative backfilling places every waiting job in one profile, and
+    without them each search walks every step the earlier reservations
+    filled).  A profile that gained resources would have to clear them.
     """
 
-    __slots__ = ("mem", "procs", "releases", "rising", "times")
+    __slots__ = ("found", "mem", "procs", "releases", "rising", "short", "times")
 
     def __init__(
         self,
@@ -90,6 +100,8 @@ class Profile:
         self.mem = mem
         self.releases: Any = at  # time -> [(procs, mem)] released then (``.get`` only)
         self.rising = True
+        self.short: dict[int, float] = {}
+        self.found: dict[tuple[int, float, float], float] = {}
 
     @classmethod
     def _of(
@@ -102,6 +114,8 @@ class Profile:
         profile = cls.__new__(cls)
         profile.times, profile.procs, profile.mem, profile.releases = times, procs, mem, releases
         profile.rising = True
+        profile.short = {}
+        profile.found = {}
         return profile
 
     @classmethod
@@ -191,6 +205,36 @@ class Profile:
         if self.rising:  # the first step with enough of both keeps enough for ever
             first = max(bisect.bisect_left(self.procs, procs), bisect.bisect_left(self.mem, mem), i)
             return math.inf if first >= n else max(times[first], floor)
+        if floor != times[0]:  # a non-sliding reservation's earliest time: no memo
+            return self._search(i, floor, procs, mem, duration)
+        # Memos of this profile's earlier searches (class docstring): no step before
+        # short[procs] has the processors, and none before found[request] fits the request
+        known = self.short.get(procs, floor)
+        if known == math.inf:
+            return known
+        if known > floor:
+            i = bisect.bisect_right(times, known) - 1
+        free = self.procs
+        while i < n and free[i] < procs:
+            i += 1
+        if i >= n:
+            self.short[procs] = math.inf
+            return math.inf
+        self.short[procs] = times[i]
+        key = (procs, mem, duration)
+        after = self.found.get(key, floor)
+        if after == math.inf:
+            return after
+        if after > times[i]:
+            i = bisect.bisect_right(times, after) - 1
+        at = self._search(i, floor, procs, mem, duration)
+        self.found[key] = at
+        return at
+
+    def _search(self, i: int, floor: float, procs: int, mem: float, duration: float) -> float:
+        """:meth:`earliest` from step ``i`` on (no earlier step start can do)."""
+        times = self.times
+        n = len(times)
         while i < n:
             if self.procs[i] < procs or self.mem[i] < mem:
                 i += 1

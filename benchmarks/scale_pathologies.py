@@ -1,0 +1,130 @@
+"""Pathological sizes: CPU seconds against n, and the fitted exponent (issue 27).
+
+Usage: python benchmarks/scale_pathologies.py [--cases idle flood reservations]
+       [--sizes 10000 100000 1000000] [--reservation-sizes 250 500 1000]
+
+Writes its hostile SWF traces into a temporary directory and runs each one
+with :func:`o2ksim.simulate` in a fresh process (so one case's memory does
+not slow the next), timing the simulation's CPU seconds:
+
+* ``idle``: two 10-second jobs ``n`` seconds apart, ``--interval 1s``: the
+  machine is idle for ``n`` seconds (before the idle skip, one pass per second);
+* ``flood``: ``n`` jobs submitted at the same second on a 128-processor host,
+  default policy (FCFS-backfill: one reservation);
+* ``reservations``: a job holds the whole 100-processor host for 10^7 s
+  while ``n`` jobs arrive one a second, then all of them are scheduled with
+  ``--reservations all`` (conservative backfilling), one departure pass at a time.
+
+Prints a Markdown table (n, CPU s, simulation passes) per case and the exponent
+``b`` of the least-squares fit ``CPU = a n^b`` (1 = linear; 0 = constant).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+CASES = ("idle", "flood", "reservations")
+
+
+def _line(job_id: int, submit: int, run: int, procs: int, req: int) -> str:
+    return f"{job_id} {submit} -1 {run} {procs} -1 -1 {procs} {req} -1 1 1 1 -1 1 -1 -1 -1\n"
+
+
+def write_trace(case: str, n: int, folder: Path) -> Path:
+    """The hostile trace of ``case`` at size ``n`` (deterministic)."""
+    path = folder / f"{case}-{n}.swf"
+    rng = np.random.default_rng(n)
+    with path.open("w") as f:
+        if case == "idle":
+            f.write("; MaxProcs: 4\n")
+            f.write(_line(1, 0, 10, 1, 10))
+            f.write(_line(2, n, 10, 1, 10))
+        elif case == "flood":
+            f.write("; MaxProcs: 128\n")
+            runs = rng.integers(1, 2000, n)
+            for i in range(n):
+                procs = int(rng.integers(1, 70)) if i % 5 else int(rng.integers(1, 4))
+                f.write(
+                    _line(i + 1, 0, int(runs[i]), procs, int(runs[i]) + int(rng.integers(0, 3000)))
+                )
+        else:
+            f.write("; MaxProcs: 100\n")
+            f.write(_line(1, 0, 10**7, 100, 10**7))
+            for i in range(n):
+                run = int(rng.integers(100, 1100))
+                f.write(_line(i + 2, i + 1, run, int(rng.integers(1, 101)), run))
+    return path
+
+
+RUNNER = """
+import json, sys, time
+from o2ksim import simulate
+case, path = sys.argv[1], sys.argv[2]
+kw = {"idle": {"interval": 1}, "flood": {}, "reservations": {"policy_params": {"reservations": "all"}}}[case]
+t = time.process_time()
+r = simulate(path, **kw)
+print(json.dumps({"cpu": time.process_time() - t, "passes": r.stats.passes}))
+"""
+
+
+def run(case: str, path: Path, timeout: float) -> dict[str, float] | None:
+    """CPU seconds and passes of one simulation in a fresh interpreter (None: timed out)."""
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", RUNNER, case, str(path)],
+            capture_output=True, text=True, check=True, timeout=timeout,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return None
+    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def exponent(sizes: list[int], cpu: list[float]) -> float:
+    """Least-squares slope of log CPU against log n."""
+    if len(sizes) < 2:
+        return math.nan
+    return float(np.polyfit(np.log(sizes), np.log(np.maximum(cpu, 1e-3)), 1)[0])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--cases", nargs="+", choices=CASES, default=list(CASES))
+    ap.add_argument("--sizes", nargs="+", type=int, default=[10_000, 100_000, 1_000_000],
+                    help="n for idle (gap in seconds) and flood (jobs)")  # fmt: skip
+    ap.add_argument("--reservation-sizes", nargs="+", type=int, default=[250, 500, 1000, 2000],
+                    help="n for reservations (queued jobs)")  # fmt: skip
+    ap.add_argument(
+        "--timeout", type=float, default=600.0, help="seconds per run (larger sizes skipped)"
+    )
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="o2ksim-scale-") as tmp:
+        for case in args.cases:
+            sizes = args.reservation_sizes if case == "reservations" else args.sizes
+            done: list[tuple[int, float, float]] = []
+            print(f"\n{case}\n\n| n | CPU s | passes |\n|---|---|---|")
+            for n in tqdm(sorted(sizes), desc=case, leave=False):
+                result = run(case, write_trace(case, n, Path(tmp)), args.timeout)
+                if result is None:
+                    print(f"| {n:,} | > {args.timeout:g} (stopped) | |")
+                    break
+                done.append((n, result["cpu"], result["passes"]))
+                print(f"| {n:,} | {result['cpu']:.2f} | {result['passes']:,.0f} |", flush=True)
+            if done:
+                b = exponent([n for n, _, _ in done], [c for _, c, _ in done])
+                print(f"\nfitted exponent: CPU ~ n^{b:.2f}")
+
+
+if __name__ == "__main__":
+    main()

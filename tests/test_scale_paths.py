@@ -1,0 +1,166 @@
+"""The two search shortcuts behind the scale fixes of issue 27, against plain searches.
+
+* ``QueueIndex.first`` (the same-instant flood): the first waiting row that passes
+  a monotone test, found by block minima, against a scan of every row; and the
+  FCFS backfill pass that uses it against the job-by-job reference pass
+  (``tests/oracles/backfill_reference.py``) with blocks of two rows, so that
+  small examples cross many blocks.
+* ``Profile.earliest``'s memos (``--reservations all``): every answer against
+  the same search on a copy of the profile with the memos cleared (the plain
+  walk over every step), along random sequences of searches and reservations;
+  and a hand-computed case.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import bursty_jobs
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from oracles.backfill_reference import ReferenceBackfill
+
+from o2ksim import simulate
+from o2ksim.engine import queue_index
+from o2ksim.engine.queue_index import QueueIndex
+from o2ksim.jobs import Job, JobSpec
+from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
+from o2ksim.policies import backfill_pass
+from o2ksim.policies.profile import Profile
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """Blocks of two rows, and the indexed scan at every queue length."""
+    monkeypatch.setattr(queue_index, "BLOCK_SHIFT", 1)
+    monkeypatch.setattr(backfill_pass, "INDEXED_SCAN_MIN", 0)
+
+
+# ------------------------------------------------------------------ QueueIndex.first
+def test_first_by_hand(small_blocks):
+    # rows 0..5 ask 4, 1, 3, 1, 2, 8 processors; rows 1 and 3 are not waiting.
+    # First waiting row from row 0 asking at most 2: row 4 (block 2); at most 3: row 2.
+    jobs = [Job(JobSpec(i, 0.0, p, 0, 10.0, 10.0)) for i, p in enumerate([4, 1, 3, 1, 2, 8])]
+    index = QueueIndex(jobs)
+    for row in (0, 2, 4, 5):
+        index.add(jobs[row])
+    assert index.first(0, lambda p, m, r: p <= 2) == 4
+    assert index.first(0, lambda p, m, r: p <= 3) == 2
+    assert index.first(3, lambda p, m, r: p <= 3) == 4
+    assert index.first(5, lambda p, m, r: p <= 3) == -1
+    index.remove(jobs[4])
+    assert index.first(0, lambda p, m, r: p <= 2) == -1
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(st.tuples(st.integers(1, 16), st.integers(0, 8), st.integers(0, 900), st.booleans()),
+             min_size=1, max_size=40),
+    st.integers(0, 40), st.integers(1, 16), st.integers(0, 8), st.integers(0, 900),
+)  # fmt: skip
+def test_first_is_the_first_passing_waiting_row(small_blocks, reqs, start, p, m, r):
+    jobs = [Job(JobSpec(i, 0.0, a, b, float(c), 1.0)) for i, (a, b, c, _) in enumerate(reqs)]
+    index = QueueIndex(jobs)
+    for job, (*_, waiting) in zip(jobs, reqs, strict=True):
+        if waiting:
+            index.add(job)
+
+    def test(procs, mem, req):  # monotone, with a disjunction like a shadow's
+        return (procs <= p) & ((mem <= m) | (req <= r))
+
+    expected = next(
+        (
+            i
+            for i, (a, b, c, w) in enumerate(reqs)
+            if i >= start and w and a <= p and (b <= m or c <= r)
+        ),
+        -1,
+    )
+    assert index.first(start, test) == expected
+
+
+MACHINE = MachineSpec(
+    "three",
+    (
+        HostSpec("a", 16, 8 * KB_PER_GB),
+        HostSpec("b", 16, 4 * KB_PER_GB),
+        HostSpec("c", 8, 8 * KB_PER_GB),
+    ),
+)
+
+
+@st.composite
+def floods(draw):
+    """Bursts at the same instant, so the FCFS queue is deep when jobs depart."""
+    return bursty_jobs(draw, st, 90, [0, 512, 1024, 3072, 6000])
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(jobs=floods(), reservations=st.sampled_from([1, 1, 2, "all"]))
+def test_fcfs_backfill_by_blocks_equals_the_reference_pass(small_blocks, jobs, reservations):
+    opts = {"priority": "fcfs", "reservations": reservations}
+    fast = simulate(jobs, machine=MACHINE, policy="backfill", policy_params=opts)
+    ref = simulate(jobs, machine=MACHINE, policy=ReferenceBackfill(**opts))
+    cols = ["job_id", "start", "end", "host", "status"]
+    pd.testing.assert_frame_equal(ref.jobs[cols], fast.jobs[cols])
+
+
+# ------------------------------------------------------------------ Profile.earliest memos
+def _plain(profile: Profile, procs: int, mem: float, duration: float) -> float:
+    """The same search on a copy without memos: the walk from the first step."""
+    copy = Profile._of(
+        list(profile.times), list(profile.procs), list(profile.mem), profile.releases
+    )
+    copy.rising = False
+    return copy.earliest(procs, mem, duration)
+
+
+def test_memos_by_hand():
+    # 8 processors; running jobs release 4 at t=10 and 4 at t=20 (free now: 0).
+    prof = Profile(0.0, 0, 100.0, [(10.0, 4, 0.0), (20.0, 4, 0.0)])
+    prof.reserve(10.0, 4, 0.0, 30.0)  # a 4-processor job reserved on [10, 40)
+    # steps: [0,10) 0; [10,20) 0; [20,40) 4; [40,...) 8
+    assert prof.earliest(4, 0.0, 5.0) == 20.0
+    assert prof.short[4] == 20.0 and prof.found[(4, 0.0, 5.0)] == 20.0
+    assert prof.earliest(8, 0.0, 5.0) == 40.0
+    prof.reserve(20.0, 4, 0.0, 5.0)  # now [20,25) has 0 free
+    # the memo sends the search to t=20, the step at 20 no longer fits: the next window is [25, 30)
+    assert prof.earliest(4, 0.0, 5.0) == 25.0
+    assert prof.earliest(4, 0.0, 5.0) == _plain(prof, 4, 0.0, 5.0)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    releases=st.lists(st.tuples(st.integers(1, 50), st.integers(1, 8), st.integers(0, 4)), max_size=8),
+    ops=st.lists(st.tuples(st.integers(1, 16), st.integers(0, 6), st.integers(1, 40), st.booleans()),
+                 min_size=1, max_size=30),
+)  # fmt: skip
+def test_memo_answers_equal_the_plain_walk(releases, ops):
+    free_p = 16 - sum(p for _, p, _ in releases)
+    free_m = 12.0 - sum(m for _, _, m in releases)
+    prof = Profile(
+        0.0, max(free_p, 0), max(free_m, 0.0), [(float(t), p, float(m)) for t, p, m in releases]
+    )
+    prof.take(0.0, 0, 0.0, 1.0)  # no longer "rising": the searches walk the steps
+    for procs, mem, duration, place in ops:
+        at = prof.earliest(procs, float(mem), float(duration))
+        assert at == _plain(prof, procs, float(mem), float(duration))
+        if place and math.isfinite(at):
+            prof.reserve(at, procs, float(mem), float(duration))
+
+
+def test_block_minima_ignore_a_nan_request():
+    # a NaN runtime fails every test, but must not hide a passing job in its block
+    jobs = [Job(JobSpec(0, 0.0, 1, 0, math.nan, 1.0)), Job(JobSpec(1, 0.0, 1, 0, 5.0, 5.0))]
+    index = QueueIndex(jobs)
+    for j in jobs:
+        index.add(j)
+    assert index.first(0, lambda p, m, r: r <= 10) == 1
+    assert np.isnan(index.req_time[0])
