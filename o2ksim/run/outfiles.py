@@ -147,14 +147,17 @@ def claim(out: str | os.PathLike[str], option: str = "--out") -> Iterator[Path]:
         finally:
             _held[key] = (fd, _held[key][1] - 1)
         return
-    fd = _lock(path, where)
-    _held[key] = (fd, 1)
+    fd: int | None = None
     try:
+        with _signals_held():  # a signal between creating the lock file and here would leave it
+            fd = _lock(path, where)
+            _held[key] = (fd, 1)
         recover(path)
         yield path
     finally:
-        del _held[key]
-        _unlock(path, fd)
+        if fd is not None:
+            del _held[key]
+            _unlock(path, fd)
 
 
 def _lock(path: Path, where: str) -> int:
