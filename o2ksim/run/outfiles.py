@@ -140,12 +140,12 @@ def claim(out: str | os.PathLike[str], option: str = "--out") -> Iterator[Path]:
         raise O2KSimError(f"{where}: cannot create the folder ({exc.strerror or exc})") from None
     key = path.resolve()
     if key in _held:
-        fd, depth = _held[key]
-        _held[key] = (fd, depth + 1)
+        held_fd, depth = _held[key]
+        _held[key] = (held_fd, depth + 1)
         try:
             yield path
         finally:
-            _held[key] = (fd, _held[key][1] - 1)
+            _held[key] = (held_fd, _held[key][1] - 1)
         return
     fd: int | None = None
     try:
