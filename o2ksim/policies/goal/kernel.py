@@ -24,7 +24,9 @@ numba is installed, or ``numba``), so a run without numba never needs it.
 
 from __future__ import annotations
 
+import importlib
 import math
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -32,8 +34,8 @@ import numpy as np
 from o2ksim.policies.goal.objectives import ROUNDING, VERSIONS, Objective
 from o2ksim.policies.goal.search import Planner, SearchResult
 
-try:
-    import numba
+try:  # by name, so that mypy types it alike with and without the optional extra
+    numba: ModuleType | None = importlib.import_module("numba")
 except ImportError:  # the optional extra is not installed: the Python search is used
     numba = None
 
