@@ -24,9 +24,7 @@ numba is installed, or ``numba``), so a run without numba never needs it.
 
 from __future__ import annotations
 
-import importlib
 import math
-from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -34,17 +32,18 @@ import numpy as np
 from o2ksim.policies.goal.objectives import ROUNDING, VERSIONS, Objective
 from o2ksim.policies.goal.search import Planner, SearchResult
 
-try:  # by name, so that mypy types it alike with and without the optional extra
-    numba: ModuleType | None = importlib.import_module("numba")
-except ImportError:  # the optional extra is not installed: the Python search is used
-    numba = None
+# AVAILABLE: whether numba is importable, i.e. whether :func:`search` can run
+try:
+    import numba
 
-AVAILABLE = numba is not None
-"""Whether numba is importable, i.e. whether :func:`search` can run."""
+    AVAILABLE = True
+except ImportError:  # the optional extra is not installed: the Python search is used
+    AVAILABLE = False
+
 
 def _jit(f: Any) -> Any:
     """Compile ``f`` with numba, cached on disk; without numba, leave it a Python function."""
-    return f if numba is None else numba.njit(cache=True)(f)
+    return numba.njit(cache=True)(f) if AVAILABLE else f
 
 
 @_jit
@@ -347,7 +346,7 @@ def search(
     """:meth:`Planner.search` (without ``record``/``on_leaf``) run by the compiled kernel.
 
     The planner's profiles are copied into arrays and left unchanged."""
-    if numba is None:
+    if not AVAILABLE:
         raise RuntimeError("the compiled goal search needs numba: pip install o2ksim[fast]")
     if method not in ("dds", "lds"):
         raise ValueError(f"search must be dds or lds, got {method!r}")
