@@ -103,6 +103,9 @@ FOLDED_MEANS = (
 """Figures drawn as a mean over seeds (``NAME_mean``) when the seeds are panels; the
 per-seed version is then folded away under the mean."""
 
+MEAN_MARKS = {"Bar chart": ("Bars", "black lines"), "Step chart": ("Lines", "bands")}
+"""How a mean over seeds and its interval are drawn, per kind of chart (default: points, error bars)."""
+
 PER_RUN = ("queue", "gantt")
 """Figures of a one-run report only."""
 
@@ -309,9 +312,8 @@ def section_figures(ctx: PageContext) -> str:
         what = "" if name in PER_RUN else f", one {mark} per policy ({', '.join(g.policies)})"
         if mean:
             what += ", with 95% confidence intervals over the seeds"
-            method += (f" {'Bars' if kind == 'Bar chart' else 'Points'}: mean over the seeds; "
-                       f"{'band' if name == 'utilisation' else 'black line' if kind == 'Bar chart' else 'error bar'}"
-                       ": its 95% Student-t confidence interval.")  # fmt: skip
+            shown, spread = MEAN_MARKS.get(kind, ("Points", "error bars"))
+            method += f" {shown}: the mean over the seeds; {spread}: its 95% Student-t confidence interval."
         parts.append(
             figure_html(
                 numbers[name], name, path, title=title + (" (mean over seeds)" if mean else ""),
