@@ -185,6 +185,7 @@ def test_report_page_is_self_contained_with_figures_tables_scenario_and_versions
     assert "with 95% confidence intervals over the seeds" in fig
     assert "Points: the mean over the seeds; error bars: its 95% Student-t confidence interval." in fig
     assert "<details><summary>Show the 2 per-seed panels</summary>" in fig
+    assert "alt='Line chart: Wait versus requested processors, one panel per seed.'" in fig
 
 
 def test_report_tables_hold_the_numbers_the_figures_draw(results_dir):

@@ -278,8 +278,8 @@ def utilisation_figure(
             ax.step(x, y, where="post", color=colours[pol], label=pol, linewidth=1.3)
             if "utilisation_hi" in g:
                 lo = [*g["utilisation_lo"].clip(lower=0.0), g["utilisation_lo"].iloc[-1]]
-                hi = [*g["utilisation_hi"], g["utilisation_hi"].iloc[-1]]
-                ax.fill_between(x, lo, hi, step="post", color=colours[pol], alpha=0.2, linewidth=0)
+                hi = [*g["utilisation_hi"].clip(upper=1.0), min(1.0, g["utilisation_hi"].iloc[-1])]
+                ax.fill_between(x, lo, hi, step="post", color=colours[pol], alpha=0.15, linewidth=0)
         if window is not None:
             ax.axvspan(
                 window[0] / 86400.0,

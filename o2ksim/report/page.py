@@ -103,6 +103,15 @@ FOLDED_MEANS = (
 """Figures drawn as a mean over seeds (``NAME_mean``) when the seeds are panels; the
 per-seed version is then folded away under the mean."""
 
+MEAN_SUFFIX = " (mean over seeds)"
+"""Added to the title of a figure drawn as a mean over seeds."""
+
+MEAN_METHODS = {
+    "p95_vs_runtime": "Over seeds, each range's largest remaining wait is averaged and drawn at "
+    "the mean of the runtimes where it occurs.",
+}
+"""How a mean figure differs from its per-seed panels, where the method alone would mislead."""
+
 MEAN_MARKS = {"Bar chart": ("Bars", "black lines"), "Step chart": ("Lines", "bands")}
 """How a mean over seeds and its interval are drawn, per kind of chart (default: points, error bars)."""
 
@@ -194,7 +203,8 @@ def figure_html(
     if folded is not None:
         extra = (
             f"<details><summary>{esc(fold_label)}</summary>"
-            f"{_img(folded, f'{kind}: {title}, one panel per seed.')} {_links(folded)}</details>"
+            f"{_img(folded, f'{kind}: {title.removesuffix(MEAN_SUFFIX)}, one panel per seed.')} "
+            f"{_links(folded)}</details>"
         )
     said = " ".join(esc(s) for s in found)
     return (
@@ -313,10 +323,11 @@ def section_figures(ctx: PageContext) -> str:
         if mean:
             what += ", with 95% confidence intervals over the seeds"
             shown, spread = MEAN_MARKS.get(kind, ("Points", "error bars"))
+            method += (" " + MEAN_METHODS[name]) if name in MEAN_METHODS else ""
             method += f" {shown}: the mean over the seeds; {spread}: its 95% Student-t confidence interval."
         parts.append(
             figure_html(
-                numbers[name], name, path, title=title + (" (mean over seeds)" if mean else ""),
+                numbers[name], name, path, title=title + (MEAN_SUFFIX if mean else ""),
                 kind=kind, method=method, found=found.get(name, []), what=what,
                 folded=figs.get(name) if mean else None,
                 fold_label=per_seed if g.seed_panels and name != "runtime_counts"
