@@ -100,7 +100,8 @@ def test_class_figure_with_intervals_draws_bar_means_and_t_intervals():
     heights = [p.get_height() for p in ax.patches if p.get_height() > 0]
     assert heights == pytest.approx([2.0])
     ys = [tuple(ln.get_ydata()) for ln in ax.lines if len(ln.get_ydata()) == 2]
-    assert ys == [pytest.approx((2 - 2.4842, 2 + 2.4842), abs=1e-4)]
+    # 2 h ± 2.4842 h, cut at 0 below (a wait is not negative), as the error bars are
+    assert ys == [pytest.approx((0.0, 2 + 2.4842), abs=1e-4)]
     # without intervals: the same bar, no line
     plain = F.class_figure(classes, ["A"], [""], "mean_wait")
     assert not [ln for ln in plain.axes[0].lines if len(ln.get_ydata()) == 2]

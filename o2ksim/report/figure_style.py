@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import math
 import textwrap
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import matplotlib
@@ -25,6 +25,7 @@ from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 
 from o2ksim.files import atomic_path
+from o2ksim.report.data import t_interval
 
 if TYPE_CHECKING:
     from matplotlib.typing import RcKeyType
@@ -219,3 +220,17 @@ def mean_line(
         x, y, yerr=[np.maximum(y - lo, 0.0), np.maximum(hi - y, 0.0)], color=colour, marker=marker,
         label=label, linewidth=1.6, markersize=5, capsize=2.5, clip_on=False,
     )  # fmt: skip
+
+
+def floored_t_interval(floor: float) -> Callable[[np.ndarray], tuple[float, float]]:
+    """:func:`o2ksim.report.data.t_interval` with its lower bound cut at ``floor``, for seaborn bars.
+
+    The bar charts' black lines then stop where :func:`mean_line`'s error
+    bars do: at 0 for a wait, at 1 for a slowdown.
+    """
+
+    def interval(values: np.ndarray) -> tuple[float, float]:
+        lo, hi = t_interval(values)
+        return max(lo, floor), hi
+
+    return interval

@@ -21,12 +21,12 @@ import seaborn as sns
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter
 
-from o2ksim.report.data import t_interval
 from o2ksim.report.figure_style import (
     HOUR,
     _grid,
     _legend,
     _runtime_axis,
+    floored_t_interval,
     mean_line,
     policy_styles,
     report_style,
@@ -49,7 +49,7 @@ def overall_figure(
     ``None``: one group) and the measures in seconds.  Bars are means over the
     runs of a group; with several runs (seeds) per bar, the black lines are
     95% Student-t confidence intervals (:func:`o2ksim.report.data.t_interval`,
-    as in the runtime figures).  Policy names under the bars are wrapped,
+    as in the runtime figures; cut at 0 for a wait, 1 for a slowdown).  Policy names under the bars are wrapped,
     not turned, so that long ones do not run into each other.
     """
     colours, _ = policy_styles(policies)
@@ -72,8 +72,8 @@ def overall_figure(
     for ax, (col, label) in zip(axes, measures, strict=True):
         sns.barplot(
             data=data, x=xcol, y=col, hue="policy", hue_order=list(policies),
-            order=order, palette=colours, ax=ax,
-            errorbar=t_interval if multi else None, err_kws={"linewidth": 1.2},
+            order=order, palette=colours, ax=ax, err_kws={"linewidth": 1.2},
+            errorbar=floored_t_interval(1.0 if col == "mean_slowdown" else 0.0) if multi else None,
         )  # fmt: skip
         ax.set_ylabel(label)
         ax.set_xlabel("" if x is None else (xlabel or x))
@@ -310,7 +310,8 @@ def class_figure(classes: pd.DataFrame, policies: Sequence[str], panels: Sequenc
     thesis Table 3), one bar per policy; one panel per month / load / level.
     With ``intervals`` the rows of a panel, policy and class are runs (seeds):
     the bar is their mean and the black line its 95% Student-t interval
-    (:func:`o2ksim.report.data.t_interval`, as in :func:`overall_figure`).
+    (:func:`o2ksim.report.data.t_interval`, as in :func:`overall_figure`; cut
+    at 0 for a wait, 1 for a slowdown).
     """
     colours, _ = policy_styles(policies)
     titles = {
@@ -329,7 +330,8 @@ def class_figure(classes: pd.DataFrame, policies: Sequence[str], panels: Sequenc
         sns.barplot(
             data=part, x="class", y=measure, hue="policy", hue_order=list(policies),
             order=order, palette=colours, ax=ax,
-            errorbar=t_interval if intervals else None, err_kws={"linewidth": 1.2},
+            errorbar=floored_t_interval(1.0 if measure == "mean_slowdown" else 0.0) if intervals
+            else None, err_kws={"linewidth": 1.2},
         )  # fmt: skip
         ax.set_xlabel("job class (time-size)")
         ax.set_ylabel(ylabel)
