@@ -39,8 +39,8 @@ MEAN_TITLES = {
     "mean_wait": ("Average wait versus actual runtime, mean over seeds", "average wait (h)"),
     "max_wait": ("Maximum wait versus actual runtime, mean over seeds", "maximum wait (h)"),
     "p95_wait": (
-        "95th-percentile wait (largest per runtime range) versus actual runtime, mean over seeds",
-        "95th-percentile wait (h)",
+        "95th-percentile wait versus actual runtime, mean over seeds",
+        "largest wait per range\nafter the top 5% (h)",
     ),
     "mean_slowdown": ("Average slowdown versus actual runtime, mean over seeds", "average slowdown"),
     "max_slowdown": ("Maximum slowdown versus actual runtime, mean over seeds", "maximum slowdown"),
