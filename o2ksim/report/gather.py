@@ -7,8 +7,12 @@ highest 5% of the waits, waits per size, per LSF class, utilisation over
 time, and for one run the queue over time), each row tagged with its policy
 and its *panel*: the levels of whatever the sweep varies besides the policy.
 When the seeds are panels, ``level_of`` maps each per-seed panel to its
-panel without the seed (``level_panels``), where the means are drawn.  The page (:mod:`~o2ksim.report.page`) and the figures only read the
-:class:`Gathered` result, so what a report shows is decided here, once.
+panel without the seed (``level_panels``), where the means over seeds are
+drawn: ``runtime_mean``, ``p95_mean``, ``procs_mean``, ``mem_mean`` and
+``util_mean`` (:func:`seed_means`: mean, Student-t 95% bounds ``_lo`` /
+``_hi`` and ``n``).  The page (:mod:`~o2ksim.report.page`) and the figures
+only read the :class:`Gathered` result, so what a report shows is decided
+here, once.
 """
 
 from __future__ import annotations
@@ -26,7 +30,16 @@ from o2ksim.experiments.store import Results
 from o2ksim.machine import load_machine
 from o2ksim.report import data, partitioning_view
 
-__all__ = ["HOUR", "MAX_PANELS", "Gathered", "gather", "level_text", "lsf_classes_table"]
+__all__ = [
+    "HOUR",
+    "MAX_PANELS",
+    "Gathered",
+    "gather",
+    "level_text",
+    "lsf_classes_table",
+    "p95_over_seeds",
+    "seed_means",
+]
 
 MAX_PANELS = 6
 MAX_UTIL_PANELS = MAX_PANELS  # every figure draws every panel it has
