@@ -129,12 +129,16 @@ def test_report_page_is_self_contained_with_figures_tables_scenario_and_versions
     page = (results_dir / "report" / "report.html").read_text()
     fig_dir = results_dir / "report" / "figures"
     figs = sorted(p.stem for p in fig_dir.glob("*.png"))
-    per_seed = ["overall", "wait_vs_runtime", "max_vs_runtime", "slowdown_vs_runtime",
-                "max_slowdown_vs_runtime"]  # fmt: skip
+    # every per-seed figure has its mean over the seeds (the highest waits and counts have none)
+    per_seed = ["overall", "wait_vs_runtime", "p95_vs_runtime", "max_vs_runtime",
+                "slowdown_vs_runtime", "max_slowdown_vs_runtime", "wait_vs_procs",
+                "utilisation"]  # fmt: skip
     assert figs == sorted(
-        [*per_seed, *(f"{n}_mean" for n in per_seed), "p95_vs_runtime", "top_waits",
-         "runtime_counts", "wait_vs_procs", "utilisation"]
+        [*per_seed, *(f"{n}_mean" for n in per_seed), "top_waits", "runtime_counts"]
     )  # fmt: skip
+    # the means' tables are written beside the figures
+    tables = {p.stem for p in (results_dir / "report" / "tables").glob("*.csv")}
+    assert {"p95_points_mean_ci", "wait_vs_procs_mean_ci", "utilisation_mean_ci"} <= tables
     # an SVG beside every PNG, linked from the page
     assert sorted(p.stem for p in fig_dir.glob("*.svg")) == figs
     for name in figs:
@@ -173,7 +177,15 @@ def test_report_page_is_self_contained_with_figures_tables_scenario_and_versions
     assert f"<td class=''>{__version__}</td>" in page
     assert page.count("Failed runs") == 1 and "bad.swf" in page
     assert "8 planned runs: 4 finished" in page and "4 failed" in page
-    assert "2 panels, one per seed: seed 0; seed 1. The runtime figures show the mean" in page
+    assert "2 panels, one per seed: seed 0; seed 1. Each figure shows the mean over the seeds" in page
+    # a mean figure says in its alt text and method how its interval is drawn
+    fig = page[page.index("<figure id='fig-wait_vs_procs'"):]
+    fig = fig[:fig.index("</figure>")]
+    assert "Wait versus requested processors (mean over seeds), one line per policy" in fig
+    assert "with 95% confidence intervals over the seeds" in fig
+    assert "Points: the mean over the seeds; error bars: its 95% Student-t confidence interval." in fig
+    assert "<details><summary>Show the 2 per-seed panels</summary>" in fig
+    assert "alt='Line chart: Wait versus requested processors, one panel per seed.'" in fig
 
 
 def test_report_tables_hold_the_numbers_the_figures_draw(results_dir):
@@ -192,6 +204,23 @@ def test_report_tables_hold_the_numbers_the_figures_draw(results_dir):
     assert rank["policy"].tolist() == ["fcfs", "fcfs-backfill"]
     fcfs = res.ok.loc[res.ok["policy"] == "fcfs"]
     assert rank.loc[0, "mean wait (h)"] == pytest.approx(fcfs["mean_wait"].mean() / 3600)
+    # the 95th-percentile plot over seeds, by hand from the per-seed points: for two seeds
+    # a and b, mean (a + b) / 2 and half-width t(0.975, 1) * s / sqrt(2) = 12.7062 * |a - b| / 2
+    pts = pd.read_csv(tables / "p95_points.csv")
+    pts = pts.loc[(pts["policy"] == "fcfs") & (pts["rank"] == 1)]
+    means = pd.read_csv(tables / "p95_points_mean_ci.csv")
+    means = means.loc[means["policy"] == "fcfs"].set_index("group")
+    checked = 0
+    for rng, part in pts.groupby("range"):
+        if len(part) < 2:
+            continue
+        checked += 1
+        a, b = part["wait"].tolist()
+        assert means.loc[rng, "p95_wait"] == pytest.approx((a + b) / 2)
+        assert means.loc[rng, "p95_wait_hi"] - means.loc[rng, "p95_wait"] == pytest.approx(
+            12.7062 * abs(a - b) / 2, rel=1e-4
+        )
+    assert checked >= 3  # ranges where both seeds have a point
     runs = pd.read_csv(tables / "runs.csv")
     assert len(runs) == 8 and (runs["status"] == "failed").sum() == 4
 

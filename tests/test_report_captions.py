@@ -194,10 +194,11 @@ def test_findings_average_the_seeds_and_compare_the_means():
         level_of={"seed 1": "", "seed 2": ""},
     )  # fmt: skip
     f = findings(g)
-    # A's group "1": (1 h + 2 h) / 2 = 1.5 h beats B's 1 h
+    # A's group "1": (1 h + 2 h) / 2 = 1.5 h beats B's 1 h; its 95% half-width over the two
+    # seeds: t(0.975, 1) * s / sqrt(2) = 12.706 * 0.7071 h / 1.4142 = 6.35 h
     assert f["wait_vs_procs"] == [
-        "The longest average wait (mean over the seeds) is 1.5 h, under A for requested "
-        "processors 1."
+        "The longest average wait (mean over the seeds) is 1.5 h ± 6.4 h (95% interval, "
+        "2 seeds), under A for requested processors 1."
     ]
     assert f["wait_vs_runtime"] == ["B waits about 10x longer than A at every runtime."]
     assert f["max_vs_runtime"] == []  # no max_wait column: nothing said

@@ -13,183 +13,30 @@ here reads files.
 
 from __future__ import annotations
 
-import contextlib
-import math
-import textwrap
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
 
-import matplotlib
 import numpy as np
 import pandas as pd
 import seaborn as sns
-from cycler import cycler
-from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.layout_engine import ConstrainedLayoutEngine
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+from matplotlib.ticker import FixedLocator, FuncFormatter
 
-from o2ksim.files import atomic_path
-from o2ksim.report.data import t_interval
-
-if TYPE_CHECKING:
-    from matplotlib.typing import RcKeyType
-
-HOUR = 3600.0
-RUNTIME_TICKS = (10.0, 60.0, 600.0, 3600.0, 36000.0, 360000.0, 3600000.0)
-RUNTIME_TICK_LABELS = ("10s", "1m", "10m", "1h", "10h", "100h", "1000h")
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
-
-
-def style_rc() -> dict[RcKeyType, Any]:
-    """The report's look as matplotlib settings: white grid, paper context, colour-blind palette."""
-    return {
-        **sns.axes_style("whitegrid"),
-        **sns.plotting_context("paper", font_scale=1.1),
-        "axes.prop_cycle": cycler(color=sns.color_palette("colorblind")),
-    }
-
-
-@contextlib.contextmanager
-def report_style() -> Iterator[None]:
-    """Use the report's look inside the ``with`` block only.
-
-    The user's own matplotlib settings and backend are never changed: o2ksim
-    draws on :class:`~matplotlib.figure.Figure` objects it creates itself
-    (not pyplot), so importing o2ksim in a notebook leaves ``plt.plot`` working.
-    """
-    with matplotlib.rc_context(style_rc()):
-        yield
-
-
-def setup_style() -> None:
-    """Kept for compatibility: the style is now applied per figure (:func:`report_style`)."""
-
-
-def subplots(nrows: int = 1, ncols: int = 1, **kw: Any) -> tuple[Figure, Any]:
-    """Like ``plt.subplots`` but without pyplot: the figure belongs to no window or backend.
-
-    In Jupyter such a figure still displays (as the value of a cell); written
-    to a file with :func:`save`.
-    """
-    fig_kw = {k: kw.pop(k) for k in ("figsize", "layout", "dpi") if k in kw}
-    fig = Figure(**fig_kw)
-    axes = fig.subplots(nrows, ncols, **kw)
-    return fig, axes
-
-
-def wait_scale(ax: Axes, hours: Sequence[float] | np.ndarray) -> None:
-    """Linear waits from 0, or a symmetric-log axis when they span more than 100x.
-
-    With FCFS-backfill waits of minutes next to NCSA-LSF* waits of tens of
-    hours, a linear axis flattens the small ones onto zero.
-    """
-    vals = np.asarray([v for v in np.asarray(hours, dtype=float).ravel() if np.isfinite(v)])
-    pos = vals[vals > 0]
-    if len(pos) and pos.max() / pos.min() > 100:
-        ax.set_yscale("symlog", linthresh=max(float(pos.min()), 0.01), linscale=0.5)
-        ax.set_ylim(bottom=0)
-        ax.yaxis.set_minor_locator(NullLocator())
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: "" if v == 0 else f"{v:g}"))
-        ax.set_ylabel(ax.get_ylabel() + " (log scale)")
-    else:
-        ax.set_ylim(bottom=0)
-
-
-def slowdown_scale(ax: Axes, values: Sequence[float] | np.ndarray) -> None:
-    """A log axis for slowdowns (which are at least 1) when they span more than 10x, else linear from 0.
-
-    Slowdowns of 1.5 next to 40 on a linear axis hide the small ones, as
-    linear waits do (:func:`wait_scale`).
-    """
-    vals = np.asarray(values, dtype=float).ravel()
-    pos = vals[np.isfinite(vals) & (vals > 0)]
-    if len(pos) and pos.max() / pos.min() > 10:
-        ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
-        ax.yaxis.set_minor_formatter(NullFormatter())
-        ax.set_ylabel(ax.get_ylabel() + " (log scale)")
-    else:
-        ax.set_ylim(bottom=0)
-
-
-def wrap_label(text: str, width: int = 16) -> str:
-    """A tick label broken at spaces into lines of about ``width`` characters (never inside a word)."""
-    return "\n".join(textwrap.wrap(str(text), width, break_on_hyphens=False, break_long_words=False)) or str(text)
-
-
-def policy_styles(policies: Sequence[str]) -> tuple[dict[str, tuple], dict[str, str]]:
-    """A fixed colour and marker per policy, in the scenario's order.
-
-    The colour-blind palette, reordered so that its two oranges are not
-    neighbours.
-    """
-    base = sns.color_palette("colorblind", 10)
-    colours = [base[i] for i in (0, 1, 2, 4, 3, 9, 5, 6, 7, 8)]
-    return (
-        {p: colours[i % len(colours)] for i, p in enumerate(policies)},
-        {p: MARKERS[i % len(MARKERS)] for i, p in enumerate(policies)},
-    )
-
-
-def _runtime_axis(ax: Axes, label: bool = True) -> None:
-    ax.set_xscale("log")
-    ax.xaxis.set_major_locator(FixedLocator(RUNTIME_TICKS))
-    ax.xaxis.set_major_formatter(
-        FuncFormatter(
-            lambda x, _pos: dict(zip(RUNTIME_TICKS, RUNTIME_TICK_LABELS, strict=True)).get(x, "")
-        )
-    )
-    ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_xlim(3.0, 2e6)
-    if label:
-        ax.set_xlabel("actual runtime")
-
-
-def _grid(
-    n: int, width: float = 4.6, height: float = 3.4, max_cols: int = 3
-) -> tuple[Figure, list]:
-    cols = min(n, max_cols)
-    rows = math.ceil(n / cols)
-    if n == 1:
-        width, height = max(width, 7.5), max(height, 4.4)
-    fig, axes = subplots(
-        rows, cols, figsize=(width * cols, height * rows + 0.8), squeeze=False, layout="constrained"
-    )
-    flat = list(axes.flat)
-    for ax in flat[n:]:
-        ax.set_visible(False)
-    return fig, flat[:n]
-
-
-def _legend(fig: Figure, axes: list, policies: Sequence[str], title: str) -> Figure:
-    """The figure's title, then one legend for all panels under it (policies in order)."""
-    height = fig.get_figheight()
-    fig.text(0.5, 1 - 0.08 / height, title, ha="center", va="top", fontsize=13, fontweight="bold")
-    handles, labels = [], []
-    for ax in axes:
-        h, lab = ax.get_legend_handles_labels()
-        for hh, ll in zip(h, lab, strict=True):
-            if ll not in labels:
-                handles.append(hh)
-                labels.append(ll)
-        if ax.get_legend() is not None:
-            ax.get_legend().remove()
-    order = [labels.index(p) for p in policies if p in labels]
-    engine = fig.get_layout_engine()
-    if isinstance(engine, ConstrainedLayoutEngine):  # as _grid makes them: room for title, legend
-        engine.set(rect=(0, 0, 1, 1 - (0.75 if order else 0.4) / height))
-    if not order:
-        return fig
-    fig.legend(
-        [handles[i] for i in order],
-        [labels[i] for i in order],
-        loc="upper center",
-        bbox_to_anchor=(0.5, 1 - 0.33 / height),
-        ncol=min(len(order), 6),
-        frameon=False,
-    )
-    return fig
+from o2ksim.report.figure_style import (
+    HOUR,
+    _grid,
+    _legend,
+    _runtime_axis,
+    floored_t_interval,
+    mean_line,
+    policy_styles,
+    report_style,
+    save,
+    setup_style,
+    slowdown_scale,
+    subplots,
+    wait_scale,
+    wrap_label,
+)
 
 
 def overall_figure(
@@ -202,7 +49,7 @@ def overall_figure(
     ``None``: one group) and the measures in seconds.  Bars are means over the
     runs of a group; with several runs (seeds) per bar, the black lines are
     95% Student-t confidence intervals (:func:`o2ksim.report.data.t_interval`,
-    as in the runtime figures).  Policy names under the bars are wrapped,
+    as in the runtime figures; cut at 0 for a wait, 1 for a slowdown).  Policy names under the bars are wrapped,
     not turned, so that long ones do not run into each other.
     """
     colours, _ = policy_styles(policies)
@@ -225,8 +72,8 @@ def overall_figure(
     for ax, (col, label) in zip(axes, measures, strict=True):
         sns.barplot(
             data=data, x=xcol, y=col, hue="policy", hue_order=list(policies),
-            order=order, palette=colours, ax=ax,
-            errorbar=t_interval if multi else None, err_kws={"linewidth": 1.2},
+            order=order, palette=colours, ax=ax, err_kws={"linewidth": 1.2},
+            errorbar=floored_t_interval(1.0 if col == "mean_slowdown" else 0.0) if multi else None,
         )  # fmt: skip
         ax.set_ylabel(label)
         ax.set_xlabel("" if x is None else (xlabel or x))
@@ -346,10 +193,14 @@ def size_figure(
     """Average and maximum wait versus requested processors or memory (one row per panel).
 
     ``groups``: :func:`o2ksim.report.data.size_groups` rows with ``panel``
-    and ``policy``.
+    and ``policy``, or their mean over seeds (:func:`o2ksim.report.data.mean_ci`
+    rows with ``mean_wait_lo`` ... ``max_wait_hi``): then each point is the
+    mean with its 95% interval as error bars, the policies set slightly apart
+    so that the bars stay visible (as :func:`o2ksim.report.views.mean_runtime_figure`).
     """
     colours, markers = policy_styles(policies)
     what = "requested processors" if by == "procs" else "requested memory"
+    means = "mean_wait_hi" in groups
     fig, axes = subplots(
         len(panels), 2, figsize=(10.5, 3.3 * len(panels) + 0.8), squeeze=False, layout="constrained"
     )
@@ -361,20 +212,20 @@ def size_figure(
         for ax, col, ylabel in zip(
             row, ("mean_wait", "max_wait"), ("average wait (h)", "maximum wait (h)"), strict=True
         ):
-            for pol in policies:
+            for k, pol in enumerate(policies):
                 g = part.loc[part["policy"] == pol].sort_values("group")
                 if g.empty:
                     continue
+                x = np.asarray([pos[v] for v in g["group"]], dtype=float)
+                if means:
+                    x = x + 0.08 * (k - (len(policies) - 1) / 2)
+                    mean_line(ax, x, g, col, scale=HOUR, floor=0.0, colour=colours[pol],
+                              marker=markers[pol], label=pol)  # fmt: skip
+                    continue
                 ax.plot(
-                    [pos[x] for x in g["group"]],
-                    g[col] / HOUR,
-                    marker=markers[pol],
-                    color=colours[pol],
-                    label=pol,
-                    linewidth=1.6,
-                    markersize=5,
-                    clip_on=False,
-                )
+                    x, g[col] / HOUR, marker=markers[pol], color=colours[pol], label=pol,
+                    linewidth=1.6, markersize=5, clip_on=False,
+                )  # fmt: skip
             ax.set_xticks(
                 range(len(labels)),
                 labels,
@@ -383,11 +234,18 @@ def size_figure(
             )
             ax.set_xlabel(what)
             ax.set_ylabel(ylabel)
-            wait_scale(ax, groups[col] / HOUR)
+            wait_scale(ax, groups[[col, f"{col}_hi"] if means else [col]].to_numpy(float) / HOUR)
+            if means:
+                top = float(np.nanmax(groups[f"{col}_hi"])) / HOUR if len(groups) else 0.0
+                if top > 0:
+                    ax.set_ylim(top=top * (1.6 if ax.get_yscale() == "symlog" else 1.05))
             if len(panels) > 1 or panel:
                 ax.set_title(panel or "all runs")
     flat = list(axes.flat)
-    return _legend(fig, flat, policies, f"Wait versus {what}")
+    title = f"Wait versus {what}"
+    if means:
+        title += ", mean over seeds (bars: 95% confidence interval)"
+    return _legend(fig, flat, policies, title)
 
 
 def utilisation_figure(
@@ -400,7 +258,10 @@ def utilisation_figure(
 
     ``series``: :func:`o2ksim.report.data.utilisation_series` rows with
     ``panel`` and ``policy``; times in seconds, drawn in days.  The analysis
-    window is shaded.
+    window is shaded.  Given a mean over seeds (:func:`o2ksim.report.data.mean_ci`
+    rows with ``utilisation_lo`` and ``utilisation_hi``), the line is the mean
+    per time bin and a band of the policy's colour its 95% interval (error
+    bars on a hundred bins would hide the lines).
     """
     colours, _ = policy_styles(policies)
     fig, axes = subplots(
@@ -415,6 +276,10 @@ def utilisation_figure(
             x = [*(g["start"] / 86400.0), g["end"].iloc[-1] / 86400.0]
             y = [*g["utilisation"], g["utilisation"].iloc[-1]]
             ax.step(x, y, where="post", color=colours[pol], label=pol, linewidth=1.3)
+            if "utilisation_hi" in g:
+                lo = [*g["utilisation_lo"].clip(lower=0.0), g["utilisation_lo"].iloc[-1]]
+                hi = [*g["utilisation_hi"].clip(upper=1.0), min(1.0, g["utilisation_hi"].iloc[-1])]
+                ax.fill_between(x, lo, hi, step="post", color=colours[pol], alpha=0.15, linewidth=0)
         if window is not None:
             ax.axvspan(
                 window[0] / 86400.0,
@@ -430,16 +295,23 @@ def utilisation_figure(
         ax.set_ylabel("utilisation\n(fraction of processors)")
         if len(panels) > 1 or panel:
             ax.set_title(panel or "all runs")
-    return _legend(fig, list(axes[:, 0]), [*policies, "analysis window"], "Utilisation over time")
+    title = "Utilisation over time"
+    if "utilisation_hi" in series:
+        title += ", mean over seeds (bands: 95% confidence interval)"
+    return _legend(fig, list(axes[:, 0]), [*policies, "analysis window"], title)
 
 
 def class_figure(classes: pd.DataFrame, policies: Sequence[str], panels: Sequence[str],
-                 measure: str) -> Figure:  # fmt: skip
+                 measure: str, intervals: bool = False) -> Figure:  # fmt: skip
     """Average or maximum wait (or average slowdown) per NCSA-LSF* job class (T§3.6 Figs. 5-6).
 
     ``classes``: :func:`o2ksim.report.data.class_groups` rows with ``panel``
     and ``policy``.  One group of bars per job class (time class x size class,
     thesis Table 3), one bar per policy; one panel per month / load / level.
+    With ``intervals`` the rows of a panel, policy and class are runs (seeds):
+    the bar is their mean and the black line its 95% Student-t interval
+    (:func:`o2ksim.report.data.t_interval`, as in :func:`overall_figure`; cut
+    at 0 for a wait, 1 for a slowdown).
     """
     colours, _ = policy_styles(policies)
     titles = {
@@ -457,7 +329,9 @@ def class_figure(classes: pd.DataFrame, policies: Sequence[str], panels: Sequenc
         part = data.loc[data["panel"] == panel]
         sns.barplot(
             data=part, x="class", y=measure, hue="policy", hue_order=list(policies),
-            order=order, palette=colours, ax=ax, errorbar=None,
+            order=order, palette=colours, ax=ax,
+            errorbar=floored_t_interval(1.0 if measure == "mean_slowdown" else 0.0) if intervals
+            else None, err_kws={"linewidth": 1.2},
         )  # fmt: skip
         ax.set_xlabel("job class (time-size)")
         ax.set_ylabel(ylabel)
@@ -468,21 +342,9 @@ def class_figure(classes: pd.DataFrame, policies: Sequence[str], panels: Sequenc
             wait_scale(ax, data[measure])
         if len(panels) > 1 or panel:
             ax.set_title(panel or "all runs")
+    if intervals:
+        title += ", mean over seeds (black lines: 95% confidence interval)"
     return _legend(fig, axes, policies, title)
-
-
-def save(fig: Figure, path: str, dpi: int = 110, svg: bool = False) -> None:
-    """Write ``fig`` as PNG (and, with ``svg``, as SVG beside it: same name, ``.svg``).
-
-    Each file is written whole or not at all (a full disk leaves no half a
-    figure).  The bounding box is fitted to everything drawn, so a legend or
-    title outside the axes is never cut.
-    """
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=dpi, format="png", bbox_inches="tight", pad_inches=0.08)
-    if svg:
-        with atomic_path(str(path).rsplit(".", 1)[0] + ".svg") as tmp:
-            fig.savefig(tmp, format="svg", bbox_inches="tight", pad_inches=0.08)
 
 
 __all__ = [

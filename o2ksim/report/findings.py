@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from o2ksim.report import captions
+from o2ksim.report import captions, data
 from o2ksim.report.captions import RUNTIME_WORDS
 from o2ksim.report.gather import Gathered
 from o2ksim.report.tables import rankings
@@ -81,6 +81,20 @@ def _p95(g: Gathered) -> list[str]:
     return _per_panel(*_levels(top, g), say)
 
 
+def _spread(values: pd.Series, text: Callable[[float], str]) -> str:
+    """" ± half-width (95% interval, n seeds)" of a mean over seeds, or "" for one seed.
+
+    The half-width of :func:`o2ksim.report.data.t_interval`, as the mean
+    figures draw it.
+    """
+    x = values.to_numpy(float)
+    x = x[np.isfinite(x)]
+    if len(x) < 2:
+        return ""
+    lo, hi = data.t_interval(x)
+    return f" ± {text((hi - lo) / 2)} (95% interval, {len(x)} seeds)"
+
+
 def _size(frame: pd.DataFrame, g: Gathered, what: str) -> list[str]:
     if frame.empty:
         return []
@@ -88,10 +102,12 @@ def _size(frame: pd.DataFrame, g: Gathered, what: str) -> list[str]:
     def say(part: pd.DataFrame) -> list[str]:
         if part.empty:
             return []
-        waits = part.groupby(["policy", "label"], sort=False)["mean_wait"].mean()
+        groups = part.groupby(["policy", "label"], sort=False)["mean_wait"]
+        waits = groups.mean()
         (pol, label), wait = waits.idxmax(), float(waits.max())
+        spread = _spread(groups.get_group((pol, label)), captions.duration_text) if g.seed_panels else ""
         return [
-            f"The longest average wait{_over(g)} is {captions.duration_text(wait)}, "
+            f"The longest average wait{_over(g)} is {captions.duration_text(wait)}{spread}, "
             f"under {pol} for requested {what} {label}."
         ]
 
@@ -105,13 +121,12 @@ def _classes(g: Gathered, measure: str) -> list[str]:
     def say(part: pd.DataFrame) -> list[str]:
         if part.empty or not part[measure].notna().any():
             return []
-        values = part.groupby(["policy", "class"], sort=False)[measure].mean()
+        groups = part.groupby(["policy", "class"], sort=False)[measure]
+        values = groups.mean()
         (pol, cls), top = values.idxmax(), float(values.max())
-        value = (
-            captions.number_text(top) if measure.endswith("slowdown")
-            else captions.duration_text(top)
-        )  # fmt: skip
-        return [f"The highest{_over(g)} is class {cls} under {pol} ({value})."]
+        text = captions.number_text if measure.endswith("slowdown") else captions.duration_text
+        spread = _spread(groups.get_group((pol, cls)), text) if g.seed_panels else ""
+        return [f"The highest{_over(g)} is class {cls} under {pol} ({text(top)}{spread})."]
 
     return _per_panel(*_levels(g.classes, g), say)
 

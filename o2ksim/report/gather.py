@@ -7,8 +7,12 @@ highest 5% of the waits, waits per size, per LSF class, utilisation over
 time, and for one run the queue over time), each row tagged with its policy
 and its *panel*: the levels of whatever the sweep varies besides the policy.
 When the seeds are panels, ``level_of`` maps each per-seed panel to its
-panel without the seed (``level_panels``), where the means are drawn.  The page (:mod:`~o2ksim.report.page`) and the figures only read the
-:class:`Gathered` result, so what a report shows is decided here, once.
+panel without the seed (``level_panels``), where the means over seeds are
+drawn: ``runtime_mean``, ``p95_mean``, ``procs_mean``, ``mem_mean`` and
+``util_mean`` (:func:`seed_means`: mean, Student-t 95% bounds ``_lo`` /
+``_hi`` and ``n``).  The page (:mod:`~o2ksim.report.page`) and the figures
+only read the :class:`Gathered` result, so what a report shows is decided
+here, once.
 """
 
 from __future__ import annotations
@@ -26,7 +30,16 @@ from o2ksim.experiments.store import Results
 from o2ksim.machine import load_machine
 from o2ksim.report import data, partitioning_view
 
-__all__ = ["HOUR", "MAX_PANELS", "Gathered", "gather", "level_text", "lsf_classes_table"]
+__all__ = [
+    "HOUR",
+    "MAX_PANELS",
+    "Gathered",
+    "gather",
+    "level_text",
+    "lsf_classes_table",
+    "p95_over_seeds",
+    "seed_means",
+]
 
 MAX_PANELS = 6
 MAX_UTIL_PANELS = MAX_PANELS  # every figure draws every panel it has
@@ -62,6 +75,10 @@ class Gathered:
     counts: pd.DataFrame = field(default_factory=pd.DataFrame)
     queue: pd.DataFrame = field(default_factory=pd.DataFrame)
     level_of: dict[str, str] = field(default_factory=dict)
+    p95_mean: pd.DataFrame = field(default_factory=pd.DataFrame)
+    procs_mean: pd.DataFrame = field(default_factory=pd.DataFrame)
+    mem_mean: pd.DataFrame = field(default_factory=pd.DataFrame)
+    util_mean: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def level_text(v: Any) -> str:
@@ -145,6 +162,7 @@ def gather(results: Results, max_panels: int = MAX_PANELS) -> Gathered:
                 ok.drop_duplicates("panel").set_index("panel").iterrows()} if seed_panels else {}  # fmt: skip
     level_panels = list(dict.fromkeys(level_of[p] for p in panels)) if seed_panels else panels
     runtime_mean, counts = _over_seeds(runtime, level_of)
+    p95_all, procs_all, mem_all = _concat(p95), _concat(procs), _concat(mem)
     lsf_classes = lsf_classes_table(by_policy)
     util, window = _utilisation(results, ok, panels[:MAX_UTIL_PANELS], pooled)
     if pooled and len(util):
@@ -163,9 +181,9 @@ def gather(results: Results, max_panels: int = MAX_PANELS) -> Gathered:
         pooled_seeds=pooled,
         truncated=truncated,
         runtime=runtime,
-        p95=_concat(p95),
-        procs=_concat(procs),
-        mem=_concat(mem),
+        p95=p95_all,
+        procs=procs_all,
+        mem=mem_all,
         util=util,
         window=window,
         notes=notes,
@@ -181,6 +199,10 @@ def gather(results: Results, max_panels: int = MAX_PANELS) -> Gathered:
         counts=counts,
         queue=queue,
         level_of=level_of,
+        p95_mean=p95_over_seeds(p95_all, level_of) if seed_panels else pd.DataFrame(),
+        procs_mean=seed_means(procs_all, level_of, ["group", "label"], SIZE_MEASURES),
+        mem_mean=seed_means(mem_all, level_of, ["group", "label"], SIZE_MEASURES),
+        util_mean=_util_over_seeds(util, level_of),
     )
 
 
@@ -202,6 +224,49 @@ def _over_seeds(
     means = data.mean_ci(rt, ["panel", "policy", "group"], RUNTIME_MEASURES)
     counts = rt.groupby(["panel", "policy", "group"], sort=False, as_index=False)["jobs"].sum()
     return means, counts
+
+
+SIZE_MEASURES = ["mean_wait", "max_wait"]
+
+
+def seed_means(
+    frame: pd.DataFrame, level_of: dict[str, str], keys: list[str], values: list[str]
+) -> pd.DataFrame:
+    """``frame``'s ``values`` as means over the seeds of each level, with 95% intervals.
+
+    ``frame``: per-seed rows with ``panel`` and ``policy``; ``level_of`` maps
+    a per-seed panel to its level (empty when the seeds are not panels: then
+    nothing is averaged and the result is empty).  Rows of the same level,
+    policy and ``keys`` are averaged (:func:`o2ksim.report.data.mean_ci`:
+    ``v``, ``v_lo``, ``v_hi``, ``n``); a key that some seed lacks is the mean
+    of the seeds that have it (``n`` says how many).
+    """
+    if frame.empty or not level_of:
+        return pd.DataFrame()
+    levels = frame.assign(panel=[level_of.get(p, p) for p in frame["panel"]])
+    return data.mean_ci(levels, ["panel", "policy", *keys], values)
+
+
+def p95_over_seeds(p95: pd.DataFrame, level_of: dict[str, str]) -> pd.DataFrame:
+    """The 95th-percentile plot over seeds: each range's largest remaining wait, mean and interval.
+
+    From :func:`o2ksim.report.data.p95_points` rows (rank 1 of each range and
+    seed), the mean over seeds of the wait (``p95_wait``) and of the runtime
+    where it occurs (``runtime_gmean``, where the mean figure draws it), with
+    ``group`` the range -- the columns :func:`o2ksim.report.views.mean_runtime_figure` reads.
+    """
+    if p95.empty:
+        return pd.DataFrame()
+    top = p95.loc[p95["rank"] == 1].rename(
+        columns={"range": "group", "wait": "p95_wait", "run_time": "runtime_gmean"}
+    )
+    return seed_means(top, level_of, ["group"], ["p95_wait", "runtime_gmean"])
+
+
+def _util_over_seeds(util: pd.DataFrame, level_of: dict[str, str]) -> pd.DataFrame:
+    """Utilisation per time bin as a mean over seeds with 95% intervals (bins with the same start)."""
+    means = seed_means(util, level_of, ["start", "end"], ["utilisation", "mid"])
+    return means.sort_values(["panel", "policy", "start"], kind="stable", ignore_index=True) if len(means) else means
 
 
 def _on_o2k_hosts(jobs: pd.DataFrame) -> bool:

@@ -17,9 +17,9 @@ written next to it.
 
 Panels: whatever the sweep varies besides the policy (months = seeds, loads,
 estimate scenarios) gets one panel per level, in every figure.  When the
-seeds are panels, the overall and runtime figures are also drawn as the mean
-over the seeds with 95% confidence intervals, and the page folds the
-per-seed panels under them.  With more than ``MAX_PANELS`` combinations the
+seeds are panels, every per-panel figure is also drawn as the mean over the
+seeds with 95% confidence intervals, and the page folds the per-seed panels
+under it.  With more than ``MAX_PANELS`` combinations the
 seeds are pooled (the jobs of all seeds together); beyond that only the
 first ``MAX_PANELS`` are drawn, and the page says so next to every figure
 concerned.
@@ -85,8 +85,9 @@ def make_figures(g: Gathered, fig_dir: Path, results: Results | None = None) -> 
     """Draw every figure that has data, as PNG with an SVG beside it; returns name -> PNG path.
 
     Every figure draws every panel in ``g.panels``: none is dropped silently.
-    When the seeds are panels, the runtime figures are also drawn as a mean
-    over the seeds with 95% intervals (``NAME_mean``).  A one-run report
+    When the seeds are panels, every per-panel figure (overall, runtime,
+    95th-percentile, size, class, utilisation) is also drawn as a mean over
+    the seeds with 95% intervals (``NAME_mean``).  A one-run report
     (given ``results``) also gets the queue over time and a Gantt chart.
     """
     # matplotlib and seaborn are heavy: the figures modules are imported only when figures are drawn
@@ -135,23 +136,33 @@ def make_figures(g: Gathered, fig_dir: Path, results: Results | None = None) -> 
                 keep(f"{name}_mean", means)
             if name == "wait_vs_runtime" and len(g.p95):
                 keep("p95_vs_runtime", F.p95_figure(g.p95, g.policies, g.panels))
+                if len(g.p95_mean):
+                    keep("p95_vs_runtime_mean",
+                         V.mean_runtime_figure(g.p95_mean, g.policies, g.level_panels, "p95_wait"))  # fmt: skip
         if len(g.top):
             keep("top_waits", V.top_waits_figure(g.top, g.policies, g.panels))
-        if len(g.procs):
-            keep("wait_vs_procs", F.size_figure(g.procs, g.policies, g.panels, "procs"))
-        if len(g.mem):
-            keep("wait_vs_mem", F.size_figure(g.mem, g.policies, g.panels, "mem"))
+        for by, frame, means in (("procs", g.procs, g.procs_mean), ("mem", g.mem, g.mem_mean)):
+            if len(frame):
+                keep(f"wait_vs_{by}", F.size_figure(frame, g.policies, g.panels, by))
+            if len(means):
+                keep(f"wait_vs_{by}_mean", F.size_figure(means, g.policies, g.level_panels, by))
         if len(g.classes):
-            keep("class_mean_wait", F.class_figure(g.classes, g.policies, g.panels, "mean_wait"))
-            keep("class_max_wait", F.class_figure(g.classes, g.policies, g.panels, "max_wait"))
-            if g.classes["mean_slowdown"].notna().any():
-                keep(
-                    "class_slowdown",
-                    F.class_figure(g.classes, g.policies, g.panels, "mean_slowdown"),
-                )
+            levels = g.classes.assign(panel=[g.level_of.get(p, p) for p in g.classes["panel"]])
+            for name, measure in (("class_mean_wait", "mean_wait"), ("class_max_wait", "max_wait"),
+                                  ("class_slowdown", "mean_slowdown")):  # fmt: skip
+                if not g.classes[measure].notna().any():
+                    continue
+                keep(name, F.class_figure(g.classes, g.policies, g.panels, measure))
+                if g.seed_panels:  # the seeds as the runs of each bar
+                    keep(f"{name}_mean",
+                         F.class_figure(levels, g.policies, g.level_panels, measure, intervals=True))  # fmt: skip
         if len(g.util):
             util_panels = list(dict.fromkeys(g.util["panel"]))
             keep("utilisation", F.utilisation_figure(g.util, g.policies, util_panels, g.window))
+            if len(g.util_mean):
+                levels_drawn = list(dict.fromkeys(g.util_mean["panel"]))
+                keep("utilisation_mean",
+                     F.utilisation_figure(g.util_mean, g.policies, levels_drawn, g.window))  # fmt: skip
         if len(g.queue):
             keep("queue", V.queue_figure(g.queue, g.window, "Waiting jobs over time"))
         if results is not None and len(g.table) == 1:
@@ -246,6 +257,10 @@ def write_report(
     for name, frame in (
         ("runtime_groups", g.runtime),
         ("runtime_groups_mean_ci", g.runtime_mean),
+        ("p95_points_mean_ci", g.p95_mean),
+        ("wait_vs_procs_mean_ci", g.procs_mean),
+        ("wait_vs_mem_mean_ci", g.mem_mean),
+        ("utilisation_mean_ci", g.util_mean),
         ("top_waits", g.top),
         ("queue", g.queue),
         ("p95_points", g.p95),

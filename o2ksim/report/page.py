@@ -95,9 +95,25 @@ FIGURES = (
 )  # fmt: skip
 """Every figure of the page in order: file name, title, kind of chart (for the alt text), method."""
 
-FOLDED_MEANS = ("wait_vs_runtime", "max_vs_runtime", "slowdown_vs_runtime", "max_slowdown_vs_runtime")
+FOLDED_MEANS = (
+    "overall", "wait_vs_runtime", "p95_vs_runtime", "max_vs_runtime", "slowdown_vs_runtime",
+    "max_slowdown_vs_runtime", "wait_vs_procs", "wait_vs_mem", "class_mean_wait",
+    "class_max_wait", "class_slowdown", "utilisation",
+)  # fmt: skip
 """Figures drawn as a mean over seeds (``NAME_mean``) when the seeds are panels; the
 per-seed version is then folded away under the mean."""
+
+MEAN_SUFFIX = " (mean over seeds)"
+"""Added to the title of a figure drawn as a mean over seeds."""
+
+MEAN_METHODS = {
+    "p95_vs_runtime": "Over seeds, each range's largest remaining wait is averaged and drawn at "
+    "the mean of the runtimes where it occurs.",
+}
+"""How a mean figure differs from its per-seed panels, where the method alone would mislead."""
+
+MEAN_MARKS = {"Bar chart": ("Bars", "black lines"), "Step chart": ("Lines", "bands")}
+"""How a mean over seeds and its interval are drawn, per kind of chart (default: points, error bars)."""
 
 PER_RUN = ("queue", "gantt")
 """Figures of a one-run report only."""
@@ -187,7 +203,8 @@ def figure_html(
     if folded is not None:
         extra = (
             f"<details><summary>{esc(fold_label)}</summary>"
-            f"{_img(folded, f'{kind}: {title}, one panel per seed.')} {_links(folded)}</details>"
+            f"{_img(folded, f'{kind}: {title.removesuffix(MEAN_SUFFIX)}, one panel per seed.')} "
+            f"{_links(folded)}</details>"
         )
     said = " ".join(esc(s) for s in found)
     return (
@@ -274,9 +291,9 @@ def section_answer(ctx: PageContext) -> str:
 def section_figures(ctx: PageContext) -> str:
     """Every drawn figure, numbered, with what it shows; says which panels there are and what is missing.
 
-    When the seeds are panels, the runtime figures show the mean over seeds
-    with its 95% interval and fold the per-seed panels away; the other
-    per-panel figures fold their per-seed image.
+    When the seeds are panels, each figure of :data:`FOLDED_MEANS` shows the
+    mean over seeds with its 95% interval and folds the per-seed panels away;
+    the highest waits (one marker per job, nothing to average) fold their per-seed image.
     """
     g, figs, esc = ctx.g, ctx.figs, html.escape
     found = findings(g)
@@ -285,8 +302,8 @@ def section_figures(ctx: PageContext) -> str:
         what = ", ".join(c.rsplit(".", 1)[-1] for c in g.panel_cols)
         parts.append(
             f"<p>{len(g.panels)} panels, one per {esc(what)}: {esc('; '.join(g.panels))}."
-            + (" The runtime figures show the mean over the seeds with its 95% confidence "
-               "interval; each figure's per-seed panels are folded under it." if g.seed_panels else "")
+            + (" Each figure shows the mean over the seeds with its 95% confidence interval "
+               "(Student t); its per-seed panels are folded under it." if g.seed_panels else "")
             + "</p>"
         )  # fmt: skip
     if g.truncated:
@@ -303,9 +320,14 @@ def section_figures(ctx: PageContext) -> str:
             continue
         mark = {"Bar chart": "bar", "Scatter plot": "colour and marker"}.get(kind, "line")
         what = "" if name in PER_RUN else f", one {mark} per policy ({', '.join(g.policies)})"
+        if mean:
+            what += ", with 95% confidence intervals over the seeds"
+            shown, spread = MEAN_MARKS.get(kind, ("Points", "error bars"))
+            method += (" " + MEAN_METHODS[name]) if name in MEAN_METHODS else ""
+            method += f" {shown}: the mean over the seeds; {spread}: its 95% Student-t confidence interval."
         parts.append(
             figure_html(
-                numbers[name], name, path, title=title + (" (mean over seeds)" if mean else ""),
+                numbers[name], name, path, title=title + (MEAN_SUFFIX if mean else ""),
                 kind=kind, method=method, found=found.get(name, []), what=what,
                 folded=figs.get(name) if mean else None,
                 fold_label=per_seed if g.seed_panels and name != "runtime_counts"

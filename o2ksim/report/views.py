@@ -22,11 +22,12 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from o2ksim.report.captions import runtime_group_label
-from o2ksim.report.figures import (
+from o2ksim.report.figure_style import (
     HOUR,
     _grid,
     _legend,
     _runtime_axis,
+    mean_line,
     policy_styles,
     subplots,
     wait_scale,
@@ -37,6 +38,10 @@ __all__ = ["counts_figure", "mean_runtime_figure", "queue_figure", "top_waits_fi
 MEAN_TITLES = {
     "mean_wait": ("Average wait versus actual runtime, mean over seeds", "average wait (h)"),
     "max_wait": ("Maximum wait versus actual runtime, mean over seeds", "maximum wait (h)"),
+    "p95_wait": (
+        "95th-percentile wait versus actual runtime, mean over seeds",
+        "largest wait per range\nafter the top 5% (h)",
+    ),
     "mean_slowdown": ("Average slowdown versus actual runtime, mean over seeds", "average slowdown"),
     "max_slowdown": ("Maximum slowdown versus actual runtime, mean over seeds", "maximum slowdown"),
 }
@@ -49,14 +54,19 @@ def mean_runtime_figure(
 
     ``means``: :func:`o2ksim.report.data.mean_ci` rows (``panel``,
     ``policy``, ``group``, ``runtime_gmean``, ``measure``, ``measure_lo``,
-    ``measure_hi``).  The policies' points are set slightly apart along the
-    runtime axis so that their error bars stay visible.  Each group is drawn at the mean of its seeds' geometric
-    mean runtimes (for the maxima too: their runtimes differ from seed to
+    ``measure_hi``).  ``measure``: a runtime-group measure of
+    :func:`o2ksim.report.data.runtime_groups`, or ``p95_wait``: the largest
+    remaining wait of each range of the 95th-percentile plot
+    (:func:`o2ksim.report.gather.p95_over_seeds`), drawn at the mean of its
+    seeds' runtimes.  The policies' points are set slightly apart along the
+    runtime axis so that their error bars stay visible.  Each group is drawn
+    at the mean of its seeds' geometric mean runtimes (for the maxima too: their runtimes differ from seed to
     seed).  Slowdowns on a log axis; waits on :func:`wait_scale`'s axis.
     """
     colours, markers = policy_styles(policies)
     title, ylabel = MEAN_TITLES[measure]
-    scale = 1.0 if measure.endswith("slowdown") else HOUR
+    slowdown = measure.endswith("slowdown")
+    scale = 1.0 if slowdown else HOUR
     fig, axes = _grid(len(panels))
     for ax, panel in zip(axes, panels, strict=True):
         part = means.loc[means["panel"] == panel]
@@ -68,17 +78,11 @@ def mean_runtime_figure(
             # their intervals do not hide each other
             dodge = 10 ** (0.04 * (k - (len(policies) - 1) / 2))
             x = (g["runtime_gmean"] * dodge).clip(lower=3.0).to_numpy(float)
-            y = g[measure].to_numpy(float) / scale
-            lo = g[f"{measure}_lo"].to_numpy(float) / scale
-            hi = g[f"{measure}_hi"].to_numpy(float) / scale
-            lo = np.maximum(lo, 1.0 if measure.endswith("slowdown") else 0.0)  # slowdown >= 1
-            ax.errorbar(
-                x, y, yerr=[y - lo, hi - y], color=colours[pol], marker=markers[pol],
-                label=pol, linewidth=1.6, markersize=5, capsize=2.5, clip_on=False,
-            )  # fmt: skip
+            mean_line(ax, x, g, measure, scale=scale, floor=1.0 if slowdown else 0.0,
+                      colour=colours[pol], marker=markers[pol], label=pol)  # fmt: skip
         _runtime_axis(ax)
         ax.set_ylabel(ylabel)
-        if measure.endswith("slowdown"):
+        if slowdown:
             ax.set_yscale("log")
             ax.set_ylabel(ylabel + " (log scale)")
         else:
