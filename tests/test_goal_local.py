@@ -11,7 +11,8 @@ evaluation of a schedule from scratch (``reference_schedule``,
   measures are those of its order evaluated from scratch; the profiles are
   left unchanged; under a transitive objective (strict Lexical) the result is
   better than the start or is the start;
-* the compiled climb returns the Python one's result and counts;
+* the compiled climb returns the Python one's result and counts, and so does
+  the compiled search and climb run on one copy of the profiles' arrays;
 * the policy parameter: bad values refused, a run with ``dds+local``.
 """
 
@@ -112,6 +113,12 @@ def test_climb_never_returns_worse_than_its_start(point: Point, limit: int, budg
         k = kernel_local.improve(planner, ob, start, budget, point.prune)
         assert planner.profiles == before
         assert (k.order, k.starts, k.hosts, k.measures, k.visits, k.leaves, k.pruned) == (
+            r.order, r.starts, r.hosts, r.measures, r.visits, r.leaves, r.pruned)  # fmt: skip
+        # search and climb on one copy of the arrays: the DDS leaves them as it found them
+        b = kernel_local.search_improve(planner, ob, point.heuristic, point.method, limit, budget,
+                                        point.prune)  # fmt: skip
+        assert planner.profiles == before
+        assert (b.order, b.starts, b.hosts, b.measures, b.visits, b.leaves, b.pruned) == (
             r.order, r.starts, r.hosts, r.measures, r.visits, r.leaves, r.pruned)  # fmt: skip
 
 

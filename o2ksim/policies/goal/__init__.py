@@ -224,13 +224,17 @@ class GoalOriented(Policy):
                 self.objective, heuristic, self.search_method, self.limit, self.prune, record=explain
             )
             c["goal_searches_python"] += 1
+            if self.local:
+                result = improve(planner, self.objective, result, self.local_budget, self.prune)
+        elif self.local:  # compiled search and climb on one copy of the profiles
+            result = self._compiled_improve()(planner, self.objective, heuristic,
+                                              self.search_method, self.limit, self.local_budget,
+                                              self.prune)  # fmt: skip
+            c["goal_searches_numba"] += 1
         else:
             result = search(planner, self.objective, heuristic, self.search_method, self.limit,
                             self.prune)  # fmt: skip
             c["goal_searches_numba"] += 1
-        if self.local:
-            climb = improve if search is None else self._compiled_improve()
-            result = climb(planner, self.objective, result, self.local_budget, self.prune)
         dt = time.perf_counter() - t0
         c["goal_searches"] += 1
         c["goal_visits"] += result.visits
@@ -255,10 +259,10 @@ class GoalOriented(Policy):
         return self._kernel_search
 
     def _compiled_improve(self) -> Any:
-        """The compiled hill climb (numba is installed when the compiled search runs)."""
+        """The compiled search and hill climb (numba is installed when the compiled search runs)."""
         from o2ksim.policies.goal import kernel_local
 
-        return kernel_local.improve
+        return kernel_local.search_improve
 
     def summary_counts(self, ids: Any = None) -> dict[str, int]:
         """Decision points searched by each implementation (printed by ``o2ksim run``)."""

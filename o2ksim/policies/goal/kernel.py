@@ -330,6 +330,11 @@ def _search(times, fp, fm, plen, hosts_ok, submit, floor, hold, procs, mem,
             nrem += 1
             cidx[depth] += 1
         if stopped:
+            # the arrays back as they came (the climb of dds+local reuses them): depths
+            # 0..depth-1 hold placed jobs when the limit stops the walk
+            for d in range(depth - 1, -1, -1):
+                j = u_j[d]
+                _unplace(u_h[d], u_i[d], u_k[d], u_ins[d], procs[j], mem[j], times, fp, fm, plen)
             break
     return best_order, best_starts, best_hosts, best_m, visits, leaves, pruned, not stopped
 

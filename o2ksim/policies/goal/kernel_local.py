@@ -17,6 +17,7 @@ from o2ksim.policies.goal.kernel import (
     _better,
     _jit,
     _place,
+    _search,
     _unplace,
     numba,
     objective_args,
@@ -194,4 +195,49 @@ def improve(
     )  # fmt: skip
 
 
-__all__ = ["improve"]
+def search_improve(
+    planner: Planner,
+    objective: Objective,
+    heuristic: list[int],
+    method: str,
+    limit: int,
+    budget: int,
+    prune: bool = True,
+) -> SearchResult:
+    """``kernel.search`` then :func:`improve` on one copy of the planner's arrays.
+
+    The same result and counts as the two calls one after the other (checked in
+    ``tests/test_goal_local.py``): the discrepancy search leaves the arrays as it
+    found them, so the climb starts from them without converting the planner's
+    profiles a second time (about a tenth of a small search's cost, once per
+    decision point)."""
+    if numba is None:
+        raise RuntimeError("the compiled goal search needs numba: pip install o2ksim[fast]")
+    if method not in ("dds", "lds"):
+        raise ValueError(f"search must be dds or lds, got {method!r}")
+    n = planner.n
+    if n == 0:
+        return planner.search(objective, heuristic, method, limit, prune)
+    arrays = planner_arrays(planner)
+    ob_args = objective_args(objective)
+    thr, mwn = float(planner.threshold), float(planner.max_wait_now)
+    out = _search(*arrays, np.array(heuristic, np.int64), thr, mwn, int(limit), bool(prune),
+                  method == "lds", *ob_args)  # fmt: skip
+    order, starts, hosts, measures, visits, leaves, pruned, complete = out
+    if n < 2 or budget <= 0 or complete:
+        m = measures.tolist()
+        return SearchResult(
+            order.tolist(), starts.tolist(), hosts.tolist(), (m[0], m[1], m[2], m[3]),
+            visits=int(visits), leaves=int(leaves), pruned=int(pruned), complete=bool(complete),
+        )  # fmt: skip
+    o2, s2, h2, m2, v2, l2, p2 = _improve(*arrays, order, starts, hosts, measures, thr, mwn,
+                                          int(budget), bool(prune), *ob_args)  # fmt: skip
+    m = m2.tolist()
+    return SearchResult(
+        o2.tolist(), s2.tolist(), h2.tolist(), (m[0], m[1], m[2], m[3]),
+        visits=int(visits) + int(v2), leaves=int(leaves) + int(l2), pruned=int(pruned) + int(p2),
+        complete=False,
+    )  # fmt: skip
+
+
+__all__ = ["improve", "search_improve"]
