@@ -31,6 +31,10 @@ Usage::
         --months kth-6001-9000,kth-jan-tradeoff --decisions 20 \
         --variants dds:1000 local:30:3000 local:1000:4000
 
+``--reuse`` keeps the runs already in ``--out`` (the job table and the CPU
+recorded beside it in ``MONTH-NAME.cpu``), so new variants can be added
+without running L = 64,000 again.
+
 The figures and their reading are in docs/guides/goal-oriented.md
 ("Systematic, then local search").
 """
@@ -149,6 +153,8 @@ def main() -> None:
                     default=["dds-64k=limit:64000", "local=search:dds+local;limit:1000;local_budget:4000"])
     ap.add_argument("--decisions", type=int, metavar="N",
                     help="compare schedules at every N-th decision point instead of runs")
+    ap.add_argument("--reuse", action="store_true",
+                    help="keep a run already in --out (job table and its recorded CPU, MONTH-NAME.cpu)")
     ap.add_argument("--one", nargs=2, help=argparse.SUPPRESS)  # internal: MONTH VARIANT
     a = ap.parse_args()
     out = Path(a.out)
@@ -170,6 +176,11 @@ def main() -> None:
         cpu = {}
         for v in ["fcfs=", *a.variants]:
             name = parse_variant(v)[0]
+            done = out / f"{month}-{name}.cpu"
+            if a.reuse and done.exists() and (out / f"{month}-{name}.pkl").exists():
+                cpu[name] = tuple(json.loads(done.read_text()))
+                print(f"{month} {name}: reused, {cpu[name][0]:.1f} s CPU", flush=True)
+                continue
             cmd = ["nice", "-n", "10", sys.executable, __file__, "--out", str(out), "--one", month, v]
             t0 = time.perf_counter()
             proc = subprocess.Popen(cmd, env={**os.environ, "PYTHONPATH": os.pathsep.join(
@@ -178,6 +189,7 @@ def main() -> None:
             if os.waitstatus_to_exitcode(status):
                 raise SystemExit(f"failed: {' '.join(cmd)}")
             cpu[name] = (usage.ru_utime + usage.ru_stime, time.perf_counter() - t0)
+            done.write_text(json.dumps(cpu[name]))
             print(f"{month} {name}: {cpu[name][0]:.1f} s CPU, {cpu[name][1]:.0f} s wall", flush=True)
         fcfs = pd.read_pickle(out / f"{month}-fcfs.pkl")
         fcfs = fcfs.loc[fcfs["analysed"]] if "analysed" in fcfs else fcfs

@@ -203,8 +203,10 @@ def search_improve(
     limit: int,
     budget: int,
     prune: bool = True,
+    other: list[int] | None = None,
 ) -> SearchResult:
-    """``kernel.search`` then :func:`improve` on one copy of the planner's arrays.
+    """``kernel.search`` then :func:`improve` on one copy of the planner's arrays; with
+    ``other``, :func:`o2ksim.policies.goal.local.improve_restart`'s second climb too.
 
     The same result and counts as the two calls one after the other (checked in
     ``tests/test_goal_local.py``): the discrepancy search leaves the arrays as it
@@ -232,11 +234,24 @@ def search_improve(
         )  # fmt: skip
     o2, s2, h2, m2, v2, l2, p2 = _improve(*arrays, order, starts, hosts, measures, thr, mwn,
                                           int(budget), bool(prune), *ob_args)  # fmt: skip
+    visits, leaves, pruned = int(visits) + int(v2), int(leaves) + int(l2), int(pruned) + int(p2)
+    left = budget - int(v2)
+    if other is not None and left > n and list(other) not in (order.tolist(), o2.tolist()):
+        # improve_restart: the other order's schedule (the DDS's first leaf), climbed
+        o3, s3, h3, m3, v3, l3, p3, _ = _search(*arrays, np.array(other, np.int64), thr, mwn, 1,
+                                                bool(prune), False, *ob_args)  # fmt: skip
+        o3, s3, h3, m3, v4, l4, p4 = _improve(*arrays, o3, s3, h3, m3, thr, mwn,
+                                              left - int(v3), bool(prune), *ob_args)  # fmt: skip
+        visits += int(v3) + int(v4)
+        leaves += int(l3) + int(l4)
+        pruned += int(p3) + int(p4)
+        ob = objective
+        if ob.better((float(m2[ob.ix]), float(m2[ob.iy])), (float(m3[ob.ix]), float(m3[ob.iy]))):
+            o2, s2, h2, m2 = o3, s3, h3, m3
     m = m2.tolist()
     return SearchResult(
         o2.tolist(), s2.tolist(), h2.tolist(), (m[0], m[1], m[2], m[3]),
-        visits=int(visits) + int(v2), leaves=int(leaves) + int(l2), pruned=int(pruned) + int(p2),
-        complete=False,
+        visits=visits, leaves=leaves, pruned=pruned, complete=False,
     )  # fmt: skip
 
 
