@@ -19,7 +19,7 @@ branching order and epoch), and at each of them the search of each variant
 (``dds:L`` or ``local:L:BUDGET``) is compared with DDS at L = 64,000 under the
 policy's own objective (:meth:`Objective.better`, both ways): how often the
 variant's schedule is better, equally good or worse, with the search's CPU
-alone.  This measures the schedule quality the search is asked for, free of
+alone (``restart:L:BUDGET``: ``local_restart``, from the FCFS order).  This measures the schedule quality the search is asked for, free of
 the chaos of a whole run (a different start changes every later queue).
 
 Usage::
@@ -63,7 +63,8 @@ def parse_variant(text: str) -> tuple[str, dict]:
     params: dict = {}
     for item in filter(None, rest.split(";")):
         k, _, v = item.partition(":")
-        params[k.strip()] = int(v) if v.strip().isdigit() else v.strip()
+        v = v.strip()
+        params[k.strip()] = int(v) if v.isdigit() else {"true": True, "false": False}.get(v.lower(), v)
     return name.strip(), params
 
 
@@ -129,9 +130,12 @@ def compare_decisions(months: list[str], every: int, variants: list[str]) -> pd.
             for v in variants:
                 kind, *nums = v.split(":")
                 t0 = time.process_time()
-                r = kernel.search(planner, ob, heuristic, "dds", int(nums[0]))
-                if kind == "local":
-                    r = kernel_local.improve(planner, ob, r, int(nums[1]))
+                if kind == "dds":
+                    r = kernel.search(planner, ob, heuristic, "dds", int(nums[0]))
+                else:  # local or restart (from the FCFS order, the other branching order)
+                    other = list(range(planner.n)) if kind == "restart" else None
+                    r = kernel_local.search_improve(planner, ob, heuristic, "dds", int(nums[0]),
+                                                    int(nums[1]), True, other)  # fmt: skip
                 stats[v]["cpu"] += time.process_time() - t0
                 cp = (r.measures[ob.ix], r.measures[ob.iy])
                 verdict = "better" if ob.better(rp, cp) else "worse" if ob.better(cp, rp) else "equal"
