@@ -197,3 +197,8 @@ def test_explain_tells_of_the_climb() -> None:
     text = log.text()
     assert "DDS+LOCAL-LXF, L=2, climb 50" in text
     assert "then a hill climb over the best order" in text
+    assert "second climb" not in text
+    _, log = explain("explain-backfill", policy="tradeoff-tw-avgx",
+                     params={"search": "dds+local", "limit": 2, "local_budget": 50,
+                             "local_restart": True})  # fmt: skip
+    assert "a second climb from the FCFS order" in log.text()

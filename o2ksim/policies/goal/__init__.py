@@ -369,6 +369,10 @@ class GoalOriented(Policy):
         if self.local:
             lines.append(f"{pad}then a hill climb over the best order (swaps, forward moves; at most "
                          f"{self.local_budget} visits, counted above); its result, if better, wins")  # fmt: skip
+            if self.local_restart:
+                other = "FCFS" if self._branch_lxf else "LXF"
+                lines.append(f"{pad}and, if it ends with visits left, a second climb from the {other} "
+                             "order; the better of the two wins")  # fmt: skip
         win = tuple(result.order)
         for k, e in enumerate(result.evaluated[:EXPLAIN_SCHEDULES]):
             mark = "*" if e.order == win else " "
