@@ -19,7 +19,7 @@ branching order and epoch), and at each of them the search of each variant
 (``dds:L`` or ``local:L:BUDGET``) is compared with DDS at L = 64,000 under the
 policy's own objective (:meth:`Objective.better`, both ways): how often the
 variant's schedule is better, equally good or worse, with the search's CPU
-alone.  This measures the schedule quality the search is asked for, free of
+alone (``restart:L:BUDGET``: ``local_restart``, from the FCFS order).  This measures the schedule quality the search is asked for, free of
 the chaos of a whole run (a different start changes every later queue).
 
 Usage::
@@ -30,6 +30,10 @@ Usage::
     python benchmarks/goal_local.py --out reports/goal-local-decisions \
         --months kth-6001-9000,kth-jan-tradeoff --decisions 20 \
         --variants dds:1000 local:30:3000 local:1000:4000
+
+``--reuse`` keeps the runs already in ``--out`` (the job table and the CPU
+recorded beside it in ``MONTH-NAME.cpu``), so new variants can be added
+without running L = 64,000 again.
 
 The figures and their reading are in docs/guides/goal-oriented.md
 ("Systematic, then local search").
@@ -59,7 +63,8 @@ def parse_variant(text: str) -> tuple[str, dict]:
     params: dict = {}
     for item in filter(None, rest.split(";")):
         k, _, v = item.partition(":")
-        params[k.strip()] = int(v) if v.strip().isdigit() else v.strip()
+        v = v.strip()
+        params[k.strip()] = int(v) if v.isdigit() else {"true": True, "false": False}.get(v.lower(), v)
     return name.strip(), params
 
 
@@ -125,9 +130,12 @@ def compare_decisions(months: list[str], every: int, variants: list[str]) -> pd.
             for v in variants:
                 kind, *nums = v.split(":")
                 t0 = time.process_time()
-                r = kernel.search(planner, ob, heuristic, "dds", int(nums[0]))
-                if kind == "local":
-                    r = kernel_local.improve(planner, ob, r, int(nums[1]))
+                if kind == "dds":
+                    r = kernel.search(planner, ob, heuristic, "dds", int(nums[0]))
+                else:  # local or restart (from the FCFS order, the other branching order)
+                    other = list(range(planner.n)) if kind == "restart" else None
+                    r = kernel_local.search_improve(planner, ob, heuristic, "dds", int(nums[0]),
+                                                    int(nums[1]), True, other)  # fmt: skip
                 stats[v]["cpu"] += time.process_time() - t0
                 cp = (r.measures[ob.ix], r.measures[ob.iy])
                 verdict = "better" if ob.better(rp, cp) else "worse" if ob.better(cp, rp) else "equal"
@@ -149,6 +157,8 @@ def main() -> None:
                     default=["dds-64k=limit:64000", "local=search:dds+local;limit:1000;local_budget:4000"])
     ap.add_argument("--decisions", type=int, metavar="N",
                     help="compare schedules at every N-th decision point instead of runs")
+    ap.add_argument("--reuse", action="store_true",
+                    help="keep a run already in --out (job table and its recorded CPU, MONTH-NAME.cpu)")
     ap.add_argument("--one", nargs=2, help=argparse.SUPPRESS)  # internal: MONTH VARIANT
     a = ap.parse_args()
     out = Path(a.out)
@@ -170,6 +180,11 @@ def main() -> None:
         cpu = {}
         for v in ["fcfs=", *a.variants]:
             name = parse_variant(v)[0]
+            done = out / f"{month}-{name}.cpu"
+            if a.reuse and done.exists() and (out / f"{month}-{name}.pkl").exists():
+                cpu[name] = tuple(json.loads(done.read_text()))
+                print(f"{month} {name}: reused, {cpu[name][0]:.1f} s CPU", flush=True)
+                continue
             cmd = ["nice", "-n", "10", sys.executable, __file__, "--out", str(out), "--one", month, v]
             t0 = time.perf_counter()
             proc = subprocess.Popen(cmd, env={**os.environ, "PYTHONPATH": os.pathsep.join(
@@ -178,6 +193,7 @@ def main() -> None:
             if os.waitstatus_to_exitcode(status):
                 raise SystemExit(f"failed: {' '.join(cmd)}")
             cpu[name] = (usage.ru_utime + usage.ru_stime, time.perf_counter() - t0)
+            done.write_text(json.dumps(cpu[name]))
             print(f"{month} {name}: {cpu[name][0]:.1f} s CPU, {cpu[name][1]:.0f} s wall", flush=True)
         fcfs = pd.read_pickle(out / f"{month}-fcfs.pkl")
         fcfs = fcfs.loc[fcfs["analysed"]] if "analysed" in fcfs else fcfs

@@ -194,6 +194,10 @@ def _same_runs(workload: object, machine: object, params: dict, **kw: object) ->
     {"model": "tradeoff", "measures": "tw,avgw", "version": "C", "limit": 50},
     {"model": "tradeoff", "measures": "tw,avgx", "search": "dds+local", "limit": 5, "local_budget": 300},
     {"model": "lexical", "measures": "tw,avgx", "search": "lds+local", "limit": 20, "local_budget": 2000},
+    {"model": "tradeoff", "measures": "tw,avgx", "search": "dds+local", "limit": 5, "local_budget": 800,
+     "local_restart": True},
+    {"model": "tradeoff", "measures": "tw,avgx", "search": "dds+local", "branching": "fcfs", "limit": 3,
+     "local_budget": 300, "local_restart": True},
 ])  # fmt: skip
 def test_runs_are_job_for_job_identical_on_two_hosts(params: dict) -> None:
     assert _same_runs(_workload(7, 120), MACHINE, params) > 0

@@ -11,7 +11,8 @@ evaluation of a schedule from scratch (``reference_schedule``,
   measures are those of its order evaluated from scratch; the profiles are
   left unchanged; under a transitive objective (strict Lexical) the result is
   better than the start or is the start;
-* the compiled climb returns the Python one's result and counts;
+* the compiled climb returns the Python one's result and counts, and so does
+  the compiled search and climb run on one copy of the profiles' arrays;
 * the policy parameter: bad values refused, a run with ``dds+local``.
 """
 
@@ -26,7 +27,7 @@ from test_goal_search_exact import BIG, Point, points, reference_measures, refer
 
 from o2ksim.errors import O2KSimError
 from o2ksim.policies.goal import GoalOriented, kernel
-from o2ksim.policies.goal.local import improve, neighbour
+from o2ksim.policies.goal.local import improve, improve_restart, neighbour
 from o2ksim.policies.goal.objectives import Objective
 from o2ksim.policies.goal.search import Planner
 
@@ -113,12 +114,74 @@ def test_climb_never_returns_worse_than_its_start(point: Point, limit: int, budg
         assert planner.profiles == before
         assert (k.order, k.starts, k.hosts, k.measures, k.visits, k.leaves, k.pruned) == (
             r.order, r.starts, r.hosts, r.measures, r.visits, r.leaves, r.pruned)  # fmt: skip
+        # search and climb on one copy of the arrays: the DDS leaves them as it found them
+        b = kernel_local.search_improve(planner, ob, point.heuristic, point.method, limit, budget,
+                                        point.prune)  # fmt: skip
+        assert planner.profiles == before
+        assert (b.order, b.starts, b.hosts, b.measures, b.visits, b.leaves, b.pruned) == (
+            r.order, r.starts, r.hosts, r.measures, r.visits, r.leaves, r.pruned)  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(points(), st.sampled_from([1, 2, 5]), st.sampled_from([1, 3, 10, 60, BIG]), st.randoms())
+def test_restart_never_worse_than_the_first_climb(point: Point, limit: int, budget: int, rnd) -> None:  # type: ignore[no-untyped-def]
+    """``local_restart``: the result is the plain climb's or one better than it, a
+    correct schedule of its order, within the budget; compiled == Python."""
+    point.limit = limit
+    planner = point.planner()
+    ob = point.make_objective(planner)
+    other = list(range(len(point.jobs)))
+    rnd.shuffle(other)
+    start = planner.search(ob, point.heuristic, point.method, limit, point.prune)
+    before = copy.deepcopy(planner.profiles)
+    first = improve(planner, ob, start, budget, point.prune)
+    r = improve_restart(planner, ob, start, other, budget, point.prune)
+    assert planner.profiles == before
+    assert sorted(r.order) == list(range(len(point.jobs)))
+    # each climb may place one settled prefix position past its budget (the budget is
+    # checked before a neighbour's placements): two climbs, at most two over
+    assert r.visits <= start.visits + budget + 2
+    if r.order != first.order:
+        assert ob.better((first.measures[ob.ix], first.measures[ob.iy]),
+                         (r.measures[ob.ix], r.measures[ob.iy]))  # fmt: skip
+    else:
+        assert r.measures == first.measures
+    starts, hosts = reference_schedule(point.now, point.profiles, point.capacity, point.jobs, r.order)
+    assert (r.starts, r.hosts) == (starts, hosts)
+    ref = reference_measures(point.now, point.jobs, r.order, starts, point.omega)
+    assert r.measures == pytest.approx(ref, rel=1e-12, abs=1e-9)
+    if kernel.AVAILABLE:
+        from o2ksim.policies.goal import kernel_local
+
+        k = kernel_local.search_improve(planner, ob, point.heuristic, point.method, limit, budget,
+                                        point.prune, other)  # fmt: skip
+        assert planner.profiles == before
+        assert (k.order, k.starts, k.hosts, k.measures, k.visits, k.leaves, k.pruned) == (
+            r.order, r.starts, r.hosts, r.measures, r.visits, r.leaves, r.pruned)  # fmt: skip
+
+
+def test_restart_skipped_by_hand() -> None:
+    """The two-job point of ``test_one_swap_improves_by_hand``: the first climb turns
+    [A, B] into [B, A] in 8 visits.  A restart from [B, A] (the first climb's end) or
+    from [A, B] (the start) would repeat a climb, so none runs: the same result and
+    counts as the plain climb."""
+    planner = Planner(0.0, [([0.0], [1], [0.0])], [(1, 0.0)], [-100.0, -100.0], [1000.0, 60.0],
+                      [1, 1], [0.0, 0.0])  # fmt: skip
+    ob = Objective("tradeoff", "tw", "avgx")
+    ob.start_epoch(planner.max_wait_now)
+    start = planner.search(ob, [0, 1], "dds", limit=1)
+    for other in ([1, 0], [0, 1]):
+        r = improve_restart(planner, ob, start, other, budget=100)
+        assert (r.order, r.visits - start.visits, r.leaves - start.leaves) == ([1, 0], 8, 3)
 
 
 def test_policy_parameters() -> None:
     pol = GoalOriented(search="dds+local", limit=100, local_budget=500)
     assert (pol.local, pol.search_method, pol.local_budget) == (True, "dds", 500)
     assert "climb 500" in pol.objective_name
+    assert not pol.local_restart
+    assert "climb 500 with restart" in GoalOriented(search="dds+local", local_budget=500,
+                                                    local_restart=True).objective_name
     assert not GoalOriented(search="lds").local
     with pytest.raises(O2KSimError, match="search"):
         GoalOriented(search="local")
@@ -134,3 +197,8 @@ def test_explain_tells_of_the_climb() -> None:
     text = log.text()
     assert "DDS+LOCAL-LXF, L=2, climb 50" in text
     assert "then a hill climb over the best order" in text
+    assert "second climb" not in text
+    _, log = explain("explain-backfill", policy="tradeoff-tw-avgx",
+                     params={"search": "dds+local", "limit": 2, "local_budget": 50,
+                             "local_restart": True})  # fmt: skip
+    assert "a second climb from the FCFS order" in log.text()

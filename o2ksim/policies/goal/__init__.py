@@ -15,7 +15,8 @@ differences with 1 % slack; 0 = strict), ``omega`` (fixed Tw threshold;
 unset = the dynamic threshold), ``search`` (dds | lds, or dds+local |
 lds+local: the discrepancy search then a hill climb of at most
 ``local_budget`` node visits over its best order,
-:mod:`~o2ksim.policies.goal.local`), ``branching``
+:mod:`~o2ksim.policies.goal.local`; ``local_restart``: a second climb from the
+other branching order when the first ends early), ``branching``
 (fcfs | lxf), ``limit`` (L, tree-node visits per decision point), ``prune``,
 ``search_kernel`` (auto | numba | python: the same search compiled with numba,
 :mod:`~o2ksim.policies.goal.kernel`, or the Python reference,
@@ -46,7 +47,7 @@ from o2ksim.engine.snapshot import Snapshot
 from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.jobs import Job
 from o2ksim.policies.base import POLICIES, Param, Policy
-from o2ksim.policies.goal.local import LOCAL_SUFFIX, improve
+from o2ksim.policies.goal.local import LOCAL_SUFFIX, improve, improve_restart
 from o2ksim.policies.goal.objectives import (
     MEASURE_LABELS,
     MEASURES,
@@ -124,6 +125,9 @@ class GoalOriented(Policy):
         "local_budget": Param(int, 4000, "node visits of the hill climb of search = dds+local or "
                               "lds+local (after the L visits of the discrepancy search)",
                               check=lambda v: v >= 0, check_help="must be >= 0"),
+        "local_restart": Param(bool, False, "dds+local, lds+local: when the climb ends at a local "
+                               "optimum with visits left, climb again from the other branching "
+                               "order (FCFS under LXF branching, LXF under FCFS); the better wins"),
         "branching": Param(str, "lxf", "branching heuristic: fcfs or lxf (G§2.4)", choices=BRANCHINGS),
         "limit": Param(int, 4000, "L: tree-node visits per decision point (every visit counts, G§3.4)",
                        check=lambda v: v >= 1, check_help="must be >= 1"),
@@ -144,6 +148,7 @@ class GoalOriented(Policy):
         """Whether the hill climb follows the discrepancy search."""
         self.search_method: str = p["search"].removesuffix(LOCAL_SUFFIX)
         self.local_budget: int = p["local_budget"]
+        self.local_restart: bool = p["local_restart"]
         self.limit: int = p["limit"]
         self.prune: bool = p["prune"]
         self._lxf = make_priority("lxf")
@@ -183,7 +188,8 @@ class GoalOriented(Policy):
     def objective_name(self) -> str:
         p = self.params
         name = f"{self.objective.name}, {p['search'].upper()}-{p['branching'].upper()}, L={self.limit}"
-        return f"{name}, climb {self.local_budget}" if self.local else name
+        restart = " with restart" if self.local_restart else ""
+        return f"{name}, climb {self.local_budget}{restart}" if self.local else name
 
     def stats(self) -> dict[str, float]:
         """Search counters of the run (decision points searched, visits, seconds)."""
@@ -212,7 +218,7 @@ class GoalOriented(Policy):
         planner = self.planner(snap, queue)
         fcfs = list(range(len(queue)))
         lxf = self._lxf_order(queue, now)
-        heuristic = lxf if self._branch_lxf else fcfs
+        heuristic, other = (lxf, fcfs) if self._branch_lxf else (fcfs, lxf)
         reference = None
         if self.objective.model == "tradeoff" and self.objective.version == "C":
             reference = self._references(planner, fcfs, lxf)
@@ -224,13 +230,20 @@ class GoalOriented(Policy):
                 self.objective, heuristic, self.search_method, self.limit, self.prune, record=explain
             )
             c["goal_searches_python"] += 1
+            if self.local and self.local_restart:
+                result = improve_restart(planner, self.objective, result, other,
+                                         self.local_budget, self.prune)  # fmt: skip
+            elif self.local:
+                result = improve(planner, self.objective, result, self.local_budget, self.prune)
+        elif self.local:  # compiled search and climb on one copy of the profiles
+            result = self._compiled_improve()(planner, self.objective, heuristic,
+                                              self.search_method, self.limit, self.local_budget,
+                                              self.prune, other if self.local_restart else None)  # fmt: skip
+            c["goal_searches_numba"] += 1
         else:
             result = search(planner, self.objective, heuristic, self.search_method, self.limit,
                             self.prune)  # fmt: skip
             c["goal_searches_numba"] += 1
-        if self.local:
-            climb = improve if search is None else self._compiled_improve()
-            result = climb(planner, self.objective, result, self.local_budget, self.prune)
         dt = time.perf_counter() - t0
         c["goal_searches"] += 1
         c["goal_visits"] += result.visits
@@ -255,10 +268,10 @@ class GoalOriented(Policy):
         return self._kernel_search
 
     def _compiled_improve(self) -> Any:
-        """The compiled hill climb (numba is installed when the compiled search runs)."""
+        """The compiled search and hill climb (numba is installed when the compiled search runs)."""
         from o2ksim.policies.goal import kernel_local
 
-        return kernel_local.improve
+        return kernel_local.search_improve
 
     def summary_counts(self, ids: Any = None) -> dict[str, int]:
         """Decision points searched by each implementation (printed by ``o2ksim run``)."""
@@ -356,6 +369,10 @@ class GoalOriented(Policy):
         if self.local:
             lines.append(f"{pad}then a hill climb over the best order (swaps, forward moves; at most "
                          f"{self.local_budget} visits, counted above); its result, if better, wins")  # fmt: skip
+            if self.local_restart:
+                other = "FCFS" if self._branch_lxf else "LXF"
+                lines.append(f"{pad}and, if it ends with visits left, a second climb from the {other} "
+                             "order; the better of the two wins")  # fmt: skip
         win = tuple(result.order)
         for k, e in enumerate(result.evaluated[:EXPLAIN_SCHEDULES]):
             mark = "*" if e.order == win else " "

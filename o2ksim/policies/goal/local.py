@@ -190,4 +190,44 @@ def improve(
     )  # fmt: skip
 
 
-__all__ = ["LOCAL_SUFFIX", "improve", "neighbour"]
+def improve_restart(
+    planner: Planner,
+    objective: Objective,
+    start: SearchResult,
+    other: Sequence[int],
+    budget: int,
+    prune: bool = True,
+) -> SearchResult:
+    """:func:`improve` from ``start``, then, when that climb ends at a local optimum with
+    more than ``n`` of its ``budget`` visits left, a second climb from the schedule of
+    the order ``other`` (the policy passes the other branching order: FCFS under LXF
+    branching, LXF under FCFS) with the visits left; the second climb's result wins
+    only when it is better (:meth:`Objective.better`) than the first's.
+
+    A first-improvement climb stops at the first local optimum near the DDS's best
+    schedule, usually well inside its budget (about half of it on the KTH-SP2
+    months); the restart spends the rest in another part of the order space.
+    ``other``'s schedule is evaluated as the DDS's first leaf (``limit = 1``: ``n``
+    visits, one schedule), so its measures round as the search's do.  The counts
+    add both climbs' and the evaluation's; never worse than the first climb's result,
+    hence than ``start``."""
+    first = improve(planner, objective, start, budget, prune)
+    n = planner.n
+    left = budget - (first.visits - start.visits)
+    if start.complete or n < 2 or left <= n or list(other) in (start.order, first.order):
+        return first
+    seed = planner.search(objective, other, "dds", 1, prune)
+    seed.complete = False  # a start for the climb, not a whole tree
+    second = improve(planner, objective, seed, left - seed.visits, prune)
+    ob = objective
+    win = ob.better((first.measures[ob.ix], first.measures[ob.iy]),
+                    (second.measures[ob.ix], second.measures[ob.iy]))  # fmt: skip
+    best = second if win else first
+    return SearchResult(
+        best.order, best.starts, best.hosts, best.measures,
+        visits=first.visits + second.visits, leaves=first.leaves + second.leaves,
+        pruned=first.pruned + second.pruned, complete=False, evaluated=start.evaluated,
+    )  # fmt: skip
+
+
+__all__ = ["LOCAL_SUFFIX", "improve", "improve_restart", "neighbour"]
