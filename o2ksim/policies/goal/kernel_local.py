@@ -14,12 +14,12 @@ from __future__ import annotations
 import numpy as np
 
 from o2ksim.policies.goal.kernel import (
+    AVAILABLE,
     _better,
     _jit,
     _place,
     _search,
     _unplace,
-    numba,
     objective_args,
     planner_arrays,
 )
@@ -174,7 +174,7 @@ def improve(
     planner: Planner, objective: Objective, start: SearchResult, budget: int, prune: bool = True
 ) -> SearchResult:
     """:func:`o2ksim.policies.goal.local.improve` run compiled; the planner is left unchanged."""
-    if numba is None:
+    if not AVAILABLE:
         raise RuntimeError("the compiled goal search needs numba: pip install o2ksim[fast]")
     n = planner.n
     if n < 2 or budget <= 0 or start.complete:
@@ -213,7 +213,7 @@ def search_improve(
     found them, so the climb starts from them without converting the planner's
     profiles a second time (about a tenth of a small search's cost, once per
     decision point)."""
-    if numba is None:
+    if not AVAILABLE:
         raise RuntimeError("the compiled goal search needs numba: pip install o2ksim[fast]")
     if method not in ("dds", "lds"):
         raise ValueError(f"search must be dds or lds, got {method!r}")
