@@ -24,8 +24,11 @@ import math
 
 import pytest
 
+from o2ksim.cli import main
 from o2ksim.errors import O2KSimError
 from o2ksim.experiments.claims import (
+    BEGIN,
+    END,
     Claim,
     claims_markdown,
     evaluate,
@@ -207,3 +210,50 @@ def test_sjf_backfill_starves_long_jobs(reduced_cases):
     Priority-backfill and LXF&W-backfill).  The results show that SFJ-backfill has the
     starvation problem."  Read as at least 1.2x LXF&W-backfill's maximum wait."""
     _holds(reduced_cases, "sjf-starvation")
+
+
+# ------------------------------------------------------------------------------- the command
+MINI = """
+name = "mini-claims"
+description = "three backfill priorities on three days of a light month"
+machine = "o2k"
+policies = ["lxfw-backfill", "fcfs-backfill", "sjf-backfill"]
+[workload]
+model = "o2k"
+params = "1999-10"
+span = "3d"
+[protocol]
+window = ["1d", "2d"]
+warmup = "1d"
+seeds = [1]
+"""
+
+
+def test_scenario_claims_command_prints_and_rewrites_the_page_table(tmp_path, capsys):
+    """`o2ksim scenario claims` reads the stored runs: one case (seed 1), light (the first day
+    of the light October 1999 under 0.86 utilisation), so the backfill claims have no loaded
+    case; --page-file replaces only the text between the markers; errors exit 2."""
+    sc = tmp_path / "mini.toml"
+    sc.write_text(MINI)
+    out = tmp_path / "res"
+    assert (
+        main(["scenario", "run", str(sc), "--out", str(out), "-j", "1", "--no-report", "-q"]) == 0
+    )
+    capsys.readouterr()
+    assert main(["scenario", "claims", str(out), "--page", "backfill"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 + 4  # header, rule, the four backfill claims
+    assert all("**no loaded case**" in line for line in lines[2:])
+    assert "left out: seed=1" in lines[2]
+    page = tmp_path / "page.md"
+    page.write_text(f"# Page\n\nbefore\n{BEGIN}\nold table\n{END}\nafter\n")
+    assert (
+        main(["scenario", "claims", str(out), "--page", "backfill", "--page-file", str(page)]) == 0
+    )
+    text = page.read_text()
+    assert "old table" not in text and text.startswith("# Page\n\nbefore\n")
+    assert text.endswith(f"{END}\nafter\n") and "SJF-backfill starves" in text
+    page.write_text("no markers\n")
+    assert main(["scenario", "claims", str(out), "--page-file", str(page)]) == 2
+    assert "no claims table markers" in capsys.readouterr().err
+    assert main(["scenario", "claims", str(out), "--page", "nope"]) == 2
