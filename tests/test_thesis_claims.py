@@ -15,7 +15,7 @@ where LXF&W-backfill is only 6 % (mean wait) to 19 % (95th) below
 FCFS-backfill -- on the full month it is 31-69 % below (docs table D) -- so
 it is not used.  The full months are ``benchmarks/thesis_claims.py``
 (recorded in docs/background/thesis-fidelity.md).  The whole reduced part
-simulates 14 runs once (module fixture, about 30 CPU s on the shared machine).
+simulates 14 runs once (module fixture, about 40 CPU s; 3 min wall on the shared machine at load 5).
 """
 
 from __future__ import annotations
