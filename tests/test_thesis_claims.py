@@ -36,6 +36,7 @@ from o2ksim.experiments.claims import (
     month_cases,
     observed,
 )
+from o2ksim.policies.base import presets
 
 CLAIMS, LOADED = load_claims()
 BY_ID = {c.id: c for c in CLAIMS}
@@ -265,3 +266,9 @@ def test_scenario_claims_command_prints_and_rewrites_the_page_table(tmp_path, ca
     assert main(["scenario", "claims", str(out), "--page-file", str(page)]) == 2
     assert "no claims table markers" in capsys.readouterr().err
     assert main(["scenario", "claims", str(out), "--page", "nope"]) == 2
+
+
+def test_claims_name_registered_policies_and_measures():
+    """A misspelt policy would make a claim silently 'not run' on every results directory."""
+    assert set(POLICIES) <= set(presets())
+    assert len({c.id for c in CLAIMS}) == len(CLAIMS)
