@@ -149,6 +149,9 @@ def test_malformed_claims_file_is_a_one_line_error(tmp_path):
     )
     with pytest.raises(O2KSimError, match="field 'versus'"):
         load_claims(p)
+    p.write_text(p.read_text().replace("ratio_at_most = 1", 'at_most = "high"'))
+    with pytest.raises(O2KSimError, match="field 'at_most' must be a number"):
+        load_claims(p)
 
 
 # ------------------------------------------------------------- the claims on a reduced month

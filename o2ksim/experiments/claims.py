@@ -148,7 +148,13 @@ def load_claims(
             raise O2KSimError(f"{where}: field 'measure': unknown measure {raw['measure']!r}")
         if not any(k in raw for k in _TESTS):
             raise O2KSimError(f"{where}: give at least one of {', '.join(_TESTS)}")
+        bad = [k for k in _TESTS if k in raw and not isinstance(raw[k], (int, float))]
+        if bad or not isinstance(raw.get("loaded", False), bool):
+            field_ = bad[0] if bad else "loaded"
+            raise O2KSimError(f"{where}: field {field_!r} must be a number (loaded: true/false)")
         versus = raw.get("versus", [])
+        if not isinstance(versus, list) or not all(isinstance(v, str) for v in versus):
+            raise O2KSimError(f"{where}: field 'versus' must be a list of policy names")
         if any(k in raw for k in ("ratio_at_most", "ratio_at_least")) and not versus:
             raise O2KSimError(f"{where}: field 'versus': a ratio needs the policies to compare")
         c = Claim(**{**raw, "versus": tuple(versus)})
@@ -213,7 +219,12 @@ def results_measures(results: Results, policies: Iterable[str] | None = None) ->
         stored = results.run_summary(run["run_id"])
         m = run_measures(stored.get("summary", {}), results.jobs(run["run_id"]))
         label = " ".join(f"{k}={v}" for k, v in run["factors"].items() if k != "policy")
-        cases.setdefault(label, {})[name] = m
+        if name in cases.setdefault(label, {}):
+            raise O2KSimError(
+                f"{results.out_dir}: two runs of policy {name!r} in case {label!r}; the claims "
+                "compare one run per policy and case"
+            )
+        cases[label][name] = m
     return cases
 
 
