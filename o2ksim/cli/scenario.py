@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from o2ksim.errors import O2KSimError
+from o2ksim.experiments.claims import claims_markdown, results_claims, update_page
 from o2ksim.experiments.expected import compare_expected, expected_path, write_expected
 from o2ksim.experiments.scenario import available_scenarios, load_scenario
 from o2ksim.experiments.sweep import run_sweep
@@ -104,6 +105,26 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
     p.add_argument("-j", "--workers", type=int, metavar="N", help="local worker processes")
     p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser(
+        "claims",
+        help="the thesis's claims checked on a scenario's results: the results pages' claims table",
+        description="Evaluate the claims of o2ksim/data/thesis_claims.toml (or --claims FILE) on "
+        "the stored runs of a results directory (e.g. of thesis-ch5 or thesis-ch6), one case per "
+        "factor levels and seed, and print the Markdown claims table (claim, thesis, o2ksim, "
+        "verdict, evidence).  --page-file rewrites the table of a docs page in place.",
+    )
+    p.add_argument("results", metavar="RESULTS_DIR", help="a results directory of `scenario run`")
+    p.add_argument(
+        "--page", help="only the claims of this page (immediate-service, eqspatial, backfill)"
+    )
+    p.add_argument("--claims", metavar="FILE", help="claims file (default: the shipped one)")
+    p.add_argument(
+        "--page-file",
+        metavar="MD",
+        help="replace the claims table between the markers of this Markdown page",
+    )
+    p.set_defaults(func=cmd_claims)
     parser.set_defaults(func=lambda args: _no_action(parser))
 
 
@@ -257,6 +278,16 @@ def cmd_list(args: argparse.Namespace) -> int:
     for name, path in sorted(found.items()):
         sc = load_scenario(path)
         print(f"  {name:<28} {len(sc.plan()):>3} runs  {sc.description}")
+    return 0
+
+
+def cmd_claims(args: argparse.Namespace) -> int:
+    outcomes, loaded = results_claims(args.results, page=args.page, claims_file=args.claims)
+    table = claims_markdown(outcomes, loaded)
+    if args.page_file:
+        update_page(args.page_file, table)
+    else:
+        print(table, end="")
     return 0
 
 
