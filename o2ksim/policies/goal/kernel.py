@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from o2ksim.policies.goal import objectives
 from o2ksim.policies.goal.objectives import ROUNDING, VERSIONS, Objective
 from o2ksim.policies.goal.search import Planner, SearchResult
 
@@ -47,15 +48,7 @@ def _jit(f: Any) -> Any:
     return numba.njit(cache=True)(f) if AVAILABLE else f
 
 
-@_jit
-def _ratio(delta, ref):
-    if ref > 0:
-        return delta / ref
-    if delta > 0:
-        return math.inf
-    if delta < 0:
-        return -math.inf
-    return 0.0
+_ratio = _jit(objectives._ratio)  # the Python rule itself, compiled
 
 
 @_jit
