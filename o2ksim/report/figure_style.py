@@ -73,15 +73,18 @@ def subplots(nrows: int = 1, ncols: int = 1, **kw: Any) -> tuple[Figure, Any]:
     return fig, axes
 
 
-def wait_scale(ax: Axes, hours: Sequence[float] | np.ndarray) -> None:
+def wait_scale(ax: Axes, hours: Sequence[float] | np.ndarray, headroom: bool = False) -> None:
     """Linear waits from 0, or a symmetric-log axis when they span more than 100x.
 
     With FCFS-backfill waits of minutes next to NCSA-LSF* waits of tens of
-    hours, a linear axis flattens the small ones onto zero.
+    hours, a linear axis flattens the small ones onto zero.  ``headroom``:
+    the top is set a little above the largest wait, so that scattered
+    markers at the top are drawn whole.
     """
     vals = np.asarray([v for v in np.asarray(hours, dtype=float).ravel() if np.isfinite(v)])
     pos = vals[vals > 0]
-    if len(pos) and pos.max() / pos.min() > 100:
+    log = bool(len(pos) and pos.max() / pos.min() > 100)
+    if log:
         ax.set_yscale("symlog", linthresh=max(float(pos.min()), 0.01), linscale=0.5)
         ax.set_ylim(bottom=0)
         ax.yaxis.set_minor_locator(NullLocator())
@@ -89,6 +92,8 @@ def wait_scale(ax: Axes, hours: Sequence[float] | np.ndarray) -> None:
         ax.set_ylabel(ax.get_ylabel() + " (log scale)")
     else:
         ax.set_ylim(bottom=0)
+    if headroom and len(pos):
+        ax.set_ylim(top=float(pos.max()) * (1.6 if log else 1.05))
 
 
 def slowdown_scale(ax: Axes, values: Sequence[float] | np.ndarray) -> None:

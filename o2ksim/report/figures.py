@@ -176,10 +176,7 @@ def p95_figure(points: pd.DataFrame, policies: Sequence[str], panels: Sequence[s
             ax.axvline(b, color="0.85", linewidth=0.8, zorder=0)
         _runtime_axis(ax)
         ax.set_ylabel("95th-percentile wait (h)")
-        wait_scale(ax, points["wait"] / HOUR)
-        top = float(points["wait"].max()) / HOUR if len(points) else 0.0
-        if top > 0:
-            ax.set_ylim(top=top * (1.6 if ax.get_yscale() == "symlog" else 1.05))
+        wait_scale(ax, points["wait"] / HOUR, headroom=True)
         if len(panels) > 1 or panel:
             ax.set_title(panel or "all runs")
     return _legend(

@@ -115,10 +115,7 @@ def top_waits_figure(top: pd.DataFrame, policies: Sequence[str], panels: Sequenc
             )  # fmt: skip
         _runtime_axis(ax)
         ax.set_ylabel("wait (h)")
-        wait_scale(ax, top["wait"] / HOUR)
-        hi = float(top["wait"].max()) / HOUR if len(top) else 0.0
-        if hi > 0:
-            ax.set_ylim(top=hi * (1.6 if ax.get_yscale() == "symlog" else 1.05))
+        wait_scale(ax, top["wait"] / HOUR, headroom=True)
         if len(panels) > 1 or panel:
             ax.set_title(panel or "all runs")
     return _legend(fig, axes, policies, "Highest 5% of the waits versus actual runtime")
