@@ -7,6 +7,7 @@ hand; ``starts`` reads a result back as ``{job_id: start}``.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 from o2ksim.jobs import Job, JobSpec, JobState
 from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
@@ -86,3 +87,17 @@ def small_host_view(version, running, *, live=True):
     jobs = {j.id: j for j in running}.values() if live else running
     return HostView(HostSpec("h", 8, 100), free_p, free_m, jobs, (), version=version)
 
+
+DRAIN_JOBS = [(1, 0, 6, 100), (2, 0, 4, 100), (3, 60, 8, 50), (4, 70, 2, 20)]
+"""(job, submit, procs, runtime = request) of the hand-worked drain example on 10 processors."""
+
+
+def write_drain_trace(path: Path) -> Path:
+    """Write :data:`DRAIN_JOBS` as an SWF file on a 10-processor machine; returns ``path``."""
+    path.write_text(
+        "; MaxProcs: 10\n"
+        + "\n".join(f"{j} {s} -1 {r} {p} -1 -1 {p} {r} -1 1 1 1 -1 -1 -1 -1 -1"
+                    for j, s, p, r in DRAIN_JOBS)
+        + "\n"
+    )  # fmt: skip
+    return path

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import DRAIN_JOBS, write_drain_trace
 
 import o2ksim
 from o2ksim.analysis.validate import inferred_availability, validate
@@ -45,7 +46,7 @@ def schedule(jobs, policy, outages=(), **kw) -> tuple[dict[int, tuple[float, flo
 # under FCFS it waits behind job 3 (starts at 300, beside it); under EASY it starts at 100
 # on the 6 processors left (job 3 cannot fit before 300, so it holds no reservation that
 # job 4 could delay).  Without the period both start at 100.
-DRAIN = [job(1, 0, 6, 100), job(2, 0, 4, 100), job(3, 60, 8, 50), job(4, 70, 2, 20)]
+DRAIN = [job(j, s, p, r) for j, s, p, r in DRAIN_JOBS]
 DOWN = (Outage("machine", 50, 300, 4),)
 
 
@@ -179,13 +180,7 @@ def test_bad_availability_files_name_file_line_and_field(tmp_path: Path, text, s
 
 
 def test_cli_run_takes_an_availability_file_and_refuses_a_bad_one(tmp_path: Path, capsys):
-    trace = tmp_path / "t.swf"
-    trace.write_text(
-        "; MaxProcs: 10\n"
-        + "\n".join(f"{j} {s} -1 {r} {p} -1 -1 {p} {r} -1 1 1 1 -1 -1 -1 -1 -1"
-                    for j, s, p, r in [(1, 0, 6, 100), (2, 0, 4, 100), (3, 60, 8, 50), (4, 70, 2, 20)])
-        + "\n"
-    )  # fmt: skip
+    trace = write_drain_trace(tmp_path / "t.swf")
     machine = tmp_path / "m.toml"
     machine.write_text('name = "m"\n[[host]]\nname = "m"\nprocs = 10\n')
     down = tmp_path / "down.csv"

@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import write_drain_trace
 
 import o2ksim
 from o2ksim.availability import Outage
@@ -37,14 +38,7 @@ def test_whole_run_divides_by_the_capacity_held_down_after_the_drain():
 
 
 def write_trace(tmp_path: Path) -> Path:
-    trace = tmp_path / "t.swf"
-    trace.write_text(
-        "; MaxProcs: 10\n"
-        + "\n".join(f"{j} {s} -1 {r} {p} -1 -1 {p} {r} -1 1 1 1 -1 -1 -1 -1 -1"
-                    for j, s, p, r in [(1, 0, 6, 100), (2, 0, 4, 100), (3, 60, 8, 50), (4, 70, 2, 20)])
-        + "\n"
-    )  # fmt: skip
-    return trace
+    return write_drain_trace(tmp_path / "t.swf")
 
 
 def test_window_clips_the_period_down(tmp_path: Path):
