@@ -1,0 +1,398 @@
+"""Workload ablations for issue 23's two immediate-service ratio rows: one workload property at a time.
+
+Usage::
+
+    python benchmarks/workload_ablation.py --describe              # R / T and memory of the generated months
+    python benchmarks/workload_ablation.py --knobs model requests=class-limit requests=scenario-a \\
+        mem=table6 mem=2 batch=HPC2N --seeds 1 2
+    python benchmarks/workload_ablation.py --table6 mem=table6      # Table 6 per class under a knob
+
+The thesis (T§5.5) has about 90 % of its preemptive 1-minute trials on free
+processors; in o2ksim's generated months 61-80 % of them preempt, because only
+about a fifth to two fifths of the arrivals that cannot start find a host with
+their processors and 1 GB idle (docs/background/thesis-fidelity.md).  This
+script changes one property of the generated months -- nothing in the
+policy or the engine -- and reruns the arrival observer of
+``benchmarks/arrival_state.py`` (LXF&W-backfill with the preemptive
+1-minute immediate service, 1 GB, on ``hosts/o2k.toml``; a week of warm-up,
+30 analysed days).  Knobs (``--knobs``, each a separate run of every month and seed):
+
+* ``model``: the per-month set as shipped (``generate("o2k", params=MONTH)``);
+* ``requests=class-limit``: every job requests its LSF class's time limit
+  (5, 50, 200 or 400 h, T Table 3) -- the largest R that keeps the job in
+  its class, i.e. every request a default one.  T, P, M, the class and so
+  Table 6 are unchanged; only the backfill sees a longer R;
+* ``requests=scenario-a``: ``min(R, 1.2 T)`` (T§6.2.1's Scenario A, k = 20):
+  the opposite bracket, far more accurate requests than the O2K's;
+* ``mem=F``: every job's requested memory times F, capped at its LSF size
+  class's limit (sj 2 GB, mj 4 GB, lj 16 GB, T Table 3) so that the class
+  stays; the job's peak use is unchanged (users over-request, T§4.5.2);
+* ``mem=table6``: as ``mem=F`` with F per month chosen so that the month's
+  M x T (all jobs, the dedicated hosts' vst jobs included, as Table 6
+  counts them) is Table 6's for that month (mean of ten generated months);
+* ``batch=TRACE``: same-second submission batches replayed from a real trace
+  in ``/work/shared/traces`` (or ``$O2KSIM_TRACES``; e.g. HPC2N, CEA-Curie,
+  SDSC-Par): the trace's sequence of batch sizes (jobs sharing a submit
+  second), cycled over the generated jobs in submit order, each batch moved
+  to its first job's second.  Job attributes and count are unchanged.
+
+``--table6 KNOB`` checks a knob against issue 23's limits on Table 6 per
+class (ten generated months per month, all jobs, as ``tests/test_o2k_months.py``):
+job share within 3 points, P x T and M x T within 25 % or inside Table 6's
+nine-month range.  ``--describe`` prints the generated months' T/R and
+memory statistics beside the thesis's ch. 4 numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from arrival_state import MONTH, THESIS_MONTHS, WARMUP, ArrivalState  # noqa: E402
+
+from o2ksim.machine import KB_PER_MB, load_machine  # noqa: E402
+from o2ksim.o2k_classes import (  # noqa: E402
+    CLASS_NAMES,
+    TABLE6,
+    TABLE6_MXT,
+    TABLE6_MXT_RANGE,
+    TABLE6_PXT_RANGE,
+)
+from o2ksim.run.api import simulate  # noqa: E402
+from o2ksim.workloads.models import generate  # noqa: E402
+from o2ksim.workloads.swf import Trace  # noqa: E402
+from o2ksim.workloads.transforms import Window  # noqa: E402
+
+HOUR = 3600.0
+TIME_LIMIT_S = np.array([5, 50, 200, 400]) * HOUR  # T Table 3: vst, st, mt, lt
+SIZE_MEM_MB = np.array([2048, 4096, 16384])  # T Table 3: sj, mj, lj
+MONTH_DAYS = {"1999-10": 31, "1999-11": 30, "1999-12": 31, "2000-01": 31, "2000-02": 29, "2000-03": 31}
+TRACES = Path(os.environ.get("O2KSIM_TRACES", "/work/shared/traces"))
+ALL_JOBS = {"dedicated": {"include": True}}
+Transform = Callable[[pd.DataFrame, str, int], pd.DataFrame]
+
+
+# ---------------------------------------------------------------------------------------------
+# the knobs: each maps one generated month's SWF jobs to the ablated jobs
+# ---------------------------------------------------------------------------------------------
+
+
+def class_limit_requests(jobs: pd.DataFrame, month: str, seed: int) -> pd.DataFrame:
+    """R := the job's LSF time class limit (queue 1..12, Table 6 order: time class = (q-1) % 4)."""
+    out = jobs.copy()
+    tc = (out["queue"].to_numpy() - 1) % 4
+    out["req_time"] = np.maximum(out["req_time"].to_numpy(), TIME_LIMIT_S[tc]).astype(np.int64)
+    return out
+
+
+def scale_memory(jobs: pd.DataFrame, factor: float) -> pd.DataFrame:
+    """Requested memory x factor, capped at the LSF size class's limit (the class stays)."""
+    out = jobs.copy()
+    p = out["req_procs"].to_numpy()
+    sc = (out["queue"].to_numpy() - 1) // 4
+    cap_kb = SIZE_MEM_MB[sc] * KB_PER_MB / p  # per processor
+    kb = out["req_mem"].to_numpy().astype(float)
+    out["req_mem"] = np.floor(np.minimum(np.maximum(kb * factor, kb), cap_kb)).astype(np.int64)
+    return out
+
+
+def _mxt_all(month: str, factor: float, seeds: range) -> float:
+    """Mean M x T of all jobs (dedicated-host vst jobs included, as Table 6) with memory x factor."""
+    days = MONTH_DAYS[month]
+    cap = 336 * 1024 * 1024 * days * 86400.0
+    vals = []
+    for seed in seeds:
+        j = scale_memory(generate("o2k", span=f"{days}d", seed=seed, params=month,
+                                  overrides=ALL_JOBS).jobs, factor)  # fmt: skip
+        vals.append(float((j["req_mem"] * j["req_procs"] * j["run_time"]).sum() / cap))
+    return float(np.mean(vals))
+
+
+_TABLE6_FACTOR: dict[str, float] = {}
+
+
+def table6_factor(month: str) -> float:
+    """The memory factor that gives the month Table 6's M x T (bisection on ten generated months)."""
+    if month not in _TABLE6_FACTOR:
+        want, lo, hi = TABLE6_MXT[month][0], 1.0, 4.0
+        if _mxt_all(month, 1.0, range(1, 11)) >= want:
+            _TABLE6_FACTOR[month] = 1.0
+            return 1.0
+        for _ in range(12):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if _mxt_all(month, mid, range(1, 11)) < want else (lo, mid)
+        _TABLE6_FACTOR[month] = round((lo + hi) / 2, 3)
+    return _TABLE6_FACTOR[month]
+
+
+_BATCHES: dict[str, np.ndarray] = {}
+
+
+def batch_sizes(name: str) -> np.ndarray:
+    """The trace's batch sizes in time order: runs of jobs with the same submit second."""
+    if name not in _BATCHES:
+        hits = sorted(TRACES.glob(f"{name}*.swf.gz"))
+        if not hits:
+            raise SystemExit(f"workload_ablation.py: no trace {name}*.swf.gz in {TRACES}")
+        submits = []
+        with gzip.open(hits[0], "rt", errors="replace") as f:
+            for line in f:
+                if line.startswith(";") or not line.strip():
+                    continue
+                submits.append(int(float(line.split()[1])))
+        s = np.sort(np.asarray(submits))
+        edges = np.flatnonzero(np.diff(s)) + 1
+        _BATCHES[name] = np.diff(np.concatenate([[0], edges, [len(s)]]))
+    return _BATCHES[name]
+
+
+def replay_batches(jobs: pd.DataFrame, sizes: np.ndarray, seed: int) -> pd.DataFrame:
+    """Group consecutive jobs by ``sizes`` (cycled from a seeded offset); a group takes its first submit."""
+    out = jobs.copy()
+    sub = out["submit"].to_numpy().copy()
+    i, k = 0, int(np.random.default_rng(seed).integers(len(sizes)))
+    while i < len(sub):
+        b = int(sizes[k % len(sizes)])
+        sub[i : i + b] = sub[i]
+        i, k = i + b, k + 1
+    out["submit"] = sub
+    return out
+
+
+def knob_transform(knob: str) -> tuple[Transform | None, str | None]:
+    """(jobs transform or None, runtime-estimate scenario or None) for a ``--knobs`` item."""
+    if knob == "model":
+        return None, None
+    key, _, value = knob.partition("=")
+    if key == "requests" and value == "class-limit":
+        return class_limit_requests, None
+    if key == "requests" and value == "scenario-a":
+        return None, "scenario-a:20"
+    if key == "mem" and value == "table6":
+        return (lambda j, m, s: scale_memory(j, table6_factor(m))), None
+    if key == "mem":
+        return (lambda j, m, s: scale_memory(j, float(value))), None
+    if key == "batch":
+        return (lambda j, m, s: replay_batches(j, batch_sizes(value), s)), None
+    raise SystemExit(f"workload_ablation.py: unknown knob '{knob}'")
+
+
+# ---------------------------------------------------------------------------------------------
+# one run and the Table 6 check
+# ---------------------------------------------------------------------------------------------
+
+
+def interarrival_cv(submit: np.ndarray) -> float:
+    """CV of the interarrival times in the weekday peak hours (8-18 h UTC, T§4.3's periods)."""
+    s = np.sort(submit)
+    gaps, t0 = np.diff(s), s[:-1]
+    day, hour = (t0 // 86400) % 7, (t0 % 86400) / HOUR
+    sel = (day < 5) & (hour >= 9) & (hour < 17) & (gaps < 8 * HOUR)
+    g = gaps[sel]
+    return float(g.std() / g.mean()) if len(g) > 1 else float("nan")
+
+
+def run_case(month: str, seed: int, knob: str, policy: str) -> dict[str, Any]:
+    """One generated month under one knob, observed at arrivals (as ``arrival_state.run_case``)."""
+    trace = generate("o2k", span=WARMUP + MONTH, seed=seed, params=month)
+    fn, estimates = knob_transform(knob)
+    jobs = trace.jobs if fn is None else fn(trace.jobs, month, seed)
+    if fn is not None:
+        jobs = jobs.sort_values("submit", kind="stable").reset_index(drop=True)
+        trace = Trace(jobs, trace.header)
+    machine = load_machine("o2k")
+    obs = ArrivalState(machine, WARMUP, WARMUP + MONTH)
+    t0 = time.process_time()
+    result = simulate(trace, machine=machine, policy=policy, estimates=estimates,
+                      window=Window(WARMUP, WARMUP + MONTH, WARMUP), observers=[obs])  # fmt: skip
+    out = obs.measures()
+    s = result.summary
+    mj = result.jobs.loc[result.jobs["analysed"]]
+    cap = MONTH * sum(h.procs for h in machine.hosts)
+    cap_mb = MONTH * sum(h.memory for h in machine.hosts) / KB_PER_MB
+    out.update(
+        month=month,
+        seed=seed,
+        knob=knob,
+        pxt=float((mj["procs"] * mj["run_time"]).sum() / cap),
+        mxt=float((mj["mem"] * mj["run_time"]).sum() / cap_mb),
+        utilisation=s.get("utilisation"),
+        trials=s.get("immediate_service_jobs", 0),
+        trials_completed=s.get("immediate_service_completed", 0),
+        trials_preempting=s.get("immediate_service_preempting", 0),
+        peak_cv=interarrival_cv(jobs["submit"].to_numpy().astype(float)),
+        cpu_seconds=time.process_time() - t0,
+    )
+    return out
+
+
+def _within(got: float, want: float, rng: tuple[float, float], tol: float = 0.25) -> bool:
+    return abs(got - want) <= tol * want or rng[0] - 0.005 <= got <= rng[1] + 0.005
+
+
+MXT_RESIDUAL = {"mt_sj": 0.03, "vst_lj": 0.01}  # as tests/test_o2k_months.py (documented residuals)
+NOISY = {"lt_lj": 0.5}  # as tests/test_o2k_months.py (20-25 jobs a month)
+
+
+def table6_check(month: str, knob: str, seeds: range = range(1, 11)) -> dict[str, Any]:
+    """Ten generated months (all jobs): class shares, P x T, M x T against issue 23's limits."""
+    days = MONTH_DAYS[month]
+    cap_p, cap_m = 960 * days * 86400.0, 336 * 1024 * 1024 * days * 86400.0
+    fn, _est = knob_transform(knob)
+    cls_p, cls_m, cls_n, tot_m = np.zeros(12), np.zeros(12), np.zeros(12), []
+    for seed in seeds:
+        j = generate("o2k", span=f"{days}d", seed=seed, params=month, overrides=ALL_JOBS).jobs
+        if fn is not None:
+            j = fn(j, month, seed)
+        p = (j["req_procs"] * j["run_time"]).to_numpy() / cap_p
+        m = (j["req_mem"] * j["req_procs"] * j["run_time"]).to_numpy() / cap_m
+        k = j["queue"].to_numpy() - 1
+        cls_p += np.bincount(k, weights=p, minlength=12)
+        cls_m += np.bincount(k, weights=m, minlength=12)
+        cls_n += np.bincount(k, minlength=12)
+        tot_m.append(m.sum())
+    n = len(seeds)
+    total, counts, _pxt, cls_pxt = TABLE6[month]
+    cls_mxt = TABLE6_MXT[month][1]
+    bad = []
+    for k, name in enumerate(CLASS_NAMES):
+        if abs(cls_n[k] / cls_n.sum() - counts[k] / total) > 0.03:
+            bad.append(f"{name} share")
+        tol = NOISY.get(name, 0.25)
+        if not _within(cls_p[k] / n, cls_pxt[k], TABLE6_PXT_RANGE[name], tol):
+            bad.append(f"{name} PxT {cls_p[k] / n:.3f} (T6 {cls_pxt[k]:.2f})")
+        got_m = cls_m[k] / n
+        ok = (
+            got_m <= TABLE6_MXT_RANGE[name][1] + MXT_RESIDUAL[name]
+            if name in MXT_RESIDUAL
+            else _within(got_m, cls_mxt[k], TABLE6_MXT_RANGE[name], tol)
+        )
+        if not ok:
+            bad.append(f"{name} MxT {got_m:.3f} (T6 {cls_mxt[k]:.2f})")
+    return {"month": month, "knob": knob, "mxt_all": float(np.mean(tot_m)),
+            "mxt_table6": TABLE6_MXT[month][0], "outside": bad}  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------------
+# describe: the generated months' R / T and memory against ch. 4
+# ---------------------------------------------------------------------------------------------
+
+
+def describe(months: list[str], seeds: range) -> None:
+    """T/R per time class and overall, and memory efficiency, of the generated months (all jobs)."""
+    frames = []
+    for month in months:
+        for seed in seeds:
+            j = generate("o2k", span=f"{MONTH_DAYS[month]}d", seed=seed, params=month,
+                         overrides=ALL_JOBS).jobs  # fmt: skip
+            frames.append(j.assign(month=month))
+    j = pd.concat(frames, ignore_index=True)
+    r, t = j["req_time"].to_numpy(float), j["run_time"].to_numpy(float)
+    q = t / r
+    tc = (j["queue"].to_numpy() - 1) % 4
+    default = np.isin(r, TIME_LIMIT_S)
+
+    def pc(mask: np.ndarray, of: np.ndarray | None = None) -> str:
+        of = np.ones(len(mask), bool) if of is None else of
+        return f"{100 * (mask & of).sum() / max(of.sum(), 1):.0f}"
+
+    print(f"{len(j)} jobs: {', '.join(months)}, seeds {seeds.start}-{seeds.stop - 1}\n")
+    print("| jobs | n | T/R <= 0.1 | T/R < 0.2 | T/R > 1 | T < 1 min | T < 10 min | median R/T |")
+    print("|---|---|---|---|---|---|---|---|")
+    groups = [("all", np.ones(len(j), bool)), ("default R", default), ("non-default R", ~default)]
+    groups += [(f"{name} (R <= {int(lim / HOUR)} h)", tc == i)
+               for i, (name, lim) in enumerate(zip(("vst", "st", "mt", "lt"), TIME_LIMIT_S))]  # fmt: skip
+    for name, g in groups:
+        print(f"| {name} | {g.sum()} | {pc(q <= 0.1, g)} | {pc(q < 0.2, g)} | {pc(q > 1, g)} "
+              f"| {pc(t < 60, g)} | {pc(t < 600, g)} | {np.median(r[g] / t[g]):.1f} |")  # fmt: skip
+    r50, r200, r400 = r > 50 * HOUR, r > 200 * HOUR, r == 400 * HOUR
+    print(f"\nR > 50 h: T in 10-50 h {pc((t >= 10 * HOUR) & (t <= 50 * HOUR), r50)} %; "
+          f"R > 200 h: T in 10-100 h {pc((t >= 10 * HOUR) & (t <= 100 * HOUR), r200)} %; "
+          f"R = 400 h: T in 5-50 h {pc((t > 5 * HOUR) & (t < 50 * HOUR), r400)} %; "
+          f"R > 5 h: T < 1 min {pc(t < 60, r > 5 * HOUR)} %")  # fmt: skip
+    mem = (j["req_mem"] * j["req_procs"]).to_numpy(float)
+    peak = (j["used_mem"] * j["req_procs"]).to_numpy(float)
+    print(f"memory: peak / requested, M x T weighted: {100 * (peak * t).sum() / (mem * t).sum():.0f} % "
+          f"(an upper bound of the thesis's average memory efficiency, 40-55 %, T§4.5.2); "
+          f"jobs asking > 1 GB: {pc(mem > 1024 * KB_PER_MB)} %")  # fmt: skip
+    for month in months:
+        g = (j["month"] == month).to_numpy()
+        print(f"  {month}: peak/requested {100 * (peak[g] * t[g]).sum() / (mem[g] * t[g]).sum():.0f} %")
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+HEADER = (
+    "| month | seed | knob | P x T | M x T | util. | peak CV | trials (% arr.) | finished in trial % "
+    "| % preempting | not started (% arr.) | procs+1GB | full fits | mem. bind | proc. bind |"
+)
+
+
+def row(o: dict[str, Any]) -> str:
+    """One Markdown row of :data:`HEADER`."""
+    ns = o["not_started"]
+    tr = o["trials"]
+    pre = 100 * o["trials_preempting"] / tr if tr else float("nan")
+    fin = 100 * o["trials_completed"] / tr if tr else float("nan")
+    util = o["utilisation"] or float("nan")
+    return (
+        f"| {o['month']} | {o['seed']} | {o['knob']} | {100 * o['pxt']:.0f} | {100 * o['mxt']:.0f} "
+        f"| {util:.2f} | {o['peak_cv']:.2f} | {tr} ({100 * tr / max(o['arrivals'], 1):.1f}) | {fin:.1f} "
+        f"| {pre:.1f} | {ns['arrivals']} ({100 * ns['arrivals'] / max(o['arrivals'], 1):.1f}) "
+        f"| {100 * ns['both']:.1f} | {100 * ns['full_fits']:.1f} | {100 * ns['memory_binding']:.1f} "
+        f"| {100 * ns['processors_binding']:.1f} |"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--months", nargs="+", default=list(THESIS_MONTHS))
+    ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--knobs", nargs="+", default=["model"], help="see the module docstring")
+    ap.add_argument("--policy", default="lxfw-backfill-immediate")
+    ap.add_argument("--table6", nargs="+", metavar="KNOB", help="only check knobs against Table 6")
+    ap.add_argument("--describe", action="store_true", help="only print R / T and memory statistics")
+    ap.add_argument("--out", help="write the runs as JSON here")
+    args = ap.parse_args()
+    if args.describe:
+        describe(args.months, range(1, 6))
+        return
+    if args.table6:
+        print("| knob | month | factor | M x T all jobs (Table 6) | outside issue 23's limits |")
+        print("|---|---|---|---|---|")
+        for knob in args.table6:
+            for month in args.months:
+                c = table6_check(month, knob)
+                fac = f"{table6_factor(month):.3f}" if knob == "mem=table6" else "-"
+                print(f"| {knob} | {month} | {fac} | {100 * c['mxt_all']:.0f} % ({100 * c['mxt_table6']:.0f} %) "
+                      f"| {'; '.join(c['outside']) or 'none'} |", flush=True)  # fmt: skip
+        return
+    print(HEADER)
+    print("|" + "---|" * (HEADER.count("|") - 1))
+    results = []
+    for month in args.months:
+        for seed in args.seeds:
+            for knob in args.knobs:
+                o = run_case(month, seed, knob, args.policy)
+                results.append(o)
+                print(row(o), flush=True)
+    print(f"\n{args.policy}; simulation CPU {sum(o['cpu_seconds'] for o in results):.0f} s in all")
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(results, f, indent=1, default=float)
+
+
+if __name__ == "__main__":
+    main()
