@@ -35,6 +35,7 @@ policy or the engine -- and reruns the arrival observer of
   SDSC-Par): the trace's sequence of batch sizes (jobs sharing a submit
   second), cycled over the generated jobs in submit order, each batch moved
   to its first job's second.  Job attributes and count are unchanged.
+* ``A+B``: knobs A and B together (e.g. ``mem=table6+requests=class-limit``).
 
 ``--table6 KNOB`` checks a knob against issue 23's limits on Table 6 per
 class (ten generated months per month, all jobs, as ``tests/test_o2k_months.py``):
@@ -59,25 +60,32 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from arrival_state import MONTH, THESIS_MONTHS, WARMUP, ArrivalState  # noqa: E402
+from arrival_state import MONTH, THESIS_MONTHS, WARMUP, ArrivalState
 
-from o2ksim.machine import KB_PER_MB, load_machine  # noqa: E402
-from o2ksim.o2k_classes import (  # noqa: E402
+from o2ksim.machine import KB_PER_MB, load_machine
+from o2ksim.o2k_classes import (
     CLASS_NAMES,
     TABLE6,
     TABLE6_MXT,
     TABLE6_MXT_RANGE,
     TABLE6_PXT_RANGE,
 )
-from o2ksim.run.api import simulate  # noqa: E402
-from o2ksim.workloads.models import generate  # noqa: E402
-from o2ksim.workloads.swf import Trace  # noqa: E402
-from o2ksim.workloads.transforms import Window  # noqa: E402
+from o2ksim.run.api import simulate
+from o2ksim.workloads.models import generate
+from o2ksim.workloads.swf import Trace
+from o2ksim.workloads.transforms import Window
 
 HOUR = 3600.0
 TIME_LIMIT_S = np.array([5, 50, 200, 400]) * HOUR  # T Table 3: vst, st, mt, lt
 SIZE_MEM_MB = np.array([2048, 4096, 16384])  # T Table 3: sj, mj, lj
-MONTH_DAYS = {"1999-10": 31, "1999-11": 30, "1999-12": 31, "2000-01": 31, "2000-02": 29, "2000-03": 31}
+MONTH_DAYS = {
+    "1999-10": 31,
+    "1999-11": 30,
+    "1999-12": 31,
+    "2000-01": 31,
+    "2000-02": 29,
+    "2000-03": 31,
+}
 TRACES = Path(os.environ.get("O2KSIM_TRACES", "/work/shared/traces"))
 ALL_JOBS = {"dedicated": {"include": True}}
 Transform = Callable[[pd.DataFrame, str, int], pd.DataFrame]
@@ -139,12 +147,12 @@ def table6_factor(month: str) -> float:
 _BATCHES: dict[str, np.ndarray] = {}
 
 
-def batch_sizes(name: str) -> np.ndarray:
+def batch_sizes(name: str, traces: Path = TRACES) -> np.ndarray:
     """The trace's batch sizes in time order: runs of jobs with the same submit second."""
     if name not in _BATCHES:
-        hits = sorted(TRACES.glob(f"{name}*.swf.gz"))
+        hits = sorted(traces.glob(f"{name}*.swf.gz"))
         if not hits:
-            raise SystemExit(f"workload_ablation.py: no trace {name}*.swf.gz in {TRACES}")
+            raise SystemExit(f"workload_ablation.py: no trace {name}*.swf.gz in {traces}")
         submits = []
         with gzip.open(hits[0], "rt", errors="replace") as f:
             for line in f:
@@ -157,11 +165,11 @@ def batch_sizes(name: str) -> np.ndarray:
     return _BATCHES[name]
 
 
-def replay_batches(jobs: pd.DataFrame, sizes: np.ndarray, seed: int) -> pd.DataFrame:
-    """Group consecutive jobs by ``sizes`` (cycled from a seeded offset); a group takes its first submit."""
+def replay_batches(jobs: pd.DataFrame, sizes: np.ndarray, start: int) -> pd.DataFrame:
+    """Group consecutive jobs by ``sizes`` (cycled from index ``start``); a group takes its first submit."""
     out = jobs.copy()
     sub = out["submit"].to_numpy().copy()
-    i, k = 0, int(np.random.default_rng(seed).integers(len(sizes)))
+    i, k = 0, start
     while i < len(sub):
         b = int(sizes[k % len(sizes)])
         sub[i : i + b] = sub[i]
@@ -171,7 +179,21 @@ def replay_batches(jobs: pd.DataFrame, sizes: np.ndarray, seed: int) -> pd.DataF
 
 
 def knob_transform(knob: str) -> tuple[Transform | None, str | None]:
-    """(jobs transform or None, runtime-estimate scenario or None) for a ``--knobs`` item."""
+    """(jobs transform or None, runtime-estimate scenario or None) for a ``--knobs`` item.
+
+    Knobs joined by ``+`` (``mem=table6+requests=class-limit``) apply left to right.
+    """
+    if "+" in knob:
+        parts = [knob_transform(k) for k in knob.split("+")]
+        fns = [f for f, _e in parts if f is not None]
+        est = next((e for _f, e in parts if e is not None), None)
+
+        def chain(j: pd.DataFrame, m: str, s: int) -> pd.DataFrame:
+            for f in fns:
+                j = f(j, m, s)
+            return j
+
+        return (chain if fns else None), est
     if knob == "model":
         return None, None
     key, _, value = knob.partition("=")
@@ -184,7 +206,12 @@ def knob_transform(knob: str) -> tuple[Transform | None, str | None]:
     if key == "mem":
         return (lambda j, m, s: scale_memory(j, float(value))), None
     if key == "batch":
-        return (lambda j, m, s: replay_batches(j, batch_sizes(value), s)), None
+
+        def batched(j: pd.DataFrame, m: str, s: int) -> pd.DataFrame:
+            sizes = batch_sizes(value)  # a seeded start: each seed replays another stretch
+            return replay_batches(j, sizes, int(np.random.default_rng(s).integers(len(sizes))))
+
+        return batched, None
     raise SystemExit(f"workload_ablation.py: unknown knob '{knob}'")
 
 
@@ -312,7 +339,7 @@ def describe(months: list[str], seeds: range) -> None:
     print("|---|---|---|---|---|---|---|---|")
     groups = [("all", np.ones(len(j), bool)), ("default R", default), ("non-default R", ~default)]
     groups += [(f"{name} (R <= {int(lim / HOUR)} h)", tc == i)
-               for i, (name, lim) in enumerate(zip(("vst", "st", "mt", "lt"), TIME_LIMIT_S))]  # fmt: skip
+               for i, (name, lim) in enumerate(zip(("vst", "st", "mt", "lt"), TIME_LIMIT_S, strict=True))]  # fmt: skip
     for name, g in groups:
         print(f"| {name} | {g.sum()} | {pc(q <= 0.1, g)} | {pc(q < 0.2, g)} | {pc(q > 1, g)} "
               f"| {pc(t < 60, g)} | {pc(t < 600, g)} | {np.median(r[g] / t[g]):.1f} |")  # fmt: skip
@@ -328,7 +355,9 @@ def describe(months: list[str], seeds: range) -> None:
           f"jobs asking > 1 GB: {pc(mem > 1024 * KB_PER_MB)} %")  # fmt: skip
     for month in months:
         g = (j["month"] == month).to_numpy()
-        print(f"  {month}: peak/requested {100 * (peak[g] * t[g]).sum() / (mem[g] * t[g]).sum():.0f} %")
+        print(
+            f"  {month}: peak/requested {100 * (peak[g] * t[g]).sum() / (mem[g] * t[g]).sum():.0f} %"
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -356,6 +385,37 @@ def row(o: dict[str, Any]) -> str:
     )
 
 
+LOADED = 0.86  # a run is "loaded" at utilisation >= 0.86 (docs/background/thesis-fidelity.md)
+
+
+def summary(results: list[dict[str, Any]]) -> list[str]:
+    """Per knob: ranges over the runs of % preempting, preempting trials, and over the loaded runs
+    of trials (% of arrivals) and finished in trial (% of trials) -- the kept claims."""
+    lines = [
+        "| knob | runs (loaded) | % preempting (mean) | loaded: preempting trials | procs+1GB free "
+        "| mem. bind | loaded: trials % arr. | loaded: finished in trial % |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+
+    def rng(vals: list[float], fmt: str = ".0f") -> str:
+        return f"{min(vals):{fmt}}-{max(vals):{fmt}}" if vals else "-"
+
+    for knob in dict.fromkeys(o["knob"] for o in results):
+        runs = [o for o in results if o["knob"] == knob and o["trials"]]
+        loaded = [o for o in runs if (o["utilisation"] or 0) >= LOADED]
+        pre = [100 * o["trials_preempting"] / o["trials"] for o in runs]
+        lines.append(
+            f"| {knob} | {len(runs)} ({len(loaded)}) "
+            f"| {rng(pre)} ({np.mean(pre):.0f}) "
+            f"| {rng([o['trials_preempting'] for o in loaded])} "
+            f"| {rng([100 * o['not_started']['both'] for o in runs])} "
+            f"| {rng([100 * o['not_started']['memory_binding'] for o in runs])} "
+            f"| {rng([100 * o['trials'] / o['arrivals'] for o in loaded], '.1f')} "
+            f"| {rng([100 * o['trials_completed'] / o['trials'] for o in loaded], '.1f')} |"
+        )
+    return lines
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--months", nargs="+", default=list(THESIS_MONTHS))
@@ -363,9 +423,18 @@ def main() -> None:
     ap.add_argument("--knobs", nargs="+", default=["model"], help="see the module docstring")
     ap.add_argument("--policy", default="lxfw-backfill-immediate")
     ap.add_argument("--table6", nargs="+", metavar="KNOB", help="only check knobs against Table 6")
-    ap.add_argument("--describe", action="store_true", help="only print R / T and memory statistics")
+    ap.add_argument(
+        "--describe", action="store_true", help="only print R / T and memory statistics"
+    )
     ap.add_argument("--out", help="write the runs as JSON here")
+    ap.add_argument(
+        "--summarise", nargs="+", metavar="JSON", help="only print the summary of --out files"
+    )
     args = ap.parse_args()
+    if args.summarise:
+        runs = [o for path in args.summarise for o in json.loads(Path(path).read_text())]
+        print("\n".join(summary(runs)))
+        return
     if args.describe:
         describe(args.months, range(1, 6))
         return
@@ -388,7 +457,10 @@ def main() -> None:
                 o = run_case(month, seed, knob, args.policy)
                 results.append(o)
                 print(row(o), flush=True)
-    print(f"\n{args.policy}; simulation CPU {sum(o['cpu_seconds'] for o in results):.0f} s in all")
+    print(
+        f"\n{args.policy}; simulation CPU {sum(o['cpu_seconds'] for o in results):.0f} s in all\n"
+    )
+    print("\n".join(summary(results)))
     if args.out:
         with open(args.out, "w") as f:
             json.dump(results, f, indent=1, default=float)
