@@ -51,6 +51,11 @@ def test_memory_scaled_and_capped_at_the_size_class(wa):
     assert wa.scale_memory(jobs, 3.0)["req_mem"].tolist() == [1024 * 1024] * 3 + [1536 * 1024]
     # a factor under 1 never lowers a request
     assert wa.scale_memory(jobs, 0.5)["req_mem"].tolist() == [kb] * 4
+    # per class: vst_sj (queue 1) x3 -> capped at 2 GB; vst_mj (queue 5) x1.25 -> 1.25 GB
+    f = np.ones(12)
+    f[0], f[4] = 3.0, 1.25
+    got = wa.scale_memory_by_class(jobs, f)["req_mem"].tolist()
+    assert got == [1024 * 1024] * 3 + [640 * 1024]
 
 
 def test_batches_read_and_replayed(wa, tmp_path):
