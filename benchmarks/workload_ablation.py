@@ -277,6 +277,35 @@ def interarrival_cv(submit: np.ndarray) -> float:
     return float(g.std() / g.mean()) if len(g) > 1 else float("nan")
 
 
+P_GROUPS = ((1, 1), (2, 8), (9, 32), (33, 64))
+
+
+def preempting_arrivals(obs: ArrivalState) -> dict[str, Any]:
+    """Who preempts: the preempting trials by requested processors, and what the hosts had idle.
+
+    ``by_procs``: share of the preempting trials in each of :data:`P_GROUPS`;
+    ``no_idle_anywhere``: share that found no idle processor on any host;
+    ``max_host_idle_median``: the median of the largest idle count of a host.
+    """
+    outcomes = np.array([obs.outcome.get(j, "waits") for j in obs.row_of])
+    if not len(outcomes):
+        return {"n": 0}
+    procs = np.array([r[1] for r in obs.rows])
+    idle = obs.cap_procs[None, :] - np.array(obs.used_procs_at)
+    pre = outcomes == "trial_preempting"
+    n = int(pre.sum())
+    if not n:
+        return {"n": 0}
+    best = idle.max(axis=1)
+    return {
+        "n": n,
+        "by_procs": [float(((procs >= a) & (procs <= b) & pre).sum() / n) for a, b in P_GROUPS],
+        "no_idle_anywhere": float(((best <= 0) & pre).sum() / n),
+        "max_host_idle_median": float(np.median(best[pre])),
+        "arrivals_by_procs": [float(((procs >= a) & (procs <= b)).mean()) for a, b in P_GROUPS],
+    }
+
+
 def run_case(month: str, seed: int, knob: str, policy: str) -> dict[str, Any]:
     """One generated month under one knob, observed at arrivals (as ``arrival_state.run_case``)."""
     trace = generate("o2k", span=WARMUP + MONTH, seed=seed, params=month)
@@ -291,6 +320,7 @@ def run_case(month: str, seed: int, knob: str, policy: str) -> dict[str, Any]:
     result = simulate(trace, machine=machine, policy=policy, estimates=estimates,
                       window=Window(WARMUP, WARMUP + MONTH, WARMUP), observers=[obs])  # fmt: skip
     out = obs.measures()
+    out["preempting"] = preempting_arrivals(obs)
     s = result.summary
     mj = result.jobs.loc[result.jobs["analysed"]]
     cap = MONTH * sum(h.procs for h in machine.hosts)
@@ -512,6 +542,24 @@ def main() -> None:
         f"\n{args.policy}; simulation CPU {sum(o['cpu_seconds'] for o in results):.0f} s in all\n"
     )
     print("\n".join(summary(results)))
+    print(
+        "\nWho preempts: share of the preempting trials by requested processors (1 / 2-8 / 9-32 / 33-64;"
+    )
+    print(
+        "the arrivals' own shares in brackets), found no idle processor on any host, median largest idle count"
+    )
+    print(
+        "\n| month | seed | knob | util. | preempting | by P, % | no idle anywhere % | largest idle on a host |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for o in results:
+        pr = o["preempting"]
+        if pr["n"]:
+            by = " / ".join(f"{100 * x:.0f}" for x in pr["by_procs"])
+            arr = " / ".join(f"{100 * x:.0f}" for x in pr["arrivals_by_procs"])
+            print(f"| {o['month']} | {o['seed']} | {o['knob']} | {o['utilisation'] or float('nan'):.2f} "
+                  f"| {pr['n']} | {by} ({arr}) | {100 * pr['no_idle_anywhere']:.0f} "
+                  f"| {pr['max_host_idle_median']:.0f} |")  # fmt: skip
     if args.out:
         with open(args.out, "w") as f:
             json.dump(results, f, indent=1, default=float)
