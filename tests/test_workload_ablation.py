@@ -1,4 +1,4 @@
-"""The workload knobs of ``benchmarks/workload_ablation.py`` (issue 23's workload ablations), by hand.
+"""The workload knobs of ``benchmarks/workload_knobs.py`` (issue 23's workload ablations), by hand.
 
 Each knob must change exactly one property of a generated month and keep the
 job's LSF class (T Table 3: vst/st/mt/lt <= 5/50/200/400 h; sj/mj/lj <= 2/4/16
@@ -17,15 +17,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "workload_ablation.py"
+BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "workload_knobs.py"
 
 
 @pytest.fixture(scope="module")
 def wa():
-    spec = importlib.util.spec_from_file_location("workload_ablation", BENCH)
+    spec = importlib.util.spec_from_file_location("workload_knobs", BENCH)
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
-    sys.modules["workload_ablation"] = mod
+    sys.modules["workload_knobs"] = mod
     spec.loader.exec_module(mod)
     return mod
 
