@@ -45,7 +45,7 @@ nothing, so the processors a departure frees stay idle until the next
 arrival's or timer's pass (the departed jobs are handed to that pass).  It is
 done here by wrapping the policy's ``schedule``, not in the engine: the
 thesis's simulator schedules at departures (T§3.4, "the events include the
-next job arrival and the next job departure"; T§3.4 also notes the real
+next job arrival and the next job departure"; T§3.7 notes the real
 O2K's 5-minute cycle is "not in the simulation"), so this is a measurement,
 not a reading to adopt.  After the last submit time it defers nothing (the
 queue would otherwise never drain).
