@@ -261,10 +261,8 @@ class BackfillPass:
         if spec.procs > self.max_free:
             return False
         guards = self.guards()
-        host = backfill_host(
-            job, self.hosts, self.free, guards, self.reserved_hosts, self.now,
-            self.policy.host_first,
-        )  # fmt: skip
+        host = backfill_host(job, self.hosts, self.free, guards, self.reserved_hosts, self.now,
+                             self.policy.host_first)  # fmt: skip
         if host is None:
             return False
         self.start_backfilled(job, host, guards.get(host))
@@ -452,7 +450,7 @@ def _scan_placed(p: BackfillPass, jobs: Iterator[Job], floor: float) -> None:
         if p.max_free < floor:
             return
         spec = job.spec
-        procs, mem = spec.procs, spec.mem
+        procs, mem, req = spec.procs, spec.mem, spec.req_time
         if procs > p.max_free:
             continue  # fits no host now
         best: tuple[str, Free, Profile | Shadow | None] | None = None
@@ -462,16 +460,12 @@ def _scan_placed(p: BackfillPass, jobs: Iterator[Job], floor: float) -> None:
             have = free.procs
             if have < procs or free.mem < mem or have >= best_free:
                 continue
-            if (
-                not host_first
-                and guard is not None
-                and not guard.fits(now, procs, mem, spec.req_time)
-            ):
+            if guard is not None and not host_first and not guard.fits(now, procs, mem, req):
                 continue
             best, best_free = host, have
         if best is not None:
             name, free, guard = best
-            if host_first and guard is not None and not guard.fits(now, procs, mem, spec.req_time):
+            if host_first and guard is not None and not guard.fits(now, procs, mem, req):
                 continue  # the host-first reading: its host would delay a reservation
             free.book(spec)
             p.start_backfilled(job, name, guard)
