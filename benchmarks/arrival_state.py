@@ -34,6 +34,9 @@ processors and memory (the full job fitted: the backfill reservation kept it
 out), the processors without the requested memory (memory binding), or no
 host with the processors (processors binding; *fragmented* when the idle
 processors of all hosts add up to the request).
+For the processors-bound ones, the median request and the median widest
+idle block on any host (``bound_procs_median``, ``bound_block_median``; the
+median request of all arrivals is ``procs_median``).
 What happened to the arrival at its own instant is recorded too: started as a
 full job, trial on free processors, trial preempting (a preemption in the same
 instant), or neither (it waits).  No run here is a cool-down run: the state
@@ -80,6 +83,11 @@ WARMUP = 7 * DAY
 MONTH = 30 * DAY
 OUTCOMES = ("full_start", "trial_free", "trial_preempting", "waits")
 THESIS_MONTHS = ("1999-10", "1999-11", "1999-12", "2000-01", "2000-02", "2000-03")
+
+
+def _median(x: np.ndarray) -> float:
+    """The median, ``nan`` for no values."""
+    return float(np.median(x)) if len(x) else float("nan")
 
 
 @dataclass
@@ -176,6 +184,9 @@ class ArrivalState(Observer):
                 # no host has the processors, yet the machine's idle processors add up to them
                 "fragmented": float((miss & ~has_p & (idle_p.sum(1) >= procs[:, 0])).sum() / k),
                 "processors_binding": float((miss & ~has_p).sum() / k),
+                # the processors-bound ones: what they ask for, the widest idle block they find
+                "bound_procs_median": _median(procs[miss & ~has_p, 0]),
+                "bound_block_median": _median(idle_p.max(1)[miss & ~has_p]),
             }
 
         def share(mask: np.ndarray) -> float:
@@ -203,6 +214,7 @@ class ArrivalState(Observer):
             "not_started": not_started(),
             "idle_procs_machine_mean": float(idle_p.sum(1).mean()),
             "idle_procs_machine_median": float(np.median(idle_p.sum(1))),
+            "procs_median": _median(procs[:, 0]),
             "idle_gb_machine_mean": float(idle_m.sum(1).mean() / KB_PER_GB),
             "hosts": {
                 h: {
