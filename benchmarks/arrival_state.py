@@ -34,10 +34,24 @@ processors and memory (the full job fitted: the backfill reservation kept it
 out), the processors without the requested memory (memory binding), or no
 host with the processors (processors binding; *fragmented* when the idle
 processors of all hosts add up to the request).
+For the processors-bound ones, the median request and the median widest
+idle block on any host (``bound_procs_median``, ``bound_block_median``; the
+median request of all arrivals is ``procs_median``).
 What happened to the arrival at its own instant is recorded too: started as a
 full job, trial on free processors, trial preempting (a preemption in the same
 instant), or neither (it waits).  No run here is a cool-down run: the state
 at an arrival depends only on the jobs before it.
+
+``--defer-departures`` is an engine-order ablation (issue 23): a pass that
+only a departure asked for (no arrival, no timer at that instant) decides
+nothing, so the processors a departure frees stay idle until the next
+arrival's or timer's pass (the departed jobs are handed to that pass).  It is
+done here by wrapping the policy's ``schedule``, not in the engine: the
+thesis's simulator schedules at departures (T§3.4, "the events include the
+next job arrival and the next job departure"; T§3.7 notes the real
+O2K's 5-minute cycle is "not in the simulation"), so this is a measurement,
+not a reading to adopt.  After the last submit time it defers nothing (the
+queue would otherwise never drain).
 
 ``--per-host`` adds, per host, the mean idle processors and idle GB at the
 arrivals and the share of arrivals finding the host with no idle processor /
@@ -49,14 +63,16 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from o2ksim.engine.monitor import Observer
+from o2ksim.engine.snapshot import Snapshot
 from o2ksim.jobs import Job, JobState
 from o2ksim.machine import KB_PER_GB, KB_PER_MB, MachineSpec, load_machine
+from o2ksim.policies.base import Policy, make_policy
 from o2ksim.policies.immediate import DEFAULT_INITIAL_MEMORY
 from o2ksim.run.api import simulate
 from o2ksim.workloads.models import generate, load_params
@@ -67,6 +83,11 @@ WARMUP = 7 * DAY
 MONTH = 30 * DAY
 OUTCOMES = ("full_start", "trial_free", "trial_preempting", "waits")
 THESIS_MONTHS = ("1999-10", "1999-11", "1999-12", "2000-01", "2000-02", "2000-03")
+
+
+def _median(x: np.ndarray) -> float:
+    """The median, ``nan`` for no values."""
+    return float(np.median(x)) if len(x) else float("nan")
 
 
 @dataclass
@@ -163,6 +184,9 @@ class ArrivalState(Observer):
                 # no host has the processors, yet the machine's idle processors add up to them
                 "fragmented": float((miss & ~has_p & (idle_p.sum(1) >= procs[:, 0])).sum() / k),
                 "processors_binding": float((miss & ~has_p).sum() / k),
+                # the processors-bound ones: what they ask for, the widest idle block they find
+                "bound_procs_median": _median(procs[miss & ~has_p, 0]),
+                "bound_block_median": _median(idle_p.max(1)[miss & ~has_p]),
             }
 
         def share(mask: np.ndarray) -> float:
@@ -190,6 +214,7 @@ class ArrivalState(Observer):
             "not_started": not_started(),
             "idle_procs_machine_mean": float(idle_p.sum(1).mean()),
             "idle_procs_machine_median": float(np.median(idle_p.sum(1))),
+            "procs_median": _median(procs[:, 0]),
             "idle_gb_machine_mean": float(idle_m.sum(1).mean() / KB_PER_GB),
             "hosts": {
                 h: {
@@ -203,6 +228,28 @@ class ArrivalState(Observer):
         }
 
 
+def defer_departures(policy: Policy, last_submit: float) -> Policy:
+    """``policy`` with its departure-only passes deferred (module docstring), until ``last_submit``.
+
+    A pass with departures but no arrival and no timer returns nothing and
+    keeps its departed jobs; the next pass gets them with its own.
+    """
+    inner = policy.schedule
+    kept: list[Job] = []
+
+    def schedule(snap: Snapshot) -> Any:
+        if snap.departed and not snap.arrived and not snap.timers and snap.now < last_submit:
+            kept.extend(snap.departed)
+            return []
+        if kept:
+            snap = replace(snap, departed=(*kept, *snap.departed))
+            kept.clear()
+        return inner(snap)
+
+    policy.schedule = schedule  # type: ignore[method-assign]
+    return policy
+
+
 def run_case(
     month: str,
     seed: int,
@@ -210,6 +257,7 @@ def run_case(
     *,
     rate_factor: float = 1.0,
     policy_params: dict[str, object] | None = None,
+    defer: bool = False,
 ) -> dict[str, Any]:
     """One generated month (``params=month``) under ``policy`` on hosts/o2k.toml, observed at arrivals.
 
@@ -227,8 +275,11 @@ def run_case(
     trace = generate("o2k", span=WARMUP + MONTH, seed=seed, params=params, overrides=overrides)
     machine = load_machine("o2k")
     obs = ArrivalState(machine, WARMUP, WARMUP + MONTH)
+    pol = make_policy(policy, **(policy_params or {}))
+    if defer:
+        pol = defer_departures(pol, float(trace.jobs["submit"].max()))
     t0 = time.process_time()
-    result = simulate(trace, machine=machine, policy=policy, policy_params=policy_params,
+    result = simulate(trace, machine=machine, policy=pol,
                       window=Window(WARMUP, WARMUP + MONTH, WARMUP), observers=[obs])  # fmt: skip
     out = obs.measures()
     s = result.summary
@@ -246,6 +297,9 @@ def run_case(
         utilisation=s.get("utilisation"),
         trials=s.get("immediate_service_jobs", 0),
         trials_preempting=s.get("immediate_service_preempting", 0),
+        trials_completed=s.get("immediate_service_completed", 0),
+        mean_wait_h=float(month_jobs["wait"].mean() / 3600),
+        mean_slowdown=s.get("mean_slowdown"),
         cpu_seconds=time.process_time() - t0,
     )
     return out
@@ -296,6 +350,23 @@ def row2(o: dict) -> str:
     )
 
 
+HEADER3 = (
+    "| month | seed | P x T | util. | trials (% arr.) | % preempting | % done in quantum "
+    "| not started: procs + 1 GB | full fits but held out | processors bound | mean wait h |"
+)
+
+
+def row3(o: dict) -> str:
+    """One Markdown row of :data:`HEADER3`: the figures an ablation is judged on."""
+    ns, n, t = o["not_started"], max(o["arrivals"], 1), max(o["trials"], 1)
+    return (
+        f"| {o['month']} | {o['seed']} | {100 * o['pxt']:.0f} | {o['utilisation']:.3f} "
+        f"| {o['trials']} ({100 * o['trials'] / n:.1f}) | {100 * o['trials_preempting'] / t:.1f} "
+        f"| {100 * o['trials_completed'] / t:.1f} | {100 * ns['both']:.1f} | {100 * ns['full_fits']:.1f} "
+        f"| {100 * ns['processors_binding']:.1f} | {o['mean_wait_h']:.2f} |"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -319,6 +390,11 @@ def main() -> None:
         metavar="KEY=VALUE",
         help="override a policy parameter, e.g. reservations=4 (repeatable)",
     )
+    ap.add_argument(
+        "--defer-departures",
+        action="store_true",
+        help="engine-order ablation: a departure-only pass is deferred to the next arrival or timer",
+    )
     ap.add_argument("--per-host", action="store_true", help="also print the per-host table")
     ap.add_argument("--out", help="write all results as JSON here")
     args = ap.parse_args()
@@ -330,11 +406,17 @@ def main() -> None:
     pp: dict[str, object] = {}
     for item in args.policy_param:
         key, _, value = item.partition("=")
-        pp[key] = int(value) if value.lstrip("-").isdigit() else value
+        if value.lower() in ("true", "false"):
+            pp[key] = value.lower() == "true"
+        else:
+            pp[key] = int(value) if value.lstrip("-").isdigit() else value
     results = []
     for month in args.months:
         for seed in args.seeds:
-            o = run_case(month, seed, args.policy, rate_factor=args.rate_factor, policy_params=pp)
+            o = run_case(
+                month, seed, args.policy, rate_factor=args.rate_factor, policy_params=pp,
+                defer=args.defer_departures,
+            )  # fmt: skip
             results.append(o)
             print(row(o), flush=True)
     print(
@@ -345,9 +427,16 @@ def main() -> None:
     print("|" + "---|" * (HEADER2.count("|") - 1))
     for o in results:
         print(row2(o))
+    print("\nThe figures the ablations are judged on (% of trials, of not-started arrivals)")
+    print(HEADER3)
+    print("|" + "---|" * (HEADER3.count("|") - 1))
+    for o in results:
+        print(row3(o))
     total_cpu = sum(o["cpu_seconds"] for o in results)
+    defer = " departures deferred" if args.defer_departures else ""
     print(
-        f"\n{args.policy} {pp or ''} rate x {args.rate_factor:g}; simulation CPU {total_cpu:.0f} s in all"
+        f"\n{args.policy} {pp or ''} rate x {args.rate_factor:g}{defer}; "
+        f"simulation CPU {total_cpu:.0f} s in all"
     )
     if args.per_host:
         print(

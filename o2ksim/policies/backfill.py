@@ -28,6 +28,13 @@ Reservation options (T§3.2.1, T§5.1, T§5.3.3):
   so every other job -- even one that now outranks the holder -- may start only
   if it delays none of them; new reservations go to the best-ranked jobs that
   cannot start while fewer than ``N`` are held.
+* ``backfill_host = "delays-none"`` (default): a job backfilled (step 3) goes to
+  the host with the fewest free processors among those where it fits now and
+  delays no reservation.  ``"fewest-free"`` is the other reading of T§3.2.1's
+  "If more than one host can start a job, the host with the smallest free
+  processors is chosen": the host is picked by its free resources alone, and
+  the job is backfilled only if it delays no reservation on that host (an
+  ablation for issue 23; docs/background/fidelity/immediate-trials.md).
 * ``sliding = true`` (default): a reservation is recomputed at every pass, so
   it moves earlier when a job ends early (Fig. 2).  ``false`` reproduces the
   NCSA-MS* error of T§5.3.3 (Fig. 56): a job keeps the reservation time (and
@@ -134,6 +141,7 @@ class FCFS(Policy):
 
 
 RESERVATION_KINDS = ("dynamic", "fixed")
+BACKFILL_HOSTS = ("delays-none", "fewest-free")
 ALL_RESERVATIONS = ("all", "inf")
 
 
@@ -192,6 +200,15 @@ class Backfill(Policy):
             "false = the non-sliding NCSA-MS* error of T§5.3.3",
             option=True,
         ),
+        "backfill_host": Param(
+            str,
+            "delays-none",
+            "host of a backfilled job (T§3.2.1): delays-none = the fewest free processors among "
+            "the hosts where it fits now and delays no reservation; fewest-free = the fewest "
+            "free processors among the hosts where it fits now, backfilled only if it delays no "
+            "reservation there (an ablation reading, issue 23)",
+            choices=BACKFILL_HOSTS,
+        ),
         **immediate.PARAMS,
     }
 
@@ -205,6 +222,7 @@ class Backfill(Policy):
         self.sliding: bool = p["sliding"]
         # reservations carried from one pass to the next (fixed-job or non-sliding)
         self.stateful: bool = self.fixed or not self.sliding
+        self.host_first: bool = p["backfill_host"] == "fewest-free"
         self.held: dict[Job, tuple[str, float]] = {}  # job -> (host, start), in granted order
         self._wakes: set[float] = set()
         # per-host memos kept between passes while a host's allocations are unchanged

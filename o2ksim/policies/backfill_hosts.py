@@ -4,7 +4,8 @@
   processors** that has its processors and memory free (:func:`best_host`;
   :func:`backfill_host` also asks each reserved host's profile that the job
   delays no reservation there).  Filling the fullest host first keeps wide
-  holes for wide jobs.
+  holes for wide jobs.  The ``backfill_host = "fewest-free"`` reading picks
+  the host by its free resources first and then asks only that host's profile.
 * Step 2 reserves a job that cannot start at the **earliest** time some host's
   availability profile can hold it for its requested runtime, ties to the
   fewest free processors (:func:`reserve`); a non-sliding reservation keeps
@@ -59,9 +60,17 @@ def backfill_host(
     guards: Mapping[str, Profile | Shadow],
     reserved_hosts: set[str],
     now: float,
+    host_first: bool = False,
 ) -> str | None:
     """The host with the fewest free processors where ``job`` fits now and delays no
-    reservation; books it in ``free``."""
+    reservation; books it in ``free``.
+
+    ``host_first`` (the ``backfill_host = "fewest-free"`` reading of T§3.2.1):
+    the host is chosen by its free resources alone -- the fewest free
+    processors among the hosts with the job's processors and memory free --
+    and the job is backfilled only if it delays no reservation *there*;
+    otherwise it is not started this pass even when another host would take it.
+    """
     spec = job.spec
     procs, mem = spec.procs, spec.mem
     best = None
@@ -72,11 +81,18 @@ def backfill_host(
         have = f.procs
         if have < procs or f.mem < mem or have >= best_free:
             continue
-        if name in reserved_hosts and not guards[name].fits(now, procs, mem, spec.req_time):
+        if (
+            not host_first
+            and name in reserved_hosts
+            and not guards[name].fits(now, procs, mem, spec.req_time)
+        ):
             continue
         best, best_free = name, have
-    if best is not None:
-        free[best].book(spec)
+    if best is None:
+        return None
+    if host_first and best in reserved_hosts and not guards[best].fits(now, procs, mem, spec.req_time):
+        return None
+    free[best].book(spec)
     return best
 
 

@@ -76,6 +76,7 @@ class Reservations(Protocol):
     n_reservations: int | float  # N; ``inf`` for every waiting job
     sliding: bool
     stateful: bool  # fixed-job or non-sliding: reservations carried between passes
+    host_first: bool  # backfill_host = "fewest-free": host by free resources, then the test
     held: dict[Job, tuple[str, float]]  # carried from the last pass: job -> (host, start)
     profile_cache: dict[str, tuple[int, Profile]]
     release_cache: dict[str, Releases]
@@ -260,7 +261,8 @@ class BackfillPass:
         if spec.procs > self.max_free:
             return False
         guards = self.guards()
-        host = backfill_host(job, self.hosts, self.free, guards, self.reserved_hosts, self.now)
+        host = backfill_host(job, self.hosts, self.free, guards, self.reserved_hosts, self.now,
+                             self.policy.host_first)  # fmt: skip
         if host is None:
             return False
         self.start_backfilled(job, host, guards.get(host))
@@ -345,6 +347,9 @@ def _backfill_rest(
     index = p.snap.queue_index
     if index is None or len(index) != len(order):
         _scan(p, jobs, pending, 1)  # no index for this queue: job by job
+        return
+    if p.policy.host_first:  # the indexed test does not implement this reading: job by job
+        _scan(p, jobs, pending, index.smallest_procs())
         return
     # every job left asks for at least the queue's smallest request: none fits now
     # when no host has that many processors free
@@ -440,11 +445,12 @@ def _scan_placed(p: BackfillPass, jobs: Iterator[Job], floor: float) -> None:
         for h in p.hosts
     ]
     now = p.now
+    host_first = p.policy.host_first
     for job in jobs:
         if p.max_free < floor:
             return
         spec = job.spec
-        procs, mem = spec.procs, spec.mem
+        procs, mem, req = spec.procs, spec.mem, spec.req_time
         if procs > p.max_free:
             continue  # fits no host now
         best: tuple[str, Free, Profile | Shadow | None] | None = None
@@ -454,11 +460,13 @@ def _scan_placed(p: BackfillPass, jobs: Iterator[Job], floor: float) -> None:
             have = free.procs
             if have < procs or free.mem < mem or have >= best_free:
                 continue
-            if guard is not None and not guard.fits(now, procs, mem, spec.req_time):
+            if guard is not None and not host_first and not guard.fits(now, procs, mem, req):
                 continue
             best, best_free = host, have
         if best is not None:
             name, free, guard = best
+            if host_first and guard is not None and not guard.fits(now, procs, mem, req):
+                continue  # the host-first reading: its host would delay a reservation
             free.book(spec)
             p.start_backfilled(job, name, guard)
 
