@@ -164,8 +164,8 @@ def exact_workloads(draw):
 
 
 @settings(max_examples=60, deadline=None)
-@given(specs=exact_workloads(), policy=st.sampled_from(["fcfs-backfill", "lxf-backfill",
-                                                         "tradeoff-tw-avgx"]))  # fmt: skip
+@given(specs=exact_workloads(), policy=st.sampled_from(
+    ["fcfs-backfill", "lxf-backfill", "lxfw-backfill-immediate", "tradeoff-tw-avgx"]))  # fmt: skip
 def test_with_exact_estimates_both_rules_give_the_same_schedule(specs, policy):
     if not any(s.requested_time > s.req_time for s in specs):
         specs[0] = JobSpec(specs[0].job_id, specs[0].submit, specs[0].procs, 0,
