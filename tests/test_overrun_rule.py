@@ -14,6 +14,7 @@ Machine: one host of 4 processors; memory unconstrained.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -24,8 +25,10 @@ from o2ksim import simulate
 from o2ksim.cli import main
 from o2ksim.engine.decisions import Reserve
 from o2ksim.engine.monitor import Observer
-from o2ksim.errors import O2KSimError
+from o2ksim.errors import ConfigError, O2KSimError
+from o2ksim.experiments.scenario import load_scenario
 from o2ksim.jobs import JobSpec
+from o2ksim.run.config import RunConfig
 from tests.conftest import one_host
 
 GOAL = ["tradeoff-tw-avgx", "lexical-tw-avgx"]
@@ -202,3 +205,23 @@ def test_cli_refuses_a_bad_rule_in_one_line(capsys, tmp_path):
     assert main(["run", "--trace", str(trace), "-q", "--overrun", "requested"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--overrun requested: has no effect" in err[0]
+
+
+# ------------------------------------------------------------------ configuration paths
+def test_the_rule_travels_through_config_and_scenario(tmp_path):
+    cfg = RunConfig.create("traces/tiny.swf", estimates="user-recent", overrun="requested")
+    assert cfg.settings.overrun == "requested"
+    assert cfg.to_dict()["protocol"]["overrun"] == "requested"
+    assert RunConfig.from_dict(cfg.to_dict()) == cfg
+    # the default is not written, so that earlier configurations read the same
+    assert "overrun" not in RunConfig.create("traces/tiny.swf").to_dict()["protocol"]
+    path = tmp_path / "s.toml"
+    text = ('policies = ["fcfs-backfill"]\n[workload]\ntrace = "{t}"\nestimates = "user-recent"\n'
+            '[protocol]\noverrun = "{rule}"\n')  # fmt: skip
+    tiny = Path("traces/tiny.swf").resolve()
+    path.write_text(text.format(t=tiny, rule="requested"))
+    (spec,) = load_scenario(path).plan()
+    assert RunConfig.from_dict(spec.config).settings.overrun == "requested"
+    path.write_text(text.format(t=tiny, rule="soon"))
+    with pytest.raises(ConfigError, match="protocol.overrun: must be now or requested"):
+        load_scenario(path)
