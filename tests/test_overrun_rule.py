@@ -223,5 +223,5 @@ def test_the_rule_travels_through_config_and_scenario(tmp_path):
     (spec,) = load_scenario(path).plan()
     assert RunConfig.from_dict(spec.config).settings.overrun == "requested"
     path.write_text(text.format(t=tiny, rule="soon"))
-    with pytest.raises(ConfigError, match="protocol.overrun: must be now or requested"):
+    with pytest.raises(ConfigError, match=r"protocol\.overrun: must be now or requested"):
         load_scenario(path)
