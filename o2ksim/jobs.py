@@ -177,8 +177,9 @@ class Job:
         (``P * R - work done``) at its current rate.  A job that has overrun
         its estimate (its predicted end is not after ``now``) is predicted the
         same way from ``overrun_time`` when the engine set one (the overrun
-        rule ``requested``: Tsafrir, Etsion & Feitelson's "the prediction is
-        increased to the user estimate").  A run with a time limit (a trial
+        rule ``requested``: the prediction raised to the user's request, the
+        simplest of Tsafrir, Etsion & Feitelson's corrections of predictions
+        "proved wrong").  A run with a time limit (a trial
         run, or a kill at R + grace) ends by the limit at the latest.  A job
         that has overrun what it is predicted from ends *now* (SPEC §2),
         never in the past.  A preempted job holds no processors: ``inf``.
