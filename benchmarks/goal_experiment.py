@@ -68,11 +68,11 @@ LSWEEP_SEARCHES = {"DDS-LXF": ("dds", "lxf"), "DDS-FCFS": ("dds", "fcfs"), "LDS-
 GOAL_KINDS = {"goal"}  # policies whose L (``limit``) --limit sets
 
 
-def run_one(trace, machine, window, policy, params, timings_out, tag, estimates="actual"):
+def run_one(trace, machine, window, policy, params, timings_out, tag, estimates="actual", overrun=None):
     pol = make_policy(policy, **params)
     t0 = time.perf_counter()
     cpu0 = time.process_time()
-    r = simulate(trace, machine, pol, window=window, estimates=estimates)
+    r = simulate(trace, machine, pol, window=window, estimates=estimates, overrun=overrun)
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     for n, visits, sec in getattr(pol, "timings", []):
         timings_out.append({**tag, "waiting": n, "visits": visits, "seconds": sec})
@@ -107,6 +107,7 @@ def run_cell(cell: dict) -> dict:
     """
     tname, label, rho, est, name, limit = (cell[k] for k in ("trace", "month", "load", "estimates",
                                                              "policy", "limit"))
+    overrun = cell.get("overrun")  # the overrun rule, for predicted estimates only
     path, machine, procs = TRACES[tname]
     if tname not in _TRACES:
         _TRACES[tname] = load_workload(path)
@@ -117,8 +118,9 @@ def run_cell(cell: dict) -> dict:
     if limit is not None and make_policy(policy).kind in GOAL_KINDS:
         params = {**params, "limit": int(limit)}
     timings: list[dict] = []
-    tag = {"trace": tname, "month": label, "load": rho, "estimates": est, "policy": name}
-    r, wall, cpu = run_one(sub, machine, win, policy, params, timings, tag, est)
+    shown = f"{est} (overrun {overrun})" if overrun else est  # its own rows and comparisons
+    tag = {"trace": tname, "month": label, "load": rho, "estimates": shown, "policy": name}
+    r, wall, cpu = run_one(sub, machine, win, policy, params, timings, tag, est, overrun)
     jobs = r.jobs.loc[r.jobs["analysed"]]
     m = class_wait_matrix(jobs, n_bounds=(procs / 16, procs / 8, procs / 4, procs / 2, math.inf))
     classes = [{**tag, "T": tl, "N": nl, "mean_wait_h": m.iloc[ti, ni]}
@@ -130,10 +132,17 @@ def run_cell(cell: dict) -> dict:
 
 
 def grid_cells(months: list[str], loads: list[str], estimates: list[str], policies: list[str],
-               limit: int | None) -> list[dict]:
-    """Every cell of the grid, the goal-oriented ones first (the longest runs start first)."""
+               limit: int | None, overrun: str = "now") -> list[dict]:
+    """Every cell of the grid, the goal-oriented ones first (the longest runs start first).
+
+    ``overrun`` (o2ksim run --overrun) applies to the predicted estimates only (with the
+    others it changes nothing and is refused); their rows are labelled
+    ``user-recent (overrun requested)``.
+    """
+    raise_to_r = {est: overrun if overrun != "now" and Estimates.parse(est).predicted else None
+                  for est in estimates}
     cells = [{"trace": spec.split(":")[0], "month": label, "load": rho, "estimates": est,
-              "policy": name, "limit": limit}
+              "policy": name, "limit": limit, "overrun": raise_to_r[est]}
              for spec in months for label in spec.split(":")[1].split(",")
              for rho in loads for est in estimates for name in policies]
     return sorted(cells, key=lambda c: POLICIES[c["policy"]][0] in ("fcfs-backfill", "lxf-backfill"))
@@ -207,7 +216,7 @@ def read_grid(path: Path) -> dict:
         grid = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise SystemExit(f"{path}: {exc}") from None
-    known = {"months", "loads", "estimates", "policies", "limit", "workers", "description"}
+    known = {"months", "loads", "estimates", "overrun", "policies", "limit", "workers", "description"}
     for key in grid:
         if key not in known:
             raise SystemExit(f"{path}: unknown key '{key}' (known: {', '.join(sorted(known))})")
@@ -228,6 +237,8 @@ def main() -> None:
     ap.add_argument("--estimates", default=None,
                     help="comma list of runtime-estimate scenarios the schedulers plan with "
                     "(default actual, as G§4; see o2ksim run --estimates)")
+    ap.add_argument("--overrun", default=None, choices=("now", "requested"),
+                    help="overrun rule for predicted estimates (see o2ksim run --overrun; default now)")
     ap.add_argument("--limit", type=int, default=None,
                     help="L of the goal-oriented policies (default: each preset's, 4,000)")
     ap.add_argument("--workers", "-j", type=int, default=None,
@@ -257,12 +268,13 @@ def main() -> None:
     estimates = (args.estimates.split(",") if args.estimates else grid.get("estimates", ["actual"]))
     wanted = args.policies.split(",") if args.policies else grid.get("policies", list(POLICIES))
     limit = args.limit if args.limit is not None else grid.get("limit")
+    overrun = args.overrun or grid.get("overrun", "now")
     workers = args.workers if args.workers is not None else grid.get("workers", 1)
     for est in estimates:
         Estimates.parse(est)  # a bad name stops here, before any run
     started = time.perf_counter()
     if months:
-        cells = grid_cells(months, loads, estimates, wanted, limit)
+        cells = grid_cells(months, loads, estimates, wanted, limit, overrun)
         wall = run_grid(cells, out, workers, args.scheduler)
         print(f"month grid: {len(cells)} runs, {wall:.0f} s wall, workers={workers}", flush=True)
     lrows: list[dict] = []

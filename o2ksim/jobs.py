@@ -21,6 +21,11 @@ from dataclasses import dataclass, field
 
 from o2ksim.engine.errors import IllegalTransition
 
+#: What the scheduler predicts for a running job past its runtime estimate: its end is
+#: ``now`` until it ends (SPEC §2), or its prediction is raised to the user's
+#: ``requested`` runtime R first (Tsafrir, Etsion & Feitelson 2007); RunSettings.overrun.
+OVERRUN_RULES = ("now", "requested")
+
 
 class JobState(enum.Enum):
     """Where a job is in its life.  See ``_TRANSITIONS`` for the legal moves."""
@@ -64,7 +69,13 @@ class JobSpec:
     Times are seconds, memory is kilobytes for the whole job (``0`` = not
     constrained).  ``req_time`` is what the scheduler is told (the user's
     requested runtime, or a transformed estimate); ``run_time`` is what the job
-    really needs at its requested size.
+    really needs at its requested size.  ``requested_time`` is the user's
+    requested runtime ``R`` when a runtime-estimate scenario replaced it in
+    ``req_time`` (``--estimates``): ``None`` when ``req_time`` is ``R``
+    itself, ``inf`` when the trace records no ``R``.  The kill rule stops a
+    job at ``R`` (+ grace) and the ``requested`` overrun rule raises an
+    overrun prediction to ``R`` (:attr:`user_request`), whatever the scheduler
+    plans with.
     """
 
     job_id: int
@@ -76,11 +87,29 @@ class JobSpec:
     used_mem: int = 0
     user: int = -1
     queue: int = -1
+    requested_time: float | None = None
 
     @property
     def work(self) -> float:
         """Processor-seconds the job needs: ``run_time * procs``."""
         return self.run_time * self.procs
+
+    @property
+    def user_request(self) -> float:
+        """``R``, the runtime the user asked for (``inf`` when unknown)."""
+        return self.req_time if self.requested_time is None else self.requested_time
+
+    @property
+    def kill_after(self) -> float:
+        """Runtime after which the kill rule stops the job, before the grace (SPEC §2).
+
+        The user's request ``R``, never a prediction below it (a
+        ``user-recent`` estimate), and never less than the runtime the
+        scheduler plans with: with ``--estimates actual`` a job whose trace
+        runtime ``T`` exceeds ``R`` is planned, and let run, to ``T``.
+        """
+        r = self.user_request
+        return r if r > self.req_time else self.req_time
 
 
 @dataclass(slots=True, eq=False)
@@ -109,6 +138,7 @@ class Job:
     reduced: bool = False  # ever ran on fewer processors than it requested
     can_finish: bool = True  # False: a trial run with less memory than the job's peak use
     time_limit: float = math.inf  # absolute time at which the engine stops the current run
+    overrun_time: float = 0.0  # runtime an overrun prediction is raised to (R; 0: none, "now")
     limit_action: str = "kill"  # "kill" or "requeue" when time_limit is reached
     reason: str = ""  # why the job was rejected or killed
     id: int = field(init=False)  # ``spec.job_id`` (a plain attribute: read in every inner loop)
@@ -144,23 +174,49 @@ class Job:
         ``last_start + req_time`` for a job that has always run on its full
         request; a job that started on fewer processors, was resized or was
         preempted is predicted from the requested runtime still owed
-        (``P * R - work done``) at its current rate.  A run with a time limit
-        (a trial run, or a kill at R + grace) ends by the limit at the latest.
-        A job that has overrun its request is predicted to end *now* (SPEC §2),
+        (``P * R - work done``) at its current rate.  A job that has overrun
+        its estimate (its predicted end is not after ``now``) is predicted the
+        same way from ``overrun_time`` when the engine set one (the overrun
+        rule ``requested``: the prediction raised to the user's request, the
+        simplest of Tsafrir, Etsion & Feitelson's corrections of predictions
+        "proved wrong").  A run with a time limit (a trial
+        run, or a kill at R + grace) ends by the limit at the latest.  A job
+        that has overrun what it is predicted from ends *now* (SPEC §2),
         never in the past.  A preempted job holds no processors: ``inf``.
         """
-        if self.alloc_procs == self.spec.procs and not (
-            self.resizes or self.preemptions or self.reduced
-        ):
-            predicted = self.last_start + self.spec.req_time
+        spec = self.spec
+        if self.alloc_procs == spec.procs and not (self.resizes or self.preemptions or self.reduced):
+            predicted = self.last_start + spec.req_time
+            if predicted <= now and self.overrun_time:
+                predicted = self.last_start + self.overrun_time
         elif self.alloc_procs:
-            owed = self.spec.procs * self.spec.req_time - self.work_done(now)
-            predicted = now + owed / self.alloc_procs
+            done = self.work_done(now)
+            predicted = now + (spec.procs * spec.req_time - done) / self.alloc_procs
+            if predicted <= now and self.overrun_time:
+                predicted = now + (spec.procs * self.overrun_time - done) / self.alloc_procs
         else:
             return math.inf
         if self.time_limit < predicted:
             predicted = self.time_limit
         return predicted if predicted > now else now
+
+    def raised_at(self, now: float) -> float:
+        """When :meth:`predicted_end` will raise this running job's prediction to
+        ``overrun_time``: the end its estimate predicts, if after ``now`` and before its
+        time limit; ``inf`` when no such raise is ahead.
+
+        Until then its predicted end keeps the form ``max(constant, now)``, which
+        the policies' memos of predicted ends rely on
+        (:func:`o2ksim.policies.profile.raise_due`).
+        """
+        if not self.overrun_time or not self.alloc_procs:
+            return math.inf
+        spec = self.spec
+        if self.alloc_procs == spec.procs and not (self.resizes or self.preemptions or self.reduced):
+            end = self.last_start + spec.req_time
+        else:
+            end = now + (spec.procs * spec.req_time - self.work_done(now)) / self.alloc_procs
+        return end if now < end < self.time_limit else math.inf
 
     def progress_since_segment(self, now: float) -> float:
         """Processor-seconds done since the current rate began."""

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from o2ksim.errors import ConfigError, O2KSimError
+from o2ksim.jobs import OVERRUN_RULES
 from o2ksim.units import parse_duration
 
 # ------------------------------------------------------------------------------------- limits
@@ -208,13 +209,19 @@ def check_seed(value: Any, where: str | None, field: str = "seed") -> int:
 
 # ------------------------------------------------------------------------------- run settings
 def check_run_settings(
-    interval: Any = None, kill_overrun: Any = None, overrun_grace: Any = None, *, where: str | None = None
+    interval: Any = None,
+    kill_overrun: Any = None,
+    overrun_grace: Any = None,
+    *,
+    overrun: Any = None,
+    where: str | None = None,
 ) -> None:
     """The run settings every path into the engine passes (CLI, scenario, API, machine file).
 
     ``interval`` (seconds, None = at every event) at least :data:`MIN_INTERVAL`;
     ``kill_overrun`` a real boolean; ``overrun_grace`` a finite number of
-    seconds >= 0 (a NaN grace would silently disable every kill).
+    seconds >= 0 (a NaN grace would silently disable every kill); ``overrun``
+    one of :data:`~o2ksim.jobs.OVERRUN_RULES`.
     """
     where = where or "run settings"
     if interval is not None:
@@ -227,6 +234,17 @@ def check_run_settings(
         check_number(
             overrun_grace, where, "overrun_grace", minimum=0, maximum=MAX_TIME, unit=" (seconds)"
         )
+    if overrun is not None:
+        check_overrun(overrun, where, "overrun")
+
+
+def check_overrun(value: Any, where: str | None, field: str) -> str:
+    """An overrun rule: one of :data:`~o2ksim.jobs.OVERRUN_RULES` (``now``, ``requested``)."""
+    if not isinstance(value, str) or value not in OVERRUN_RULES:
+        raise ConfigError(
+            where, f"must be {' or '.join(OVERRUN_RULES)}, got {_show(value)}", field=field
+        )
+    return value
 
 
 # ------------------------------------------------------------------------------ command line

@@ -306,11 +306,12 @@ def test_job_specs_and_jobs_pickle_and_copy_with_every_field():
     import copy
     import pickle
 
-    spec = JobSpec(7, 12.5, 4, 2048, 600.0, 321.0, used_mem=1024, user=3, queue=2)
+    spec = JobSpec(7, 12.5, 4, 2048, 600.0, 321.0, used_mem=1024, user=3, queue=2,
+                   requested_time=900.0)  # fmt: skip
     for twin in (pickle.loads(pickle.dumps(spec)), copy.copy(spec), copy.deepcopy([spec])[0]):
         assert twin == spec
         assert [getattr(twin, f.name) for f in dataclasses.fields(JobSpec)] == [
-            7, 12.5, 4, 2048, 600.0, 321.0, 1024, 3, 2
+            7, 12.5, 4, 2048, 600.0, 321.0, 1024, 3, 2, 900.0
         ]  # fmt: skip
     job = Job(spec)
     job.first_start = 20.0

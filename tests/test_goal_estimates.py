@@ -133,12 +133,6 @@ def test_user_recent_estimates_capped_by_the_request():
     assert g.tolist()[3] == 320
 
 
-def test_user_recent_refuses_the_kill_rule():
-    with pytest.raises(O2KSimError, match="kill"):
-        simulate(jobs(ORDER), one_host(4), "tradeoff-tw-avgx", estimates="user-recent",
-                 kill_overrun=True)  # fmt: skip
-
-
 @pytest.mark.parametrize("bad", ["user-recent:0", "user-recent:x", "user-recent:1.5"])
 def test_user_recent_bad_count(bad):
     with pytest.raises(O2KSimError, match="number of jobs"):

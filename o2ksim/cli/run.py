@@ -21,6 +21,7 @@ from o2ksim.policies import make_policy
 from o2ksim.run.api import run_config
 from o2ksim.run.checks import (
     check_grace_has_effect,
+    check_overrun_has_effect,
     check_params_have_effect,
     header_machine,
 )
@@ -118,12 +119,20 @@ def register(parser: argparse.ArgumentParser) -> None:
         "--kill-overrun",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="kill jobs at requested runtime + grace (default: machine file, else off)",
+        help="kill jobs at requested runtime + grace, whatever --estimates plans with "
+        "(default: machine file, else off)",
     )
     parser.add_argument(
         "--grace",
         metavar="DURATION",
         help="grace after the requested runtime before a kill (default: machine file)",
+    )
+    parser.add_argument(
+        "--overrun",
+        metavar="RULE",
+        help="a running job past its estimate is predicted to end: 'now' until it ends (default, "
+        "SPEC §2) | 'requested': at start + its requested runtime first, then now (Tsafrir et al. "
+        "2007; acts with --estimates user-recent)",
     )
     parser.add_argument(
         "--set",
@@ -297,11 +306,13 @@ def _run(args: argparse.Namespace) -> int:
         interval=interval,
         kill_overrun=args.kill_overrun,
         overrun_grace=grace,
+        overrun=args.overrun,
         seed=args.seed,
         progress=progress and not args.quiet,
         availability=_availability_file(args.availability, machine),
     )
     check_grace_has_effect(config, args.grace, "--grace")
+    check_overrun_has_effect(config, args.overrun, "--overrun")
     make_policy(args.policy, **params)  # an unknown name or parameter: refused before any note
     if args.trace and not args.quiet:  # after every check: a refusal stays one line
         warn_about_estimates(trace, args)

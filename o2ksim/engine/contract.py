@@ -46,7 +46,7 @@ import numpy as np
 
 from o2ksim.engine.decisions import Decision
 from o2ksim.engine.snapshot import Snapshot
-from o2ksim.jobs import Job
+from o2ksim.jobs import OVERRUN_RULES, Job
 from o2ksim.machine import MachineSpec
 
 
@@ -81,14 +81,21 @@ class RunSettings:
     every arrival and departure (T§3.7's 5-minute NCSA-MS* cycle); ``None`` =
     event-driven.  ``kill_overrun``: start every job with a time limit of its
     requested runtime + ``overrun_grace`` seconds and kill it there (SPEC §2;
-    off by default).  ``explain``: policies also emit information-only
-    decisions (``Reserve``) for the decision log.
+    off by default; :attr:`~o2ksim.jobs.JobSpec.kill_after`).  ``explain``:
+    policies also emit information-only decisions (``Reserve``) for the
+    decision log.  ``overrun``: what the scheduler predicts for a running
+    job past its runtime estimate (:data:`~o2ksim.jobs.OVERRUN_RULES`): ``now``, its end
+    is *now* until it ends (SPEC §2, the default); ``requested``, its
+    prediction is raised to the user's requested runtime ``R`` when an
+    estimate replaced it (Tsafrir, Etsion & Feitelson 2007), and is *now*
+    once ``R`` too is passed.
     """
 
     interval: float | None = None
     kill_overrun: bool = False
     overrun_grace: float = 0.0
     explain: bool = False
+    overrun: str = "now"
 
     def __post_init__(self) -> None:
         if self.interval is not None and not (self.interval > 0 and math.isfinite(self.interval)):
@@ -97,3 +104,7 @@ class RunSettings:
             )
         if not (self.overrun_grace >= 0):
             raise ValueError(f"overrun_grace must be >= 0 seconds, got {self.overrun_grace!r}")
+        if self.overrun not in OVERRUN_RULES:
+            raise ValueError(
+                f"overrun must be one of {', '.join(OVERRUN_RULES)}, got {self.overrun!r}"
+            )

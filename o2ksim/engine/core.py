@@ -97,7 +97,7 @@ class Simulation:
     :class:`~o2ksim.engine.contract.PolicyProtocol`.  ``settings`` (a
     :class:`~o2ksim.engine.contract.RunSettings`) holds the scheduling
     interval, the overrun kill and the explain switch; the keyword arguments
-    ``interval``, ``kill_overrun``, ``overrun_grace`` and ``explain`` build one
+    ``interval``, ``kill_overrun``, ``overrun_grace``, ``explain`` and ``overrun`` build one
     when ``settings`` is not given.  ``watch`` is the set of job ids the run
     must finish (the analysis window); ``None`` = all.  ``rng`` is the run's
     only source of randomness, handed to the policy.  ``availability``: periods
@@ -120,9 +120,10 @@ class Simulation:
         explain: bool = False,
         rng: np.random.Generator | None = None,
         availability: Sequence[Outage] = (),
+        overrun: str = "now",
     ) -> None:
         if settings is None:
-            settings = RunSettings(interval, kill_overrun, float(overrun_grace), explain)
+            settings = RunSettings(interval, kill_overrun, float(overrun_grace), explain, overrun)
         self.settings = settings
         self.env = simpy.Environment()
         self.machine = machine
@@ -130,6 +131,7 @@ class Simulation:
         self.interval = settings.interval
         self.kill_overrun = settings.kill_overrun
         self.overrun_grace = settings.overrun_grace
+        self.raise_to_request = settings.overrun == "requested"
         self.explain = settings.explain
         self.rng = rng if rng is not None else np.random.default_rng(0)
         self.changes = [0]  # allocation changes on any host (the hosts bump it)

@@ -14,7 +14,10 @@ predicts it *now*; :meth:`ReleaseIndex.arrays` leaves that clamping to the
 reader.  A job that was resized or resumed after a preemption has a
 prediction that moves with time (:meth:`~o2ksim.jobs.Job.predicted_end`), and
 one started on fewer processors than it requested is predicted from the work
-it owes at its reduced rate; such jobs are listed apart, in :attr:`ReleaseIndex.irregular`.
+it owes at its reduced rate, and one whose prediction is raised to its
+request once it overruns its estimate (the overrun rule ``requested``,
+``Job.overrun_time``) changes its prediction at that moment; such jobs are
+listed apart, in :attr:`ReleaseIndex.irregular`.
 
 A start or an end costs a dict store while the host runs few jobs: the
 sorted arrays are then rebuilt only when a reader asks for them (backfill
@@ -93,8 +96,11 @@ class ReleaseIndex:
 
     def add(self, job: Job) -> None:
         """``job`` now runs on this host."""
-        if job.resizes or job.preemptions or job.reduced or job.alloc_procs != job.spec.procs:
-            self.irregular[job.id] = job  # its predicted end follows its rate (Job.predicted_end)
+        if (
+            job.resizes or job.preemptions or job.reduced or job.overrun_time
+            or job.alloc_procs != job.spec.procs
+        ):  # fmt: skip
+            self.irregular[job.id] = job  # its predicted end moves (Job.predicted_end)
             return
         t, p, m = regular_release(job), float(job.alloc_procs), float(job.alloc_mem)
         self._entries[job.id] = (t, p, m)

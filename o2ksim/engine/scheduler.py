@@ -260,10 +260,13 @@ class Scheduler:
             # a trial run (T§3.2.2) succeeds only if the job's peak memory fits what it was given
             job.can_finish = not (d.on_limit == "requeue" and spec.used_mem > mem)
         elif sim.kill_overrun:
-            job.time_limit = now + spec.req_time + sim.overrun_grace
+            job.time_limit = now + spec.kill_after + sim.overrun_grace
             job.limit_action = "kill"
         else:
             job.time_limit = math.inf
+        if sim.raise_to_request:  # overrun rule "requested": a passed estimate is raised to R
+            r = spec.user_request
+            job.overrun_time = r if spec.req_time < r < math.inf else 0.0
         job.move(JobState.RUNNING, now)
         host.running[job.id] = job
         host.releases.add(job)

@@ -30,6 +30,7 @@ from o2ksim.validation import (
     check_interval,
     check_keys,
     check_number,
+    check_overrun,
     check_seed,
     check_span,
     require_table,
@@ -44,7 +45,9 @@ WORKLOAD_KEYS = {
     "trace", "model", "params", "span", "seed", "job", "load", "estimates",
     "window", "warmup", "lenient",
 }  # fmt: skip
-PROTOCOL_KEYS = {"window", "warmup", "seeds", "interval", "kill_overrun", "overrun_grace", "availability"}
+PROTOCOL_KEYS = {
+    "window", "warmup", "seeds", "interval", "kill_overrun", "overrun_grace", "overrun", "availability",
+}  # fmt: skip
 OUTPUT_KEYS = {"dir", "report", "segments"}
 POLICY_KEYS = {"name", "label", "params"}
 JOB_KEYS = {"id", "submit", "procs", "runtime", "requested", "mem_mb", "mem_gb", "used_mb", "user"}
@@ -380,6 +383,8 @@ def protocol_section(value: Any, workload: dict[str, Any], where: str) -> dict[s
     kill = value.get("kill_overrun")
     out["kill_overrun"] = None if kill is None else check_bool(kill, where, "protocol.kill_overrun")
     out["overrun_grace"] = check_duration(value.get("overrun_grace"), where, "protocol.overrun_grace")
+    if "overrun" in value:  # only when given: the plans of earlier scenarios stay as they were
+        out["overrun"] = check_overrun(value["overrun"], where, "protocol.overrun")
     return out
 
 
@@ -434,6 +439,8 @@ def factors_section(
                 v = check_interval(v, where, fld)
             elif key == "protocol.kill_overrun" and v is not None:
                 check_bool(v, where, fld)
+            elif key == "protocol.overrun":
+                check_overrun(v, where, fld)
             elif key == "workload.estimates":
                 v = _estimates(v, where, fld)
             elif key == "workload.trace":

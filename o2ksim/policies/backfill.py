@@ -76,7 +76,7 @@ from o2ksim.policies.priority import (
     check_priority,
     make_priority,
 )
-from o2ksim.policies.profile import Profile
+from o2ksim.policies.profile import ProfileMemo
 from o2ksim.policies.shadow import Releases
 
 
@@ -226,7 +226,7 @@ class Backfill(Policy):
         self.held: dict[Job, tuple[str, float]] = {}  # job -> (host, start), in granted order
         self._wakes: set[float] = set()
         # per-host memos kept between passes while a host's allocations are unchanged
-        self.profile_cache: dict[str, tuple[int, Profile]] = {}
+        self.profile_cache: dict[str, ProfileMemo] = {}
         self.release_cache: dict[str, Releases] = {}
         self.immediate = immediate.ImmediateService.from_params(p)
 

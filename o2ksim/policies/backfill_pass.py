@@ -59,6 +59,7 @@ from o2ksim.policies.backfill_hosts import Free, backfill_host, best_host, reser
 from o2ksim.policies.priority import RankedQueue
 from o2ksim.policies.profile import (
     Profile,
+    ProfileMemo,
     Started,
     added_by_host,
     host_profiles,
@@ -78,7 +79,7 @@ class Reservations(Protocol):
     stateful: bool  # fixed-job or non-sliding: reservations carried between passes
     host_first: bool  # backfill_host = "fewest-free": host by free resources, then the test
     held: dict[Job, tuple[str, float]]  # carried from the last pass: job -> (host, start)
-    profile_cache: dict[str, tuple[int, Profile]]
+    profile_cache: dict[str, ProfileMemo]
     release_cache: dict[str, Releases]
 
 
@@ -203,7 +204,7 @@ class BackfillPass:
                 continue  # this host can never hold the job
             name = h.name
             memo = cache.get(name)
-            if memo is not None and memo.version == h.version and name not in added:
+            if memo is not None and memo.version == h.version and now < memo.valid_until and name not in added:
                 found = memo  # host_releases' memo, looked up inline
             elif h.releases is not None and indexed(h):
                 t, p, m, free_procs, free_mem = with_added(

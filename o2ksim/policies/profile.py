@@ -17,10 +17,12 @@ both use it.
 What the profile assumes about the jobs on a host:
 
 * a RUNNING job releases its processors and memory at its predicted end
-  (start + requested runtime; *now* once it has overrun, SPEC §2; from the
-  work still owed if it was resized or resumed), or at the time limit it was
-  started with (``Start.time_limit``) if that comes first -- there the engine
-  kills or requeues it (:func:`release_time`);
+  (start + requested runtime; *now* once it has overrun, SPEC §2, or, under
+  the overrun rule ``requested``, start + the user's request R once it has
+  overrun an estimate below R; from the work still owed if it was resized or
+  resumed), or at the time limit it was started with (``Start.time_limit``)
+  if that comes first -- there the engine kills or requeues it
+  (:func:`release_time`);
 * a PREEMPTED job holds its memory and no processors, and the profile never
   gives that memory back: when it will resume and end is not known, so the
   memory stays unavailable to reservations and backfilled jobs (the free
@@ -381,14 +383,34 @@ def release_time(job: Releasing, now: float) -> float:
     """When a running job is expected to give its processors and memory back.
 
     Its predicted end (start + requested runtime, or *now* once overrun,
-    SPEC §2; from the work still owed if it was resized or preempted), but
-    never after the time limit it was started with (``Start.time_limit``):
-    there the engine kills or requeues it, and either way it releases
-    everything.
+    SPEC §2 -- under the overrun rule ``requested``, start + the user's
+    request R once an estimate below R is overrun, then *now*; from the work
+    still owed if it was resized or preempted), but never after the time
+    limit it was started with (``Start.time_limit``): there the engine kills
+    or requeues it, and either way it releases everything.
     """
     end = job.predicted_end(now)
     limit = job.time_limit
     return limit if limit < end else end
+
+
+def raise_due(jobs: Iterable[Any], now: float) -> float:
+    """The first time after ``now`` at which one of the running ``jobs`` has its
+    prediction raised to its request (the overrun rule ``requested``,
+    :meth:`~o2ksim.jobs.Job.raised_at`); ``inf`` when none will.
+
+    Until then every release time of these jobs keeps the form
+    ``max(constant, now)``, so a memo of a host's releases or profile built
+    now stays valid for a later pass before that time; from it on, the memo
+    must be rebuilt.  Stand-ins without ``raised_at`` (:class:`Releasing`) raise nothing.
+    """
+    due = math.inf
+    for j in jobs:
+        if getattr(j, "overrun_time", 0.0):
+            t = j.raised_at(now)
+            if t < due:
+                due = t
+    return due
 
 
 def indexed(h: HostView) -> bool:
@@ -426,10 +448,14 @@ def build_profile(h: HostView, now: float, added: Iterable[tuple[float, int, flo
     )
 
 
+#: A host's profile kept between passes: (host version, valid before, profile).
+ProfileMemo = tuple[int, float, Profile]
+
+
 def host_profiles(
     snap: Snapshot,
     started: Sequence[Started] = (),
-    cache: dict[str, tuple[int, Profile]] | None = None,
+    cache: dict[str, ProfileMemo] | None = None,
     *,
     use_index: bool = True,
 ) -> dict[str, Profile]:
@@ -441,7 +467,8 @@ def host_profiles(
     ``use_index`` is false); otherwise from its
     running jobs one by one, and ``cache`` (one dict per run) then keeps each
     host's profile between passes, reused as a copy seen from now while the
-    host's allocations (its ``version``) are unchanged.
+    host's allocations (its ``version``) are unchanged and no running job's
+    prediction has been raised since (:func:`raise_due`).
     """
     now = snap.now
     extra = added_by_host(started, now)
@@ -455,11 +482,11 @@ def host_profiles(
             )
         elif added is None and cache is not None:
             entry = cache.get(h.name)
-            if entry is None or entry[0] != h.version:
+            if entry is None or entry[0] != h.version or now >= entry[1]:
                 base = build_profile(h, now)
-                cache[h.name] = (h.version, base)
+                cache[h.name] = (h.version, raise_due(running_jobs(h), now), base)
             else:
-                base = entry[1]
+                base = entry[2]
             profiles[h.name] = base.seen_at(now)
         else:
             profiles[h.name] = build_profile(h, now, added or ())

@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from o2ksim.engine.snapshot import HostView
-from o2ksim.policies.profile import release_time, running_jobs
+from o2ksim.policies.profile import raise_due, release_time, running_jobs
 
 
 class Shadow:
@@ -173,6 +173,7 @@ class Releases:
         "sum_mem",
         "sum_procs",
         "times",
+        "valid_until",
         "version",
     )
 
@@ -186,6 +187,7 @@ class Releases:
     ) -> None:
         self.version = version  # the host allocation version these rows were read at
         self.rows_of = rows_of  # job id -> its row, when the rows are a host's running jobs
+        self.valid_until = math.inf  # a memo: first time a row's job has its prediction raised
         self.free_procs, self.free_mem = free_procs, free_mem
         times, procs, mem = zip(*rows, strict=True) if rows else ((), (), ())
         self.times = list(map(float, times))
@@ -203,7 +205,7 @@ class Releases:
         """The releases of a host running many jobs, from sorted numpy arrays
         (:func:`~o2ksim.policies.profile.with_added`); read-only (no :meth:`insert`)."""
         self = cls.__new__(cls)
-        self.version, self.rows_of = -1, None
+        self.version, self.rows_of, self.valid_until = -1, None, math.inf
         self.free_procs, self.free_mem = free_procs, free_mem
         self.times, self.procs, self.mem = t, p, m  # type: ignore[assignment]
         self.sum_procs, self.sum_mem = [], []
@@ -373,14 +375,24 @@ def host_releases(
     (:class:`Releases` explains why).  When the version has changed, the
     kept instance is updated for the jobs that left and started since
     (:func:`_update_releases`) where that is exact, and rebuilt otherwise.
+    Either way it is rebuilt once a running job has its prediction raised to
+    its request (the overrun rule ``requested``; ``valid_until``,
+    :func:`~o2ksim.policies.profile.raise_due`): that release time changes
+    its constant.
     """
     if not added:
         entry = cache.get(h.name)
-        if entry is None or (entry.version != h.version and not _update_releases(entry, h, now)):
+        if (
+            entry is None
+            or now >= entry.valid_until
+            or (entry.version != h.version and not _update_releases(entry, h, now))
+        ):
+            jobs = running_jobs(h)
             rows_of: dict[int, tuple[float, float, float]] = {
-                j.id: (release_time(j, now), j.alloc_procs, j.alloc_mem) for j in running_jobs(h)
+                j.id: (release_time(j, now), j.alloc_procs, j.alloc_mem) for j in jobs
             }
             entry = Releases(sorted(rows_of.values()), h.free_procs, h.free_mem, h.version, rows_of)
+            entry.valid_until = raise_due(jobs, now)
             cache[h.name] = entry
         return entry
     raised: list[tuple[float, float, float]] = [
@@ -424,6 +436,9 @@ def _update_releases(entry: Releases, h: HostView, now: float) -> bool:
     for job_id in started:
         j = running[job_id]
         row = rows_of[job_id] = (release_time(j, now), j.alloc_procs, j.alloc_mem)
+        due = raise_due((j,), now)
+        if due < entry.valid_until:
+            entry.valid_until = due
         i = entry.insert(row)
         if i < first:
             first = i

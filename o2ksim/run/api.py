@@ -31,7 +31,7 @@ from o2ksim.machine import MachineSpec, load_machine, machine_from_header
 from o2ksim.partitioning import JobColumns
 from o2ksim.policies import make_policy
 from o2ksim.progress import ProgressBar
-from o2ksim.run.checks import check_grace_has_effect, header_machine
+from o2ksim.run.checks import check_grace_has_effect, check_overrun_has_effect, header_machine
 from o2ksim.run.config import PolicyChoice, RunConfig, WorkloadRecipe
 from o2ksim.run.results import Result, describe_policy, result_columns
 from o2ksim.run.workload import check_job_specs, check_jobs_frame, workload_label
@@ -57,6 +57,7 @@ def simulate(
     explain: bool = False,
     observers: Sequence[Observer] = (),
     availability: Any = None,
+    overrun: str | None = None,
 ) -> Result:
     """Run ``policy`` over ``workload`` on ``machine`` and measure it.
 
@@ -75,7 +76,12 @@ def simulate(
     :func:`~o2ksim.workloads.transforms.apply_estimates`).
     ``interval``, ``kill_overrun``, ``overrun_grace``: the run settings
     (:class:`~o2ksim.engine.contract.RunSettings`); the last two default to the
-    machine file's ``[options]``.
+    machine file's ``[options]``; the kill rule stops a job at its requested
+    runtime R + grace, whatever estimate the scheduler plans with.
+    ``overrun``: what the scheduler predicts for a running job past its
+    estimate -- ``"now"`` (default: it ends now, SPEC §2) or ``"requested"``
+    (its prediction is raised to R first, as Tsafrir, Etsion & Feitelson do;
+    acts only with predicted estimates, ``user-recent``).
     ``availability``: processors or hosts down between times -- an
     availability file (path, :mod:`o2ksim.availability`), or its periods as
     :class:`~o2ksim.availability.Outage` s or ``{host, from, to, procs}``
@@ -98,8 +104,10 @@ def simulate(
         explain=explain,
         progress=progress,
         availability=availability,
+        overrun=overrun,
     )
     check_grace_has_effect(config, overrun_grace)
+    check_overrun_has_effect(config, overrun)
     return run_config(config, observers=check_observers(observers))
 
 
@@ -264,6 +272,7 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
         "interval": cfg.settings.interval,
         "kill_overrun": cfg.settings.kill_overrun,
         "overrun_grace": cfg.settings.overrun_grace,
+        "overrun": cfg.settings.overrun,
         "seed": seed,
     }
     if cfg.availability:

@@ -9,6 +9,8 @@ call these before anything runs:
   without immediate service;
 * :func:`check_policy_times` -- a trial quantum beyond the simulated range;
 * :func:`check_grace_has_effect` -- an overrun grace for a run that kills no job;
+* :func:`check_overrun_has_effect` -- the overrun rule ``requested`` for
+  estimates that never fall below the requested runtime;
 * :func:`header_machine` -- the machine an SWF header names
   (``; O2KSimMachine: o2k``, written by ``o2ksim generate``).
 """
@@ -114,11 +116,35 @@ def check_grace_has_effect(config: Any, given: Any, name: str = "overrun_grace")
         )
 
 
+def check_overrun_has_effect(config: Any, given: Any, name: str = "overrun") -> None:
+    """Refuse the overrun rule ``requested`` where it changes nothing: with the requested
+    runtimes, actual ones or the thesis's Scenario A and B no estimate is below the
+    requested runtime ``R`` (they are ``R`` or ``T``, or cap ``(1 + K) T`` at ``R``), so a
+    job past its estimate is past ``R`` too and the rule predicts *now* as ``now`` does.
+    A list of JobSpecs carries its own: the rule acts if one has an estimate below its R."""
+    if given != "requested":
+        return
+    specs = config.job_specs
+    if specs is not None:
+        if any(s.user_request > s.req_time for s in specs):
+            return
+        raise O2KSimError(
+            f"{name} requested: has no effect: no job's req_time is below its requested_time"
+        )
+    if not config.estimates.predicted:
+        raise O2KSimError(
+            f"{name} requested: has no effect: with estimates '{config.estimates.text}' no job's "
+            "estimate is below its requested runtime, so none is raised (give predicted "
+            "estimates: --estimates user-recent)"
+        )
+
+
 __all__ = [
     "IMMEDIATE_ONLY",
     "MACHINE_LABEL",
     "TIME_PARAMS",
     "check_grace_has_effect",
+    "check_overrun_has_effect",
     "check_params_have_effect",
     "check_policy_times",
     "header_machine",

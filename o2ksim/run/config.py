@@ -60,7 +60,9 @@ WHERE = "run configuration"
 RECIPE_KEYS = ("trace", "model", "params", "span", "seed", "jobs", "load", "lenient")
 """The keys of a :class:`WorkloadRecipe` (a scenario's ``[workload]``, normalised)."""
 SECTIONS = ("machine", "workload", "policy", "protocol")
-PROTOCOL_KEYS = ("window", "warmup", "seed", "interval", "kill_overrun", "overrun_grace", "availability")
+PROTOCOL_KEYS = (
+    "window", "warmup", "seed", "interval", "kill_overrun", "overrun_grace", "overrun", "availability",
+)  # fmt: skip
 FRAME_COLUMNS = (
     "job_id", "submit", "run_time", "alloc_procs", "used_mem", "req_procs", "req_time",
     "req_mem", "user", "queue",
@@ -184,12 +186,6 @@ class RunConfig:
                 )  # fmt: skip
         check_seed(self.seed, WHERE)
         check_bool(self.progress, WHERE, "progress")
-        if self.estimates.predicted and self.settings.kill_overrun:
-            raise ConfigError(
-                WHERE, f"estimates '{self.estimates.text}' replace the requested runtime at which the "
-                "kill rule would kill a job; run predicted estimates without kill_overrun",
-                field="estimates",
-            )
         if not isinstance(self.availability, tuple) or not all(
             isinstance(o, Outage) for o in self.availability
         ):
@@ -220,6 +216,7 @@ class RunConfig:
         explain: bool = False,
         progress: bool = False,
         availability: Any = None,
+        overrun: str | None = None,
     ) -> RunConfig:
         """A validated configuration from what users write (the arguments of :func:`simulate`).
 
@@ -230,7 +227,8 @@ class RunConfig:
         machine table, or ``None``.  ``window``: a :class:`Window` or ``(start,
         end[, warmup])`` in seconds or durations.  ``interval`` and
         ``overrun_grace``: seconds or durations; ``kill_overrun`` and
-        ``overrun_grace`` default to the machine's ``[options]``.
+        ``overrun_grace`` default to the machine's ``[options]``.  ``overrun``:
+        ``now`` (default) or ``requested`` (:class:`RunSettings`).
         ``availability``: an availability file (path), or its periods as
         :class:`~o2ksim.availability.Outage` s or ``{host, from, to, procs}``
         tables; needs ``machine``.
@@ -251,7 +249,7 @@ class RunConfig:
             policy=pol,
             estimates=Estimates.parse(estimates),
             window=win,
-            settings=_settings(mach, interval, kill_overrun, overrun_grace, explain),
+            settings=_settings(mach, interval, kill_overrun, overrun_grace, explain, overrun),
             seed=check_seed(seed, WHERE),
             progress=check_bool(progress, WHERE, "progress"),
             availability=_availability(availability, mach),
@@ -319,6 +317,7 @@ class RunConfig:
             interval=proto.get("interval"),
             kill_overrun=proto.get("kill_overrun"),
             overrun_grace=proto.get("overrun_grace"),
+            overrun=proto.get("overrun"),
             seed=proto.get("seed", 0),
             explain=explain,
             progress=progress,
@@ -362,6 +361,8 @@ class RunConfig:
                 "kill_overrun": self.settings.kill_overrun,
                 "overrun_grace": self.settings.overrun_grace,
                 "availability": [o.row() for o in self.availability],
+                # written when not the default, so that earlier configurations read the same
+                **({"overrun": self.settings.overrun} if self.settings.overrun != "now" else {}),
             },
         }
 
@@ -483,6 +484,7 @@ def _settings(
     kill_overrun: bool | None,
     overrun_grace: float | None,
     explain: bool,
+    overrun: str | None = None,
 ) -> RunSettings:
     """The run's settings: the values given, else the machine file's ``[options]``, else off.
 
@@ -490,13 +492,13 @@ def _settings(
     default to the machine's ``options`` (SPEC §2: off unless asked for; a
     machine derived from a trace header has none).
     """
-    check_run_settings(interval, kill_overrun, overrun_grace)
+    check_run_settings(interval, kill_overrun, overrun_grace, overrun=overrun)
     check_bool(explain, WHERE, "explain")
     opts = machine.options if machine is not None else {}
     kill = bool(opts.get("kill_overrun", False)) if kill_overrun is None else kill_overrun
     grace = float(opts.get("overrun_grace", 0.0)) if overrun_grace is None else float(overrun_grace)
     try:
-        return RunSettings(interval, kill, grace, explain)
+        return RunSettings(interval, kill, grace, explain, overrun or "now")
     except ValueError as exc:
         raise O2KSimError(str(exc)) from None
 

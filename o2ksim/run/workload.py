@@ -215,6 +215,12 @@ def check_job_specs(specs: Iterable[Any], source: str = "the job list") -> None:
                     f"{value} s is not a time o2ksim simulates (finite, below {MAX_TIME:g} s)",
                     field=f"{name} (job {s.job_id})",
                 )
+        r = s.requested_time
+        if r is not None and not (isinstance(r, int | float) and r > 0):  # inf: R unknown
+            raise InputError(
+                source, f"{r!r} is not a requested runtime (seconds > 0, inf if unknown, or None)",
+                field=f"requested_time (job {s.job_id})",
+            )
         for name in ("mem", "used_mem"):
             value = getattr(s, name)
             if not value < MAX_JOB_MEMORY_KB:

@@ -6,7 +6,12 @@ Field choices, the same for every trace:
 * memory = requested KB per processor (field 10) x processors; 0 (not
   constrained) when unknown;
 * requested runtime = field 9; when unknown (-1) the scheduler is told the
-  actual runtime (the usual convention for traces without estimates);
+  actual runtime (the usual convention for traces without estimates); when a
+  runtime-estimate scenario replaced it
+  (:func:`~o2ksim.workloads.transforms.apply_estimates`), field 9 is the
+  estimate and the column ``requested_time`` the user's ``R``, kept as
+  ``JobSpec.requested_time`` (``inf`` when unknown: no kill at it, nothing
+  to raise a prediction to);
 * actual runtime = field 4; a job with unknown runtime or processors is kept
   and reported as rejected with the reason, never dropped silently.
 """
@@ -34,8 +39,8 @@ def specs_from_frame(jobs: Any) -> list[JobSpec]:
     used = column(jobs, "used_mem", np.int64)
     used_mem = np.where((used > 0) & (procs > 0), used * np.maximum(procs, 0), 0)
     # positional, in JobSpec's field order: job_id, submit, procs, mem, req_time,
-    # run_time, used_mem, user, queue
-    columns = (
+    # run_time, used_mem, user, queue[, requested_time]
+    columns: tuple[list[Any], ...] = (
         column(jobs, "job_id", np.int64).tolist(),
         column(jobs, "submit", np.float64).tolist(),
         procs.tolist(),
@@ -46,4 +51,7 @@ def specs_from_frame(jobs: Any) -> list[JobSpec]:
         column(jobs, "user", np.int64).tolist(),
         column(jobs, "queue", np.int64).tolist(),
     )
+    if "requested_time" in jobs.columns:
+        user_req = column(jobs, "requested_time", np.float64)
+        columns += (np.where(user_req > 0, user_req, np.inf).tolist(),)
     return list(map(JobSpec, *columns))  # positional: no keyword call per job

@@ -254,12 +254,16 @@ def apply_estimates(jobs: pd.DataFrame, scenario: Estimates | str | None) -> pd.
       ``N`` last jobs ended before the submit (:func:`user_recent_runtimes`),
       at least 1 s and never above ``R``; ``R`` without such history.  Unlike
       the others it may be *below* ``T``: the job then overruns its estimate
-      and the scheduler predicts its end as *now* until it ends (SPEC §2).
+      and the scheduler predicts its end as *now* until it ends (SPEC §2), or
+      first at start + ``R`` under the overrun rule ``requested``.
 
     Estimates are whole seconds, rounded up.  Jobs with unknown actual runtime
-    keep their request.  Only ``req_time`` changes; the scheduler sees it, the
-    job still runs ``T``.  ``jobs`` is a DataFrame or a
-    :class:`~o2ksim.table.ColumnTable`; the result is a new table of the same kind.
+    keep their request.  ``req_time`` becomes the estimate the scheduler plans
+    with (the job still runs ``T``), and a column ``requested_time`` keeps the
+    trace's ``R`` beside it (``-1``: unknown) for the kill rule and the
+    overrun rule (:attr:`o2ksim.jobs.JobSpec.requested_time`).  ``jobs`` is a
+    DataFrame or a :class:`~o2ksim.table.ColumnTable`; the result is a new
+    table of the same kind.
     """
     estimates = Estimates.parse(scenario)
     if estimates.requested:
@@ -284,10 +288,12 @@ def apply_estimates(jobs: pd.DataFrame, scenario: Estimates | str | None) -> pd.
             new = np.where(aborted, req, new)
     valid = (run >= 0) | (name == "user-recent")  # a prediction needs no T of its own
     estimated = np.where(valid, new, req).astype(np.int64)
+    requested = np.where(known, req, -1.0)
     if isinstance(jobs, ColumnTable):
-        return jobs.with_column("req_time", estimated)
+        return jobs.with_column("req_time", estimated).with_column("requested_time", requested)
     out = jobs.copy()
     out["req_time"] = estimated
+    out["requested_time"] = requested
     return out
 
 

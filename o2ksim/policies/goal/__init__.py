@@ -31,7 +31,9 @@ it: requested (the default), actual (the paper's assumption, G§4), the
 thesis's Scenario A and B (T§6.2.1) or ``user-recent`` (a predictor fitted on
 each user's earlier jobs).  A running job past its estimate is predicted to
 end *now* until it ends (SPEC §2, :func:`o2ksim.policies.profile.release_time`,
-the rule of the backfill pass), or by its kill time when the kill rule applies.
+the rule of the backfill pass), or at start + its requested runtime first
+under the overrun rule ``requested`` (``RunSettings.overrun``), or by its
+kill time when the kill rule applies.
 """
 
 from __future__ import annotations

@@ -44,7 +44,10 @@ class Borrowed:
 
     def predicted_end(self, now: float) -> float:
         spec = self.spec
-        owed = spec.procs * spec.req_time - self.job.work_done(now)
+        done = self.job.work_done(now)
+        owed = spec.procs * spec.req_time - done
+        if owed <= 0 and self.job.overrun_time:  # overrun rule "requested": raised to R
+            owed = spec.procs * self.job.overrun_time - done
         start = max(self.resume_at, now)
         return start + max(owed, 0.0) / self.alloc_procs
 

@@ -84,7 +84,10 @@ class EligibilityCache:
                 until = min(until, last_start + t - _SLACK)
                 continue
             margin = end - now - t
-            if exact:
+            if v.overrun_time:  # overrun rule "requested": its prediction is raised once passed
+                ok = v.predicted_end(now) - now > t
+                until = now  # ask again next time
+            elif exact:
                 ok = end - now > t
             elif margin > _SLACK:
                 ok = True
