@@ -14,7 +14,8 @@ Pure functions and small bookkeeping classes, each testable by hand:
 * :func:`placement_ratio` / :func:`choose_host` -- the host-placement
   heuristic: the largest ratio processors / requested processors;
 * :class:`CreditLedger` -- the catch-up credit of waiting jobs;
-* :class:`RepartitionClock` -- MinInterval per host.
+* :class:`RepartitionClock` -- MinInterval per host;
+* :class:`HostState` -- what EQspatial keeps of one host between passes.
 
 Where the thesis is silent the choices are made here, with their reasons
 (documented in ``docs/background/policies/eqspatial.md``):
@@ -38,6 +39,8 @@ import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
+
+from o2ksim.jobs import Job
 
 TIME_EPS = 1e-9  # seconds: float slack when comparing timer times with MinInterval bounds
 
@@ -260,6 +263,30 @@ class CreditLedger:
         """The equi-allocation level from ``now`` on; ``requests``: {processors: jobs in the system}."""
         self.since = now
         self.level = equi_level_counts(total_procs, requests) if self.waiting else math.inf
+
+
+@dataclass(eq=False)
+class HostState:
+    """EQspatial's view of one host between passes (:mod:`o2ksim.policies.eqspatial`)."""
+
+    name: str
+    capacity: int
+    jobs: dict[int, Job] = field(default_factory=dict)  # placed: running or waiting for processors
+    pending: dict[int, Job] = field(default_factory=dict)  # placed, not started yet
+    pending_mem: int = 0  # memory promised to pending jobs (the engine does not know it)
+    requested: int = 0  # requested processors of placed jobs not catching up
+    catchup_procs: int = 0  # requested processors of placed jobs catching up
+    long_procs: int = 0  # requested processors of placed jobs past the long-job threshold
+    dirty: bool = False  # the allocation may differ from an equipartition
+    reasons: list[str] = field(default_factory=list)
+    timer: float | None = None  # pending repartitioning wake-up
+
+    def touch(self, reason: str) -> None:
+        self.dirty = True
+        if len(self.reasons) < 6:
+            self.reasons.append(reason)
+        elif len(self.reasons) == 6:
+            self.reasons.append("...")
 
 
 class RepartitionClock:

@@ -61,6 +61,13 @@ class HostTrials:
             if self.settings.preemptive:
                 self._next_eligibility(snap, out)
 
+    def try_now(self, job: Job, snap: Snapshot, out: list[Any]) -> bool:
+        """A trial for ``job`` now if one can start (once per job, unless the mode is ``off``),
+        without waiting for one: EQspatial's ``new_job_service = immediate`` (the job is placed)."""
+        if self.settings.mode == "off" or job.id in self.book.given:
+            return False
+        return self._try(job, snap, out)
+
     def retry(self, snap: Snapshot, out: list[Any], waiting: Collection[int]) -> None:
         """Try again for the jobs waiting for a trial that still wait (ids in ``waiting``)."""
         for job_id, job in list(self.awaiting.items()):
