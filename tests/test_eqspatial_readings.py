@@ -103,3 +103,22 @@ def test_long_job_placement_deduct():
 def test_bad_reading_names_are_refused():
     with pytest.raises(Exception, match="new_job_service"):
         run([job(1, 0, 1, 1)], ONE, new_job_service="soon")
+
+
+def test_long_job_grant_whole_is_a_condition():
+    # One host of 8, MinInterval 0, threshold 100 s.  J1 (8 procs, 300 s) at 0, J2 (8, 100 s)
+    # at 50: 4/4 from 50.  At 100 J1 has run 100 s.  partial (test_eqspatial): J1 gets
+    # min(8, 8 - 1) = 7, J2 1 -> J1 ends at 100 + 1800/7.  whole: 8 processors would leave
+    # J2 none, so J1 keeps its equal share 4/4 (as does J2 from 150): the plain schedule,
+    # J2 ends at 50 + 800/4 = 250, J1 then has 400 + 800 = 1200 left on 8 -> 400.
+    jobs = [job(1, 0, 8, 300), job(2, 50, 8, 100)]
+    whole = run(jobs, ONE, min_interval=0, long_job_threshold=100, long_job_grant="whole")
+    assert whole.jobs.set_index("job_id").end.to_dict() == pytest.approx({1: 400.0, 2: 250.0})
+    partial = run(jobs, ONE, min_interval=0, long_job_threshold=100)
+    assert partial.jobs.set_index("job_id").end[1] == pytest.approx(100 + 1800 / 7)
+    # a 6-processor J1 leaves J2 two processors: whole and partial agree (6 / 2 from 100)
+    jobs = [job(1, 0, 6, 300), job(2, 50, 8, 100)]
+    for grant in ("partial", "whole"):
+        r = run(jobs, ONE, min_interval=0, long_job_threshold=100, long_job_grant=grant)
+        s = r.segments[(r.segments.start <= 120) & (r.segments.end > 120)]
+        assert dict(zip(s.job_id, s.procs, strict=True)) == {1: 6, 2: 2}

@@ -83,6 +83,7 @@ class EQSpatial(Policy):
         self.long_threshold: float | None = None if t is None else parse_duration(t)
         self.new_job_service: str = p["new_job_service"]
         self.deduct_long = p["long_job_placement"] == "deduct"
+        self.whole_long = p["long_job_grant"] == "whole"
         self.trial_settings = immediate.TrialSettings.from_params(p)
         self._reset()
 
@@ -370,7 +371,7 @@ class EQSpatial(Policy):
 
     def _repartition(self, h: HostState, view: HostView, snap: Snapshot, out: list[Any]) -> None:
         now = snap.now
-        target = host_allocation(h.capacity, self._host_jobs(h, now))
+        target = host_allocation(h.capacity, self._host_jobs(h, now), self.whole_long)
         shrink, grow, start = [], [], []
         for job in h.jobs.values():
             if job.id in self._in_trial:

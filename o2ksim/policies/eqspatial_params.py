@@ -1,7 +1,7 @@
 """EQspatial-MinInterval's parameters (T§3.2.3, T§6.1), kept apart from the policy's pass.
 
 Besides the thesis's own parameters (MinInterval, the ``/>50hr`` threshold and
-the immediate service of T§3.2.2), two choices the text leaves open are
+the immediate service of T§3.2.2), three choices the text leaves open are
 parameters, so that their effect can be measured
 (``docs/background/fidelity/eqspatial.md``); their defaults are the reading
 o2ksim has always used:
@@ -20,6 +20,11 @@ o2ksim has always used:
   its full request (T§3.2.3's note: "the processors occupied by these jobs
   are deducted from the total number of processors available on the host and
   the requested processors of these jobs are excluded").
+* ``long_job_grant``: how "as long as each other job assigned to the host has
+  at least one processor to run on" limits a ``/>50hr`` job.  ``partial``
+  (default): a cap -- it gets its request, but no more than leaves one
+  processor for every other job.  ``whole``: a condition -- its whole request
+  if that leaves one for every other job, otherwise an equal share.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from o2ksim.units import parse_duration
 
 NEW_JOB_SERVICE = ("wait", "immediate")
 LONG_JOB_PLACEMENT = ("share", "deduct")
+LONG_JOB_GRANT = ("partial", "whole")
 
 PARAMS: dict[str, Param] = {
     "min_interval": Param(
@@ -68,6 +74,14 @@ PARAMS: dict[str, Param] = {
         "how a job past long_job_threshold counts in the placement ratio: like any job (share), "
         "or like a catching-up job, its processors deducted from the host's (deduct)",
         choices=LONG_JOB_PLACEMENT,
+    ),
+    "long_job_grant": Param(
+        str,
+        "partial",
+        "a job past long_job_threshold gets its request but at most what leaves every other job "
+        "one processor (partial), or its whole request only if that leaves them one each, else "
+        "an equal share (whole)",
+        choices=LONG_JOB_GRANT,
     ),
     # the immediate service of T§3.2.2 for jobs no host has the memory for (T§3.2.3)
     **immediate.PARAMS,

@@ -115,16 +115,21 @@ class HostJob(NamedTuple):
     prefer: tuple = ()
 
 
-def host_allocation(procs: int, jobs: Sequence[HostJob]) -> dict[Hashable, int]:
+def host_allocation(procs: int, jobs: Sequence[HostJob], whole_long: bool = False) -> dict[Hashable, int]:
     """Target processors of every job on a host of ``procs`` processors.
 
     Privileged jobs first (catching up before long-running, each kind by
     ``order``): each gets its request, but no more than leaves one processor
     for every job still to be served.  The rest is an :func:`equipartition`
-    among the other jobs.  Needs ``procs >= len(jobs)``.
+    among the other jobs.  Needs ``procs >= len(jobs)``.  ``whole_long``: a
+    long-running job (``privileged == 2``) whose whole request does not leave
+    one processor for every other job gets no privilege and shares equally
+    (the ``/>50hr`` rule's "as long as" read as a condition, not a cap).
 
     >>> host_allocation(16, [HostJob("a", 8), HostJob("b", 8), HostJob("c", 12, privileged=1)])
     {'c': 12, 'a': 2, 'b': 2}
+    >>> host_allocation(8, [HostJob("a", 8), HostJob("b", 8), HostJob("c", 8, privileged=2)], whole_long=True)
+    {'a': 3, 'b': 3, 'c': 2}
     """
     if len(jobs) > procs:
         raise ValueError(f"{len(jobs)} jobs cannot each get a processor of {procs}")
@@ -134,6 +139,9 @@ def host_allocation(procs: int, jobs: Sequence[HostJob]) -> dict[Hashable, int]:
     left = procs
     still = len(jobs)
     for j in privileged:
+        if whole_long and j.privileged == 2 and j.request > left - (still - 1):
+            equal.append(j)  # it shares equally (still counts it: it is served below)
+            continue
         still -= 1
         give = min(j.request, left - still)
         out[j.key] = give
