@@ -40,6 +40,7 @@ MONTHS = ["1999-10", "1999-11", "1999-12", "2000-01", "2000-02", "2000-03"]
 IMM = {"new_job_service": "immediate"}
 DEDUCT = {"long_job_placement": "deduct"}
 WHOLE = {"long_job_grant": "whole"}
+WORK = {"long_job_clock": "work"}
 VARIANTS: dict[str, tuple[str, dict]] = {
     "LXF&W-bf+IS": ("lxfw-backfill-immediate", {}),
     "EQ-0m": ("eqspatial-0m", {}),
@@ -51,6 +52,8 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     "EQ-5m/>50hr new=immediate long=deduct": ("eqspatial-5m-50hr", {**IMM, **DEDUCT}),
     "EQ-5m/>50hr new=immediate grant=whole": ("eqspatial-5m-50hr", {**IMM, **WHOLE}),
     "EQ-5m/>50hr new=immediate grant=whole long=deduct": ("eqspatial-5m-50hr", {**IMM, **WHOLE, **DEDUCT}),
+    "EQ-5m/>50hr new=immediate clock=work": ("eqspatial-5m-50hr", {**IMM, **WORK}),
+    "EQ-5m/>50hr new=immediate clock=work long=deduct": ("eqspatial-5m-50hr", {**IMM, **WORK, **DEDUCT}),
 }
 
 

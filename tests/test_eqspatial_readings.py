@@ -122,3 +122,17 @@ def test_long_job_grant_whole_is_a_condition():
         r = run(jobs, ONE, min_interval=0, long_job_threshold=100, long_job_grant=grant)
         s = r.segments[(r.segments.start <= 120) & (r.segments.end > 120)]
         assert dict(zip(s.job_id, s.procs, strict=True)) == {1: 6, 2: 2}
+
+
+def test_long_job_clock_work_counts_work_on_the_request():
+    # One host of 8, MinInterval 0, threshold 100 s.  J1 (8 procs, 300 s) at 0, J2 (8, 100 s)
+    # at 50: 4/4 from 50.  wall: J1 is long at 100 (7/1).  work: J1 needs 100 s on its 8
+    # processors = 800: 400 by 50, then 4 a second -> long at 150, when it gets 7 and J2 1.
+    # J1 then has 1600 left on 7 -> ends 150 + 1600/7; J2 has 400 + 1600/7 done, the rest of
+    # its 800 on 8 -> 400.
+    jobs = [job(1, 0, 8, 300), job(2, 50, 8, 100)]
+    r = run(jobs, ONE, min_interval=0, long_job_threshold=100, long_job_clock="work")
+    assert r.jobs.set_index("job_id").end.to_dict() == pytest.approx({1: 150 + 1600 / 7, 2: 400.0})
+    at = {t: r.segments[(r.segments.start <= t) & (r.segments.end > t)] for t in (120, 160)}
+    assert dict(zip(at[120].job_id, at[120].procs, strict=True)) == {1: 4, 2: 4}
+    assert dict(zip(at[160].job_id, at[160].procs, strict=True)) == {1: 7, 2: 1}

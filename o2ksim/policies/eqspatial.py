@@ -34,7 +34,6 @@ are free is not one).  The choices the thesis leaves open:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any, ClassVar
 
@@ -47,7 +46,7 @@ from o2ksim.jobs import Job, JobState
 from o2ksim.machine import MachineSpec
 from o2ksim.policies import immediate
 from o2ksim.policies.base import POLICIES, Param, Policy
-from o2ksim.policies.eqspatial_params import PARAMS
+from o2ksim.policies.eqspatial_params import PARAMS, repartition_note
 from o2ksim.policies.equipartition import (
     CreditLedger,
     Deadlines,
@@ -84,6 +83,7 @@ class EQSpatial(Policy):
         self.new_job_service: str = p["new_job_service"]
         self.deduct_long = p["long_job_placement"] == "deduct"
         self.whole_long = p["long_job_grant"] == "whole"
+        self.work_clock = p["long_job_clock"] == "work"
         self.trial_settings = immediate.TrialSettings.from_params(p)
         self._reset()
 
@@ -142,7 +142,7 @@ class EQSpatial(Policy):
                 h = self._hosts[timer.host]
                 if h.timer is not None and h.timer <= now + 1e-9:
                     h.timer = None
-        self._deadlines(now)
+        self._deadlines(now, out)
         self._place(snap, out)
         if self._trials.awaiting and (snap.departed or snap.timers):
             self._trials.retry(snap, out, self._waiting)  # free processors or eligibility may have changed
@@ -192,7 +192,7 @@ class EQSpatial(Policy):
         self._long_due.drop(job.id)
         h.touch(f"J{job.id} left")
 
-    def _deadlines(self, now: float) -> None:
+    def _deadlines(self, now: float, out: list[Any]) -> None:
         for job_id in self._catchup_due.due(now):
             name = self._where.get(job_id)
             if name is None or job_id not in self._credit:
@@ -211,6 +211,9 @@ class EQSpatial(Policy):
             name = self._where.get(job_id)
             if name is None:
                 continue
+            job = self._hosts[name].jobs[job_id]
+            if self.work_clock and self._long_timer(job, now, job.alloc_procs, out):
+                continue  # not there yet (it ran on fewer processors, or was preempted)
             self._long.add(job_id)
             self._count("long_jobs", job_id)
             self._hosts[name].long_procs += self._hosts[name].jobs[job_id].procs
@@ -290,14 +293,8 @@ class EQSpatial(Policy):
         h.touch(f"J{job.id} placed")
 
     def _no_host(self, job: Job, snap: Snapshot, out: list[Any]) -> None:
-        """No host has the memory (or a processor) for ``job``: immediate service, then wait.
-
-        T§3.2.3: the job gets the immediate service of T§3.2.2 -- a quantum on
-        its requested processors with the initial memory, on free processors or
-        by preempting eligible jobs' processors (:mod:`o2ksim.policies.immediate`);
-        if it does not finish there it is killed and waits in the queue for
-        memory.  While it waits it earns catch-up credit.
-        """
+        """No host has the memory (or a processor) for ``job``: the immediate service of
+        T§3.2.2 (:mod:`o2ksim.policies.immediate`), then it waits for memory, earning credit."""
         self._waiting[job.id] = job
         self._ledger.wait(job.id, job.procs)
         self._count("waited", job.id)
@@ -391,7 +388,8 @@ class EQSpatial(Policy):
             self.counters["resizes"] += resized
         note = rest = ""
         if snap.explain:
-            note = self._repartition_note(h, target, now, resized > 0)
+            note = repartition_note(h, target, self._credit, self._long, self.long_threshold,
+                                    self.min_interval, now, resized > 0)  # fmt: skip
             rest = f"same repartitioning of {h.name}" if resized else ""
         for job, new in shrink:
             out.append(Resize(job, new, note=note))
@@ -404,26 +402,11 @@ class EQSpatial(Policy):
             note = rest or note
         for job, new in shrink + grow:
             self._catchup_timer(h, job, new, now, out)
+            if self.work_clock and job.id in self._long_due:
+                self._long_timer(job, now, new, out)
         h.dirty = False
         h.reasons.clear()
 
-    def _repartition_note(self, h: HostState, target: Mapping[Hashable, int], now: float, counted: bool) -> str:
-        why = ", ".join(h.reasons) or "timer"
-        equal = [target[j] for j in h.jobs if j in target and j not in self._credit and j not in self._long]
-        if counted:
-            text = f"repartitioning {h.name} ({why})"
-        else:
-            text = f"shares of {h.name} ({why}) need no running job resized"
-        if equal:
-            lo, hi = min(equal), max(equal)
-            text += f": equal share {lo}" if lo == hi else f": equal share {lo}-{hi}"
-        held = [f"J{j} catching up" for j in h.jobs if j in self._credit]
-        held += [f"J{j} running over {(self.long_threshold or 0) / 3600:g} h" for j in h.jobs if j in self._long]
-        if held:
-            text += "; full request for " + ", ".join(held)
-        if counted and self.min_interval > 0:
-            text += f"; next repartitioning of {h.name} at {clock(now + self.min_interval)} at the earliest"
-        return text
 
     def _start_on_free(self, h: HostState, view: HostView, snap: Snapshot, out: list[Any]) -> None:
         """The host may not repartition yet: placed jobs share the free processors (T§3.2.3)."""
@@ -449,10 +432,23 @@ class EQSpatial(Policy):
             note = f"{placed}; {note}" if note else placed
         out.append(Start(job, h.name, procs=procs, note=note))
         threshold = self.long_threshold
-        if threshold is not None:  # its real start (a trial run before it does not count)
+        if self.work_clock:
+            self._long_timer(job, now, procs, out)
+        elif threshold is not None:  # its real start (a trial run before it does not count)
             self._long_due.set(job.id, now + threshold)
             out.append(WakeAt(now + threshold, h.name, "long-running"))
         self._catchup_timer(h, job, procs, now, out)
+
+    def _long_timer(self, job: Job, now: float, procs: int, out: list[Any]) -> bool:
+        """``long_job_clock = work``: when ``job`` will have run the threshold on its request
+        at ``procs`` processors; ``False`` if it has already."""
+        owed = (self.long_threshold or 0.0) * job.procs - job.work_done(now)
+        if owed <= 1e-6 * job.procs or self.long_threshold is None:
+            return False
+        when = now + owed / (procs or job.resume_procs or job.procs)  # early is safe: re-checked
+        if self._long_due.set(job.id, when):
+            out.append(WakeAt(when, tag="long-running"))
+        return True
 
     def _catchup_timer(self, h: HostState, job: Job, procs: int, now: float, out: list[Any]) -> None:
         credit = self._credit.get(job.id)

@@ -1,7 +1,7 @@
-"""EQspatial-MinInterval's parameters (T§3.2.3, T§6.1), kept apart from the policy's pass.
+"""EQspatial-MinInterval's parameters and decision-log text (T§3.2.3, T§6.1), apart from its pass.
 
 Besides the thesis's own parameters (MinInterval, the ``/>50hr`` threshold and
-the immediate service of T§3.2.2), three choices the text leaves open are
+the immediate service of T§3.2.2), four choices the text leaves open are
 parameters, so that their effect can be measured
 (``docs/background/fidelity/eqspatial.md``); their defaults are the reading
 o2ksim has always used:
@@ -25,20 +25,30 @@ o2ksim has always used:
   (default): a cap -- it gets its request, but no more than leaves one
   processor for every other job.  ``whole``: a condition -- its whole request
   if that leaves one for every other job, otherwise an equal share.
+* ``long_job_clock``: "the jobs that have been running for longer than 50
+  hours".  ``wall`` (default): 50 hours of wall time since the job started,
+  on whatever share it had.  ``work``: once it has done 50 hours of work on
+  its requested processors (the thesis's runtime: T§3.5 measures runtime
+  "on the requested number of processors"), so a job stretched by sharing
+  is not privileged before it has done that much.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection, Hashable, Mapping
 from dataclasses import replace
 
+from o2ksim.clock import clock
 from o2ksim.policies import immediate
 from o2ksim.policies.base import Param
+from o2ksim.policies.equipartition import HostState
 from o2ksim.policies.immediate.settings import amount_check
 from o2ksim.units import parse_duration
 
 NEW_JOB_SERVICE = ("wait", "immediate")
 LONG_JOB_PLACEMENT = ("share", "deduct")
 LONG_JOB_GRANT = ("partial", "whole")
+LONG_JOB_CLOCK = ("wall", "work")
 
 PARAMS: dict[str, Param] = {
     "min_interval": Param(
@@ -83,6 +93,13 @@ PARAMS: dict[str, Param] = {
         "an equal share (whole)",
         choices=LONG_JOB_GRANT,
     ),
+    "long_job_clock": Param(
+        str,
+        "wall",
+        "when a job has 'been running for longer than' long_job_threshold: wall time since its "
+        "start (wall), or once it has done that long of work on its request (work)",
+        choices=LONG_JOB_CLOCK,
+    ),
     # the immediate service of T§3.2.2 for jobs no host has the memory for (T§3.2.3)
     **immediate.PARAMS,
     "immediate_service": replace(
@@ -92,3 +109,32 @@ PARAMS: dict[str, Param] = {
         "preemptive | soon (free processors only) | off (it just waits)",
     ),
 }
+
+
+def repartition_note(
+    h: HostState,
+    target: Mapping[Hashable, int],
+    catching_up: Collection[int],
+    long: Collection[int],
+    threshold: float | None,
+    min_interval: float,
+    now: float,
+    counted: bool,
+) -> str:
+    """The decision log's reason for a recomputation of ``h``'s shares (``o2ksim explain``)."""
+    why = ", ".join(h.reasons) or "timer"
+    equal = [target[j] for j in h.jobs if j in target and j not in catching_up and j not in long]
+    if counted:
+        text = f"repartitioning {h.name} ({why})"
+    else:
+        text = f"shares of {h.name} ({why}) need no running job resized"
+    if equal:
+        lo, hi = min(equal), max(equal)
+        text += f": equal share {lo}" if lo == hi else f": equal share {lo}-{hi}"
+    held = [f"J{j} catching up" for j in h.jobs if j in catching_up]
+    held += [f"J{j} running over {(threshold or 0) / 3600:g} h" for j in h.jobs if j in long]
+    if held:
+        text += "; full request for " + ", ".join(held)
+    if counted and min_interval > 0:
+        text += f"; next repartitioning of {h.name} at {clock(now + min_interval)} at the earliest"
+    return text
