@@ -98,13 +98,55 @@ def claims(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _pct(a: float, b: float) -> str:
+    return f"{100 * (a / b - 1):+.0f} %"
+
+
+def markdown(df: pd.DataFrame) -> str:
+    """The two tables of ``docs/background/fidelity/eqspatial.md`` from ``runs.csv`` rows."""
+    out = ["| month | seed | slowdown LXF&W+IS / EQ-0m / EQ-5m / EQ-5m imm. | EQ-5m vs LXF&W+IS (wait -> imm.) "
+           "| EQ-5m / EQ-0m slowdown (wait -> imm.) | mean wait vs LXF&W+IS (wait -> imm.) "
+           "| 95th wait >1 min, h: LXF&W+IS / EQ-5m imm. | placed on arrival % (wait / imm.) |",
+           "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for (month, seed), g in df.groupby(["month", "seed"], sort=True):
+        v = g.set_index("variant")
+        lx, z, w, i = (v.loc[k] for k in ("LXF&W-bf+IS", "EQ-0m", "EQ-5m", "EQ-5m new=immediate"))
+        out.append(
+            f"| {month} | {seed} | {lx.mean_slowdown:.2f} / {z.mean_slowdown:.2f} / {w.mean_slowdown:.2f} / "
+            f"{i.mean_slowdown:.2f} | {_pct(w.mean_slowdown, lx.mean_slowdown)} -> "
+            f"{_pct(i.mean_slowdown, lx.mean_slowdown)} | {w.mean_slowdown / z.mean_slowdown:.2f}x -> "
+            f"{i.mean_slowdown / z.mean_slowdown:.2f}x | {_pct(w.mean_wait_h, lx.mean_wait_h)} -> "
+            f"{_pct(i.mean_wait_h, lx.mean_wait_h)} | {lx.p95_wait_over_1min_h:.2f} / "
+            f"{i.p95_wait_over_1min_h:.2f} | {100 * w.placed_share:.1f} / {100 * i.placed_share:.1f} |"
+        )
+    long = [k for k in VARIANTS if k.startswith("EQ-5m/>50hr") and k in set(df["variant"])]
+    out += ["", "| month | seed | " + " | ".join(long) + " |", "|---|---|" + "---|" * len(long)]
+    for (month, seed), g in df.groupby(["month", "seed"], sort=True):
+        v = g.set_index("variant")
+        cells = []
+        for k in long:
+            if k not in v.index:
+                cells.append("–")
+                continue
+            base = v.loc["EQ-5m new=immediate" if "immediate" in k else "EQ-5m"]
+            x = v.loc[k]
+            cells.append(f"{_pct(x.mean_wait_h, base.mean_wait_h)}, {x.mean_slowdown / base.mean_slowdown:.2f}x, "
+                         f"{x.max_wait_h:.0f} / {base.max_wait_h:.0f} h")  # fmt: skip
+        out.append(f"| {month} | {seed} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--months", nargs="+", default=MONTHS)
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     ap.add_argument("--out", type=Path, default=Path("eqspatial-readings"))
+    ap.add_argument("--tables", action="store_true", help="only print the Markdown tables of OUT/runs.csv")
     args = ap.parse_args()
+    if args.tables:
+        print(markdown(pd.read_csv(args.out / "runs.csv")))
+        return
     machine = load_machine("o2k")
     window = Window(7 * DAY, 37 * DAY, 7 * DAY)
     args.out.mkdir(parents=True, exist_ok=True)

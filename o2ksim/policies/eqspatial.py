@@ -328,7 +328,7 @@ class EQSpatial(Policy):
             free = 0 if held else max(view.free_procs, 0)
             shares = dict(zip([j.id for j in jobs], equipartition(free, [j.procs for j in jobs]), strict=True))
             for job in new:
-                if shares[job.id] == 0 and self._trials.try_now(job, snap, out):
+                if shares[job.id] == 0 and self._trials.try_now(job, snap, out, h.name, job.mem):
                     self._in_trial.add(job.id)
                     self._count("new_job_trials", job.id)
 

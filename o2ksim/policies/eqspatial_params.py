@@ -12,8 +12,9 @@ o2ksim has always used:
   free processors (if any) until the processors can be repartitioned
   again").  ``immediate``: the immediate-service trial of T§3.2.2 ("The key
   algorithms of EQspatial are the host placement policy and the immediate
-  service"); if it does not finish in the quantum it is killed and stays
-  placed, starting at the host's next repartitioning.
+  service"), on its own host, in the memory it holds there; if it does not
+  finish in the quantum it is killed and stays placed, starting at the
+  host's next repartitioning.
 * ``long_job_placement``: how a job past the ``/>50hr`` threshold counts in
   the placement ratio.  ``share`` (default): like any other job (its request
   in the denominator).  ``deduct``: like a catching-up job, which also gets
