@@ -110,7 +110,10 @@ def markdown(df: pd.DataFrame) -> str:
            "|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for (month, seed), g in df.groupby(["month", "seed"], sort=True):
         v = g.set_index("variant")
-        lx, z, w, i = (v.loc[k] for k in ("LXF&W-bf+IS", "EQ-0m", "EQ-5m", "EQ-5m new=immediate"))
+        need = ("LXF&W-bf+IS", "EQ-0m", "EQ-5m", "EQ-5m new=immediate")
+        if not set(need) <= set(v.index):
+            continue  # not run (yet)
+        lx, z, w, i = (v.loc[k] for k in need)
         out.append(
             f"| {month} | {seed} | {lx.mean_slowdown:.2f} / {z.mean_slowdown:.2f} / {w.mean_slowdown:.2f} / "
             f"{i.mean_slowdown:.2f} | {_pct(w.mean_slowdown, lx.mean_slowdown)} -> "
@@ -128,7 +131,11 @@ def markdown(df: pd.DataFrame) -> str:
             if k not in v.index:
                 cells.append("–")
                 continue
-            base = v.loc["EQ-5m new=immediate" if "immediate" in k else "EQ-5m"]
+            base_name = "EQ-5m new=immediate" if "immediate" in k else "EQ-5m"
+            if base_name not in v.index:
+                cells.append("–")
+                continue
+            base = v.loc[base_name]
             x = v.loc[k]
             cells.append(f"{_pct(x.mean_wait_h, base.mean_wait_h)}, {x.mean_slowdown / base.mean_slowdown:.2f}x, "
                          f"{x.max_wait_h:.0f} / {base.max_wait_h:.0f} h")  # fmt: skip

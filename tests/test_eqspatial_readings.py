@@ -54,8 +54,9 @@ def test_new_job_trial_that_finishes():
     assert segments(r, 1) == [(0.0, 10.0, 8), (10.0, 40.0, 4), (40.0, 45.0, 0), (45.0, 1995.0, 4)]  # preempted 40-45
     assert r.jobs.set_index("job_id").wait[3] == pytest.approx(0.0)
     assert r.summary["new_job_trials"] == 1 and r.summary["placed_on_arrival"] == 3
-    # the default (wait): J3 waits for the repartitioning at 70 (3/3/2) and ends at 75
-    d = run(jobs, ONE, **TIMED)
+    assert segments(run(jobs, ONE, **TIMED), 3) == [(40.0, 45.0, 2)]  # immediate is the default
+    # wait (the default before issue 23): J3 waits for the repartitioning at 70 (3/3/2), ends at 75
+    d = run(jobs, ONE, new_job_service="wait", **TIMED)
     assert segments(d, 3) == [(70.0, 75.0, 2)]
     assert "new_job_trials" not in d.summary
 

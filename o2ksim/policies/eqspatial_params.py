@@ -3,14 +3,15 @@
 Besides the thesis's own parameters (MinInterval, the ``/>50hr`` threshold and
 the immediate service of T§3.2.2), four choices the text leaves open are
 parameters, so that their effect can be measured
-(``docs/background/fidelity/eqspatial.md``); their defaults are the reading
-o2ksim has always used:
+(``docs/background/fidelity/eqspatial.md``).  The defaults are o2ksim's
+original reading, except ``new_job_service``: ``immediate`` is the reading
+that reproduces T§6.1's slowdown claims (default since issue 23):
 
 * ``new_job_service``: what a job placed on a host that may not repartition
-  yet, with no free processor for it, gets.  ``wait`` (default): nothing
+  yet, with no free processor for it, gets.  ``wait``: nothing
   until the host's next repartitioning ("the job can run on the currently
   free processors (if any) until the processors can be repartitioned
-  again").  ``immediate``: the immediate-service trial of T§3.2.2 ("The key
+  again").  ``immediate`` (default): the immediate-service trial of T§3.2.2 ("The key
   algorithms of EQspatial are the host placement policy and the immediate
   service"), on its own host, in the memory it holds there; if it does not
   finish in the quantum it is killed and stays placed, starting at the
@@ -74,7 +75,7 @@ PARAMS: dict[str, Param] = {
     ),
     "new_job_service": Param(
         str,
-        "wait",
+        "immediate",
         "a job placed on a host that may not repartition yet and has no free processor for it: "
         "wait for the next repartitioning, or get the immediate-service trial (T§3.2.2)",
         choices=NEW_JOB_SERVICE,
