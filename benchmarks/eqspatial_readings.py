@@ -9,7 +9,9 @@ Usage::
 Each (month, seed) is one generated thesis month (``generate("o2k", span=37 d,
 seed, params=MONTH)``) with the protocol of ``benchmarks/eqspatial_vs_lxfw.py``
 (a week of warm-up, 30 days analysed, one 30-day cool-down chunk).  Every
-variant changes one EQspatial parameter against its preset
+variant names the readings it changes; a name without ``new=immediate`` runs
+``new_job_service = wait`` (o2ksim's reading before issue 23; ``immediate`` is
+the default now)
 (``docs/background/fidelity/eqspatial.md`` says which sentence each reading
 comes from).  Per run: mean wait, 95th-percentile wait of jobs over a minute,
 maximum wait, mean slowdown (and of jobs under a minute), the share of jobs
@@ -38,17 +40,18 @@ H = 3600.0
 DAY = 86400.0
 MONTHS = ["1999-10", "1999-11", "1999-12", "2000-01", "2000-02", "2000-03"]
 IMM = {"new_job_service": "immediate"}
+WAIT = {"new_job_service": "wait"}  # the default before issue 23
 DEDUCT = {"long_job_placement": "deduct"}
 WHOLE = {"long_job_grant": "whole"}
 WORK = {"long_job_clock": "work"}
 VARIANTS: dict[str, tuple[str, dict]] = {
     "LXF&W-bf+IS": ("lxfw-backfill-immediate", {}),
     "EQ-0m": ("eqspatial-0m", {}),
-    "EQ-5m": ("eqspatial-5m", {}),
+    "EQ-5m": ("eqspatial-5m", WAIT),
     "EQ-5m new=immediate": ("eqspatial-5m", IMM),
-    "EQ-5m/>50hr": ("eqspatial-5m-50hr", {}),
+    "EQ-5m/>50hr": ("eqspatial-5m-50hr", WAIT),
     "EQ-5m/>50hr new=immediate": ("eqspatial-5m-50hr", IMM),
-    "EQ-5m/>50hr long=deduct": ("eqspatial-5m-50hr", DEDUCT),
+    "EQ-5m/>50hr long=deduct": ("eqspatial-5m-50hr", {**WAIT, **DEDUCT}),
     "EQ-5m/>50hr new=immediate long=deduct": ("eqspatial-5m-50hr", {**IMM, **DEDUCT}),
     "EQ-5m/>50hr new=immediate grant=whole": ("eqspatial-5m-50hr", {**IMM, **WHOLE}),
     "EQ-5m/>50hr new=immediate grant=whole long=deduct": ("eqspatial-5m-50hr", {**IMM, **WHOLE, **DEDUCT}),
