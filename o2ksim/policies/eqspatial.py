@@ -21,8 +21,9 @@ than a job requested, with linear slowdown on fewer processors (the engine's
    (:func:`~o2ksim.policies.equipartition.host_allocation`: shrinks first, then
    starts, then grows, so the engine never sees an over-commit); a host that
    may not repartition yet lets newly placed jobs run on its free processors
-   and asks for a pass at the time it may (``WakeAt``, the extra event of
-   T§3.4).
+   (a job that gets none has the T§3.2.2 trial on that host:
+   ``new_job_service = immediate``) and asks for a pass at the time it may
+   (``WakeAt``, the extra event of T§3.4).
 
 A *repartitioning* is a recomputation that resizes at least one running job;
 only those count against MinInterval (starting a placed job on processors that
