@@ -21,21 +21,21 @@ than a job requested, with linear slowdown on fewer processors (the engine's
    (:func:`~o2ksim.policies.equipartition.host_allocation`: shrinks first, then
    starts, then grows, so the engine never sees an over-commit); a host that
    may not repartition yet lets newly placed jobs run on its free processors
-   and asks for a pass at the time it may (``WakeAt``, the extra event of
-   T§3.4).
+   (a job that gets none has the T§3.2.2 trial on that host:
+   ``new_job_service = immediate``) and asks for a pass at the time it may
+   (``WakeAt``, the extra event of T§3.4).
 
 A *repartitioning* is a recomputation that resizes at least one running job;
 only those count against MinInterval (starting a placed job on processors that
-are free is not one).  All the choices the thesis leaves open are listed in
-``docs/background/policies/eqspatial.md``.
+are free is not one).  The choices the thesis leaves open:
+``docs/background/policies/eqspatial.md``; two are parameters
+(:mod:`o2ksim.policies.eqspatial_params`).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Mapping
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -47,11 +47,13 @@ from o2ksim.jobs import Job, JobState
 from o2ksim.machine import MachineSpec
 from o2ksim.policies import immediate
 from o2ksim.policies.base import POLICIES, Param, Policy
+from o2ksim.policies.eqspatial_params import PARAMS, repartition_note
 from o2ksim.policies.equipartition import (
     CreditLedger,
     Deadlines,
     HostJob,
     HostLoad,
+    HostState,
     RepartitionClock,
     choose_host,
     equipartition,
@@ -59,33 +61,9 @@ from o2ksim.policies.equipartition import (
     placement_ratio,
 )
 from o2ksim.policies.immediate.hosts import HostTrials
-from o2ksim.policies.immediate.settings import amount_check
 from o2ksim.units import parse_duration
 
 CATCHING_UP, LONG_RUNNING = 1, 2  # HostJob.privileged
-
-
-@dataclass(eq=False)
-class _Host:
-    """The policy's view of one host between passes."""
-
-    name: str
-    capacity: int
-    jobs: dict[int, Job] = field(default_factory=dict)  # placed: running or waiting for processors
-    pending: dict[int, Job] = field(default_factory=dict)  # placed, not started yet
-    pending_mem: int = 0  # memory promised to pending jobs (the engine does not know it)
-    requested: int = 0  # requested processors of placed jobs not catching up
-    catchup_procs: int = 0  # requested processors of placed jobs catching up
-    dirty: bool = False  # the allocation may differ from an equipartition
-    reasons: list[str] = field(default_factory=list)
-    timer: float | None = None  # pending repartitioning wake-up
-
-    def touch(self, reason: str) -> None:
-        self.dirty = True
-        if len(self.reasons) < 6:
-            self.reasons.append(reason)
-        elif len(self.reasons) == 6:
-            self.reasons.append("...")
 
 
 class EQSpatial(Policy):
@@ -95,36 +73,7 @@ class EQSpatial(Policy):
     description = "dynamic equal space partitioning per host, MinInterval between repartitionings"
     source = "T§3.2.3, T§6.1"
     follows_free_procs = False  # partitions each host's full size (no availability periods)
-    PARAMS: ClassVar[dict[str, Param]] = {
-        "min_interval": Param(
-            (int, float, str),
-            "5m",
-            "minimum time between two processor repartitionings on one host "
-            "(seconds or e.g. '5m'; 0 = repartition at every arrival and departure)",
-            check=amount_check(parse_duration, positive=False),
-            check_help="must be a duration >= 0 (seconds, or e.g. '5m')",
-            option=True,
-            metavar="DURATION",
-        ),
-        "long_job_threshold": Param(
-            (int, float, str),
-            None,
-            "jobs that have run longer than this keep their full request while every other "
-            "job on the host has a processor (EQspatial/>50hr: '50h'); unset = off",
-            check=amount_check(parse_duration, positive=True),
-            check_help="must be a positive duration (seconds, or e.g. '50h')",
-            option=True,
-            metavar="DURATION",
-        ),
-        # the immediate service of T§3.2.2 for jobs no host has the memory for (T§3.2.3)
-        **immediate.PARAMS,
-        "immediate_service": replace(
-            immediate.PARAMS["immediate_service"],
-            default="preemptive",
-            help="immediate service for a job no host has the memory for (T§3.2.3 -> T§3.2.2): "
-            "preemptive | soon (free processors only) | off (it just waits)",
-        ),
-    }
+    PARAMS: ClassVar[dict[str, Param]] = PARAMS
 
     def __init__(self, name: str | None = None, **params: Any) -> None:
         super().__init__(name, **params)
@@ -132,11 +81,15 @@ class EQSpatial(Policy):
         self.min_interval = parse_duration(p["min_interval"])
         t = p["long_job_threshold"]
         self.long_threshold: float | None = None if t is None else parse_duration(t)
+        self.new_job_service: str = p["new_job_service"]
+        self.deduct_long = p["long_job_placement"] == "deduct"
+        self.whole_long = p["long_job_grant"] == "whole"
+        self.work_clock = p["long_job_clock"] == "work"
         self.trial_settings = immediate.TrialSettings.from_params(p)
         self._reset()
 
     def _reset(self) -> None:
-        self._hosts: dict[str, _Host] = {}
+        self._hosts: dict[str, HostState] = {}
         self._where: dict[int, str] = {}  # job id -> host it is placed on
         self._credit: dict[int, float] = {}  # catching-up job -> credit (processor-seconds)
         self._long: set[int] = set()
@@ -152,15 +105,19 @@ class EQSpatial(Policy):
         self._trials = HostTrials(self.trial_settings, lambda name: self._hosts[name].pending_mem)
         self.counters: Counter[str] = Counter()
         self._blocked: set[str] = set()
+        self._placed_now: list[Job] = []  # placed on arrival in this pass
+        self._in_trial: set[int] = set()  # placed jobs in an immediate-service trial (new_job_service)
         self._job_counts: dict[str, set[int]] = {
             "placed_on_arrival": set(), "waited": set(), "catchups": set(), "long_jobs": set(),
             "started_on_free": set(),
         }  # fmt: skip
+        if self.new_job_service == "immediate":
+            self._job_counts["new_job_trials"] = set()
 
     def bind(self, machine: MachineSpec, rng: np.random.Generator | None = None) -> None:
         super().bind(machine, rng)
         self._reset()
-        self._hosts = {h.name: _Host(h.name, h.procs) for h in machine.hosts}
+        self._hosts = {h.name: HostState(h.name, h.procs) for h in machine.hosts}
         self._total_procs = machine.total_procs
         self.counters["repartitions"] = 0
         self.counters["resizes"] = 0
@@ -170,6 +127,7 @@ class EQSpatial(Policy):
         now = snap.now
         out: list[Any] = []
         self._trials.begin_pass()
+        self._placed_now = []
         self._ledger.accrue(now)
         in_system = self._in_system
         for job in snap.arrived:
@@ -185,10 +143,12 @@ class EQSpatial(Policy):
                 h = self._hosts[timer.host]
                 if h.timer is not None and h.timer <= now + 1e-9:
                     h.timer = None
-        self._deadlines(now)
+        self._deadlines(now, out)
         self._place(snap, out)
         if self._trials.awaiting and (snap.departed or snap.timers):
             self._trials.retry(snap, out, self._waiting)  # free processors or eligibility may have changed
+        if self.new_job_service == "immediate" and self._placed_now:
+            self._serve_new_jobs(snap, out)
         self._blocked = self._trials.blocked_hosts()
         for h in self._hosts.values():
             if h.dirty or h.pending:
@@ -208,6 +168,14 @@ class EQSpatial(Policy):
             del self._waiting[job.id]
             self._ledger.stop(job.id)
             self._ledger.credit.pop(job.id, None)
+        if job.id in self._in_trial:  # a placed job's trial ended (new_job_service = immediate)
+            self._in_trial.discard(job.id)
+            h = self._hosts[self._where[job.id]]
+            if not job.state.terminal:  # killed: it stays placed, and starts when the host allows
+                h.touch(f"J{job.id} back from its trial")
+                return
+            del h.pending[job.id]
+            h.pending_mem -= job.mem
         name = self._where.pop(job.id, None)
         if name is None:
             return
@@ -219,11 +187,13 @@ class EQSpatial(Policy):
             h.catchup_procs -= job.procs
         else:
             h.requested -= job.procs
-        self._long.discard(job.id)
+        if job.id in self._long:
+            self._long.discard(job.id)
+            h.long_procs -= job.procs
         self._long_due.drop(job.id)
         h.touch(f"J{job.id} left")
 
-    def _deadlines(self, now: float) -> None:
+    def _deadlines(self, now: float, out: list[Any]) -> None:
         for job_id in self._catchup_due.due(now):
             name = self._where.get(job_id)
             if name is None or job_id not in self._credit:
@@ -242,14 +212,19 @@ class EQSpatial(Policy):
             name = self._where.get(job_id)
             if name is None:
                 continue
+            job = self._hosts[name].jobs[job_id]
+            if self.work_clock and self._long_timer(job, now, job.alloc_procs, out):
+                continue  # not there yet (it ran on fewer processors, or was preempted)
             self._long.add(job_id)
             self._count("long_jobs", job_id)
+            self._hosts[name].long_procs += self._hosts[name].jobs[job_id].procs
             self._hosts[name].touch(f"J{job_id} has run {(self.long_threshold or 0) / 3600:g} h")
 
     # ------------------------------------------------------------------------------ placement
     def _place(self, snap: Snapshot, out: list[Any]) -> None:
         new = [j for j in snap.arrived if j.state is JobState.QUEUED]
-        new.extend(j for j in snap.departed if j.state is JobState.QUEUED)  # back from a trial run
+        # back from a trial run (a placed job back from its trial stays where it is)
+        new.extend(j for j in snap.departed if j.state is JobState.QUEUED and j.id not in self._where)
         retry = bool(snap.departed) and bool(self._waiting)
         if not new and not retry:
             return
@@ -275,17 +250,18 @@ class EQSpatial(Policy):
                 best.requested += job.procs
             most_mem = max(x.free_mem for x in loads)
 
-    def _load(self, h: _Host, view: HostView) -> HostLoad:
+    def _load(self, h: HostState, view: HostView) -> HostLoad:
+        long = h.long_procs if self.deduct_long else 0  # treated like catching-up jobs, or not
         return HostLoad(
             h.name,
             h.capacity,
-            h.capacity - h.catchup_procs,
-            h.requested,
+            h.capacity - h.catchup_procs - long,
+            h.requested - long,
             view.free_mem - h.pending_mem,
             len(h.jobs),
         )
 
-    def _put(self, job: Job, h: _Host, snap: Snapshot, loads: list[HostLoad]) -> None:
+    def _put(self, job: Job, h: HostState, snap: Snapshot, loads: list[HostLoad]) -> None:
         waited = job.id in self._waiting
         self._waiting.pop(job.id, None)
         credit = self._ledger.stop(job.id)
@@ -303,6 +279,7 @@ class EQSpatial(Policy):
             h.requested += job.procs
         if not waited:
             self._count("placed_on_arrival", job.id)
+            self._placed_now.append(job)
         if snap.explain:
             ratios = ", ".join(
                 f"{x.name} {x.procs}/({x.requested}+{job.procs})="
@@ -317,14 +294,8 @@ class EQSpatial(Policy):
         h.touch(f"J{job.id} placed")
 
     def _no_host(self, job: Job, snap: Snapshot, out: list[Any]) -> None:
-        """No host has the memory (or a processor) for ``job``: immediate service, then wait.
-
-        T§3.2.3: the job gets the immediate service of T§3.2.2 -- a quantum on
-        its requested processors with the initial memory, on free processors or
-        by preempting eligible jobs' processors (:mod:`o2ksim.policies.immediate`);
-        if it does not finish there it is killed and waits in the queue for
-        memory.  While it waits it earns catch-up credit.
-        """
+        """No host has the memory (or a processor) for ``job``: the immediate service of
+        T§3.2.2 (:mod:`o2ksim.policies.immediate`), then it waits for memory, earning credit."""
         self._waiting[job.id] = job
         self._ledger.wait(job.id, job.procs)
         self._count("waited", job.id)
@@ -339,8 +310,31 @@ class EQSpatial(Policy):
                 # that: repartition in a new pass at this instant
                 out.append(WakeAt(snap.now, name, "repartition: a trial run ended"))
 
+    def _serve_new_jobs(self, snap: Snapshot, out: list[Any]) -> None:
+        """``new_job_service = immediate``: a trial for each job placed on arrival in this pass
+        that its host can give no processor now (it may not repartition yet, or a trial holds it,
+        and its free processors go to other placed jobs first, as :meth:`_start_on_free` shares them)."""
+        now = snap.now
+        blocked = self._trials.blocked_hosts()
+        placed_now = {j.id for j in self._placed_now}
+        for h in self._hosts.values():
+            new = [j for j in h.pending.values() if j.id in placed_now]
+            if not new:
+                continue
+            view = snap.host_by_name[h.name]
+            held = view.preempted or h.name in blocked
+            if not held and self._clock.can(h.name, now):
+                continue  # it repartitions in this pass: every placed job gets a processor
+            jobs = [j for j in h.pending.values() if j.id not in self._in_trial]
+            free = 0 if held else max(view.free_procs, 0)
+            shares = dict(zip([j.id for j in jobs], equipartition(free, [j.procs for j in jobs]), strict=True))
+            for job in new:
+                if shares[job.id] == 0 and self._trials.try_now(job, snap, out, h.name, job.mem):
+                    self._in_trial.add(job.id)
+                    self._count("new_job_trials", job.id)
+
     # ------------------------------------------------------------------------------ repartitioning
-    def _resolve(self, h: _Host, view: HostView, snap: Snapshot, out: list[Any]) -> None:
+    def _resolve(self, h: HostState, view: HostView, snap: Snapshot, out: list[Any]) -> None:
         now = snap.now
         if view.preempted or h.name in self._blocked:
             return  # a trial run holds processors (maybe of preempted jobs): wait until it ends
@@ -357,9 +351,11 @@ class EQSpatial(Policy):
                 tag += f": {', '.join(h.reasons)}; {h.name} last repartitioned at {last}"
             out.append(WakeAt(h.timer, h.name, tag))
 
-    def _host_jobs(self, h: _Host, now: float) -> list[HostJob]:
+    def _host_jobs(self, h: HostState, now: float) -> list[HostJob]:
         out = []
         for job in h.jobs.values():
+            if job.id in self._in_trial:
+                continue  # in its trial run elsewhere: no share until it is back
             if job.id in self._credit:
                 kind = CATCHING_UP
             elif job.id in self._long:
@@ -371,11 +367,13 @@ class EQSpatial(Policy):
                                (-job.alloc_procs, job.spec.submit, job.id)))  # fmt: skip
         return out
 
-    def _repartition(self, h: _Host, view: HostView, snap: Snapshot, out: list[Any]) -> None:
+    def _repartition(self, h: HostState, view: HostView, snap: Snapshot, out: list[Any]) -> None:
         now = snap.now
-        target = host_allocation(h.capacity, self._host_jobs(h, now))
+        target = host_allocation(h.capacity, self._host_jobs(h, now), self.whole_long)
         shrink, grow, start = [], [], []
         for job in h.jobs.values():
+            if job.id in self._in_trial:
+                continue
             new = target[job.id]
             if job.id in h.pending:
                 if new > 0:
@@ -391,7 +389,8 @@ class EQSpatial(Policy):
             self.counters["resizes"] += resized
         note = rest = ""
         if snap.explain:
-            note = self._repartition_note(h, target, now, resized > 0)
+            note = repartition_note(h, target, self._credit, self._long, self.long_threshold,
+                                    self.min_interval, now, resized > 0)  # fmt: skip
             rest = f"same repartitioning of {h.name}" if resized else ""
         for job, new in shrink:
             out.append(Resize(job, new, note=note))
@@ -404,33 +403,18 @@ class EQSpatial(Policy):
             note = rest or note
         for job, new in shrink + grow:
             self._catchup_timer(h, job, new, now, out)
+            if self.work_clock and job.id in self._long_due:
+                self._long_timer(job, now, new, out)
         h.dirty = False
         h.reasons.clear()
 
-    def _repartition_note(self, h: _Host, target: Mapping[Hashable, int], now: float, counted: bool) -> str:
-        why = ", ".join(h.reasons) or "timer"
-        equal = [target[j] for j in h.jobs if j not in self._credit and j not in self._long]
-        if counted:
-            text = f"repartitioning {h.name} ({why})"
-        else:
-            text = f"shares of {h.name} ({why}) need no running job resized"
-        if equal:
-            lo, hi = min(equal), max(equal)
-            text += f": equal share {lo}" if lo == hi else f": equal share {lo}-{hi}"
-        held = [f"J{j} catching up" for j in h.jobs if j in self._credit]
-        held += [f"J{j} running over {(self.long_threshold or 0) / 3600:g} h" for j in h.jobs if j in self._long]
-        if held:
-            text += "; full request for " + ", ".join(held)
-        if counted and self.min_interval > 0:
-            text += f"; next repartitioning of {h.name} at {clock(now + self.min_interval)} at the earliest"
-        return text
 
-    def _start_on_free(self, h: _Host, view: HostView, snap: Snapshot, out: list[Any]) -> None:
+    def _start_on_free(self, h: HostState, view: HostView, snap: Snapshot, out: list[Any]) -> None:
         """The host may not repartition yet: placed jobs share the free processors (T§3.2.3)."""
         free = view.free_procs
         if free <= 0:
             return
-        jobs = list(h.pending.values())
+        jobs = [j for j in h.pending.values() if j.id not in self._in_trial]
         shares = equipartition(free, [j.procs for j in jobs])
         note = ""
         if snap.explain:
@@ -441,7 +425,7 @@ class EQSpatial(Policy):
                 self._start(h, job, n, snap.now, out, note)
                 self._count("started_on_free", job.id)
 
-    def _start(self, h: _Host, job: Job, procs: int, now: float, out: list[Any], note: str) -> None:
+    def _start(self, h: HostState, job: Job, procs: int, now: float, out: list[Any], note: str) -> None:
         del h.pending[job.id]
         h.pending_mem -= job.mem
         placed = self._notes.pop(job.id, "")
@@ -449,12 +433,25 @@ class EQSpatial(Policy):
             note = f"{placed}; {note}" if note else placed
         out.append(Start(job, h.name, procs=procs, note=note))
         threshold = self.long_threshold
-        if threshold is not None:  # its real start (a trial run before it does not count)
+        if self.work_clock:
+            self._long_timer(job, now, procs, out)
+        elif threshold is not None:  # its real start (a trial run before it does not count)
             self._long_due.set(job.id, now + threshold)
             out.append(WakeAt(now + threshold, h.name, "long-running"))
         self._catchup_timer(h, job, procs, now, out)
 
-    def _catchup_timer(self, h: _Host, job: Job, procs: int, now: float, out: list[Any]) -> None:
+    def _long_timer(self, job: Job, now: float, procs: int, out: list[Any]) -> bool:
+        """``long_job_clock = work``: when ``job`` will have run the threshold on its request
+        at ``procs`` processors; ``False`` if it has already."""
+        owed = (self.long_threshold or 0.0) * job.procs - job.work_done(now)
+        if owed <= 1e-6 * job.procs or self.long_threshold is None:
+            return False
+        when = now + owed / (procs or job.resume_procs or job.procs)  # early is safe: re-checked
+        if self._long_due.set(job.id, when):
+            out.append(WakeAt(when, tag="long-running"))
+        return True
+
+    def _catchup_timer(self, h: HostState, job: Job, procs: int, now: float, out: list[Any]) -> None:
         credit = self._credit.get(job.id)
         if credit is None or procs <= 0:
             return

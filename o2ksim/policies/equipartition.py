@@ -14,7 +14,8 @@ Pure functions and small bookkeeping classes, each testable by hand:
 * :func:`placement_ratio` / :func:`choose_host` -- the host-placement
   heuristic: the largest ratio processors / requested processors;
 * :class:`CreditLedger` -- the catch-up credit of waiting jobs;
-* :class:`RepartitionClock` -- MinInterval per host.
+* :class:`RepartitionClock` -- MinInterval per host;
+* :class:`HostState` -- what EQspatial keeps of one host between passes.
 
 Where the thesis is silent the choices are made here, with their reasons
 (documented in ``docs/background/policies/eqspatial.md``):
@@ -38,6 +39,8 @@ import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
+
+from o2ksim.jobs import Job
 
 TIME_EPS = 1e-9  # seconds: float slack when comparing timer times with MinInterval bounds
 
@@ -112,16 +115,21 @@ class HostJob(NamedTuple):
     prefer: tuple = ()
 
 
-def host_allocation(procs: int, jobs: Sequence[HostJob]) -> dict[Hashable, int]:
+def host_allocation(procs: int, jobs: Sequence[HostJob], whole_long: bool = False) -> dict[Hashable, int]:
     """Target processors of every job on a host of ``procs`` processors.
 
     Privileged jobs first (catching up before long-running, each kind by
     ``order``): each gets its request, but no more than leaves one processor
     for every job still to be served.  The rest is an :func:`equipartition`
-    among the other jobs.  Needs ``procs >= len(jobs)``.
+    among the other jobs.  Needs ``procs >= len(jobs)``.  ``whole_long``: a
+    long-running job (``privileged == 2``) whose whole request does not leave
+    one processor for every other job gets no privilege and shares equally
+    (the ``/>50hr`` rule's "as long as" read as a condition, not a cap).
 
     >>> host_allocation(16, [HostJob("a", 8), HostJob("b", 8), HostJob("c", 12, privileged=1)])
     {'c': 12, 'a': 2, 'b': 2}
+    >>> host_allocation(8, [HostJob("a", 8), HostJob("b", 8), HostJob("c", 8, privileged=2)], whole_long=True)
+    {'a': 3, 'b': 3, 'c': 2}
     """
     if len(jobs) > procs:
         raise ValueError(f"{len(jobs)} jobs cannot each get a processor of {procs}")
@@ -131,6 +139,9 @@ def host_allocation(procs: int, jobs: Sequence[HostJob]) -> dict[Hashable, int]:
     left = procs
     still = len(jobs)
     for j in privileged:
+        if whole_long and j.privileged == 2 and j.request > left - (still - 1):
+            equal.append(j)  # it shares equally (still counts it: it is served below)
+            continue
         still -= 1
         give = min(j.request, left - still)
         out[j.key] = give
@@ -260,6 +271,30 @@ class CreditLedger:
         """The equi-allocation level from ``now`` on; ``requests``: {processors: jobs in the system}."""
         self.since = now
         self.level = equi_level_counts(total_procs, requests) if self.waiting else math.inf
+
+
+@dataclass(eq=False)
+class HostState:
+    """EQspatial's view of one host between passes (:mod:`o2ksim.policies.eqspatial`)."""
+
+    name: str
+    capacity: int
+    jobs: dict[int, Job] = field(default_factory=dict)  # placed: running or waiting for processors
+    pending: dict[int, Job] = field(default_factory=dict)  # placed, not started yet
+    pending_mem: int = 0  # memory promised to pending jobs (the engine does not know it)
+    requested: int = 0  # requested processors of placed jobs not catching up
+    catchup_procs: int = 0  # requested processors of placed jobs catching up
+    long_procs: int = 0  # requested processors of placed jobs past the long-job threshold
+    dirty: bool = False  # the allocation may differ from an equipartition
+    reasons: list[str] = field(default_factory=list)
+    timer: float | None = None  # pending repartitioning wake-up
+
+    def touch(self, reason: str) -> None:
+        self.dirty = True
+        if len(self.reasons) < 6:
+            self.reasons.append(reason)
+        elif len(self.reasons) == 6:
+            self.reasons.append("...")
 
 
 class RepartitionClock:

@@ -61,6 +61,14 @@ class HostTrials:
             if self.settings.preemptive:
                 self._next_eligibility(snap, out)
 
+    def try_now(self, job: Job, snap: Snapshot, out: list[Any], host: str, own_mem: int) -> bool:
+        """A trial for ``job`` on ``host`` now if one can start there (once per job, unless the
+        mode is ``off``), without waiting for one: EQspatial's ``new_job_service = immediate``,
+        for a job placed on ``host`` whose promised memory ``own_mem`` the trial may use."""
+        if self.settings.mode == "off" or job.id in self.book.given:
+            return False
+        return self._try(job, snap, out, host, own_mem)
+
     def retry(self, snap: Snapshot, out: list[Any], waiting: Collection[int]) -> None:
         """Try again for the jobs waiting for a trial that still wait (ids in ``waiting``)."""
         for job_id, job in list(self.awaiting.items()):
@@ -100,15 +108,19 @@ class HostTrials:
             free[view.name] = [view.free_procs - owed.get(view.name, 0), view.free_mem - self._pending_mem(view.name)]
         return free
 
-    def _try(self, job: Job, snap: Snapshot, out: list[Any]) -> bool:
+    def _try(self, job: Job, snap: Snapshot, out: list[Any], only: str | None = None, own_mem: int = 0) -> bool:
         free = self._free
         if free is None:
             free = self._free = self._free_now(snap)
         busy = self.blocked_hosts()
-        hosts = [v for v in snap.hosts if v.name not in busy]  # one trial per host at a time
+        hosts = [v for v in snap.hosts if v.name not in busy and only in (None, v.name)]  # one trial per host
         settings = self.settings
+        if only is not None and only in free:
+            free[only][1] += own_mem  # the job's own promise on its host
         plan = plan_trial(job, hosts, free, snap.now, settings,
                           preempt=settings.preemptive, protected=set(self.book.running))  # fmt: skip
+        if only is not None and only in free:
+            free[only][1] -= own_mem
         if plan is None:
             return False
         f = free[plan.host]
