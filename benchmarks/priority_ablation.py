@@ -22,7 +22,8 @@ Groups:
   Priority-backfill told the actual runtimes (T§6.2.4's test of why the two are
   alike on the O2K);
 * ``lsf``: FCFS-backfill, Priority-backfill, NCSA-LSF* as preset and with
-  ``arrival_blocking = "ignore"``, with Table 4's system-wide limits doubled, without
+  ``arrival_blocking = "ignore"``, without the size-class blocking (``size_blocking =
+  "never"``, a diagnostic), with Table 4's system-wide limits doubled, without
   the per-host limits and without any limit (machine-data ablations); per run also the LSF classes (T Table 3) in
   which NCSA-LSF*'s mean wait exceeds FCFS-backfill's, its worst class, and the
   mean wait of the jobs that ran at most / over 10 hours (T§5.2's split).
@@ -77,6 +78,7 @@ VARIANTS: dict[str, dict[str, tuple[Any, ...]]] = {
         "Priority": ("priority-backfill", {}, None),
         "LSF*": ("ncsa-lsf", {}, None),
         "LSF* arrivals unblocked": ("ncsa-lsf", {"arrival_blocking": "ignore"}, None),
+        "LSF* no size blocking": ("ncsa-lsf", {"size_blocking": "never"}, None),
         "LSF* mt<=96 lt<=40": ("ncsa-lsf", {}, None, {"system_limits": {"mt": 96, "lt": 40}}),
         "LSF* no host limits": ("ncsa-lsf", {}, None, {"host_limits": {}}),
         "LSF* no limits": ("ncsa-lsf", {}, None, {"host_limits": {}, "system_limits": {}}),

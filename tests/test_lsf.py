@@ -246,6 +246,17 @@ def test_arrival_blocking_reading(mode, expected):
     assert starts(t) == expected
 
 
+def test_size_blocking_never_is_a_diagnostic_switch():
+    """``size_blocking = "never"``: the hand-worked blocking example above without the blocking.
+    Job 1 (st-lj, 5 procs) cannot fit beside job 0 (6 of 8); sj jobs 2 and 3 take the 2 free
+    processors at once (0.2 h, 0.3 h), end at 1.2 h and 1.3 h, and job 1 starts when job 0
+    leaves at 2 h.  With the blocking (default) jobs 2 and 3 wait for job 1, all at 2 h."""
+    m = toy(host("a", 8, 16, ["lj", "mj", "sj"]))
+    jobs = [job(0, 0.0, 6, 2, 5), job(1, 0.1, 5, 0.5, 5), job(2, 0.2, 1, 1, 5), job(3, 0.3, 1, 1, 5)]
+    assert starts(run(m, jobs)[0]) == {0: 0, 1: 2, 2: 2, 3: 2}
+    assert starts(run(m, jobs, size_blocking="never")[0]) == {0: 0, 1: 2, 2: 0.2, 3: 0.3}
+
+
 def test_per_user_limit_is_an_option():
     m = toy(host("a", 8, 8, ["sj"]))
     jobs = [job(0, 0, 1, 1, user=1), job(1, 0.1, 1, 1, user=1), job(2, 0.2, 1, 1, user=2)]
@@ -503,7 +514,7 @@ def test_preset_and_params():
     assert isinstance(pol, NCSALSF)
     assert pol.params == {
         "user_limit": None, "draining": True, "vst_blocking": "same-time-class",
-        "arrival_blocking": "obey",
+        "arrival_blocking": "obey", "size_blocking": "lower-classes",
     }  # fmt: skip
     with pytest.raises(ConfigError):
         make_policy("ncsa-lsf", vst_blocking="sometimes")

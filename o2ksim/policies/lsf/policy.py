@@ -44,6 +44,14 @@ class NCSALSF(Policy):
             "(same-time-class) or nothing (never)",
             choices=("same-time-class", "never"),
         ),
+        "size_blocking": Param(
+            str,
+            "lower-classes",
+            "what a non-vst job of the size class with priority that cannot start blocks: the "
+            "lower size classes on that host (lower-classes, T§3.1) or nothing (never: a "
+            "diagnostic ablation, not a reading of the text; docs/background/fidelity/priorities.md)",
+            choices=("lower-classes", "never"),
+        ),
         "arrival_blocking": Param(
             str,
             "obey",
@@ -253,7 +261,8 @@ class NCSALSF(Policy):
         self._sync(snap)
         self._sync_running(snap)
         p = PassRules(self._cfg(), self.state, snap, self.user_limit,
-                      self.params["vst_blocking"] == "same-time-class")
+                      self.params["vst_blocking"] == "same-time-class",
+                      self.params["size_blocking"] == "lower-classes")  # fmt: skip
         decisions: list[Any] = []
         draining = self.params["draining"]
         if self.params["arrival_blocking"] == "ignore":
