@@ -82,6 +82,8 @@ VARIANTS: dict[str, dict[str, tuple[Any, ...]]] = {
         "LSF* mt<=96 lt<=40": ("ncsa-lsf", {}, None, {"system_limits": {"mt": 96, "lt": 40}}),
         "LSF* no host limits": ("ncsa-lsf", {}, None, {"host_limits": {}}),
         "LSF* no limits": ("ncsa-lsf", {}, None, {"host_limits": {}, "system_limits": {}}),
+        "LSF* no size blocking, mt<=96 lt<=40": (
+            "ncsa-lsf", {"size_blocking": "never"}, None, {"system_limits": {"mt": 96, "lt": 40}}),
     },
 }
 
