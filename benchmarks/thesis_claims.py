@@ -35,7 +35,7 @@ def main() -> int:
     ap.add_argument("--seeds", type=int, nargs="+", default=[1])
     ap.add_argument("--days", type=float, default=30.0, help="measured days of each month")
     ap.add_argument(
-        "--page", help="only this page's claims (immediate-service, eqspatial, backfill)"
+        "--page", help="only this page's claims (immediate-service, eqspatial, backfill, ncsa-lsf)"
     )
     ap.add_argument("--out", help="also write the Markdown table here")
     args = ap.parse_args()

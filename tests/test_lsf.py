@@ -215,6 +215,48 @@ def test_non_vst_job_blocks_every_lower_class():
     assert starts(t) == {0: 0, 1: 2, 2: 2, 3: 2}
 
 
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        ("obey", {0: 0, 1: 2, 2: 2, 3: 2, 4: 2, 5: 2.5}),
+        ("ignore", {0: 0, 1: 2, 2: 0.2, 3: 0.3, 4: 2, 5: 1.5}),
+    ],
+)
+def test_arrival_blocking_reading(mode, expected):
+    """T§3.1's arrival rule read two ways (the `arrival_blocking` ablation).
+
+    Host a: 8 processors, lj > mj > sj.  Job 0 (st-lj, 6 procs) runs 0-2 h; job 1 (st-lj,
+    5 procs) cannot fit and blocks the lower size classes.  ``obey``: every sj job waits for
+    job 1, which starts at 2 h with 8 processors free, and so do jobs 2-4 (5 + 3 x 1 = 8);
+    job 5 (1.5 h) gets job 1's processors at 2.5 h.
+    ``ignore``: sj jobs 2 (0.2 h) and 3 (0.3 h) start at their arrivals on the 2 free
+    processors; job 4 (0.4 h) finds none and waits; at job 2's and job 3's departures
+    (1.2 h, 1.3 h) the departure rule applies, so job 4 stays blocked until 2 h; job 5
+    arrives at 1.5 h with 2 processors free and starts at once, ahead of job 4."""
+    m = toy(host("a", 8, 16, ["lj", "mj", "sj"]))
+    jobs = [
+        job(0, 0.0, 6, 2, 5),
+        job(1, 0.1, 5, 0.5, 5),
+        job(2, 0.2, 1, 1, 5),
+        job(3, 0.3, 1, 1, 5),
+        job(4, 0.4, 1, 1, 5),
+        job(5, 1.5, 1, 0.1, 5),
+    ]
+    t, _ = run(m, jobs, arrival_blocking=mode)
+    assert starts(t) == expected
+
+
+def test_size_blocking_never_is_a_diagnostic_switch():
+    """``size_blocking = "never"``: the hand-worked blocking example above without the blocking.
+    Job 1 (st-lj, 5 procs) cannot fit beside job 0 (6 of 8); sj jobs 2 and 3 take the 2 free
+    processors at once (0.2 h, 0.3 h), end at 1.2 h and 1.3 h, and job 1 starts when job 0
+    leaves at 2 h.  With the blocking (default) jobs 2 and 3 wait for job 1, all at 2 h."""
+    m = toy(host("a", 8, 16, ["lj", "mj", "sj"]))
+    jobs = [job(0, 0.0, 6, 2, 5), job(1, 0.1, 5, 0.5, 5), job(2, 0.2, 1, 1, 5), job(3, 0.3, 1, 1, 5)]
+    assert starts(run(m, jobs)[0]) == {0: 0, 1: 2, 2: 2, 3: 2}
+    assert starts(run(m, jobs, size_blocking="never")[0]) == {0: 0, 1: 2, 2: 0.2, 3: 0.3}
+
+
 def test_per_user_limit_is_an_option():
     m = toy(host("a", 8, 8, ["sj"]))
     jobs = [job(0, 0, 1, 1, user=1), job(1, 0.1, 1, 1, user=1), job(2, 0.2, 1, 1, user=2)]
@@ -470,7 +512,10 @@ def test_retuning_is_a_toml_edit(tmp_path):
 def test_preset_and_params():
     pol = make_policy("ncsa-lsf")
     assert isinstance(pol, NCSALSF)
-    assert pol.params == {"user_limit": None, "draining": True, "vst_blocking": "same-time-class"}
+    assert pol.params == {
+        "user_limit": None, "draining": True, "vst_blocking": "same-time-class",
+        "arrival_blocking": "obey", "size_blocking": "lower-classes",
+    }  # fmt: skip
     with pytest.raises(ConfigError):
         make_policy("ncsa-lsf", vst_blocking="sometimes")
 

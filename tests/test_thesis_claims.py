@@ -15,7 +15,9 @@ where LXF&W-backfill is only 6 % (mean wait) to 19 % (95th) below
 FCFS-backfill -- on the full month it is 31-69 % below (docs table D) -- so
 it is not used.  The full months are ``benchmarks/thesis_claims.py``
 (recorded in docs/background/thesis-fidelity.md).  The whole reduced part
-simulates 14 runs once (module fixture, about 40 CPU s; 3 min wall on the shared machine at load 5).
+simulates 18 runs once (module fixture, about 55 CPU s; 3-4 min wall on the shared machine at load 5).
+The two NCSA-LSF* claims that do not hold ("almost identical") are checked only for their
+thresholds; their measurement is docs/background/fidelity/priorities.md.
 """
 
 from __future__ import annotations
@@ -86,7 +88,35 @@ def test_comparison_claims_name_the_thesis_s_policies_and_ratios():
         assert (c.policy, c.versus, c.ratio_at_most, c.ratio_at_least) == want, cid
     assert "by over 50%" in BY_ID["eqspatial-mean-wait"].quote
     assert "at least 20% lower average" in BY_ID["lxfw-vs-fcfs-mean"].quote
-    assert {c.page for c in CLAIMS} == {"immediate-service", "eqspatial", "backfill"}
+    assert {c.page for c in CLAIMS} == {"immediate-service", "eqspatial", "backfill", "ncsa-lsf"}
+
+
+def test_ncsa_lsf_claims_are_the_thesis_s():
+    """T§5.6: "both Priority-backfill and FCFS-backfill have significantly lower average, 95th
+    percentile, and maximum wait time and average slowdown over most ranges of actual runtime
+    than that of highly-tuned NCSA-LSF*" (at least 20 % lower, every month); T§5.2: "[they]
+    have significantly lower maximum waiting time than that of NCSA-LSF* each month, except for
+    the light-load month October 1999" (loaded cases only); T§5.6: "FCFS-backfill and
+    Priority-backfill have almost identical performance" (0.8x-1.25x)."""
+    expected = {
+        "fcfs-vs-lsf-mean": ("fcfs-backfill", "mean_wait", ("ncsa-lsf",), None, 0.8, False),
+        "fcfs-vs-lsf-p95": ("fcfs-backfill", "p95_wait", ("ncsa-lsf",), None, 0.8, False),
+        "fcfs-vs-lsf-slowdown": ("fcfs-backfill", "mean_slowdown", ("ncsa-lsf",), None, 0.8, False),
+        "fcfs-vs-lsf-max": ("fcfs-backfill", "max_wait", ("ncsa-lsf",), None, 0.8, True),
+        "priority-vs-lsf-mean": ("priority-backfill", "mean_wait", ("ncsa-lsf",), None, 0.8, False),
+        "priority-vs-lsf-max": ("priority-backfill", "max_wait", ("ncsa-lsf",), None, 0.8, True),
+        "priority-fcfs-alike-mean": (
+            "priority-backfill", "mean_wait", ("fcfs-backfill",), 0.8, 1.25, False),
+        "priority-fcfs-alike-slowdown": (
+            "priority-backfill", "mean_slowdown", ("fcfs-backfill",), 0.8, 1.25, False),
+    }  # fmt: skip
+    for cid, want in expected.items():
+        c = BY_ID[cid]
+        got = (c.policy, c.measure, c.versus, c.ratio_at_least, c.ratio_at_most, c.loaded)
+        assert got == want, cid
+        assert c.page == "ncsa-lsf"
+    assert "except for the light-load month October 1999" in BY_ID["fcfs-vs-lsf-max"].quote
+    assert "almost identical performance" in BY_ID["priority-fcfs-alike-mean"].quote
 
 
 # ------------------------------------------------------------------------- the evaluator
@@ -213,6 +243,19 @@ def test_over_50hr_rule_lowers_the_maximum_wait(reduced_cases):
 def test_lxfw_backfill_at_least_20_percent_below_fcfs_backfill(reduced_cases, cid):
     """T§5.6 (summary): "LXF&W-backfill has at least 20% lower average and 95th percentile
     wait and at least 20% lower average slowdown, while comparable maximum wait time"."""
+    _holds(reduced_cases, cid)
+
+
+@pytest.mark.parametrize(
+    "cid",
+    ["fcfs-vs-lsf-mean", "fcfs-vs-lsf-p95", "fcfs-vs-lsf-slowdown", "fcfs-vs-lsf-max",
+     "priority-vs-lsf-mean", "priority-vs-lsf-max"],
+)  # fmt: skip
+def test_backfill_significantly_below_ncsa_lsf(reduced_cases, cid):
+    """T§5.6: "both Priority-backfill and FCFS-backfill have significantly lower average, 95th
+    percentile, and maximum wait time and average slowdown over most ranges of actual runtime
+    than that of highly-tuned NCSA-LSF*" (read as at least 20 % lower; the maximum wait in the
+    loaded months, T§5.2: "except for the light-load month October 1999")."""
     _holds(reduced_cases, cid)
 
 

@@ -116,7 +116,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
     p.add_argument("results", metavar="RESULTS_DIR", help="a results directory of `scenario run`")
     p.add_argument(
-        "--page", help="only the claims of this page (immediate-service, eqspatial, backfill)"
+        "--page", help="only the claims of this page (immediate-service, eqspatial, backfill, ncsa-lsf)"
     )
     p.add_argument("--claims", metavar="FILE", help="claims file (default: the shipped one)")
     p.add_argument(

@@ -23,7 +23,9 @@ One scheduling pass repeats, until nothing more starts:
    limit; the first job that fits now is the host's candidate.  A job of the
    class with priority that does not fit *blocks* the lower size classes
    (other jobs of its own size class may still start); a ``vst`` job blocks
-   only ``vst`` jobs of lower size classes (``vst_blocking``);
+   only ``vst`` jobs of lower size classes (``vst_blocking``); an arriving job
+   obeys the blocking too, unless ``arrival_blocking = "ignore"`` (an ablation:
+   it then starts at its arrival wherever its class is served and fits);
 3. *start*: the earliest submitted candidate starts, on the host with the most
    free processors among those that nominated it (the arrival rule).
 

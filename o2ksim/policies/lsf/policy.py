@@ -44,6 +44,23 @@ class NCSALSF(Policy):
             "(same-time-class) or nothing (never)",
             choices=("same-time-class", "never"),
         ),
+        "size_blocking": Param(
+            str,
+            "lower-classes",
+            "what a non-vst job of the size class with priority that cannot start blocks: the "
+            "lower size classes on that host (lower-classes, T§3.1) or nothing (never: a "
+            "diagnostic ablation, not a reading of the text; docs/background/fidelity/priorities.md)",
+            choices=("lower-classes", "never"),
+        ),
+        "arrival_blocking": Param(
+            str,
+            "obey",
+            "whether a job starts at its arrival on a host where a waiting job of a higher size "
+            "class blocks its class (obey: it waits, the default) or not (ignore: the arrival rule "
+            "checks only free resources, the host's size classes and the limits; an ablation, "
+            "docs/background/fidelity/priorities.md)",
+            choices=("obey", "ignore"),
+        ),
     }
 
     def __init__(self, name: str | None = None, **params: Any) -> None:
@@ -244,9 +261,12 @@ class NCSALSF(Policy):
         self._sync(snap)
         self._sync_running(snap)
         p = PassRules(self._cfg(), self.state, snap, self.user_limit,
-                      self.params["vst_blocking"] == "same-time-class")
+                      self.params["vst_blocking"] == "same-time-class",
+                      self.params["size_blocking"] == "lower-classes")  # fmt: skip
         decisions: list[Any] = []
         draining = self.params["draining"]
+        if self.params["arrival_blocking"] == "ignore":
+            self._start_arrivals(p, snap, decisions)
         while True:
             if draining:
                 self._refresh_drains(p, now)
@@ -261,15 +281,7 @@ class NCSALSF(Policy):
                 break
             e, hosts = min(nominated.values(), key=lambda x: (x[0].submit, x[0].id))
             host = max(hosts, key=lambda h: p.free[h.name][0])
-            decisions.append(Start(e.job, host.name, note=self._note(e, host)))
-            p.start(e, host)
-            self._unfile(e)
-            self._running[e.id] = (host.name, e.cls, e.user)
-            self._count(host.name, e.cls, e.user, 1)
-            if self.log is not None:
-                self.log.append((now, "start", host.name, e.id))
-            if e.id in self._drain_host:
-                self._undrain(e, now, "started")
+            self._start(p, e, host, now, self._note(e, host), decisions)
         if draining:
             self._remember_idle(p, now)
             wake = self._next_deadline()
@@ -277,6 +289,44 @@ class NCSALSF(Policy):
                 self._wakes.append(wake)
                 decisions.append(WakeAt(wake, tag=WAKE_TAG))
         return decisions
+
+    def _start(
+        self, p: PassRules, e: QueuedJob, host: LSFHost, now: float, note: str,
+        decisions: list[Any],
+    ) -> None:
+        """Start ``e`` on ``host``: the decision, the pass's free resources and the counts."""
+        decisions.append(Start(e.job, host.name, note=note))
+        p.start(e, host)
+        self._unfile(e)
+        self._running[e.id] = (host.name, e.cls, e.user)
+        self._count(host.name, e.cls, e.user, 1)
+        if self.log is not None:
+            self.log.append((now, "start", host.name, e.id))
+        if e.id in self._drain_host:
+            self._undrain(e, now, "started")
+
+    def _start_arrivals(self, p: PassRules, snap: Snapshot, decisions: list[Any]) -> None:
+        """``arrival_blocking = "ignore"``: each job that has just arrived starts, in arrival
+        order, on the undrained host with the most free processors among those that serve its
+        size class, whose limits allow it and that have its processors and memory free now --
+        whether or not a higher size class waits there (T§3.1 read literally: "When a job
+        arrives, if more than one host has enough free processors and memory (and the required
+        priority and quota) to start the job, the job is started on the host with the largest
+        number of free processors"; the blocking sentence belongs to the departure rule)."""
+        drained = self.state.drained
+        for job in sorted(snap.arrived, key=lambda j: (j.spec.submit, j.id)):
+            e = self._entries.get(job.id)
+            if e is None:
+                continue
+            hosts = [
+                h for h in self._cfg().hosts
+                if h.name not in drained and e.cls[1] in h.priority and p.eligible(e, h)
+                and e.procs <= p.free[h.name][0] and e.mem <= p.free[h.name][1]
+            ]  # fmt: skip
+            if hosts:
+                host = max(hosts, key=lambda h: p.free[h.name][0])
+                note = f"{label(*e.cls)}: started at its arrival (arrival_blocking = ignore)"
+                self._start(p, e, host, snap.now, note, decisions)
 
     def _note(self, e: QueuedJob, host: LSFHost) -> str:
         if self.state.drained.get(host.name) is e:

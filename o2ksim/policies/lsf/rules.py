@@ -95,7 +95,13 @@ class PassRules:
     """
 
     def __init__(
-        self, cfg: LSFConfig, state: QueueState, snap: Snapshot, user_limit: int, block_first: bool
+        self,
+        cfg: LSFConfig,
+        state: QueueState,
+        snap: Snapshot,
+        user_limit: int,
+        block_first: bool,
+        block_lower: bool = True,
     ) -> None:
         self.cfg = cfg
         self.state = state
@@ -103,6 +109,7 @@ class PassRules:
         self.parts = state.parts
         self.user_limit = user_limit
         self.block_first = block_first
+        self.block_lower = block_lower  # False: the size_blocking = "never" ablation
         self.free = {h.name: [h.free_procs, h.free_mem] for h in snap.hosts}
         self.host_counts = state.host_counts  # the policy updates them on every start
         self.sys_counts = state.sys_counts
@@ -201,7 +208,7 @@ class PassRules:
                         block_all = True
                     elif block_first_mode:
                         block_first = True
-            if block_all:
+            if block_all and self.block_lower:
                 return None
             blocked_first = blocked_first or block_first
         return None
