@@ -230,7 +230,9 @@ def improve_restart(
     )  # fmt: skip
 
 
-def warm_order(previous: Sequence[object], queue: Sequence[object], lxf: Sequence[int]) -> list[int]:
+def warm_order(
+    previous: Sequence[object], queue: Sequence[object], lxf: Sequence[int]
+) -> list[int]:
     """The previous decision point's best order carried to this one (``local_warm``): the
     jobs of ``previous`` (the order the last search chose, as job objects) still in
     ``queue``, in that order, then the queue's other jobs (arrived since) in the LXF
