@@ -225,7 +225,7 @@ def over_months(d: pd.DataFrame) -> pd.DataFrame:
     """Per variant, over the months: the geometric mean of each quality ratio to the first
     variant (a month where the first variant's value is 0 is left out of that measure),
     its range, and the CPU summed over the months as a share of the first variant's
-    (whole process and search alone).  Run chaos makes one month's ratio a noisy
+    (whole process and search alone; over the months where both recorded it).  Run chaos makes one month's ratio a noisy
     sample; the geometric mean over several months is the criterion declared in
     docs/guides/goal-oriented.md ("Third attempt")."""
     first = d.groupby("month").head(1).set_index("month")
@@ -239,8 +239,10 @@ def over_months(d: pd.DataFrame) -> pd.DataFrame:
             row[f"{k}_gmean"] = float(np.exp(np.log(r).mean())) if len(r) else float("nan")
             row[f"{k}_min"], row[f"{k}_max"] = (float(r.min()), float(r.max())) if len(r) else (
                 float("nan"), float("nan"))  # fmt: skip
-        for k in ("cpu_s", "search_cpu_s"):
-            row[f"{k}_share"] = float(g[k].sum() / first.loc[g.index, k].sum())
+        for k in ("cpu_s", "search_cpu_s"):  # over the months where both were recorded
+            both = g[k].notna() & first.loc[g.index, k].notna()
+            row[f"{k}_share"] = float(g.loc[both, k].sum() / first.loc[g.index[both], k].sum())
+            row[f"{k}_months"] = int(both.sum())
         out.append(row)
     return pd.DataFrame(out)
 
