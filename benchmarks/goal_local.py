@@ -49,6 +49,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -205,14 +206,45 @@ def main() -> None:
             info = json.loads((out / f"{month}-{name}.json").read_text())
             row = {"month": month, "variant": v, "mean_bsld": info["summary"]["mean_bounded_slowdown"],
                    **comparison(jobs, fcfs), "cpu_s": cpu[name][0], "wall_s": cpu[name][1],
+                   "search_cpu_s": info["stats"].get("goal_search_cpu_seconds", float("nan")),
                    "visits": info["stats"].get("goal_visits")}  # fmt: skip
             first = first or row
-            for k in ("mean_bsld", "E_98W_fcfs_bf", "E_maxW_fcfs_bf", "cpu_s"):
+            for k in ("mean_bsld", "E_98W_fcfs_bf", "E_maxW_fcfs_bf", "cpu_s", "search_cpu_s"):
                 row[f"{k}_ratio"] = row[k] / first[k] if first[k] else float("nan")
             rows.append(row)
     d = pd.DataFrame(rows)
     d.to_csv(out / "local.csv", index=False)
     print(d.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    if len(set(d["month"])) > 1:
+        s = over_months(d)
+        s.to_csv(out / "over-months.csv", index=False)
+        print(s.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+
+
+def over_months(d: pd.DataFrame) -> pd.DataFrame:
+    """Per variant, over the months: the geometric mean of each quality ratio to the first
+    variant (a month where the first variant's value is 0 is left out of that measure),
+    its range, and the CPU summed over the months as a share of the first variant's
+    (whole process and search alone; over the months where both recorded it).  Run chaos makes one month's ratio a noisy
+    sample; the geometric mean over several months is the criterion declared in
+    docs/guides/goal-oriented.md ("Third attempt")."""
+    first = d.groupby("month").head(1).set_index("month")
+    out = []
+    for v, g in d.groupby("variant", sort=False):
+        g = g.set_index("month")
+        row: dict = {"variant": v, "months": len(g)}
+        for k in ("mean_bsld", "E_98W_fcfs_bf"):
+            r = (g[k] / first.loc[g.index, k]).replace([np.inf], np.nan).dropna()
+            r = r[r > 0]
+            row[f"{k}_gmean"] = float(np.exp(np.log(r).mean())) if len(r) else float("nan")
+            row[f"{k}_min"], row[f"{k}_max"] = (float(r.min()), float(r.max())) if len(r) else (
+                float("nan"), float("nan"))  # fmt: skip
+        for k in ("cpu_s", "search_cpu_s"):  # over the months where both were recorded
+            both = g[k].notna() & first.loc[g.index, k].notna()
+            row[f"{k}_share"] = float(g.loc[both, k].sum() / first.loc[g.index[both], k].sum())
+            row[f"{k}_months"] = int(both.sum())
+        out.append(row)
+    return pd.DataFrame(out)
 
 
 if __name__ == "__main__":

@@ -67,6 +67,10 @@ CASES: dict[str, tuple[str, str, float | None, str, dict]] = {
     "kth-mar-lds": ("KTH", "1997-03", 0.9, "lexical-tw-avgx", {"search": "lds"}),
     "kth-mar-tradeoff": ("KTH", "1997-03", 0.9, "tradeoff-tw-avgx", {}),
     "sdsc-mar-tradeoff": ("SDSC-Par", "1996-03", 0.9, "tradeoff-tw-avgx", {}),
+    # the other months of the goal experiment (benchmarks/goal_experiment.py), for goal_local.py
+    **{f"kth-{m}-tradeoff": ("KTH", m, 0.9, "tradeoff-tw-avgx", {})
+       for m in ("1996-10", "1996-11", "1996-12", "1997-02", "1997-04")},
+    "sdsc-apr-tradeoff": ("SDSC-Par", "1996-04", 0.9, "tradeoff-tw-avgx", {}),
 }
 """Whole-process cases (``--cases``); every one plans with actual runtimes (G§4)."""
 

@@ -13,6 +13,9 @@ evaluation of a schedule from scratch (``reference_schedule``,
   better than the start or is the start;
 * the compiled climb returns the Python one's result and counts, and so does
   the compiled search and climb run on one copy of the profiles' arrays;
+* the warm start (``local_warm``): the order carried from the previous
+  decision point by hand; from random decision points and random warm orders,
+  never worse than the DDS start, a correct schedule, compiled == Python;
 * the policy parameter: bad values refused, a run with ``dds+local``.
 """
 
@@ -27,7 +30,7 @@ from test_goal_search_exact import BIG, Point, points, reference_measures, refer
 
 from o2ksim.errors import O2KSimError
 from o2ksim.policies.goal import GoalOriented, kernel
-from o2ksim.policies.goal.local import improve, improve_restart, neighbour
+from o2ksim.policies.goal.local import improve, improve_restart, improve_warm, neighbour, warm_order
 from o2ksim.policies.goal.objectives import Objective
 from o2ksim.policies.goal.search import Planner
 
@@ -175,6 +178,79 @@ def test_restart_skipped_by_hand() -> None:
         assert (r.order, r.visits - start.visits, r.leaves - start.leaves) == ([1, 0], 8, 3)
 
 
+def test_warm_order_by_hand() -> None:
+    """Previous best order [c, a, x]; x has started, b and d arrived; the queue is
+    [a, b, c, d] and its LXF order [d, b, a, c]: c and a keep their order (positions
+    2, 0), then d and b in LXF order (3, 1)."""
+    a, b, c, d, x = (object() for _ in range(5))
+    assert warm_order([c, a, x], [a, b, c, d], [3, 1, 0, 2]) == [2, 0, 3, 1]
+    assert warm_order([], [a, b], [1, 0]) == [1, 0]  # the first decision point: LXF
+
+
+def test_warm_start_by_hand() -> None:
+    """The two-job point of ``test_one_swap_improves_by_hand``.  DDS with L = 1 gives
+    [A, B] (Tw 1,000); the warm order [B, A] (Tw 60, avgX 1.913) is better, so the
+    climb starts there: its schedule costs 2 visits (1 schedule), the climb from it
+    the swap back (2 visits, 1 schedule, worse) and settling position 0 (1 visit),
+    then a pass without improvement ends it: [B, A], 5 visits, 2 schedules.  A warm
+    order equal to the DDS's is the plain climb (8 visits, 3 schedules)."""
+    planner = Planner(0.0, [([0.0], [1], [0.0])], [(1, 0.0)], [-100.0, -100.0], [1000.0, 60.0],
+                      [1, 1], [0.0, 0.0])  # fmt: skip
+    ob = Objective("tradeoff", "tw", "avgx")
+    ob.start_epoch(planner.max_wait_now)
+    start = planner.search(ob, [0, 1], "dds", limit=1)
+    for warm, visits, leaves in (([1, 0], 5, 2), ([0, 1], 8, 3)):
+        r = improve_warm(planner, ob, start, warm, budget=100)
+        assert (r.order, r.visits - start.visits, r.leaves - start.leaves) == ([1, 0], visits, leaves)
+        assert r.measures[0] == pytest.approx(60.0)
+        if kernel.AVAILABLE:
+            from o2ksim.policies.goal import kernel_local
+
+            k = kernel_local.search_improve(planner, ob, [0, 1], "dds", 1, 100, warm=warm)
+            assert (k.order, k.starts, k.measures, k.visits, k.leaves) == (
+                r.order, r.starts, r.measures, r.visits, r.leaves)  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(points(), st.sampled_from([1, 2, 5]), st.sampled_from([1, 3, 10, 60, BIG]), st.randoms())
+def test_warm_start_never_worse_than_the_search(point: Point, limit: int, budget: int, rnd) -> None:  # type: ignore[no-untyped-def]
+    """``local_warm``: the result is the DDS's schedule or one better than it, a correct
+    schedule of its order; compiled == Python, order, starts, hosts, measures and counts."""
+    point.limit = limit
+    planner = point.planner()
+    ob = point.make_objective(planner)
+    warm = list(range(len(point.jobs)))
+    rnd.shuffle(warm)
+    start = planner.search(ob, point.heuristic, point.method, limit, point.prune)
+    before = copy.deepcopy(planner.profiles)
+    r = improve_warm(planner, ob, start, warm, budget, point.prune)
+    assert planner.profiles == before
+    assert sorted(r.order) == list(range(len(point.jobs)))
+    if r.order != start.order:
+        # better than the start, or climbed (only better steps) from the warm schedule,
+        # itself better than the start
+        seed = planner.search(ob, warm, "dds", 1, point.prune).measures
+        s0 = (start.measures[ob.ix], start.measures[ob.iy])
+        assert ob.better(s0, (r.measures[ob.ix], r.measures[ob.iy])) or ob.better(
+            s0, (seed[ob.ix], seed[ob.iy]))
+    else:
+        assert r.measures == start.measures
+    if start.complete:
+        assert r is start
+    starts, hosts = reference_schedule(point.now, point.profiles, point.capacity, point.jobs, r.order)
+    assert (r.starts, r.hosts) == (starts, hosts)
+    ref = reference_measures(point.now, point.jobs, r.order, starts, point.omega)
+    assert r.measures == pytest.approx(ref, rel=1e-12, abs=1e-9)
+    if kernel.AVAILABLE:
+        from o2ksim.policies.goal import kernel_local
+
+        k = kernel_local.search_improve(planner, ob, point.heuristic, point.method, limit, budget,
+                                        point.prune, warm=warm)  # fmt: skip
+        assert planner.profiles == before
+        assert (k.order, k.starts, k.hosts, k.measures, k.visits, k.leaves, k.pruned) == (
+            r.order, r.starts, r.hosts, r.measures, r.visits, r.leaves, r.pruned)  # fmt: skip
+
+
 def test_policy_parameters() -> None:
     pol = GoalOriented(search="dds+local", limit=100, local_budget=500)
     assert (pol.local, pol.search_method, pol.local_budget) == (True, "dds", 500)
@@ -187,6 +263,10 @@ def test_policy_parameters() -> None:
         GoalOriented(search="local")
     with pytest.raises(O2KSimError, match="local_budget"):
         GoalOriented(local_budget=-1)
+    assert "climb 500 warm" in GoalOriented(search="dds+local", local_budget=500,
+                                            local_warm=True).objective_name
+    with pytest.raises(O2KSimError, match="local_warm and local_restart"):
+        GoalOriented(search="dds+local", local_warm=True, local_restart=True)
 
 
 def test_explain_tells_of_the_climb() -> None:

@@ -16,7 +16,9 @@ unset = the dynamic threshold), ``search`` (dds | lds, or dds+local |
 lds+local: the discrepancy search then a hill climb of at most
 ``local_budget`` node visits over its best order,
 :mod:`~o2ksim.policies.goal.local`; ``local_restart``: a second climb from the
-other branching order when the first ends early), ``branching``
+other branching order when the first ends early; ``local_warm``: the climb
+starts from the previous decision point's best order when it is better than
+the discrepancy search's), ``branching``
 (fcfs | lxf), ``limit`` (L, tree-node visits per decision point), ``prune``,
 ``search_kernel`` (auto | numba | python: the same search compiled with numba,
 :mod:`~o2ksim.policies.goal.kernel`, or the Python reference,
@@ -49,7 +51,13 @@ from o2ksim.engine.snapshot import Snapshot
 from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.jobs import Job
 from o2ksim.policies.base import POLICIES, Param, Policy
-from o2ksim.policies.goal.local import LOCAL_SUFFIX, improve, improve_restart
+from o2ksim.policies.goal.local import (
+    LOCAL_SUFFIX,
+    improve,
+    improve_restart,
+    improve_warm,
+    warm_order,
+)
 from o2ksim.policies.goal.objectives import (
     MEASURE_LABELS,
     MEASURES,
@@ -130,6 +138,9 @@ class GoalOriented(Policy):
         "local_restart": Param(bool, False, "dds+local, lds+local: when the climb ends at a local "
                                "optimum with visits left, climb again from the other branching "
                                "order (FCFS under LXF branching, LXF under FCFS); the better wins"),
+        "local_warm": Param(bool, False, "dds+local, lds+local: the climb starts from the better of the "
+                            "discrepancy search's schedule and the previous decision point's best "
+                            "order (jobs still waiting, then new ones in LXF order)"),
         "branching": Param(str, "lxf", "branching heuristic: fcfs or lxf (G§2.4)", choices=BRANCHINGS),
         "limit": Param(int, 4000, "L: tree-node visits per decision point (every visit counts, G§3.4)",
                        check=lambda v: v >= 1, check_help="must be >= 1"),
@@ -151,6 +162,10 @@ class GoalOriented(Policy):
         self.search_method: str = p["search"].removesuffix(LOCAL_SUFFIX)
         self.local_budget: int = p["local_budget"]
         self.local_restart: bool = p["local_restart"]
+        self.local_warm: bool = p["local_warm"]
+        if self.local_warm and self.local_restart:
+            raise ConfigError(self.name, "local_warm and local_restart do not combine; set one",
+                              field="local_warm")  # fmt: skip
         self.limit: int = p["limit"]
         self.prune: bool = p["prune"]
         self._lxf = make_priority("lxf")
@@ -172,12 +187,13 @@ class GoalOriented(Policy):
         self._profile_cache: dict[str, Any] = {}
         self.counters: dict[str, Any] = {
             "goal_searches": 0, "goal_visits": 0, "goal_leaves": 0, "goal_pruned": 0,
-            "goal_search_seconds": 0.0, "goal_max_search_seconds": 0.0,
+            "goal_search_seconds": 0.0, "goal_max_search_seconds": 0.0, "goal_search_cpu_seconds": 0.0,
             "goal_searches_numba": 0, "goal_searches_python": 0,
         }  # fmt: skip
         self.timings: list[tuple[int, int, float]] = []
         """Per searched decision point: (waiting jobs, node visits, seconds)."""
         self.last: SearchResult | None = None
+        self._previous: list[Job] = []  # local_warm: the last search's best order
         self._planned: dict[int, tuple[str, float]] = {}  # explain: last planned starts
 
     def bind(self, machine: Any, rng: Any = None) -> None:
@@ -190,7 +206,7 @@ class GoalOriented(Policy):
     def objective_name(self) -> str:
         p = self.params
         name = f"{self.objective.name}, {p['search'].upper()}-{p['branching'].upper()}, L={self.limit}"
-        restart = " with restart" if self.local_restart else ""
+        restart = " with restart" if self.local_restart else " warm" if self.local_warm else ""
         return f"{name}, climb {self.local_budget}{restart}" if self.local else name
 
     def stats(self) -> dict[str, float]:
@@ -216,7 +232,7 @@ class GoalOriented(Policy):
         if not explain and not _any_fits_now(queue, hosts):
             return []
         now = snap.now
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         planner = self.planner(snap, queue)
         fcfs = list(range(len(queue)))
         lxf = self._lxf_order(queue, now)
@@ -227,6 +243,7 @@ class GoalOriented(Policy):
         self.objective.start_epoch(planner.max_wait_now, reference)
         c = self.counters
         search = None if explain else self._compiled()
+        warm = warm_order(self._previous, queue, lxf) if self.local_warm else None
         if search is None:
             result = planner.search(
                 self.objective, heuristic, self.search_method, self.limit, self.prune, record=explain
@@ -235,12 +252,16 @@ class GoalOriented(Policy):
             if self.local and self.local_restart:
                 result = improve_restart(planner, self.objective, result, other,
                                          self.local_budget, self.prune)  # fmt: skip
+            elif warm is not None:
+                result = improve_warm(planner, self.objective, result, warm, self.local_budget,
+                                      self.prune)  # fmt: skip
             elif self.local:
                 result = improve(planner, self.objective, result, self.local_budget, self.prune)
         elif self.local:  # compiled search and climb on one copy of the profiles
             result = self._compiled_improve()(planner, self.objective, heuristic,
                                               self.search_method, self.limit, self.local_budget,
-                                              self.prune, other if self.local_restart else None)  # fmt: skip
+                                              self.prune, other if self.local_restart else None,
+                                              warm)  # fmt: skip
             c["goal_searches_numba"] += 1
         else:
             result = search(planner, self.objective, heuristic, self.search_method, self.limit,
@@ -252,9 +273,12 @@ class GoalOriented(Policy):
         c["goal_leaves"] += result.leaves
         c["goal_pruned"] += result.pruned
         c["goal_search_seconds"] += dt
+        c["goal_search_cpu_seconds"] += time.process_time() - c0  # CPU of this process alone
         c["goal_max_search_seconds"] = max(c["goal_max_search_seconds"], dt)
         self.timings.append((len(queue), result.visits, dt))
         self.last = result
+        if self.local_warm:
+            self._previous = [queue[j] for j in result.order]
         return self._decisions(queue, hosts, now, result, explain)
 
     # ------------------------------------------------------------------ helpers
@@ -375,6 +399,9 @@ class GoalOriented(Policy):
                 other = "FCFS" if self._branch_lxf else "LXF"
                 lines.append(f"{pad}and, if it ends with visits left, a second climb from the {other} "
                              "order; the better of the two wins")  # fmt: skip
+            if self.local_warm:
+                lines.append(f"{pad}starting from the better of the search's schedule and the previous "
+                             "decision point's best order")  # fmt: skip
         win = tuple(result.order)
         for k, e in enumerate(result.evaluated[:EXPLAIN_SCHEDULES]):
             mark = "*" if e.order == win else " "

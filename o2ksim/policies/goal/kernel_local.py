@@ -204,9 +204,12 @@ def search_improve(
     budget: int,
     prune: bool = True,
     other: list[int] | None = None,
+    warm: list[int] | None = None,
 ) -> SearchResult:
     """``kernel.search`` then :func:`improve` on one copy of the planner's arrays; with
-    ``other``, :func:`o2ksim.policies.goal.local.improve_restart`'s second climb too.
+    ``other``, :func:`o2ksim.policies.goal.local.improve_restart`'s second climb too;
+    with ``warm``, the climb from the better of the two schedules, as
+    :func:`o2ksim.policies.goal.local.improve_warm` (not both).
 
     The same result and counts as the two calls one after the other (checked in
     ``tests/test_goal_local.py``): the discrepancy search leaves the arrays as it
@@ -217,6 +220,8 @@ def search_improve(
         raise RuntimeError("the compiled goal search needs numba: pip install o2ksim[fast]")
     if method not in ("dds", "lds"):
         raise ValueError(f"search must be dds or lds, got {method!r}")
+    if other is not None and warm is not None:
+        raise ValueError("a restart (other) and a warm start (warm) do not combine")
     n = planner.n
     if n == 0:
         return planner.search(objective, heuristic, method, limit, prune)
@@ -232,9 +237,24 @@ def search_improve(
             order.tolist(), starts.tolist(), hosts.tolist(), (m[0], m[1], m[2], m[3]),
             visits=int(visits), leaves=int(leaves), pruned=int(pruned), complete=bool(complete),
         )  # fmt: skip
-    o2, s2, h2, m2, v2, l2, p2 = _improve(*arrays, order, starts, hosts, measures, thr, mwn,
-                                          int(budget), bool(prune), *ob_args)  # fmt: skip
-    visits, leaves, pruned = int(visits) + int(v2), int(leaves) + int(l2), int(pruned) + int(p2)
+    climb = int(budget)
+    visits, leaves, pruned = int(visits), int(leaves), int(pruned)
+    if warm is not None and list(warm) != order.tolist():
+        # improve_warm: the warm order's schedule (the DDS's first leaf), if better
+        o3, s3, h3, m3, v3, l3, p3, _ = _search(*arrays, np.array(warm, np.int64), thr, mwn, 1,
+                                                bool(prune), False, *ob_args)  # fmt: skip
+        climb -= int(v3)
+        visits, leaves, pruned = visits + int(v3), leaves + int(l3), pruned + int(p3)
+        ob = objective
+        if ob.better((float(measures[ob.ix]), float(measures[ob.iy])),
+                     (float(m3[ob.ix]), float(m3[ob.iy]))):  # fmt: skip
+            order, starts, hosts, measures = o3, s3, h3, m3
+    if climb > 0:
+        o2, s2, h2, m2, v2, l2, p2 = _improve(*arrays, order, starts, hosts, measures, thr, mwn,
+                                              climb, bool(prune), *ob_args)  # fmt: skip
+    else:
+        o2, s2, h2, m2, v2, l2, p2 = order, starts, hosts, measures, 0, 0, 0
+    visits, leaves, pruned = visits + int(v2), leaves + int(l2), pruned + int(p2)
     left = budget - int(v2)
     if other is not None and left > n and list(other) not in (order.tolist(), o2.tolist()):
         # improve_restart: the other order's schedule (the DDS's first leaf), climbed

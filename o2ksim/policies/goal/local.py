@@ -230,4 +230,60 @@ def improve_restart(
     )  # fmt: skip
 
 
-__all__ = ["LOCAL_SUFFIX", "improve", "improve_restart", "neighbour"]
+def warm_order(
+    previous: Sequence[object], queue: Sequence[object], lxf: Sequence[int]
+) -> list[int]:
+    """The previous decision point's best order carried to this one (``local_warm``): the
+    jobs of ``previous`` (the order the last search chose, as job objects) still in
+    ``queue``, in that order, then the queue's other jobs (arrived since) in the LXF
+    order ``lxf``; positions in ``queue``.
+
+    Between two decision points the queue changes by the jobs that started and
+    those that arrived, and with the runtimes the search plans with the running
+    jobs end as planned, so the last best order is usually still a good one: a
+    climb from it goes on where the last climb stopped."""
+    pos = {job: i for i, job in enumerate(queue)}
+    order = [pos[job] for job in previous if job in pos]
+    kept = set(order)
+    return order + [i for i in lxf if i not in kept]
+
+
+def improve_warm(
+    planner: Planner,
+    objective: Objective,
+    start: SearchResult,
+    warm: Sequence[int],
+    budget: int,
+    prune: bool = True,
+) -> SearchResult:
+    """:func:`improve` from the better of ``start`` (the discrepancy search's result) and the
+    schedule of the order ``warm`` (:func:`warm_order`); the warm schedule is taken only
+    when it is better (:meth:`Objective.better`), so the result is never worse than
+    ``start``.
+
+    ``warm``'s schedule is evaluated as the DDS's first leaf (``limit = 1``: ``n``
+    visits, counted against ``budget``), as in :func:`improve_restart`.  When the
+    discrepancy search covered the whole tree, or ``warm`` is its order, this is
+    :func:`improve`."""
+    n = planner.n
+    if start.complete or n < 2 or budget <= 0 or list(warm) == list(start.order):
+        return improve(planner, objective, start, budget, prune)
+    seed = planner.search(objective, warm, "dds", 1, prune)
+    ob = objective
+    if ob.better((start.measures[ob.ix], start.measures[ob.iy]),
+                 (seed.measures[ob.ix], seed.measures[ob.iy])):  # fmt: skip
+        begin = SearchResult(
+            seed.order, seed.starts, seed.hosts, seed.measures, visits=start.visits + seed.visits,
+            leaves=start.leaves + seed.leaves, pruned=start.pruned + seed.pruned,
+            complete=False, evaluated=start.evaluated,
+        )  # fmt: skip
+    else:
+        begin = SearchResult(
+            start.order, start.starts, start.hosts, start.measures,
+            visits=start.visits + seed.visits, leaves=start.leaves + seed.leaves,
+            pruned=start.pruned + seed.pruned, complete=False, evaluated=start.evaluated,
+        )  # fmt: skip
+    return improve(planner, objective, begin, budget - seed.visits, prune)
+
+
+__all__ = ["LOCAL_SUFFIX", "improve", "improve_restart", "improve_warm", "neighbour", "warm_order"]
