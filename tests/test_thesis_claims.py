@@ -91,7 +91,9 @@ def test_comparison_claims_name_the_thesis_s_policies_and_ratios():
     assert "by over 50%" in BY_ID["eqspatial-mean-wait"].quote
     assert "by over 30% except for the light-load month" in BY_ID["eqspatial-slowdown"].quote
     assert BY_ID["eqspatial-slowdown"].loaded and not BY_ID["eqspatial-5m-vs-0m"].loaded
-    assert "comparable 95th percentile wait and average slowdown" in BY_ID["eqspatial-5m-vs-0m"].quote
+    assert (
+        "comparable 95th percentile wait and average slowdown" in BY_ID["eqspatial-5m-vs-0m"].quote
+    )
     assert "at least 20% lower average" in BY_ID["lxfw-vs-fcfs-mean"].quote
     assert {c.page for c in CLAIMS} == {"immediate-service", "eqspatial", "backfill", "ncsa-lsf"}
 
