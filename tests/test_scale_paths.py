@@ -28,7 +28,7 @@ from o2ksim.engine import queue_index
 from o2ksim.engine.queue_index import QueueIndex
 from o2ksim.jobs import Job, JobSpec
 from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
-from o2ksim.policies import backfill_pass
+from o2ksim.policies import backfill_scan
 from o2ksim.policies.profile import Profile
 
 
@@ -36,7 +36,7 @@ from o2ksim.policies.profile import Profile
 def small_blocks(monkeypatch):
     """Blocks of two rows, and the indexed scan at every queue length."""
     monkeypatch.setattr(queue_index, "BLOCK_SHIFT", 1)
-    monkeypatch.setattr(backfill_pass, "INDEXED_SCAN_MIN", 0)
+    monkeypatch.setattr(backfill_scan, "INDEXED_SCAN_MIN", 0)
 
 
 # ------------------------------------------------------------------ QueueIndex.first

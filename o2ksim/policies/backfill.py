@@ -3,7 +3,7 @@
 :class:`Backfill` is the thesis's priority backfill: at every scheduling
 pass the waiting jobs are ordered by their priority, recomputed from the
 current time (:mod:`o2ksim.policies.priority`, ties in submission order),
-and :func:`~o2ksim.policies.backfill_pass.run_pass` walks that order:
+and :func:`~o2ksim.policies.backfill_scan.run_pass` walks that order:
 
 1. while no job has been refused, start each job that fits now (processors AND
    memory) on the host with the fewest free processors;
@@ -60,7 +60,8 @@ from o2ksim.engine.snapshot import Snapshot
 from o2ksim.jobs import Job, JobState
 from o2ksim.policies import immediate
 from o2ksim.policies.backfill_hosts import Free, best_host
-from o2ksim.policies.backfill_pass import BackfillPass, run_pass
+from o2ksim.policies.backfill_pass import BackfillPass
+from o2ksim.policies.backfill_scan import run_pass
 from o2ksim.policies.base import POLICIES, Param, Policy
 from o2ksim.policies.priority import (
     PRIORITIES,
