@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from o2ksim.engine.decisions import Decision, Reserve, Start
 from o2ksim.engine.snapshot import Snapshot
@@ -59,6 +59,17 @@ from o2ksim.policies.profile import (
     with_added,
 )
 from o2ksim.policies.shadow import Releases, Shadow, host_releases
+
+
+class Placed(NamedTuple):
+    """One reservation of a pass, as :mod:`o2ksim.policies.carried_plan` carries it."""
+
+    job: Job
+    host: str | None  # None: no host's profile ever holds the job (``at`` is inf)
+    at: float
+    before: tuple[int, float]  # the host's free processors and memory at ``at`` just before
+    spare: tuple[int, float]  # releases at ``at`` it deferred by one instant (tie rule)
+    tied: bool  # another host could have started it as early
 
 
 class Reservations(Protocol):
@@ -76,8 +87,9 @@ class BackfillPass:
     """The state of one backfill pass: free resources, profiles, reservations, decisions."""
 
     __slots__ = (
-        "decisions", "free", "guarded", "hosts", "max_free", "n_res", "now", "placed",
-        "policy", "profiles", "reserved_at", "reserved_hosts", "snap", "started", "wake",
+        "backfilled", "decisions", "free", "guarded", "hosts", "max_free", "n_res", "now",
+        "pending", "placed", "plan", "policy", "profiles", "reserved_at", "reserved_hosts",
+        "snap", "started", "wake",
     )  # fmt: skip
 
     def __init__(self, policy: Reservations, snap: Snapshot, free: dict[str, Free]) -> None:
@@ -100,6 +112,11 @@ class BackfillPass:
         self.n_res = 0  # reservations counted (placed or pending)
         self.placed: dict[Job, tuple[str, float]] = {}  # reservations to hold (stateful)
         self.wake: list[tuple[str, float]] = []  # kept (non-slid) reservation times
+        self.pending: list[Job] = []  # lazy: blocked jobs whose reservations are not placed yet
+        # what the next pass carries (:mod:`.carried_plan`), recorded only when asked for
+        # (``plan`` not None): every reservation in order, and the jobs backfilled (as releases)
+        self.plan: list[Placed] | None = None
+        self.backfilled: list[Started] = []
 
     # -- step 1 ---------------------------------------------------------------------
     def fits_now_somewhere(self, job: Job) -> bool:
@@ -142,9 +159,11 @@ class BackfillPass:
         assert self.profiles is not None
         policy = self.policy
         old = policy.held.get(job) if not policy.sliding else None
-        at, where, kept = reserve(job, self.hosts, self.free, self.profiles, self.now, old)
-        if where is not None:
-            self._reserve_on(where, at, job)
+        at, where, kept, tied = reserve(job, self.hosts, self.free, self.profiles, self.now, old)
+        if where is None:
+            self._unplaced(job)
+        else:
+            self._reserve_on(where, at, job, tied)
             if policy.stateful:
                 self.placed[job] = (where, at)
             if kept and self.snap.interval is None:
@@ -160,9 +179,11 @@ class BackfillPass:
         """Place deferred reservations, in order (dynamic sliding only: nothing to keep)."""
         assert self.profiles is not None
         for job in pending:
-            at, where, _kept = reserve(job, self.hosts, self.free, self.profiles, self.now)
-            if where is not None:
-                self._reserve_on(where, at, job)
+            at, where, _kept, tied = reserve(job, self.hosts, self.free, self.profiles, self.now)
+            if where is None:
+                self._unplaced(job)
+            else:
+                self._reserve_on(where, at, job, tied)
 
     def place_pending(self, pending: list[Job]) -> None:
         """Place the deferred reservations, then keep only what backfilling needs."""
@@ -216,13 +237,23 @@ class BackfillPass:
             self.reserved_hosts.add(host)
             self.reserved_at.append((host, best_at))
 
-    def _reserve_on(self, host: str, at: float, job: Job) -> None:
+    def _reserve_on(self, host: str, at: float, job: Job, tied: bool = False) -> None:
         assert self.profiles is not None
         spec = job.spec
         assert self.guarded is None, "no reservation once the shadows are taken"
-        self.profiles[host].reserve(at, spec.procs, spec.mem, spec.req_time)
+        profile = self.profiles[host]
+        if self.plan is not None:
+            before = profile.value_at(at)
+            spare = profile.deferred(at, spec.procs, spec.mem)
+            self.plan.append(Placed(job, host, at, before, spare, tied))
+        profile.reserve(at, spec.procs, spec.mem, spec.req_time)
         self.reserved_hosts.add(host)
         self.reserved_at.append((host, at))
+
+    def _unplaced(self, job: Job) -> None:
+        """``job`` fits no host's profile ever: no reservation (recorded in :attr:`plan`)."""
+        if self.plan is not None:
+            self.plan.append(Placed(job, None, math.inf, (0, 0.0), (0, 0.0), False))
 
     def keep_only_reserved(self) -> None:
         """Every reservation is placed: from now on the pass only backfills, so keep the
@@ -266,8 +297,10 @@ class BackfillPass:
         held = job in self.policy.held
         note = "reserved job fits now" if held else "backfilled: delays no reservation"
         self.decisions.append(Start(job, host, note=note))
+        if self.plan is not None:
+            self.backfilled.append((host, self.now + spec.req_time, spec.procs, spec.mem))
         if guard is not None:
             guard.take(self.now, spec.procs, spec.mem, spec.req_time)
 
 
-__all__ = ["BackfillPass", "Reservations"]
+__all__ = ["BackfillPass", "Placed", "Reservations"]

@@ -43,7 +43,7 @@ def run_pass(p: BackfillPass, order: Collection[Job]) -> None:
     policy = p.policy
     limit = policy.n_reservations
     lazy = not policy.stateful and not p.snap.explain
-    pending: list[Job] = []  # blocked jobs whose reservations are not placed yet
+    pending = p.pending  # blocked jobs whose reservations are not placed yet
     consumed = 0
     jobs = iter(order)
     blocked = False  # some job could not start: from now on, jobs are backfilled

@@ -188,7 +188,9 @@ class EQSpatial(Policy):
         self._deadlines(now)
         self._place(snap, out)
         if self._trials.awaiting and (snap.departed or snap.timers):
-            self._trials.retry(snap, out, self._waiting)  # free processors or eligibility may have changed
+            self._trials.retry(
+                snap, out, self._waiting
+            )  # free processors or eligibility may have changed
         self._blocked = self._trials.blocked_hosts()
         for h in self._hosts.values():
             if h.dirty or h.pending:
@@ -253,7 +255,9 @@ class EQSpatial(Policy):
         retry = bool(snap.departed) and bool(self._waiting)
         if not new and not retry:
             return
-        candidates = [j for j in self._waiting.values() if j.state is JobState.QUEUED] if retry else []
+        candidates = (
+            [j for j in self._waiting.values() if j.state is JobState.QUEUED] if retry else []
+        )
         candidates.extend(j for j in new if j.id not in self._waiting)
         candidates.sort(key=lambda j: (j.spec.submit, j.id))
         loads = [self._load(h, snap.host_by_name[h.name]) for h in self._hosts.values()]
@@ -407,7 +411,9 @@ class EQSpatial(Policy):
         h.dirty = False
         h.reasons.clear()
 
-    def _repartition_note(self, h: _Host, target: Mapping[Hashable, int], now: float, counted: bool) -> str:
+    def _repartition_note(
+        self, h: _Host, target: Mapping[Hashable, int], now: float, counted: bool
+    ) -> str:
         why = ", ".join(h.reasons) or "timer"
         equal = [target[j] for j in h.jobs if j not in self._credit and j not in self._long]
         if counted:
@@ -418,7 +424,11 @@ class EQSpatial(Policy):
             lo, hi = min(equal), max(equal)
             text += f": equal share {lo}" if lo == hi else f": equal share {lo}-{hi}"
         held = [f"J{j} catching up" for j in h.jobs if j in self._credit]
-        held += [f"J{j} running over {(self.long_threshold or 0) / 3600:g} h" for j in h.jobs if j in self._long]
+        held += [
+            f"J{j} running over {(self.long_threshold or 0) / 3600:g} h"
+            for j in h.jobs
+            if j in self._long
+        ]
         if held:
             text += "; full request for " + ", ".join(held)
         if counted and self.min_interval > 0:

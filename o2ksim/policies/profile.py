@@ -257,7 +257,7 @@ class Profile:
         Releases at ``start`` that the job does not need are deferred by one
         representable instant (see the class docstring).
         """
-        spare_p, spare_m = self._unneeded_releases(start, procs, mem)
+        spare_p, spare_m = self.deferred(start, procs, mem)
         if spare_p or spare_m:
             later = math.nextafter(start, math.inf)
             self.take(start, spare_p, spare_m, later - start)
@@ -267,22 +267,17 @@ class Profile:
         """Index of the profile step in force at ``t``."""
         return bisect.bisect_right(self.times, t) - 1
 
-    def _unneeded_releases(self, start: float, procs: int, mem: float) -> tuple[int, float]:
+    def deferred(self, start: float, procs: int, mem: float) -> tuple[int, float]:
+        """What :meth:`reserve` at ``start`` defers by one instant (the tie rule)."""
         rel = self.releases.get(start)
         if not rel:
             return 0, 0.0
-        i = self._step_at(start)
-        have_p = self.procs[i] - sum(p for p, _ in rel)
-        have_m = self.mem[i] - sum(m for _, m in rel)
-        spare_p, spare_m = 0, 0.0
-        for p, m in rel:
-            if have_p >= procs and have_m >= mem:
-                spare_p += p
-                spare_m += m
-            else:
-                have_p += p
-                have_m += m
-        return spare_p, spare_m
+        return unneeded_releases(rel, self.value_at(start), procs, mem)
+
+    def value_at(self, t: float) -> tuple[int, float]:
+        """Free processors and memory at ``t`` (the step in force then)."""
+        i = self._step_at(t)
+        return self.procs[i], self.mem[i]
 
     def take(self, start: float, procs: int, mem: float, duration: float) -> None:
         """Subtract a job's use over ``[start, start + duration)``."""
@@ -295,6 +290,25 @@ class Profile:
         for k in range(i, j):
             self.procs[k] -= procs
             self.mem[k] -= mem
+
+
+def unneeded_releases(
+    rel: Sequence[tuple[int, float]], have: tuple[int, float], procs: int, mem: float
+) -> tuple[int, float]:
+    """What a reservation of ``procs``/``mem`` at a release time does not need of the
+    releases ``rel`` there (smallest first), when the profile has ``have`` free then:
+    :meth:`Profile.reserve` defers it by one instant (the tie rule of the class docstring)."""
+    have_p = have[0] - sum(p for p, _ in rel)
+    have_m = have[1] - sum(m for _, m in rel)
+    spare_p, spare_m = 0, 0.0
+    for p, m in rel:
+        if have_p >= procs and have_m >= mem:
+            spare_p += p
+            spare_m += m
+        else:
+            have_p += p
+            have_m += m
+    return spare_p, spare_m
 
 
 class _SortedReleases:
@@ -323,7 +337,11 @@ class _SortedReleases:
 
 
 def with_added(
-    now: float, free_procs: int, free_mem: float, index: ReleaseIndex, added: list[tuple[float, int, float]]
+    now: float,
+    free_procs: int,
+    free_mem: float,
+    index: ReleaseIndex,
+    added: list[tuple[float, int, float]],
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, float]:
     """A host's sorted releases and free resources with the jobs ``added`` in this pass
     counted as running."""
@@ -403,7 +421,9 @@ def indexed(h: HostView) -> bool:
     )
 
 
-def added_by_host(started: Sequence[Started], now: float) -> dict[str, list[tuple[float, int, float]]]:
+def added_by_host(
+    started: Sequence[Started], now: float
+) -> dict[str, list[tuple[float, int, float]]]:
     """Jobs started earlier in the pass as releases ``(end, procs, mem)``, by host."""
     added: dict[str, list[tuple[float, int, float]]] = {}
     for host, end, p, m in started:
@@ -411,7 +431,9 @@ def added_by_host(started: Sequence[Started], now: float) -> dict[str, list[tupl
     return added
 
 
-def build_profile(h: HostView, now: float, added: Iterable[tuple[float, int, float]] = ()) -> Profile:
+def build_profile(
+    h: HostView, now: float, added: Iterable[tuple[float, int, float]] = ()
+) -> Profile:
     """The profile of ``h`` from its running jobs one by one, plus the releases ``added``."""
     added = list(added)
     releases: list[tuple[float, int, float]] = [

@@ -57,4 +57,3 @@ __all__ = [
     "label",
     "lsf_config",
 ]  # fmt: skip
-

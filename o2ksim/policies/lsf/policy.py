@@ -19,6 +19,7 @@ from o2ksim.policies.lsf.rules import PassRules, QueuedJob, QueuePart, QueueStat
 
 WAKE_TAG = "lsf-drain-wait"
 
+
 class NCSALSF(Policy):
     """NCSA-LSF*: static job classes, per-host class priority and limits, draining."""
 
@@ -243,8 +244,13 @@ class NCSALSF(Policy):
         self._account_idle(snap)
         self._sync(snap)
         self._sync_running(snap)
-        p = PassRules(self._cfg(), self.state, snap, self.user_limit,
-                      self.params["vst_blocking"] == "same-time-class")
+        p = PassRules(
+            self._cfg(),
+            self.state,
+            snap,
+            self.user_limit,
+            self.params["vst_blocking"] == "same-time-class",
+        )
         decisions: list[Any] = []
         draining = self.params["draining"]
         while True:
@@ -355,7 +361,6 @@ class NCSALSF(Policy):
 
     def _remember_idle(self, p: PassRules, now: float) -> None:
         self._idle_since = {h: (now, p.free[h][0]) for h in self.state.drained}
-
 
 
 POLICIES.register(NCSALSF)
