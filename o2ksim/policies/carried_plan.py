@@ -135,6 +135,7 @@ class CarriedPlan:
             if rel is None:
                 return False
             releases[h.name] = rel
+        p.plan = []  # records the jobs backfilled (and the arrivals' reservations)
         started = self._start_head(p, now, arrivals)
         if started is None:
             return False
@@ -151,7 +152,6 @@ class CarriedPlan:
         p.profiles = profiles
         p.reserved_hosts = {h for h, n in self.held.items() if n}
         p.n_res = self.alive
-        p.plan = []
         for job in arrivals[started:]:
             if not p.backfill(job):
                 p.reserve(job)
