@@ -65,7 +65,10 @@ class Profile:
 
     ``short`` and ``found``: what :meth:`earliest` has learnt.  ``short[p]``
     is a time before which no step has ``p`` free processors;
-    ``found[(p, m, d)]`` the answer of the last search for that request.  A
+    ``found[(p, m)]`` the answers of earlier searches for ``p`` processors and ``m``
+    memory, as durations and answers both rising (:func:`_remember`): a request for
+    at least as long cannot start before the answer for the longest duration
+    not above its own.  A
     profile only loses resources (:meth:`take`; a step it splits has the
     value of the step it came from), so no earlier start can fit later in the
     pass either, and the next search starts there instead of at *now*
@@ -101,7 +104,7 @@ class Profile:
         self.releases: Any = at  # time -> [(procs, mem)] released then (``.get`` only)
         self.rising = True
         self.short: dict[int, float] = {}
-        self.found: dict[tuple[int, float, float], float] = {}
+        self.found: dict[tuple[int, float], tuple[list[float], list[float]]] = {}
 
     @classmethod
     def _of(
@@ -208,7 +211,7 @@ class Profile:
         if floor != times[0]:  # a non-sliding reservation's earliest time: no memo
             return self._search(i, floor, procs, mem, duration)
         # Memos of this profile's earlier searches (class docstring): no step before
-        # short[procs] has the processors, and none before found[request] fits the request
+        # short[procs] has the processors, and no request as long fits before found[(procs, mem)]
         known = self.short.get(procs, floor)
         if known == math.inf:
             return known
@@ -221,14 +224,18 @@ class Profile:
             self.short[procs] = math.inf
             return math.inf
         self.short[procs] = times[i]
-        key = (procs, mem, duration)
-        after = self.found.get(key, floor)
-        if after == math.inf:
-            return after
-        if after > times[i]:
-            i = bisect.bisect_right(times, after) - 1
+        key = (procs, mem)
+        memo = self.found.get(key)
+        if memo is not None:
+            j = bisect.bisect_right(memo[0], duration) - 1
+            if j >= 0:
+                after = memo[1][j]
+                if after == math.inf:
+                    return after
+                if after > times[i]:
+                    i = bisect.bisect_right(times, after) - 1
         at = self._search(i, floor, procs, mem, duration)
-        self.found[key] = at
+        _remember(self.found, key, duration, at)
         return at
 
     def _search(self, i: int, floor: float, procs: int, mem: float, duration: float) -> float:
@@ -290,6 +297,31 @@ class Profile:
         for k in range(i, j):
             self.procs[k] -= procs
             self.mem[k] -= mem
+
+
+def _remember(
+    found: dict[tuple[int, float], tuple[list[float], list[float]]],
+    key: tuple[int, float],
+    duration: float,
+    at: float,
+) -> None:
+    """Add the answer ``at`` for ``duration`` to ``found[key]``, keeping only the answers
+    that bound a later search further than a shorter duration's (both lists rising)."""
+    memo = found.get(key)
+    if memo is None:
+        found[key] = ([duration], [at])
+        return
+    durations, answers = memo
+    j = bisect.bisect_right(durations, duration)
+    if j and answers[j - 1] >= at:
+        return  # a request no longer than this one already bounds as far
+    k = j
+    while k < len(answers) and answers[k] <= at:
+        k += 1  # longer requests bounded no further: this answer bounds them
+    if j and durations[j - 1] == duration:
+        j -= 1
+    durations[j:k] = [duration]
+    answers[j:k] = [at]
 
 
 def unneeded_releases(
