@@ -24,7 +24,9 @@ from o2ksim import simulate
 from o2ksim.jobs import JobSpec
 from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
 from o2ksim.policies import carried_plan
-from o2ksim.policies.backfill import Backfill
+from o2ksim.policies.backfill import Backfill, free_resources
+from o2ksim.policies.backfill_pass import BackfillPass
+from o2ksim.policies.backfill_scan import run_pass
 
 THREE = MachineSpec(
     "three",
@@ -79,6 +81,44 @@ def test_carried_plan_gives_the_fresh_schedule(jobs, machine, interval, monkeypa
         jobs, machine=machine, policy=ReferenceBackfill(reservations="all"), interval=interval
     ).jobs[COLUMNS]
     pd.testing.assert_frame_equal(carried, reference)
+
+
+def fresh_pass_of(p):
+    """The fresh pass on ``p``'s snapshot: its starts and every reservation (placed even
+    where the lazy pass did not need them), as (job, host) and (job, host, time)."""
+    fresh = BackfillPass(p.policy, p.snap, free_resources(p.snap))
+    fresh.plan = []
+    run_pass(fresh, p.policy.order(p.snap))
+    if fresh.profiles is None:
+        fresh.build_profiles()
+        fresh.place(fresh.pending)
+    starts = [(d.job.id, d.host) for d in fresh.decisions]
+    return starts, [(r.job.id, r.host, r.at) for r in fresh.plan]
+
+
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(jobs=workloads(), machine=st.sampled_from([ONE, THREE]))
+def test_every_carried_pass_holds_the_fresh_pass_plan(jobs, machine, monkeypatch):
+    """Pass by pass, not only in the end: each carried pass starts the jobs the fresh pass
+    starts and leaves every waiting job with the fresh pass's reservation (host and
+    time to the last bit: the tie rule's deferrals included)."""
+    carry = carried_plan.CarriedPlan.carry
+
+    def checked_carry(self, p):
+        if not carry(self, p):
+            return False
+        starts, plan = fresh_pass_of(p)
+        assert [(d.job.id, d.host) for d in p.decisions] == starts
+        kept = [e.placed for e in self.order[self.head :] if e.alive]
+        assert [(r.job.id, r.host, r.at) for r in kept] == plan
+        return True
+
+    monkeypatch.setattr(carried_plan.CarriedPlan, "carry", checked_carry)
+    run(jobs, machine, True, monkeypatch)
 
 
 def deep_queue(n):
