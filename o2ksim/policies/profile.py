@@ -240,17 +240,17 @@ class Profile:
 
     def _search(self, i: int, floor: float, procs: int, mem: float, duration: float) -> float:
         """:meth:`earliest` from step ``i`` on (no earlier step start can do)."""
-        times = self.times
+        times, free_procs, free_mem = self.times, self.procs, self.mem
         n = len(times)
         while i < n:
-            if self.procs[i] < procs or self.mem[i] < mem:
+            if free_procs[i] < procs or free_mem[i] < mem:
                 i += 1
                 continue
             start = times[i] if times[i] > floor else floor
             end = start + duration
             k = i + 1
             while k < n and times[k] < end:
-                if self.procs[k] < procs or self.mem[k] < mem:
+                if free_procs[k] < procs or free_mem[k] < mem:
                     break
                 k += 1
             else:
