@@ -146,9 +146,11 @@ class CarriedPlan:
         for name, prof in profiles.items():
             _trim(prof, now)
             prof.releases = _by_time(releases[name], p.started, name, now)
-        for job, (host, _end, _p, _m) in zip(arrivals, p.started[len(p.started) - started :]):
+        for job, start in zip(
+            arrivals[:started], p.started[len(p.started) - started :], strict=True
+        ):
             spec = job.spec  # an arrival started in step 1: not in the plan's profiles yet
-            profiles[host].take(now, spec.procs, spec.mem, spec.req_time)
+            profiles[start[0]].take(now, spec.procs, spec.mem, spec.req_time)
         if not self._same_deferrals(p):  # condition 5
             return False
         # the arrivals meet the profiles the fresh pass would have: placed by the pass itself
