@@ -242,11 +242,12 @@ class BackfillPass:
         spec = job.spec
         assert self.guarded is None, "no reservation once the shadows are taken"
         profile = self.profiles[host]
-        if self.plan is not None:
+        if self.plan is None:
+            profile.reserve(at, spec.procs, spec.mem, spec.req_time)
+        else:
             before = profile.value_at(at)
-            spare = profile.deferred(at, spec.procs, spec.mem)
+            spare = profile.reserve(at, spec.procs, spec.mem, spec.req_time)
             self.plan.append(Placed(job, host, at, before, spare, tied))
-        profile.reserve(at, spec.procs, spec.mem, spec.req_time)
         self.reserved_hosts.add(host)
         self.reserved_at.append((host, at))
 

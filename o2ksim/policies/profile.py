@@ -258,17 +258,18 @@ class Profile:
             i = k + 1
         return math.inf
 
-    def reserve(self, start: float, procs: int, mem: float, duration: float) -> None:
+    def reserve(self, start: float, procs: int, mem: float, duration: float) -> tuple[int, float]:
         """Hold ``procs``/``mem`` from ``start`` for ``duration`` for a reserved job.
 
         Releases at ``start`` that the job does not need are deferred by one
-        representable instant (see the class docstring).
+        representable instant (see the class docstring); returns what was deferred.
         """
         spare_p, spare_m = self.deferred(start, procs, mem)
         if spare_p or spare_m:
             later = math.nextafter(start, math.inf)
             self.take(start, spare_p, spare_m, later - start)
         self.take(start, procs, mem, duration)
+        return spare_p, spare_m
 
     def _step_at(self, t: float) -> int:
         """Index of the profile step in force at ``t``."""
