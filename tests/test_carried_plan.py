@@ -45,6 +45,7 @@ def run(jobs, machine, carried, monkeypatch, **kw):
     """The schedule of ``--reservations all`` (FCFS), with the carried plan on or off;
     returns it and the policy's pass counts."""
     monkeypatch.setattr(carried_plan, "ENABLED", carried)
+    monkeypatch.setattr(carried_plan, "MIN_QUEUE", 0)  # small examples take the carried path
     policy = Backfill(reservations="all")
     r = simulate(jobs, machine=machine, policy=policy, **kw)
     counts = policy.carried.counts if policy.carried is not None else None

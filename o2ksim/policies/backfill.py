@@ -58,7 +58,7 @@ from typing import Any, ClassVar
 from o2ksim.engine.decisions import Decision, Start, WakeAt
 from o2ksim.engine.snapshot import Snapshot
 from o2ksim.jobs import Job, JobState
-from o2ksim.policies import immediate
+from o2ksim.policies import carried_plan, immediate
 from o2ksim.policies.backfill_hosts import Free, best_host
 from o2ksim.policies.backfill_pass import BackfillPass
 from o2ksim.policies.backfill_scan import run_pass
@@ -287,7 +287,7 @@ class Backfill(Policy):
             (job,) = snap.queue
             host = best_host(job, snap.hosts, free)
             return [] if host is None else [Start(job, host, note="highest priority and fits now")]
-        if carried is not None and snap.explain:
+        if carried is not None and (snap.explain or len(snap.queue) < carried_plan.MIN_QUEUE):
             carried.forget()  # the decision log shows the fresh pass's reservations
             carried = None
         if carried is not None:
