@@ -56,8 +56,8 @@ from o2ksim.policies.profile import (
     added_by_host,
     host_profiles,
     indexed,
-    with_added,
 )
+from o2ksim.policies.release_arrays import with_added
 from o2ksim.policies.shadow import Releases, Shadow, host_releases
 
 

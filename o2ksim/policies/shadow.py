@@ -211,7 +211,7 @@ class Releases:
         cls, t: np.ndarray, p: np.ndarray, m: np.ndarray, free_procs: float, free_mem: float
     ) -> Releases:
         """The releases of a host running many jobs, from sorted numpy arrays
-        (:func:`~o2ksim.policies.profile.with_added`); read-only (no :meth:`insert`)."""
+        (:func:`~o2ksim.policies.release_arrays.with_added`); read-only (no :meth:`insert`)."""
         self = cls.__new__(cls)
         self.version, self.rows_of = -1, None
         self.free_procs, self.free_mem = free_procs, free_mem
