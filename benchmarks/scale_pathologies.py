@@ -1,7 +1,7 @@
 """Pathological sizes: CPU seconds against n, and the fitted exponent (issue 27).
 
 Usage: python benchmarks/scale_pathologies.py [--cases idle flood reservations]
-       [--sizes 10000 100000 1000000] [--reservation-sizes 250 500 1000]
+       [--sizes 10000 100000 1000000] [--reservation-sizes 1000 10000 100000]
 
 Writes its hostile SWF traces into a temporary directory and runs each one
 with :func:`o2ksim.simulate` in a fresh process (so one case's memory does
@@ -13,7 +13,9 @@ not slow the next), timing the simulation's CPU seconds:
   default policy (FCFS-backfill: one reservation);
 * ``reservations``: a job holds the whole 100-processor host for 10^7 s
   while ``n`` jobs arrive one a second, then all of them are scheduled with
-  ``--reservations all`` (conservative backfilling), one departure pass at a time.
+  ``--reservations all`` (conservative backfilling), one departure pass at a time
+  (exact estimates: every pass after the first carries the last one's plan,
+  :mod:`o2ksim.policies.carried_plan`).
 
 Prints a Markdown table (n, CPU s, simulation passes) per case and the exponent
 ``b`` of the least-squares fit ``CPU = a n^b`` (1 = linear; 0 = constant).
@@ -103,7 +105,7 @@ def main() -> None:
     ap.add_argument("--cases", nargs="+", choices=CASES, default=list(CASES))
     ap.add_argument("--sizes", nargs="+", type=int, default=[10_000, 100_000, 1_000_000],
                     help="n for idle (gap in seconds) and flood (jobs)")  # fmt: skip
-    ap.add_argument("--reservation-sizes", nargs="+", type=int, default=[250, 500, 1000, 2000],
+    ap.add_argument("--reservation-sizes", nargs="+", type=int, default=[1000, 10_000, 100_000],
                     help="n for reservations (queued jobs)")  # fmt: skip
     ap.add_argument(
         "--timeout", type=float, default=600.0, help="seconds per run (larger sizes skipped)"

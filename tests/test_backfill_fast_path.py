@@ -31,7 +31,7 @@ from o2ksim import simulate
 from o2ksim.engine.snapshot import HostView
 from o2ksim.jobs import Job, JobSpec, JobState
 from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
-from o2ksim.policies import backfill_pass, profile
+from o2ksim.policies import backfill_scan, profile
 from o2ksim.policies.profile import Profile
 from o2ksim.policies.shadow import Releases, Shadow
 
@@ -86,10 +86,10 @@ def test_fast_path_equals_reference_pass(jobs, opts, interval, monkeypatch_scan)
 def monkeypatch_scan():
     """Use the indexed scan and array profiles at every size (restored afterwards; the same for
     every generated example, so sharing it across them is intended)."""
-    saved = backfill_pass.INDEXED_SCAN_MIN, profile.ARRAY_PROFILE_MIN
-    backfill_pass.INDEXED_SCAN_MIN = profile.ARRAY_PROFILE_MIN = 0
+    saved = backfill_scan.INDEXED_SCAN_MIN, profile.ARRAY_PROFILE_MIN
+    backfill_scan.INDEXED_SCAN_MIN = profile.ARRAY_PROFILE_MIN = 0
     yield
-    backfill_pass.INDEXED_SCAN_MIN, profile.ARRAY_PROFILE_MIN = saved
+    backfill_scan.INDEXED_SCAN_MIN, profile.ARRAY_PROFILE_MIN = saved
 
 
 def test_fast_path_equals_reference_on_a_deep_queue_at_the_default_threshold():
@@ -100,7 +100,7 @@ def test_fast_path_equals_reference_on_a_deep_queue_at_the_default_threshold():
         JobSpec(i, 2.0 + i % 7, 1 + i % 3, (i % 4) * 1024 * 1024, 30.0 + i % 90, 10.0 + i % 60)
         for i in range(3, 303)
     ]
-    assert len(jobs) - 2 > backfill_pass.INDEXED_SCAN_MIN
+    assert len(jobs) - 2 > backfill_scan.INDEXED_SCAN_MIN
     opts = {"priority": "fcfs", "reservations": 1}
     pd.testing.assert_frame_equal(schedule(jobs, opts, fast=False), schedule(jobs, opts, fast=True))
 

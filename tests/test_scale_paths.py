@@ -28,7 +28,7 @@ from o2ksim.engine import queue_index
 from o2ksim.engine.queue_index import QueueIndex
 from o2ksim.jobs import Job, JobSpec
 from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
-from o2ksim.policies import backfill_pass
+from o2ksim.policies import backfill_scan
 from o2ksim.policies.profile import Profile
 
 
@@ -36,7 +36,7 @@ from o2ksim.policies.profile import Profile
 def small_blocks(monkeypatch):
     """Blocks of two rows, and the indexed scan at every queue length."""
     monkeypatch.setattr(queue_index, "BLOCK_SHIFT", 1)
-    monkeypatch.setattr(backfill_pass, "INDEXED_SCAN_MIN", 0)
+    monkeypatch.setattr(backfill_scan, "INDEXED_SCAN_MIN", 0)
 
 
 # ------------------------------------------------------------------ QueueIndex.first
@@ -128,7 +128,11 @@ def test_memos_by_hand():
     prof.reserve(10.0, 4, 0.0, 30.0)  # a 4-processor job reserved on [10, 40)
     # steps: [0,10) 0; [10,20) 0; [20,40) 4; [40,...) 8
     assert prof.earliest(4, 0.0, 5.0) == 20.0
-    assert prof.short[4] == 20.0 and prof.found[(4, 0.0, 5.0)] == 20.0
+    assert prof.short[4] == 20.0 and prof.found[(4, 0.0)] == ([5.0], [20.0])
+    # a longer request starts its walk at the shorter one's answer; 20 fits it too, and
+    # bounds nothing further, so the memo keeps the shorter request alone
+    assert prof.earliest(4, 0.0, 10.0) == 20.0
+    assert prof.found[(4, 0.0)] == ([5.0], [20.0])
     assert prof.earliest(8, 0.0, 5.0) == 40.0
     prof.reserve(20.0, 4, 0.0, 5.0)  # now [20,25) has 0 free
     # the memo sends the search to t=20, the step at 20 no longer fits: the next window is [25, 30)

@@ -3,7 +3,7 @@
 :class:`Backfill` is the thesis's priority backfill: at every scheduling
 pass the waiting jobs are ordered by their priority, recomputed from the
 current time (:mod:`o2ksim.policies.priority`, ties in submission order),
-and :func:`~o2ksim.policies.backfill_pass.run_pass` walks that order:
+and :func:`~o2ksim.policies.backfill_scan.run_pass` walks that order:
 
 1. while no job has been refused, start each job that fits now (processors AND
    memory) on the host with the fewest free processors;
@@ -65,13 +65,16 @@ from typing import Any, ClassVar
 from o2ksim.engine.decisions import Decision, Start, WakeAt
 from o2ksim.engine.snapshot import Snapshot
 from o2ksim.jobs import Job, JobState
-from o2ksim.policies import immediate
+from o2ksim.policies import carried_plan, immediate
 from o2ksim.policies.backfill_hosts import Free, best_host
-from o2ksim.policies.backfill_pass import BackfillPass, run_pass
+from o2ksim.policies.backfill_pass import BackfillPass
+from o2ksim.policies.backfill_scan import run_pass
 from o2ksim.policies.base import POLICIES, Param, Policy
+from o2ksim.policies.carried_plan import CarriedPlan, carries
 from o2ksim.policies.priority import (
     PRIORITIES,
     WEIGHT_NAMES,
+    FCFSPriority,
     Priority,
     check_priority,
     make_priority,
@@ -229,6 +232,14 @@ class Backfill(Policy):
         self.profile_cache: dict[str, ProfileMemo] = {}
         self.release_cache: dict[str, Releases] = {}
         self.immediate = immediate.ImmediateService.from_params(p)
+        # conservative backfilling (every waiting job reserved, FCFS): the plan carried
+        # from one pass to the next (:mod:`.carried_plan`)
+        self.carried: CarriedPlan | None = None
+        if carries(
+            self.n_reservations, self.stateful, type(self.priority) is FCFSPriority,
+            self.immediate is not None,
+        ):  # fmt: skip
+            self.carried = CarriedPlan()
 
     def bind(self, machine: Any, rng: Any = None) -> None:
         """Called before each run: everything kept between passes belongs to the previous run.
@@ -243,6 +254,8 @@ class Backfill(Policy):
         self._wakes = set()
         self.profile_cache.clear()
         self.release_cache.clear()
+        if self.carried is not None:
+            self.carried = CarriedPlan()
         if self.immediate is not None:
             self.immediate = self.immediate.fresh()
 
@@ -278,17 +291,34 @@ class Backfill(Policy):
         revisit; with stateful reservations, when no processor is free and every
         held reservation slides (nothing to grant, no time to keep).
         """
+        carried = self.carried
+        if carried is not None:
+            carried.note_arrivals(snap.arrived)
         if not snap.explain and self._decides_nothing(snap):
             return []
         free = free_resources(snap)
         if len(snap.queue) == 1 and not self.stateful and not snap.explain:
             # the commonest pass on a lightly loaded machine: the one waiting job starts if
             # it fits now; otherwise its (dynamic) reservation protects nobody
+            if carried is not None:
+                carried.forget()
             (job,) = snap.queue
             host = best_host(job, snap.hosts, free)
             return [] if host is None else [Start(job, host, note="highest priority and fits now")]
+        if carried is not None and (snap.explain or len(snap.queue) < carried_plan.MIN_QUEUE):
+            carried.forget()  # the decision log shows the fresh pass's reservations
+            carried = None
+        if carried is not None:
+            p = BackfillPass(self, snap, free)
+            if carried.carry(p):
+                return p.decisions
+            free = free_resources(snap)
         p = BackfillPass(self, snap, free)
+        if carried is not None:
+            p.plan = []
         run_pass(p, self.order(snap))
+        if carried is not None:
+            carried.record(p)
         if self.stateful:
             self.held = p.placed
             if p.wake:

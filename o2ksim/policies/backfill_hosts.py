@@ -103,8 +103,9 @@ def reserve(
     profiles: dict[str, Profile],
     now: float,
     old: tuple[str, float] | None = None,
-) -> tuple[float, str | None, bool]:
-    """Where and when ``job`` is reserved, and whether that is its ``old`` reservation kept.
+) -> tuple[float, str | None, bool, bool]:
+    """Where and when ``job`` is reserved, whether that is its ``old`` reservation kept,
+    and whether another host could have started it as early (``tied``).
 
     Normally the earliest start over the hosts that could ever hold the job
     (ties: fewest free processors).  ``old`` is the job's reservation from the
@@ -119,15 +120,20 @@ def reserve(
         if at > now:
             prof = profiles.get(host)
             if prof is not None and prof.fits(at, spec.procs, spec.mem, spec.req_time):
-                return at, host, True
+                return at, host, True, False
             not_before = at
     best_at, best_host_name = math.inf, None
     best_free: int | float = math.inf
+    tied = False
     for h in hosts:
         if h.spec.procs < spec.procs or h.spec.memory < spec.mem:
             continue
         at = profiles[h.name].earliest(spec.procs, spec.mem, spec.req_time, not_before)
+        if at == best_at:
+            tied = True
         f = free[h.name].procs
         if at < best_at or (at == best_at and f < best_free):
+            if at < best_at:
+                tied = False
             best_at, best_host_name, best_free = at, h.name, f
-    return best_at, best_host_name, False
+    return best_at, best_host_name, False, tied

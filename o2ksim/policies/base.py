@@ -139,7 +139,9 @@ class Policy:
                         path or where, f"expected {_type_name(spec.type)}, got {value!r}", field=key
                     )
                 if isinstance(value, float) and not math.isfinite(value) and spec.type is float:
-                    raise ConfigError(path or where, f"must be a finite number, got {value}", field=key)
+                    raise ConfigError(
+                        path or where, f"must be a finite number, got {value}", field=key
+                    )
                 if spec.choices is not None and value not in spec.choices:
                     raise ConfigError(
                         path or where,

@@ -95,7 +95,9 @@ def equipartition(
     else:
         uncapped = sorted(uncapped)
     for rank, i in enumerate(uncapped):
-        alloc[i] = base + (1 if rank < extra else 0)  # request > left/remaining >= base, so <= request
+        alloc[i] = base + (
+            1 if rank < extra else 0
+        )  # request > left/remaining >= base, so <= request
     return alloc
 
 

@@ -41,6 +41,7 @@ import numpy as np
 
 from o2ksim.engine.releases import ReleaseIndex
 from o2ksim.engine.snapshot import HostView, Snapshot
+from o2ksim.policies.release_arrays import SortedReleases, with_added
 
 ARRAY_PROFILE_MIN = 64  # running jobs from which a host's profile is built from the engine's arrays
 
@@ -67,7 +68,10 @@ class Profile:
 
     ``short`` and ``found``: what :meth:`earliest` has learnt.  ``short[p]``
     is a time before which no step has ``p`` free processors;
-    ``found[(p, m, d)]`` the answer of the last search for that request.  A
+    ``found[(p, m)]`` the answers of earlier searches for ``p`` processors and ``m``
+    memory, as durations and answers both rising (:func:`_remember`): a request for
+    at least as long cannot start before the answer for the longest duration
+    not above its own.  A
     profile only loses resources (:meth:`take`; a step it splits has the
     value of the step it came from), so no earlier start can fit later in the
     pass either, and the next search starts there instead of at *now*
@@ -103,7 +107,7 @@ class Profile:
         self.releases: Any = at  # time -> [(procs, mem)] released then (``.get`` only)
         self.rising = True
         self.short: dict[int, float] = {}
-        self.found: dict[tuple[int, float, float], float] = {}
+        self.found: dict[tuple[int, float], tuple[list[float], list[float]]] = {}
 
     @classmethod
     def _of(
@@ -146,7 +150,7 @@ class Profile:
         procs = np.concatenate(([cp[k0 - 1] if k0 else free_procs], cp[ends]))
         mem = np.concatenate(([cm[k0 - 1] if k0 else free_mem], cm[ends]))
         at_now = sorted(zip(p[:k0].tolist(), m[:k0].tolist(), strict=True))
-        releases = _SortedReleases(now, at_now, later, p[k0:], m[k0:])
+        releases = SortedReleases(now, at_now, later, p[k0:], m[k0:])
         # processors are whole numbers: kept as ints, as in a profile built from the jobs
         return cls._of(times.tolist(), procs.astype(np.int64).tolist(), mem.tolist(), releases)
 
@@ -210,7 +214,7 @@ class Profile:
         if floor != times[0]:  # a non-sliding reservation's earliest time: no memo
             return self._search(i, floor, procs, mem, duration)
         # Memos of this profile's earlier searches (class docstring): no step before
-        # short[procs] has the processors, and none before found[request] fits the request
+        # short[procs] has the processors, and no request as long fits before found[(procs, mem)]
         known = self.short.get(procs, floor)
         if known == math.inf:
             return known
@@ -223,29 +227,33 @@ class Profile:
             self.short[procs] = math.inf
             return math.inf
         self.short[procs] = times[i]
-        key = (procs, mem, duration)
-        after = self.found.get(key, floor)
-        if after == math.inf:
-            return after
-        if after > times[i]:
-            i = bisect.bisect_right(times, after) - 1
+        key = (procs, mem)
+        memo = self.found.get(key)
+        if memo is not None:
+            j = bisect.bisect_right(memo[0], duration) - 1
+            if j >= 0:
+                after = memo[1][j]
+                if after == math.inf:
+                    return after
+                if after > times[i]:
+                    i = bisect.bisect_right(times, after) - 1
         at = self._search(i, floor, procs, mem, duration)
-        self.found[key] = at
+        _remember(self.found, key, duration, at)
         return at
 
     def _search(self, i: int, floor: float, procs: int, mem: float, duration: float) -> float:
         """:meth:`earliest` from step ``i`` on (no earlier step start can do)."""
-        times = self.times
+        times, free_procs, free_mem = self.times, self.procs, self.mem
         n = len(times)
         while i < n:
-            if self.procs[i] < procs or self.mem[i] < mem:
+            if free_procs[i] < procs or free_mem[i] < mem:
                 i += 1
                 continue
             start = times[i] if times[i] > floor else floor
             end = start + duration
             k = i + 1
             while k < n and times[k] < end:
-                if self.procs[k] < procs or self.mem[k] < mem:
+                if free_procs[k] < procs or free_mem[k] < mem:
                     break
                 k += 1
             else:
@@ -253,38 +261,34 @@ class Profile:
             i = k + 1
         return math.inf
 
-    def reserve(self, start: float, procs: int, mem: float, duration: float) -> None:
+    def reserve(self, start: float, procs: int, mem: float, duration: float) -> tuple[int, float]:
         """Hold ``procs``/``mem`` from ``start`` for ``duration`` for a reserved job.
 
         Releases at ``start`` that the job does not need are deferred by one
-        representable instant (see the class docstring).
+        representable instant (see the class docstring); returns what was deferred.
         """
-        spare_p, spare_m = self._unneeded_releases(start, procs, mem)
+        spare_p, spare_m = self.deferred(start, procs, mem)
         if spare_p or spare_m:
             later = math.nextafter(start, math.inf)
             self.take(start, spare_p, spare_m, later - start)
         self.take(start, procs, mem, duration)
+        return spare_p, spare_m
 
     def _step_at(self, t: float) -> int:
         """Index of the profile step in force at ``t``."""
         return bisect.bisect_right(self.times, t) - 1
 
-    def _unneeded_releases(self, start: float, procs: int, mem: float) -> tuple[int, float]:
+    def deferred(self, start: float, procs: int, mem: float) -> tuple[int, float]:
+        """What :meth:`reserve` at ``start`` defers by one instant (the tie rule)."""
         rel = self.releases.get(start)
         if not rel:
             return 0, 0.0
-        i = self._step_at(start)
-        have_p = self.procs[i] - sum(p for p, _ in rel)
-        have_m = self.mem[i] - sum(m for _, m in rel)
-        spare_p, spare_m = 0, 0.0
-        for p, m in rel:
-            if have_p >= procs and have_m >= mem:
-                spare_p += p
-                spare_m += m
-            else:
-                have_p += p
-                have_m += m
-        return spare_p, spare_m
+        return unneeded_releases(rel, self.value_at(start), procs, mem)
+
+    def value_at(self, t: float) -> tuple[int, float]:
+        """Free processors and memory at ``t`` (the step in force then)."""
+        i = self._step_at(t)
+        return self.procs[i], self.mem[i]
 
     def take(self, start: float, procs: int, mem: float, duration: float) -> None:
         """Subtract a job's use over ``[start, start + duration)``."""
@@ -299,60 +303,48 @@ class Profile:
             self.mem[k] -= mem
 
 
-class _SortedReleases:
-    """Same-time releases of an array-built profile, looked up by time (``dict.get``-like)."""
-
-    __slots__ = ("at_now", "m", "now", "p", "t")
-
-    def __init__(
-        self,
-        now: float,
-        at_now: list[tuple[float, float]],
-        t: np.ndarray,
-        p: np.ndarray,
-        m: np.ndarray,
-    ) -> None:
-        self.now, self.at_now, self.t, self.p, self.m = now, at_now, t, p, m
-
-    def get(self, time: float, default: Any = None) -> Any:
-        if time == self.now:
-            return self.at_now or default
-        lo = int(self.t.searchsorted(time, side="left"))
-        hi = int(self.t.searchsorted(time, side="right"))
-        if lo == hi:
-            return default
-        return list(zip(self.p[lo:hi].tolist(), self.m[lo:hi].tolist(), strict=True))
-
-
-def with_added(
-    now: float, free_procs: int, free_mem: float, index: ReleaseIndex, added: list[tuple[float, int, float]]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, float]:
-    """A host's sorted releases and free resources with the jobs ``added`` in this pass
-    counted as running."""
-    t, p, m = index.arrays()
-    if added:
-        t, p, m = _insert_sorted(t, p, m, sorted((max(a, now), b, c) for a, b, c in added))
-        free_procs -= sum(b for _a, b, _c in added)
-        free_mem -= sum(c for _a, _b, c in added)
-    return t, p, m, free_procs, free_mem
+def _remember(
+    found: dict[tuple[int, float], tuple[list[float], list[float]]],
+    key: tuple[int, float],
+    duration: float,
+    at: float,
+) -> None:
+    """Add the answer ``at`` for ``duration`` to ``found[key]``, keeping only the answers
+    that bound a later search further than a shorter duration's (both lists rising)."""
+    memo = found.get(key)
+    if memo is None:
+        found[key] = ([duration], [at])
+        return
+    durations, answers = memo
+    j = bisect.bisect_right(durations, duration)
+    if j and answers[j - 1] >= at:
+        return  # a request no longer than this one already bounds as far
+    k = j
+    while k < len(answers) and answers[k] <= at:
+        k += 1  # longer requests bounded no further: this answer bounds them
+    if j and durations[j - 1] == duration:
+        j -= 1
+    durations[j:k] = [duration]
+    answers[j:k] = [at]
 
 
-def _insert_sorted(
-    t: np.ndarray, p: np.ndarray, m: np.ndarray, extra: list[tuple[float, int, float]]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(t, p, m)`` (sorted by time, procs, memory) with ``extra`` (sorted) merged in."""
-    where = []
-    for a, b, c in extra:
-        lo = int(np.searchsorted(t, a, side="left"))
-        hi = int(np.searchsorted(t, a, side="right"))
-        while lo < hi and (p[lo], m[lo]) < (b, c):
-            lo += 1
-        where.append(lo)
-    return (
-        np.insert(t, where, [a for a, _b, _c in extra]),
-        np.insert(p, where, [b for _a, b, _c in extra]),
-        np.insert(m, where, [c for _a, _b, c in extra]),
-    )
+def unneeded_releases(
+    rel: Sequence[tuple[int, float]], have: tuple[int, float], procs: int, mem: float
+) -> tuple[int, float]:
+    """What a reservation of ``procs``/``mem`` at a release time does not need of the
+    releases ``rel`` there (smallest first), when the profile has ``have`` free then:
+    :meth:`Profile.reserve` defers it by one instant (the tie rule of the class docstring)."""
+    have_p = have[0] - sum(p for p, _ in rel)
+    have_m = have[1] - sum(m for _, m in rel)
+    spare_p, spare_m = 0, 0.0
+    for p, m in rel:
+        if have_p >= procs and have_m >= mem:
+            spare_p += p
+            spare_m += m
+        else:
+            have_p += p
+            have_m += m
+    return spare_p, spare_m
 
 
 class Releasing(Protocol):
@@ -425,7 +417,9 @@ def indexed(h: HostView) -> bool:
     )
 
 
-def added_by_host(started: Sequence[Started], now: float) -> dict[str, list[tuple[float, int, float]]]:
+def added_by_host(
+    started: Sequence[Started], now: float
+) -> dict[str, list[tuple[float, int, float]]]:
     """Jobs started earlier in the pass as releases ``(end, procs, mem)``, by host."""
     added: dict[str, list[tuple[float, int, float]]] = {}
     for host, end, p, m in started:
@@ -433,7 +427,9 @@ def added_by_host(started: Sequence[Started], now: float) -> dict[str, list[tupl
     return added
 
 
-def build_profile(h: HostView, now: float, added: Iterable[tuple[float, int, float]] = ()) -> Profile:
+def build_profile(
+    h: HostView, now: float, added: Iterable[tuple[float, int, float]] = ()
+) -> Profile:
     """The profile of ``h`` from its running jobs one by one, plus the releases ``added``."""
     added = list(added)
     releases: list[tuple[float, int, float]] = [

@@ -63,7 +63,13 @@ class Shadow:
     __slots__ = ("at", "extra_mem", "extra_procs", "now", "now_mem", "now_procs")
 
     def __init__(
-        self, now: float, now_procs: float, now_mem: float, at: float, extra_procs: float, extra_mem: float
+        self,
+        now: float,
+        now_procs: float,
+        now_mem: float,
+        at: float,
+        extra_procs: float,
+        extra_mem: float,
     ) -> None:
         self.now, self.now_procs, self.now_mem = now, now_procs, now_mem
         self.at, self.extra_procs, self.extra_mem = at, extra_procs, extra_mem
@@ -73,7 +79,11 @@ class Shadow:
         """The shadow of a profile (``times``/``procs``/``mem`` steps from now) holding
         one reservation from ``at``; ``None`` when the reduction would not be exact."""
         times = profile.times
-        k = bisect.bisect_left(times, at) if isinstance(times, list) else int(times.searchsorted(at))
+        k = (
+            bisect.bisect_left(times, at)
+            if isinstance(times, list)
+            else int(times.searchsorted(at))
+        )
         if k >= len(times) or times[k] != at:
             return None  # the reservation made no step of its own (nothing to protect there)
         procs, mem = profile.procs, profile.mem
@@ -203,7 +213,7 @@ class Releases:
         cls, t: np.ndarray, p: np.ndarray, m: np.ndarray, free_procs: float, free_mem: float
     ) -> Releases:
         """The releases of a host running many jobs, from sorted numpy arrays
-        (:func:`~o2ksim.policies.profile.with_added`); read-only (no :meth:`insert`)."""
+        (:func:`~o2ksim.policies.release_arrays.with_added`); read-only (no :meth:`insert`)."""
         self = cls.__new__(cls)
         self.version, self.rows_of, self.valid_until = -1, None, math.inf
         self.free_procs, self.free_mem = free_procs, free_mem
@@ -270,7 +280,10 @@ class Releases:
         cover both ``procs`` and ``mem``; the number of releases when none does."""
         cum_procs, cum_mem = self.cum_procs, self.cum_mem
         if isinstance(cum_procs, list):
-            by_procs, by_mem = bisect.bisect_left(cum_procs, procs), bisect.bisect_left(cum_mem, mem)
+            by_procs, by_mem = (
+                bisect.bisect_left(cum_procs, procs),
+                bisect.bisect_left(cum_mem, mem),
+            )
         else:  # read from the engine's arrays (from_arrays)
             by_procs = int(cum_procs.searchsorted(procs))
             by_mem = int(cum_mem.searchsorted(mem))
@@ -286,7 +299,9 @@ class Releases:
         at = self.times[enough]
         return at if at > now else now
 
-    def reserve(self, now: float, request: tuple[float, float, float]) -> tuple[float, Shadow | None]:
+    def reserve(
+        self, now: float, request: tuple[float, float, float]
+    ) -> tuple[float, Shadow | None]:
         """Where one reservation for ``request`` (processors, memory, requested runtime)
         goes on this host, and the :class:`Shadow` it leaves; ``(inf, None)`` when the
         host never has enough.
@@ -309,8 +324,12 @@ class Releases:
             have_procs, have_mem = cum_procs[enough], cum_mem[enough]
         else:  # now: the releases due by now, smallest first, until both suffice
             have_procs, have_mem = _due_until_enough(
-                float(self.free_procs), float(self.free_mem), list(self.procs[:due]), list(self.mem[:due]),
-                procs, mem,
+                float(self.free_procs),
+                float(self.free_mem),
+                list(self.procs[:due]),
+                list(self.mem[:due]),
+                procs,
+                mem,
             )
         return at, _shadow_after_hold(now, now_procs, now_mem, at, have_procs, have_mem, request)
 

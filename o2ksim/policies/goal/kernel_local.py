@@ -128,7 +128,9 @@ def _improve(times, fp, fm, plen, hosts_ok, submit, floor, hold, procs, mem,
                             break
                 for d in range(last - 1, p - 1, -1):
                     j = cand[d]
-                    _unplace(u_h[d], u_i[d], u_k[d], u_ins[d], procs[j], mem[j], times, fp, fm, plen)
+                    _unplace(
+                        u_h[d], u_i[d], u_k[d], u_ins[d], procs[j], mem[j], times, fp, fm, plen
+                    )
                 if stop:
                     break
                 if won:

@@ -67,11 +67,21 @@ class Objective:
     strict).  Call :meth:`start_epoch` at every decision point.
     """
 
-    __slots__ = ("_tw_x", "_tw_y", "eps_tw", "ix", "iy", "model", "ref", "slack", "version", "x", "y")
+    __slots__ = (
+        "_tw_x",
+        "_tw_y",
+        "eps_tw",
+        "ix",
+        "iy",
+        "model",
+        "ref",
+        "slack",
+        "version",
+        "x",
+        "y",
+    )
 
-    def __init__(
-        self, model: str, x: str, y: str, version: str = "A", slack: float = 0.01
-    ) -> None:
+    def __init__(self, model: str, x: str, y: str, version: str = "A", slack: float = 0.01) -> None:
         if model not in MODELS:
             raise ValueError(f"model must be one of {', '.join(MODELS)}, got {model!r}")
         for m in (x, y):
@@ -93,10 +103,16 @@ class Objective:
     def name(self) -> str:
         """``Lexical(Tw -> avgX)``, ``A-Tradeoff(Tw:avgX)``, prefixed ``Strict`` without slack."""
         x, y = MEASURE_LABELS[self.x], MEASURE_LABELS[self.y]
-        core = f"Lexical({x} -> {y})" if self.model == "lexical" else f"{self.version}-Tradeoff({x}:{y})"
+        core = (
+            f"Lexical({x} -> {y})"
+            if self.model == "lexical"
+            else f"{self.version}-Tradeoff({x}:{y})"
+        )
         return core if self.slack > 0 else f"Strict {core}"
 
-    def start_epoch(self, max_wait_now: float, reference: tuple[float, float] | None = None) -> None:
+    def start_epoch(
+        self, max_wait_now: float, reference: tuple[float, float] | None = None
+    ) -> None:
         """Set the epoch's Tw slack (from the current maximum wait) and version-C references."""
         self.eps_tw = self.slack * max_wait_now
         if reference is not None:

@@ -122,7 +122,9 @@ class Planner:
         self.lb_tw = [max(0.0, w - self.threshold) for w in self.lb_wait]
 
     # ---------------------------------------------------------------- one schedule
-    def evaluate(self, order: Sequence[int]) -> tuple[list[float], list[int], tuple[float, float, float, float]]:
+    def evaluate(
+        self, order: Sequence[int]
+    ) -> tuple[list[float], list[int], tuple[float, float, float, float]]:
         """Planned starts, hosts and measures of one order (profiles are left unchanged)."""
         undo = []
         starts, hosts = [], []
@@ -137,7 +139,9 @@ class Planner:
                 self._unplace(j, h, i, k, ins)
         return starts, hosts, self.measures_of(order, starts)
 
-    def measures_of(self, order: Sequence[int], starts: Sequence[float]) -> tuple[float, float, float, float]:
+    def measures_of(
+        self, order: Sequence[int], starts: Sequence[float]
+    ) -> tuple[float, float, float, float]:
         """(Tw, maxW, avgW, avgX) of the jobs of ``order`` at ``starts``."""
         n = max(len(order), 1)
         tw = maxw = sw = sx = 0.0

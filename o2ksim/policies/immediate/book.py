@@ -172,4 +172,3 @@ def borrowed_view(snap: Snapshot, borrowed: dict[str, list[Borrowed]]) -> Snapsh
         )
     views = tuple(hosts)
     return replace(snap, hosts=views, host_by_name={v.name: v for v in views})
-

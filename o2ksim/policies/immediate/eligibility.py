@@ -204,4 +204,3 @@ class VictimLists:
             if job.host in self._lists and job in self._lists[job.host]:
                 self._lists[job.host].remove(job)
                 self._procs[job.host] -= job.alloc_procs
-

@@ -72,7 +72,11 @@ class HostTrials:
     def retry(self, snap: Snapshot, out: list[Any], waiting: Collection[int]) -> None:
         """Try again for the jobs waiting for a trial that still wait (ids in ``waiting``)."""
         for job_id, job in list(self.awaiting.items()):
-            if job.state is not JobState.QUEUED or job_id not in waiting or self._try(job, snap, out):
+            if (
+                job.state is not JobState.QUEUED
+                or job_id not in waiting
+                or self._try(job, snap, out)
+            ):
                 del self.awaiting[job_id]
         if self.awaiting and self.settings.preemptive:
             self._next_eligibility(snap, out)
@@ -105,7 +109,10 @@ class HostTrials:
             owed[host] = sum(v.resume_procs for v in victims)
         free = {}
         for view in snap.hosts:
-            free[view.name] = [view.free_procs - owed.get(view.name, 0), view.free_mem - self._pending_mem(view.name)]
+            free[view.name] = [
+                view.free_procs - owed.get(view.name, 0),
+                view.free_mem - self._pending_mem(view.name),
+            ]
         return free
 
     def _try(self, job: Job, snap: Snapshot, out: list[Any], only: str | None = None, own_mem: int = 0) -> bool:
@@ -138,4 +145,8 @@ class HostTrials:
         self._wakes = {w for w in self._wakes if w > now}
         if soonest < math.inf and soonest not in self._wakes:
             self._wakes.add(soonest)
-            out.append(WakeAt(soonest, tag="immediate service: a running job becomes eligible for preemption"))
+            out.append(
+                WakeAt(
+                    soonest, tag="immediate service: a running job becomes eligible for preemption"
+                )
+            )

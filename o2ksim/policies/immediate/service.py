@@ -55,7 +55,9 @@ class ImmediateService:
 
     def __init__(self, settings: TrialSettings) -> None:
         if settings.mode not in MODES or settings.mode == "off":
-            raise ValueError(f"immediate service mode must be preemptive or soon, not {settings.mode!r}")
+            raise ValueError(
+                f"immediate service mode must be preemptive or soon, not {settings.mode!r}"
+            )
         self.settings = settings
         self.book = TrialBook()
         self._awaiting: dict[int, Job] = {}
@@ -170,7 +172,9 @@ class ImmediateService:
         if not now < soonest < math.inf or soonest in self._wakes:
             return []
         self._wakes.add(soonest)
-        return [WakeAt(soonest, tag="immediate service: a running job becomes eligible for preemption")]
+        return [
+            WakeAt(soonest, tag="immediate service: a running job becomes eligible for preemption")
+        ]
 
     def summary_counts(self, ids: Collection[int] | None = None) -> dict[str, int]:
         """Trials given, completed in their trial and preempting someone, over ``ids``
@@ -180,4 +184,3 @@ class ImmediateService:
     def stats(self) -> dict[str, float]:
         """The counters over every job of the run and the preemptions trials made (``run.json``)."""
         return {**self.book.summary_counts(), "trial_preemptions": self.book.preemptions}
-

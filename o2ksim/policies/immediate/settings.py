@@ -132,4 +132,3 @@ class TrialSettings:
     def trial_memory(self, spec: JobSpec) -> int:
         """Memory a trial gets: the initial memory, or the request when that is smaller."""
         return min(self.initial_memory, spec.mem) if spec.mem > 0 else self.initial_memory
-

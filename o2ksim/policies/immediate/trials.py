@@ -49,9 +49,7 @@ def is_eligible_victim(job: Job, now: float, t: float) -> bool:
     return now - job.last_start >= t and job.predicted_end(now) - now > t
 
 
-def choose_victims(
-    candidates: Sequence[Job], free: int, need: int
-) -> list[Job] | None:
+def choose_victims(candidates: Sequence[Job], free: int, need: int) -> list[Job] | None:
     """Victims among ``candidates`` (already in preemption order) so that ``free`` plus
     their processors reach ``need``; ``None`` when even all of them are not enough.
 
@@ -72,7 +70,6 @@ def choose_victims(
             chosen.remove(job)
             have -= job.alloc_procs
     return chosen
-
 
 
 def plan_trial(
@@ -165,4 +162,3 @@ def trial_decisions(plan: TrialPlan, settings: TrialSettings, now: float) -> lis
         )
     )
     return out
-

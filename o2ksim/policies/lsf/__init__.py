@@ -59,4 +59,3 @@ __all__ = [
     "label",
     "lsf_config",
 ]  # fmt: skip
-

@@ -22,6 +22,7 @@ from o2ksim.o2k_classes import label
 HOUR = 3600.0
 DOC = "docs/background/policies/ncsa-lsf.md"
 
+
 # ------------------------------------------------------------------------------- configuration
 @dataclass(frozen=True)
 class LSFHost:
@@ -295,5 +296,3 @@ def _limits(value: Any, keys: set[str], path: str, where: str) -> dict[str, int]
             )
         out[key] = _count(v, path, f"{where}.{k}")
     return out
-
-

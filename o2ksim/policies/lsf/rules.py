@@ -267,5 +267,3 @@ class PassRules:
         self._host_ok.clear()
         self._sys_ok.clear()
         self._active.clear()
-
-

@@ -1,0 +1,189 @@
+"""Conservative backfilling carried from pass to pass gives the fresh pass's schedule.
+
+``--reservations all`` under FCFS keeps the last pass's plan and profiles
+(:mod:`o2ksim.policies.carried_plan`) and decides a pass from them while its
+conditions hold, else runs the fresh full pass.  On random workloads (one and
+three hosts, memory, exact and inexact estimates so that jobs end early and
+overrun, ``--interval``) the schedule must be the one of the fresh pass (the
+carried plan switched off) and of the job-by-job reference pass
+(``tests/oracles/backfill_reference.py``); a deep queue on one host must take
+the carried path in almost every pass; and a hand-worked case shows an early end
+forcing the fresh pass.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from conftest import bursty_jobs
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from oracles.backfill_reference import ReferenceBackfill
+
+from o2ksim import simulate
+from o2ksim.jobs import JobSpec
+from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
+from o2ksim.policies import carried_plan
+from o2ksim.policies.backfill import Backfill, free_resources
+from o2ksim.policies.backfill_pass import BackfillPass
+from o2ksim.policies.backfill_scan import run_pass
+
+THREE = MachineSpec(
+    "three",
+    (
+        HostSpec("a", 16, 8 * KB_PER_GB),
+        HostSpec("b", 16, 4 * KB_PER_GB),
+        HostSpec("c", 8, 8 * KB_PER_GB),
+    ),
+)
+ONE = MachineSpec("one", (HostSpec("h", 16, 8 * KB_PER_GB),))
+COLUMNS = ["job_id", "start", "end", "host", "status"]
+UNPATCHED_CARRY = carried_plan.CarriedPlan.carry
+
+
+def run(jobs, machine, carried, monkeypatch, **kw):
+    """The schedule of ``--reservations all`` (FCFS), with the carried plan on or off;
+    returns it and the policy's pass counts."""
+    monkeypatch.setattr(carried_plan, "ENABLED", carried)
+    monkeypatch.setattr(carried_plan, "MIN_QUEUE", 0)  # small examples take the carried path
+    policy = Backfill(reservations="all")
+    r = simulate(jobs, machine=machine, policy=policy, **kw)
+    counts = policy.carried.counts if policy.carried is not None else None
+    return r.jobs[COLUMNS], counts
+
+
+@st.composite
+def workloads(draw):
+    jobs = bursty_jobs(draw, st, 70, [0, 512, 1024, 3072, 6000])
+    if draw(st.booleans()):  # exact estimates: no job ends before its requested runtime
+        jobs = [
+            JobSpec(j.job_id, j.submit, j.procs, j.mem, max(j.run_time, 1.0), j.run_time)
+            for j in jobs
+        ]
+    return jobs
+
+
+@settings(
+    max_examples=80,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    jobs=workloads(),
+    machine=st.sampled_from([ONE, THREE]),
+    interval=st.sampled_from([None, None, 40.0]),
+)
+def test_carried_plan_gives_the_fresh_schedule(jobs, machine, interval, monkeypatch):
+    carried, counts = run(jobs, machine, True, monkeypatch, interval=interval)
+    fresh, off = run(jobs, machine, False, monkeypatch, interval=interval)
+    assert off is None  # switched off: no plan carried
+    assert counts is not None
+    pd.testing.assert_frame_equal(carried, fresh)
+    reference = simulate(
+        jobs, machine=machine, policy=ReferenceBackfill(reservations="all"), interval=interval
+    ).jobs[COLUMNS]
+    pd.testing.assert_frame_equal(carried, reference)
+
+
+def fresh_pass_of(p):
+    """The fresh pass on ``p``'s snapshot: its starts and every reservation (placed even
+    where the lazy pass did not need them), as (job, host) and (job, host, time)."""
+    fresh = BackfillPass(p.policy, p.snap, free_resources(p.snap))
+    fresh.plan = []
+    run_pass(fresh, p.policy.order(p.snap))
+    if fresh.profiles is None:
+        fresh.build_profiles()
+        fresh.place(fresh.pending)
+    starts = [(d.job.id, d.host) for d in fresh.decisions]
+    return starts, [(r.job.id, r.host, r.at) for r in fresh.plan]
+
+
+@settings(
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(jobs=workloads(), machine=st.sampled_from([ONE, THREE]))
+def test_every_carried_pass_holds_the_fresh_pass_plan(jobs, machine, monkeypatch):
+    """Pass by pass, not only in the end: each carried pass starts the jobs the fresh pass
+    starts and leaves every waiting job with the fresh pass's reservation (host and
+    time to the last bit: the tie rule's deferrals included)."""
+    carry = UNPATCHED_CARRY  # not the attribute: the fixture is shared by the examples
+
+    def checked_carry(self, p):
+        if not carry(self, p):
+            return False
+        starts, plan = fresh_pass_of(p)
+        assert [(d.job.id, d.host) for d in p.decisions] == starts
+        kept = [e.placed for e in self.order[self.head :] if e.alive]
+        assert [(r.job.id, r.host, r.at) for r in kept] == plan
+        return True
+
+    monkeypatch.setattr(carried_plan.CarriedPlan, "carry", checked_carry)
+    run(jobs, machine, True, monkeypatch)
+
+
+def deep_queue(n):
+    """The benchmark's shape: one job holds the host while ``n`` jobs queue behind it
+    (exact estimates), then the queue drains one departure at a time."""
+    jobs = [JobSpec(1, 0.0, 16, 0, 10_000.0, 10_000.0)]
+    for i in range(n):
+        run_time = float(100 + (37 * i) % 900)
+        jobs.append(JobSpec(i + 2, float(i + 1), 1 + (7 * i) % 16, 0, run_time, run_time))
+    return jobs
+
+
+def test_a_deep_queue_takes_the_carried_path(monkeypatch):
+    jobs = deep_queue(300)
+    carried, counts = run(jobs, ONE, True, monkeypatch)
+    fresh, _ = run(jobs, ONE, False, monkeypatch)
+    pd.testing.assert_frame_equal(carried, fresh)
+    assert counts is not None
+    # every departure pass but the first is carried (nothing ends early); the first
+    # pass with a queue of two or more is fresh
+    assert counts["carried"] >= 250
+    assert counts["fresh"] <= 3
+
+
+def test_only_fcfs_conservative_backfilling_carries(monkeypatch):
+    monkeypatch.setattr(carried_plan, "ENABLED", True)
+    assert Backfill(reservations="all").carried is not None
+    assert Backfill(reservations=2).carried is None
+    assert Backfill(reservations="all", priority="lxf").carried is None
+    assert Backfill(reservations="all", sliding=False).carried is None
+    assert Backfill(reservations="all", reservation_kind="fixed").carried is None
+
+
+def test_an_early_end_forces_the_fresh_pass(monkeypatch):
+    """By hand, one 10-processor host (job: submit, processors, requested, actual runtime):
+
+    J1 0 6p 100/50 (ends early) and J2 0 3p 100/100 start at 0 in a fresh pass (1
+    processor free).  J3 1 7p 10 waits (nothing fits: no pass).  At 2, J4 1p 5 arrives:
+    the carried pass reserves J3 at 100 (J1 and J2 predicted to end then) and backfills
+    J4 (2-7).  At 7, J4 ends as predicted: the carried pass backfills J5 (arrived at 3,
+    1p 20) over 7-27.  At 27 the same for J6 (8, 1p 10) over 27-37.  J7 (30, 4p 10)
+    waits.  At 50, J1 ends 50 s before its predicted end: the hosts are not as
+    predicted, the pass is fresh, and J3 (7 processors free) starts at 50, not at its
+    carried reservation 100.  J7 starts when J3 ends, at 60.  Passes that run: fresh at
+    0 and 50, carried at 2, 7 and 27.
+    """
+    machine = MachineSpec("ten", (HostSpec("h", 10, 8 * KB_PER_GB),))
+    spec = [  # id, submit, procs, requested, actual
+        (1, 0, 6, 100, 50), (2, 0, 3, 100, 100), (3, 1, 7, 10, 10), (4, 2, 1, 5, 5),
+        (5, 3, 1, 20, 20), (6, 8, 1, 10, 10), (7, 30, 4, 10, 10),
+    ]  # fmt: skip
+    jobs = [JobSpec(i, float(s), p, 0, float(q), float(a)) for i, s, p, q, a in spec]
+    schedule, counts = run(jobs, machine, True, monkeypatch)
+    got = {int(r.job_id): (r.start, r.end) for r in schedule.itertuples()}
+    assert got == {
+        1: (0, 50), 2: (0, 100), 3: (50, 60), 4: (2, 7), 5: (7, 27), 6: (27, 37), 7: (60, 70),
+    }  # fmt: skip
+    assert counts == {"carried": 3, "fresh": 2}
+
+
+@pytest.mark.parametrize("interval", [None, 40.0])
+def test_interval_runs_are_fresh_where_reservations_fall_between_passes(monkeypatch, interval):
+    jobs = deep_queue(60)
+    carried, _ = run(jobs, ONE, True, monkeypatch, interval=interval)
+    fresh, _ = run(jobs, ONE, False, monkeypatch, interval=interval)
+    pd.testing.assert_frame_equal(carried, fresh)
