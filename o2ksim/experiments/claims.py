@@ -43,15 +43,19 @@ from o2ksim.workloads.transforms import Window
 HOUR = 3600.0
 MEASURES = (
     "mean_wait", "p95_wait", "max_wait", "mean_slowdown", "p95_wait_over_1min",
-    "utilisation", "trials_share", "trials_completed_share",
+    "utilisation", "trials_share", "trials_completed_share", "trials",
+    "trials_preempting_share", "placed_on_arrival_share",
 )  # fmt: skip
-"""Per-run measures a claim can name (waits in hours, shares as fractions)."""
+"""Per-run measures a claim can name (waits in hours, shares as fractions, trials a count)."""
 _HOURS = {"mean_wait", "p95_wait", "max_wait", "p95_wait_over_1min"}
-_SHARES = {"trials_share", "trials_completed_share"}
+_SHARES = {
+    "trials_share", "trials_completed_share", "trials_preempting_share", "placed_on_arrival_share",
+}  # fmt: skip
+_COUNTS = {"trials"}
 _TESTS = ("at_least", "at_most", "ratio_at_most", "ratio_at_least")
 _KEYS = {
     "id", "page", "section", "quote", "claim", "thesis", "policy", "measure", "versus", "loaded",
-    *_TESTS,
+    "evidence", *_TESTS,
 }  # fmt: skip
 
 
@@ -73,6 +77,7 @@ class Claim:
     at_most: float | None = None
     ratio_at_most: float | None = None
     ratio_at_least: float | None = None
+    evidence: str = ""  # Markdown: why the claim fails where it does (the ablation), with a link
 
     def passes(self, value: float, others: Mapping[str, float]) -> bool:
         """Whether ``value`` (this claim's policy) satisfies the claim against ``others``."""
@@ -142,6 +147,8 @@ def load_claims(
             raise O2KSimError(f"{where}: unknown field {sorted(unknown)[0]!r}")
         missing = [k for k in ("id", "page", "section", "quote", "claim", "thesis", "policy",
                                "measure") if not isinstance(raw.get(k), str)]  # fmt: skip
+        if not isinstance(raw.get("evidence", ""), str):
+            missing = ["evidence"]
         if missing:
             raise O2KSimError(f"{where}: field {missing[0]!r} missing or not a string")
         if raw["measure"] not in MEASURES:
@@ -169,7 +176,9 @@ def run_measures(summary: Mapping[str, Any], jobs: pd.DataFrame | None) -> dict[
 
     ``p95_wait_over_1min`` needs the job table (analysed jobs that completed
     with an actual runtime over 60 s); the trial shares are the
-    immediate-service counters (NaN when the policy gives no trials).
+    immediate-service counters (NaN when the policy gives no trials);
+    ``placed_on_arrival_share`` is EQspatial's count of jobs placed on a host
+    at arrival over the analysed jobs (NaN for other policies).
     """
 
     def num(key: str) -> float:
@@ -191,6 +200,11 @@ def run_measures(summary: Mapping[str, Any], jobs: pd.DataFrame | None) -> dict[
     out["trials_completed_share"] = (
         num("immediate_service_completed") / trials if trials > 0 else math.nan
     )
+    out["trials"] = trials
+    out["trials_preempting_share"] = (
+        num("immediate_service_preempting") / trials if trials > 0 else math.nan
+    )
+    out["placed_on_arrival_share"] = num("placed_on_arrival") / arrivals if arrivals > 0 else math.nan
     return out
 
 
@@ -321,6 +335,8 @@ def observed(o: Outcome) -> str:
         text = _span([100 * v for v in o.values], "{:.1f} %")
     elif m in _HOURS:
         text = _span(o.values, "{:.2f} h")
+    elif m in _COUNTS:
+        text = _span(o.values, "{:,.0f}")
     else:
         text = _span(o.values, "{:.2f}")
     if o.claim.versus:
@@ -329,7 +345,8 @@ def observed(o: Outcome) -> str:
 
 
 def evidence(o: Outcome, loaded_utilisation: float) -> str:
-    """The evidence column: which cases failed, and which were left out as light."""
+    """The evidence column: which cases failed, which were left out as light, and the
+    claim's own ``evidence`` (why it fails: the ablation) where it does not hold everywhere."""
     parts = []
     failed = [c for c in o.cases if c not in o.passed]
     if failed:
@@ -338,6 +355,8 @@ def evidence(o: Outcome, loaded_utilisation: float) -> str:
         parts.append(
             f"light (utilisation < {loaded_utilisation:.2f}), left out: " + "; ".join(o.skipped)
         )
+    if o.claim.evidence and len(o.passed) < len(o.cases):
+        parts.append(o.claim.evidence)
     if not parts:
         return "passes in every case" if o.cases else "the results have no run of these policies"
     return ". ".join(parts)
