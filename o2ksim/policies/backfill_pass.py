@@ -55,8 +55,14 @@ from o2ksim.engine.decisions import Decision, Reserve, Start
 from o2ksim.engine.queue_index import QueueIndex
 from o2ksim.engine.snapshot import Snapshot
 from o2ksim.jobs import Job
-from o2ksim.policies.backfill_hosts import Free, backfill_host, best_host, reserve
-from o2ksim.policies.priority import RankedQueue
+from o2ksim.policies.backfill_hosts import (
+    Free,
+    backfill_host,
+    best_host,
+    fits_somewhere,
+    reserve,
+)
+from o2ksim.policies.priority import IndexedOrder, RankedQueue
 from o2ksim.policies.profile import (
     Profile,
     Started,
@@ -354,6 +360,9 @@ def _backfill_rest(
     if len(order) - consumed < INDEXED_SCAN_MIN:
         _scan(p, jobs, pending, fewest)  # short rest: job by job
         return
+    if isinstance(order, IndexedOrder):  # a static priority: its own index, in its order
+        _backfill_blocks(p, order.index, order.index.row_of[last.id] + 1, pending)
+        return
     if not isinstance(order, RankedQueue | list):  # the queue itself, in queue (= row) order
         _backfill_blocks(p, index, index.row_of[last.id] + 1, pending)
         return
@@ -477,33 +486,10 @@ def _rows_in_order(index: QueueIndex, order: Collection[Job], skip: int) -> np.n
 def _fits(
     p: BackfillPass, procs: np.ndarray, mem: np.ndarray, req: np.ndarray, *, with_profiles: bool
 ) -> np.ndarray:
-    """Which of these requests fit now on some host (and, ``with_profiles``, delay no
-    reservation there): step 3's test for many jobs at once.
-
-    A job fits a reserved host's profile over ``[now, now + req)`` iff every
-    step starting before ``now + req`` has its processors and memory, i.e. iff
-    the running minimum of the steps up to the last such step does; a host
-    reduced to its :class:`Shadow` answers with EASY's test directly.
-    """
-    ok = np.zeros(len(procs), dtype=bool)
+    """:func:`~o2ksim.policies.backfill_hosts.fits_somewhere` on the pass's hosts: fits
+    now (and, ``with_profiles``, delays no reservation) -- step 3's test, many jobs at once."""
     guards = p.guards() if with_profiles else {}
-    for h in p.hosts:
-        f = p.free[h.name]
-        if f.procs <= 0:
-            continue
-        here = (procs <= f.procs) & (mem <= f.mem)
-        prof = guards.get(h.name) if h.name in p.reserved_hosts else None
-        if isinstance(prof, Shadow):
-            here &= prof.admits(procs, mem, req)
-        elif prof is not None:
-            fit = np.flatnonzero(here)  # only these need the profile
-            last = np.asarray(prof.times).searchsorted(p.now + req[fit], side="left") - 1
-            np.maximum(last, 0, out=last)
-            min_procs = np.minimum.accumulate(np.asarray(prof.procs, dtype=float))
-            min_mem = np.minimum.accumulate(np.asarray(prof.mem, dtype=float))
-            here[fit] = (min_procs[last] >= procs[fit]) & (min_mem[last] >= mem[fit])
-        ok |= here
-    return ok
+    return fits_somewhere(p.hosts, p.free, guards, p.reserved_hosts, p.now, (procs, mem, req))
 
 
 __all__ = ["BackfillPass", "Reservations", "run_pass"]
