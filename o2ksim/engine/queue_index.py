@@ -156,6 +156,24 @@ class QueueIndex:
             start = max(b << shift, lo)
             yield from (np.flatnonzero(queued[start : (b + 1) << shift]) + start).tolist()
 
+    def next_waiting(self, start: int) -> int:
+        """The first waiting row at or after ``start``; -1 when none.  O(1) when it is in
+        ``start``'s block, else O(blocks) on the per-block counts."""
+        hi = self._hi
+        if start >= hi:
+            return -1
+        shift, queued = BLOCK_SHIFT, self.queued
+        b = start >> shift
+        end = min((b + 1) << shift, hi)
+        i = int(queued[start:end].argmax())
+        if queued[start + i]:
+            return start + i
+        later = np.flatnonzero(self._count[b + 1 : ((hi - 1) >> shift) + 1])
+        if not len(later):
+            return -1
+        lo = (b + 1 + int(later[0])) << shift
+        return lo + int(queued[lo : lo + BLOCK].argmax())
+
     def smallest_request(self) -> tuple[float, float]:
         """The fewest processors and the least memory (KB) any waiting job asks for.
 
@@ -185,9 +203,11 @@ class QueueIndex:
     def __len__(self) -> int:
         return self._n
 
-    def first(self, start: int, test: RequestTest, max_procs: float = math.inf) -> int:
-        """The first waiting row at or after ``start`` (queue order) whose request passes
-        ``test``; -1 when none does.
+    def first(
+        self, start: int, test: RequestTest, max_procs: float = math.inf, stop: int | None = None
+    ) -> int:
+        """The first waiting row at or after ``start`` (queue order) and before ``stop``
+        (default: the end) whose request passes ``test``; -1 when none does.
 
         ``test`` must be monotone -- if it passes a request, it passes every
         request asking for no more processors, memory or runtime -- and fail
@@ -198,7 +218,7 @@ class QueueIndex:
         O(blocks + BLOCK) per call when the first candidate block holds a
         passing job.
         """
-        hi = self._hi
+        hi = self._hi if stop is None else min(self._hi, stop)
         if start >= hi:
             return -1
         self._refresh()

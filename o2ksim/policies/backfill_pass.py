@@ -62,7 +62,8 @@ from o2ksim.policies.backfill_hosts import (
     fits_somewhere,
     reserve,
 )
-from o2ksim.policies.priority import IndexedOrder, RankedQueue
+from o2ksim.policies.order_scan import IndexedOrder, MergedOrder, MergedScan, RowScan
+from o2ksim.policies.priority import RankedQueue
 from o2ksim.policies.profile import (
     Profile,
     Started,
@@ -360,11 +361,11 @@ def _backfill_rest(
     if len(order) - consumed < INDEXED_SCAN_MIN:
         _scan(p, jobs, pending, fewest)  # short rest: job by job
         return
-    if isinstance(order, IndexedOrder):  # a static priority: its own index, in its order
-        _backfill_blocks(p, order.index, order.index.row_of[last.id] + 1, pending)
+    if isinstance(order, IndexedOrder | MergedOrder):  # an order kept as an index
+        _backfill_blocks(p, order.scan_after(last), pending)
         return
     if not isinstance(order, RankedQueue | list):  # the queue itself, in queue (= row) order
-        _backfill_blocks(p, index, index.row_of[last.id] + 1, pending)
+        _backfill_blocks(p, RowScan(index, index.row_of[last.id] + 1), pending)
         return
     rows = _rows_in_order(index, order, consumed)
     procs, mem, req = index.procs[rows], index.mem[rows], index.req_time[rows]
@@ -387,23 +388,21 @@ def _backfill_rest(
         left_at = left_at[1:]
 
 
-def _backfill_blocks(p: BackfillPass, index: QueueIndex, start: int, pending: list[Job]) -> None:
-    """:func:`_backfill_rest`'s indexed scan when the rest is the queue from row ``start``
-    on: each step asks the index for the first waiting row that passes :func:`_fits`
-    (monotone in the request, so whole blocks of rows are skipped on their minima).
+def _backfill_blocks(p: BackfillPass, scan: RowScan | MergedScan, pending: list[Job]) -> None:
+    """:func:`_backfill_rest`'s indexed scan when the rest of the order is kept as an
+    index (the queue itself, or :mod:`~o2ksim.policies.order_scan`): each step asks it
+    for the first job that passes :func:`_fits` (monotone in the request, so whole
+    blocks of rows are skipped on their minima).
 
     The same jobs as the scan over every row: resources only shrink during a pass,
-    so a row that fails once fails at every later step, and the first row after
-    the last started job that passes now is the one the row-by-row scan finds.
+    so a job that fails once fails at every later step, and the first job after
+    the last started one that passes now is the one the job-by-job scan finds.
     """
     if p.profiles is None:
-        row = index.first(
-            start, lambda pr, me, rq: _fits(p, pr, me, rq, with_profiles=False), p.max_free
-        )
-        if row < 0:
+        job = scan.first(lambda pr, me, rq: _fits(p, pr, me, rq, with_profiles=False), p.max_free)
+        if job is None:
             return
         p.place_pending(pending)
-        start = row
     else:
         p.keep_only_reserved()
 
@@ -411,12 +410,12 @@ def _backfill_blocks(p: BackfillPass, index: QueueIndex, start: int, pending: li
         return _fits(p, pr, me, rq, with_profiles=True)
 
     while p.max_free > 0:
-        row = index.first(start, fits, p.max_free)
-        if row < 0:
+        job = scan.first(fits, p.max_free)
+        if job is None:
             return
-        started = p.backfill(index.jobs[row])
+        started = p.backfill(job)
         assert started, "the indexed scan and the job-by-job test disagree"
-        start = row + 1
+        scan.skip(job)
 
 
 def _scan(p: BackfillPass, jobs: Iterable[Job], pending: list[Job], fewest: float) -> None:

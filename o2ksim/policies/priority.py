@@ -43,10 +43,10 @@ import numpy as np
 from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.jobs import Job
 from o2ksim.plugins import is_object_spec, load_object
+from o2ksim.policies.order_scan import IndexedOrder, InstantIndex, MergedOrder
 from o2ksim.policies.queue_view import (
     KB_PER_MEMORY_UNIT,
     MIN_REQUESTED_SECONDS,
-    IndexedOrder,
     QueueView,
     RankedQueue,
     RequestColumns,
@@ -58,6 +58,7 @@ if TYPE_CHECKING:
 
 WEIGHT_NAMES = ("w", "x", "p", "m", "pe")
 SMALL_QUEUE = 24  # up to this many waiting jobs, WeightedPriority.order sorts in plain Python
+MERGE_MIN = 512  # from this many waiting jobs, WeightedPriority.order tries a merged order
 
 
 class Priority:
@@ -198,6 +199,7 @@ class WeightedPriority(Priority):
         self.weights = {k: float(weights.get(k, 0.0)) for k in WEIGHT_NAMES}
         # per run: the queue index, every job's base and slope, and them as lists
         self._per_run: tuple[QueueIndex, np.ndarray, np.ndarray, tuple[list, ...] | None] | None = None
+        self._instants: tuple[QueueIndex, InstantIndex | None] | None = None  # per run
 
     def terms(self, procs: Any, mem: Any, req_time: Any) -> tuple[Any, Any]:
         """``(base, slope)`` of the score ``base + slope * wait`` for these requests
@@ -236,6 +238,10 @@ class WeightedPriority(Priority):
             slope = np.broadcast_to(np.asarray(slope, dtype=float), index.procs.shape)
             per_run = self._per_run = (index, base, slope, None)
         _, base, slope, lists = per_run
+        if len(queue) >= MERGE_MIN:
+            merged = self._merged(index, slope, now)
+            if merged is not None:
+                return merged
         if len(queue) <= SMALL_QUEUE:
             if lists is None:
                 lists = (base.tolist(), slope.tolist(), index.submit.tolist())
@@ -249,6 +255,21 @@ class WeightedPriority(Priority):
         rows = index.rows()
         score = base[rows] + slope[rows] * (now - index.submit[rows])
         return RankedQueue(index.jobs, rows[np.argsort(-score, kind="stable")])
+
+    def _merged(self, index: QueueIndex, slope: np.ndarray, now: float) -> MergedOrder | None:
+        """The queue as a merge of fixed-order runs, one per submission instant
+        (:class:`~o2ksim.policies.order_scan.InstantIndex`), when the weights are on the
+        wait and the expansion factor alone, none negative; ``None``: rank it."""
+        memo = self._instants
+        if memo is None or memo[0] is not index:
+            w = self.weights
+            fits = not (w["p"] or w["m"] or w["pe"]) and w["w"] >= 0 and w["x"] >= 0
+            inst = None
+            if fits and InstantIndex.usable(index, slope):
+                inst = InstantIndex(index, w["x"], np.array(slope))
+            memo = self._instants = (index, inst)
+        inst = memo[1]
+        return None if inst is None else inst.order(now, len(index))
 
     def is_static(self) -> bool:
         """No weight on the wait (``w``) or the expansion factor (``x``): the score is

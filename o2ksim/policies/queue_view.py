@@ -9,7 +9,7 @@ rows are in its order (:meth:`~o2ksim.policies.priority.Priority.order`).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +18,7 @@ import numpy as np
 from o2ksim.jobs import Job
 
 if TYPE_CHECKING:
-    from o2ksim.engine.queue_index import QueueIndex
+    pass
 
 MB_PER_MEMORY_UNIT = 358.4  # Jm = requested MB / 358.4 (T Table 13)
 KB_PER_MEMORY_UNIT = MB_PER_MEMORY_UNIT * 1024.0  # JobSpec.mem is KB
@@ -132,28 +132,6 @@ class RankedQueue(Sequence[Job]):
         jobs, rows = self.jobs, self.rows
         for lo in range(0, len(rows), _CHUNK):
             yield from map(jobs.__getitem__, rows[lo : lo + _CHUNK].tolist())
-
-
-class IndexedOrder(Collection[Job]):
-    """The waiting jobs in a fixed order (a priority whose scores do not change with
-    time), read lazily from a :class:`~o2ksim.engine.queue_index.QueueIndex` whose
-    rows are in that order (:meth:`QueueIndex.ordered`): a pass that stops after a
-    few jobs looks at a few, and the backfill scan skips blocks on their minima."""
-
-    __slots__ = ("index",)
-
-    def __init__(self, index: QueueIndex) -> None:
-        self.index = index
-
-    def __len__(self) -> int:
-        return len(self.index)
-
-    def __iter__(self) -> Iterator[Job]:
-        return map(self.index.jobs.__getitem__, self.index.iter_rows())
-
-    def __contains__(self, job: object) -> bool:
-        row = self.index.row_of.get(job.id) if isinstance(job, Job) else None
-        return row is not None and bool(self.index.queued[row])
 
 
 _CHUNK = 64  # rows turned into jobs at a time while a RankedQueue is iterated
