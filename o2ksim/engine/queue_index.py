@@ -172,7 +172,7 @@ class QueueIndex:
         if not len(later):
             return -1
         lo = (b + 1 + int(later[0])) << shift
-        return lo + int(queued[lo : lo + BLOCK].argmax())
+        return lo + int(queued[lo : lo + (1 << shift)].argmax())
 
     def smallest_request(self) -> tuple[float, float]:
         """The fewest processors and the least memory (KB) any waiting job asks for.
