@@ -125,12 +125,13 @@ class InstantIndex:
                 return None
             t = float(submit[pos])
             end = int(submit.searchsorted(t, side="right"))
-            wait = now - t
-            scores = self.base + self.slopes * wait  # as Priority.order computes them
-            if len(scores) > 1 and not (scores[:-1] > scores[1:]).all():
-                return None
-            runs.append((wait, pos, end))
+            runs.append((now - t, pos, end))
             pos = ranked.next_waiting(end)
+        if len(self.slopes) > 1:
+            for wait, _, _ in runs:
+                scores = self.base + self.slopes * wait  # as Priority.order computes them
+                if not (scores[:-1] > scores[1:]).all():
+                    return None
         return MergedOrder(self, runs, n)
 
 
