@@ -39,6 +39,8 @@ decides:
   each step finds the first job that fits now and delays no reservation; only
   that job is placed in Python, with the same host rule.  Resources only shrink
   during a pass, so a job that fails once fails for the rest of the pass.
+  When the order is kept as an index (FCFS, :mod:`~o2ksim.policies.order_scan`),
+  whole blocks of rows are skipped on their minima (:func:`_backfill_blocks`).
 * **Pruning.**  Every scan stops as soon as no host has as many free processors
   as the smallest request in the queue.
 """

@@ -137,7 +137,9 @@ class Priority:
         A stable sort on the negated scores of the queue, which is in submission
         order.  With ``index`` (the engine's columns of exactly this queue) the
         result is a :class:`RankedQueue` of index rows, which the backfill scan
-        takes as is; otherwise a list of jobs.
+        takes as is; otherwise a list of jobs.  A static priority with ``index``
+        gives the same ranking as an :class:`~o2ksim.policies.order_scan.IndexedOrder`
+        (:meth:`static_order`); this sort stays its reference (tests/test_flood_order.py).
         """
         if len(queue) <= 1:
             return queue
@@ -228,7 +230,9 @@ class WeightedPriority(Priority):
         """:meth:`Priority.order`, with each job's ``base`` and ``slope`` computed once
         per run over the queue index (by :meth:`terms`, so the same floats): a pass
         then costs one multiply-add per waiting job -- in plain Python for a short
-        queue, where numpy's per-call cost would dominate, else in numpy."""
+        queue, where numpy's per-call cost would dominate, else in numpy.  A long
+        queue submitted at a few instants under weights on ``w`` and ``x`` alone is
+        a :class:`~o2ksim.policies.order_scan.MergedOrder` instead (:meth:`_merged`)."""
         if len(queue) <= 1 or index is None or len(index) != len(queue) or self.is_static():
             return super().order(queue, now, index)
         per_run = self._per_run
