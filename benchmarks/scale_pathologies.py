@@ -1,6 +1,6 @@
 """Pathological sizes: CPU seconds against n, and the fitted exponent (issue 27).
 
-Usage: python benchmarks/scale_pathologies.py [--cases idle flood reservations]
+Usage: python benchmarks/scale_pathologies.py [--cases idle flood flood-sjf flood-lxfw reservations]
        [--sizes 10000 100000 1000000] [--reservation-sizes 1000 10000 100000]
 
 Writes its hostile SWF traces into a temporary directory and runs each one
@@ -10,14 +10,16 @@ not slow the next), timing the simulation's CPU seconds:
 * ``idle``: two 10-second jobs ``n`` seconds apart, ``--interval 1s``: the
   machine is idle for ``n`` seconds (before the idle skip, one pass per second);
 * ``flood``: ``n`` jobs submitted at the same second on a 128-processor host,
-  default policy (FCFS-backfill: one reservation);
+  default policy (FCFS-backfill: one reservation); ``flood-sjf`` and
+  ``flood-lxfw``: the same trace under SJF-backfill and LXF&W-backfill;
 * ``reservations``: a job holds the whole 100-processor host for 10^7 s
   while ``n`` jobs arrive one a second, then all of them are scheduled with
   ``--reservations all`` (conservative backfilling), one departure pass at a time
   (exact estimates: every pass after the first carries the last one's plan,
   :mod:`o2ksim.policies.carried_plan`).
 
-Prints a Markdown table (n, CPU s, simulation passes) per case and the exponent
+Prints a Markdown table (n, CPU s, wall s, peak RSS of the run's process in
+MB, simulation passes) per case and the exponent
 ``b`` of the least-squares fit ``CPU = a n^b`` (1 = linear; 0 = constant).
 """
 
@@ -34,7 +36,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-CASES = ("idle", "flood", "reservations")
+CASES = ("idle", "flood", "flood-sjf", "flood-lxfw", "reservations")
 
 
 def _line(job_id: int, submit: int, run: int, procs: int, req: int) -> str:
@@ -43,7 +45,10 @@ def _line(job_id: int, submit: int, run: int, procs: int, req: int) -> str:
 
 def write_trace(case: str, n: int, folder: Path) -> Path:
     """The hostile trace of ``case`` at size ``n`` (deterministic)."""
+    case = "flood" if case.startswith("flood") else case
     path = folder / f"{case}-{n}.swf"
+    if path.exists():
+        return path
     rng = np.random.default_rng(n)
     with path.open("w") as f:
         if case == "idle":
@@ -68,13 +73,19 @@ def write_trace(case: str, n: int, folder: Path) -> Path:
 
 
 RUNNER = """
-import json, sys, time
+import json, resource, sys, time
 from o2ksim import simulate
 case, path = sys.argv[1], sys.argv[2]
-kw = {"idle": {"interval": 1}, "flood": {}, "reservations": {"policy_params": {"reservations": "all"}}}[case]
-t = time.process_time()
+kw = {
+    "idle": {"interval": 1}, "flood": {}, "flood-sjf": {"policy": "sjf-backfill"},
+    "flood-lxfw": {"policy": "lxfw-backfill"},
+    "reservations": {"policy_params": {"reservations": "all"}},
+}[case]
+t, w = time.process_time(), time.perf_counter()
 r = simulate(path, **kw)
-print(json.dumps({"cpu": time.process_time() - t, "passes": r.stats.passes}))
+cpu, wall = time.process_time() - t, time.perf_counter() - w
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"cpu": cpu, "wall": wall, "rss": rss, "passes": r.stats.passes}))
 """
 
 
@@ -108,21 +119,22 @@ def main() -> None:
     ap.add_argument("--reservation-sizes", nargs="+", type=int, default=[1000, 10_000, 100_000],
                     help="n for reservations (queued jobs)")  # fmt: skip
     ap.add_argument(
-        "--timeout", type=float, default=600.0, help="seconds per run (larger sizes skipped)"
+        "--timeout", type=float, default=3600.0, help="wall seconds per run (larger sizes skipped)"
     )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="o2ksim-scale-") as tmp:
         for case in args.cases:
             sizes = args.reservation_sizes if case == "reservations" else args.sizes
             done: list[tuple[int, float, float]] = []
-            print(f"\n{case}\n\n| n | CPU s | passes |\n|---|---|---|")
+            print(f"\n{case}\n\n| n | CPU s | wall s | peak RSS MB | passes |\n|---|---|---|---|---|")
             for n in tqdm(sorted(sizes), desc=case, leave=False):
                 result = run(case, write_trace(case, n, Path(tmp)), args.timeout)
                 if result is None:
-                    print(f"| {n:,} | > {args.timeout:g} (stopped) | |")
+                    print(f"| {n:,} | | > {args.timeout:g} (stopped) | | |")
                     break
                 done.append((n, result["cpu"], result["passes"]))
-                print(f"| {n:,} | {result['cpu']:.2f} | {result['passes']:,.0f} |", flush=True)
+                cells = f"{result['cpu']:.2f} | {result['wall']:.2f} | {result['rss']:.0f}"
+                print(f"| {n:,} | {cells} | {result['passes']:,.0f} |", flush=True)
             if done:
                 b = exponent([n for n, _, _ in done], [c for _, c, _ in done])
                 print(f"\nfitted exponent: CPU ~ n^{b:.2f}")

@@ -25,13 +25,20 @@ monotone in the request -- fits now, delays no reservation -- skips every block
 whose minima fail it (:meth:`QueueIndex.first`): a pass that backfills one job
 out of a million waiting ones looks at the block minima and one block, not at
 every waiting job.
+
+A policy whose queue order is a fixed key of each job (shortest requested
+runtime first, any priority that does not change with time) asks for a
+second index over the same jobs in that order (:meth:`QueueIndex.ordered`),
+which this one keeps up to date: the policy then walks its order lazily
+(:meth:`QueueIndex.iter_rows`) and scans it by block minima, instead of
+ranking the whole queue at every pass.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -55,7 +62,8 @@ class QueueIndex:
     """
 
     __slots__ = (
-        "_blocks", "_cols", "_dirty", "_hi", "_level", "_lo", "_mem_min", "_n", "_procs_min", "_rows",
+        "_blocks", "_cols", "_count", "_dirty", "_followers", "_hi", "_level", "_lo", "_mem_min", "_n",
+        "_procs_min", "_rows",
         "jobs", "mem", "procs", "queued", "req_time", "row_of", "submit",
     )  # fmt: skip
 
@@ -79,8 +87,10 @@ class QueueIndex:
         # jobs asking at most 2**L processors (the last level: all of them; inf: none)
         self._blocks = np.full((LEVELS, 3, n_blocks), np.inf)
         self._level = _level(self.procs)
+        self._count = np.zeros(n_blocks, dtype=np.int64)  # waiting jobs per block
         self._cols = np.stack([self.procs, self.mem, self.req_time], axis=1)  # row -> request
         self._dirty: set[int] = set()  # blocks whose minima are out of date
+        self._followers: list[QueueIndex] = []  # indexes of the same jobs in other orders
 
     def add(self, job: Job) -> None:
         """``job`` joined the queue (arrival or requeue)."""
@@ -96,6 +106,9 @@ class QueueIndex:
             self._lo = row
         self._rows = None
         self._dirty.add(row >> BLOCK_SHIFT)
+        self._count[row >> BLOCK_SHIFT] += 1
+        for other in self._followers:
+            other.add(job)
 
     def remove(self, job: Job) -> None:
         """``job`` left the queue (started, killed or rejected)."""
@@ -104,9 +117,62 @@ class QueueIndex:
         self._n -= 1
         self._rows = None
         self._dirty.add(row >> BLOCK_SHIFT)
+        self._count[row >> BLOCK_SHIFT] -= 1
         spec = job.spec
         self._procs_min.remove(spec.procs)
         self._mem_min.remove(spec.mem)
+        for other in self._followers:
+            other.remove(job)
+
+    def ordered(self, key: np.ndarray) -> QueueIndex:
+        """An index of the same jobs with rows in ascending ``key`` order (one value
+        per row of this index; ties in this index's order), kept up to date by
+        this one from now on.
+
+        A stable sort of the whole run's keys restricted to the waiting jobs is
+        the stable sort of the waiting jobs' keys, so its :meth:`iter_rows` is
+        the queue ranked by ``key`` at every moment.  O(n log n) once; then
+        O(log n) more per queue change.
+        """
+        if len(key) != len(self.jobs):
+            raise ValueError(f"{len(key)} keys for {len(self.jobs)} jobs")
+        jobs = self.jobs
+        other = QueueIndex([jobs[r] for r in np.argsort(key, kind="stable").tolist()])
+        for r in self.rows().tolist():
+            other.add(jobs[r])
+        self._followers.append(other)
+        return other
+
+    def iter_rows(self) -> Iterator[int]:
+        """The rows of the waiting jobs in queue order, a block at a time: a caller that
+        stops after a few jobs reads the per-block counts and a few blocks, not every
+        row.  Valid while the queue does not change."""
+        lo, hi = self._lo, self._hi
+        if lo >= hi:
+            return
+        shift, queued = BLOCK_SHIFT, self.queued
+        b0 = lo >> shift
+        for b in (np.flatnonzero(self._count[b0 : ((hi - 1) >> shift) + 1]) + b0).tolist():
+            start = max(b << shift, lo)
+            yield from (np.flatnonzero(queued[start : (b + 1) << shift]) + start).tolist()
+
+    def next_waiting(self, start: int) -> int:
+        """The first waiting row at or after ``start``; -1 when none.  O(1) when it is in
+        ``start``'s block, else O(blocks) on the per-block counts."""
+        hi = self._hi
+        if start >= hi:
+            return -1
+        shift, queued = BLOCK_SHIFT, self.queued
+        b = start >> shift
+        end = min((b + 1) << shift, hi)
+        i = int(queued[start:end].argmax())
+        if queued[start + i]:
+            return start + i
+        later = np.flatnonzero(self._count[b + 1 : ((hi - 1) >> shift) + 1])
+        if not len(later):
+            return -1
+        lo = (b + 1 + int(later[0])) << shift
+        return lo + int(queued[lo : lo + (1 << shift)].argmax())
 
     def smallest_request(self) -> tuple[float, float]:
         """The fewest processors and the least memory (KB) any waiting job asks for.
@@ -137,9 +203,11 @@ class QueueIndex:
     def __len__(self) -> int:
         return self._n
 
-    def first(self, start: int, test: RequestTest, max_procs: float = math.inf) -> int:
-        """The first waiting row at or after ``start`` (queue order) whose request passes
-        ``test``; -1 when none does.
+    def first(
+        self, start: int, test: RequestTest, max_procs: float = math.inf, stop: int | None = None
+    ) -> int:
+        """The first waiting row at or after ``start`` (queue order) and before ``stop``
+        (default: the end) whose request passes ``test``; -1 when none does.
 
         ``test`` must be monotone -- if it passes a request, it passes every
         request asking for no more processors, memory or runtime -- and fail
@@ -150,7 +218,7 @@ class QueueIndex:
         O(blocks + BLOCK) per call when the first candidate block holds a
         passing job.
         """
-        hi = self._hi
+        hi = self._hi if stop is None else min(self._hi, stop)
         if start >= hi:
             return -1
         self._refresh()

@@ -7,6 +7,8 @@ queue once every reservation is counted.
   each step finds the first job that fits now and delays no reservation; only
   that job is placed in Python, with the same host rule.  Resources only shrink
   during a pass, so a job that fails once fails for the rest of the pass.
+  When the order is kept as an index (FCFS, :mod:`~o2ksim.policies.order_scan`),
+  whole blocks of rows are skipped on their minima (:func:`_backfill_blocks`).
 * **Pruning.**  Every scan stops as soon as no host has as many free processors
   as the smallest request in the queue.
 """
@@ -20,8 +22,9 @@ import numpy as np
 
 from o2ksim.engine.queue_index import QueueIndex
 from o2ksim.jobs import Job
-from o2ksim.policies.backfill_hosts import Free
+from o2ksim.policies.backfill_hosts import Free, fits_somewhere
 from o2ksim.policies.backfill_pass import BackfillPass
+from o2ksim.policies.order_scan import IndexedOrder, MergedOrder, MergedScan, RowScan
 from o2ksim.policies.priority import RankedQueue
 from o2ksim.policies.profile import Profile
 from o2ksim.policies.shadow import Shadow
@@ -107,8 +110,11 @@ def _backfill_rest(
     if len(order) - consumed < INDEXED_SCAN_MIN:
         _scan(p, jobs, pending, fewest)  # short rest: job by job
         return
+    if isinstance(order, IndexedOrder | MergedOrder):  # an order kept as an index
+        _backfill_blocks(p, order.scan_after(last), pending)
+        return
     if not isinstance(order, RankedQueue | list):  # the queue itself, in queue (= row) order
-        _backfill_blocks(p, index, index.row_of[last.id] + 1, pending)
+        _backfill_blocks(p, RowScan(index, index.row_of[last.id] + 1), pending)
         return
     rows = _rows_in_order(index, order, consumed)
     procs, mem, req = index.procs[rows], index.mem[rows], index.req_time[rows]
@@ -131,23 +137,21 @@ def _backfill_rest(
         left_at = left_at[1:]
 
 
-def _backfill_blocks(p: BackfillPass, index: QueueIndex, start: int, pending: list[Job]) -> None:
-    """:func:`_backfill_rest`'s indexed scan when the rest is the queue from row ``start``
-    on: each step asks the index for the first waiting row that passes :func:`_fits`
-    (monotone in the request, so whole blocks of rows are skipped on their minima).
+def _backfill_blocks(p: BackfillPass, scan: RowScan | MergedScan, pending: list[Job]) -> None:
+    """:func:`_backfill_rest`'s indexed scan when the rest of the order is kept as an
+    index (the queue itself, or :mod:`~o2ksim.policies.order_scan`): each step asks it
+    for the first job that passes :func:`_fits` (monotone in the request, so whole
+    blocks of rows are skipped on their minima).
 
     The same jobs as the scan over every row: resources only shrink during a pass,
-    so a row that fails once fails at every later step, and the first row after
-    the last started job that passes now is the one the row-by-row scan finds.
+    so a job that fails once fails at every later step, and the first job after
+    the last started one that passes now is the one the job-by-job scan finds.
     """
     if p.profiles is None:
-        row = index.first(
-            start, lambda pr, me, rq: _fits(p, pr, me, rq, with_profiles=False), p.max_free
-        )
-        if row < 0:
+        job = scan.first(lambda pr, me, rq: _fits(p, pr, me, rq, with_profiles=False), p.max_free)
+        if job is None:
             return
         p.place_pending(pending)
-        start = row
     else:
         p.keep_only_reserved()
 
@@ -155,12 +159,12 @@ def _backfill_blocks(p: BackfillPass, index: QueueIndex, start: int, pending: li
         return _fits(p, pr, me, rq, with_profiles=True)
 
     while p.max_free > 0:
-        row = index.first(start, fits, p.max_free)
-        if row < 0:
+        job = scan.first(fits, p.max_free)
+        if job is None:
             return
-        started = p.backfill(index.jobs[row])
+        started = p.backfill(job)
         assert started, "the indexed scan and the job-by-job test disagree"
-        start = row + 1
+        scan.skip(job)
 
 
 def _scan(p: BackfillPass, jobs: Iterable[Job], pending: list[Job], fewest: float) -> None:
@@ -233,33 +237,10 @@ def _rows_in_order(index: QueueIndex, order: Collection[Job], skip: int) -> np.n
 def _fits(
     p: BackfillPass, procs: np.ndarray, mem: np.ndarray, req: np.ndarray, *, with_profiles: bool
 ) -> np.ndarray:
-    """Which of these requests fit now on some host (and, ``with_profiles``, delay no
-    reservation there): step 3's test for many jobs at once.
-
-    A job fits a reserved host's profile over ``[now, now + req)`` iff every
-    step starting before ``now + req`` has its processors and memory, i.e. iff
-    the running minimum of the steps up to the last such step does; a host
-    reduced to its :class:`Shadow` answers with EASY's test directly.
-    """
-    ok = np.zeros(len(procs), dtype=bool)
+    """:func:`~o2ksim.policies.backfill_hosts.fits_somewhere` on the pass's hosts: fits
+    now (and, ``with_profiles``, delays no reservation) -- step 3's test, many jobs at once."""
     guards = p.guards() if with_profiles else {}
-    for h in p.hosts:
-        f = p.free[h.name]
-        if f.procs <= 0:
-            continue
-        here = (procs <= f.procs) & (mem <= f.mem)
-        prof = guards.get(h.name) if h.name in p.reserved_hosts else None
-        if isinstance(prof, Shadow):
-            here &= prof.admits(procs, mem, req)
-        elif prof is not None:
-            fit = np.flatnonzero(here)  # only these need the profile
-            last = np.asarray(prof.times).searchsorted(p.now + req[fit], side="left") - 1
-            np.maximum(last, 0, out=last)
-            min_procs = np.minimum.accumulate(np.asarray(prof.procs, dtype=float))
-            min_mem = np.minimum.accumulate(np.asarray(prof.mem, dtype=float))
-            here[fit] = (min_procs[last] >= procs[fit]) & (min_mem[last] >= mem[fit])
-        ok |= here
-    return ok
+    return fits_somewhere(p.hosts, p.free, guards, p.reserved_hosts, p.now, (procs, mem, req))
 
 
 __all__ = ["INDEXED_SCAN_MIN", "run_pass"]

@@ -35,8 +35,7 @@ over the queue.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from functools import cached_property
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -44,128 +43,22 @@ import numpy as np
 from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.jobs import Job
 from o2ksim.plugins import is_object_spec, load_object
+from o2ksim.policies.order_scan import IndexedOrder, InstantIndex, MergedOrder
+from o2ksim.policies.queue_view import (
+    KB_PER_MEMORY_UNIT,
+    MIN_REQUESTED_SECONDS,
+    QueueView,
+    RankedQueue,
+    RequestColumns,
+)
 from o2ksim.registry import Registry
 
 if TYPE_CHECKING:
     from o2ksim.engine.queue_index import QueueIndex
 
-MB_PER_MEMORY_UNIT = 358.4  # Jm = requested MB / 358.4 (T Table 13)
-KB_PER_MEMORY_UNIT = MB_PER_MEMORY_UNIT * 1024.0  # JobSpec.mem is KB
 WEIGHT_NAMES = ("w", "x", "p", "m", "pe")
-MIN_REQUESTED_SECONDS = 1.0  # Jx floor: a zero requested runtime counts as one second
-
-
-class QueueView:
-    """The waiting jobs of one pass as numpy arrays (one entry per job, queue order).
-
-    ``submit``, ``req_time`` (seconds), ``procs`` and ``mem`` (KB, 0 = not
-    constrained) come from the job requests; the Table 13 measures ``jw``,
-    ``jx``, ``jp``, ``jm`` and ``jpe`` are derived on first use.
-    """
-
-    def __init__(self, jobs: Sequence[Job], now: float, columns: Sequence[np.ndarray]) -> None:
-        self.jobs = jobs
-        self.now = now
-        self.submit, self.req_time, self.procs, self.mem = columns
-
-    def __len__(self) -> int:
-        return len(self.jobs)
-
-    @cached_property
-    def wait(self) -> np.ndarray:
-        """Current wait, seconds."""
-        return self.now - self.submit
-
-    @cached_property
-    def jw(self) -> np.ndarray:
-        """Current wait, hours (Table 13 Jw)."""
-        return self.wait / 3600.0
-
-    @cached_property
-    def jx(self) -> np.ndarray:
-        """Estimated current expansion factor (wait + R) / R (Table 13 Jx)."""
-        req = np.maximum(self.req_time, MIN_REQUESTED_SECONDS)
-        return (self.wait + req) / req
-
-    @property
-    def jp(self) -> np.ndarray:
-        """Requested processors (Table 13 Jp)."""
-        return self.procs
-
-    @cached_property
-    def jm(self) -> np.ndarray:
-        """Requested memory in units of 358.4 MB (Table 13 Jm)."""
-        return self.mem / KB_PER_MEMORY_UNIT
-
-    @cached_property
-    def jpe(self) -> np.ndarray:
-        """max(Jp, Jm): the larger of processors and normalised memory (Table 12 Wpe)."""
-        return np.maximum(self.procs, self.jm)
-
-
-class _Columns:
-    """Per-run cache of every job's request columns, so a pass without the engine's
-    queue index gathers them with one fancy index instead of a Python loop per column."""
-
-    __slots__ = ("cols", "n", "row_of")
-
-    def __init__(self) -> None:
-        self.row_of: dict[Job, int] = {}
-        self.cols = [np.empty(1024) for _ in range(4)]
-        self.n = 0
-
-    def _add(self, jobs: Iterable[Job]) -> None:
-        row_of = self.row_of
-        for job in jobs:
-            if job in row_of:
-                continue
-            if self.n == len(self.cols[0]):
-                self.cols = [np.concatenate([c, np.empty_like(c)]) for c in self.cols]
-            spec = job.spec
-            row = (spec.submit, spec.req_time, spec.procs, spec.mem)
-            for col, value in zip(self.cols, row, strict=True):
-                col[self.n] = value
-            row_of[job] = self.n
-            self.n += 1
-
-    def gather(self, jobs: Sequence[Job]) -> list[np.ndarray]:
-        """``submit``, ``req_time``, ``procs`` and ``mem`` of ``jobs``, in their order."""
-        get = self.row_of.__getitem__
-        try:
-            idx = np.fromiter(map(get, jobs), dtype=np.intp, count=len(jobs))
-        except KeyError:
-            self._add(jobs)
-            idx = np.fromiter(map(get, jobs), dtype=np.intp, count=len(jobs))
-        return [c[idx] for c in self.cols]
-
-
-class RankedQueue(Sequence[Job]):
-    """Waiting jobs held as :class:`~o2ksim.engine.queue_index.QueueIndex` rows: a job
-    object is looked up only when a pass reaches it, and a scan of the rest takes the
-    rows as they are (``rows``)."""
-
-    __slots__ = ("jobs", "rows")
-
-    def __init__(self, jobs: Sequence[Job], rows: np.ndarray) -> None:
-        self.jobs = jobs  # every job of the run, by row
-        self.rows = rows
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    def __getitem__(self, i: Any) -> Any:
-        if isinstance(i, slice):
-            return [self.jobs[r] for r in self.rows[i].tolist()]
-        return self.jobs[int(self.rows[i])]
-
-    def __iter__(self) -> Iterator[Job]:
-        jobs, rows = self.jobs, self.rows
-        for lo in range(0, len(rows), _CHUNK):
-            yield from map(jobs.__getitem__, rows[lo : lo + _CHUNK].tolist())
-
-
-_CHUNK = 64  # rows turned into jobs at a time while a RankedQueue is iterated
 SMALL_QUEUE = 24  # up to this many waiting jobs, WeightedPriority.order sorts in plain Python
+MERGE_MIN = 512  # from this many waiting jobs, WeightedPriority.order tries a merged order
 
 
 class Priority:
@@ -179,7 +72,42 @@ class Priority:
     name = ""
 
     def __init__(self) -> None:
-        self._columns = _Columns()
+        self._columns = RequestColumns()
+        self._ordered: tuple[QueueIndex, QueueIndex] | None = None  # per run: index, its order
+
+    def is_static(self) -> bool:
+        """Whether the scores are a fixed number per job, whatever the time: then the
+        order is kept as an index of its own instead of ranked at every pass."""
+        return False
+
+    def static_order(self, queue: Collection[Job], index: QueueIndex | None) -> IndexedOrder | None:
+        """:meth:`order` of a static priority (:meth:`is_static`) with the engine's index
+        of exactly this queue: the queue read from a per-run index whose rows are in
+        ascending ``-score`` order, ties in submission order; ``None`` otherwise.
+
+        The same ranking as the stable sort of the waiting jobs' negated scores in
+        :meth:`order` (a stable sort of every job of the run restricted to the waiting
+        ones), for O(n log n) once per run instead of O(q log q) per pass.
+        """
+        if index is None or len(index) != len(queue) or not self.is_static():
+            return None
+        memo = self._ordered
+        if memo is None or memo[0] is not index:
+            cols = [index.submit, index.req_time, index.procs, index.mem]
+            score = self._checked(self.scores(QueueView(index.jobs, 0.0, cols)), len(index.jobs))
+            memo = self._ordered = (index, index.ordered(-score))
+        return IndexedOrder(memo[1])
+
+    def _checked(self, raw: Any, n: int) -> np.ndarray:
+        score = np.asarray(raw, dtype=float)
+        if score.shape != (n,):
+            # a plain O2KSimError: SimPy re-raises errors from inside the run by
+            # calling type(exc)(*exc.args), which a ConfigError does not survive
+            raise O2KSimError(
+                f"priority '{self.name}' returned scores of shape {score.shape} "
+                f"for {n} waiting jobs (expected one score per job)"
+            )
+        return score
 
     def scores(self, q: QueueView) -> np.ndarray:
         """One score per waiting job; higher runs sooner."""
@@ -209,19 +137,17 @@ class Priority:
         A stable sort on the negated scores of the queue, which is in submission
         order.  With ``index`` (the engine's columns of exactly this queue) the
         result is a :class:`RankedQueue` of index rows, which the backfill scan
-        takes as is; otherwise a list of jobs.
+        takes as is; otherwise a list of jobs.  A static priority with ``index``
+        gives the same ranking as an :class:`~o2ksim.policies.order_scan.IndexedOrder`
+        (:meth:`static_order`); this sort stays its reference (tests/test_flood_order.py).
         """
         if len(queue) <= 1:
             return queue
+        static = self.static_order(queue, index)
+        if static is not None:
+            return static
         q = self.view(queue, now, index)
-        score = np.asarray(self.scores(q), dtype=float)
-        if score.shape != (len(q),):
-            # a plain O2KSimError: SimPy re-raises errors from inside the run by
-            # calling type(exc)(*exc.args), which a ConfigError does not survive
-            raise O2KSimError(
-                f"priority '{self.name}' returned scores of shape {score.shape} "
-                f"for {len(q)} waiting jobs (expected one score per job)"
-            )
+        score = self._checked(self.scores(q), len(q))
         ranked = np.argsort(-score, kind="stable")
         if isinstance(q.jobs, RankedQueue):
             return RankedQueue(q.jobs.jobs, q.jobs.rows[ranked])
@@ -274,9 +200,8 @@ class WeightedPriority(Priority):
         self.name = name
         self.weights = {k: float(weights.get(k, 0.0)) for k in WEIGHT_NAMES}
         # per run: the queue index, every job's base and slope, and them as lists
-        self._per_run: tuple[QueueIndex, np.ndarray, np.ndarray, tuple[list, ...] | None] | None = (
-            None
-        )
+        self._per_run: tuple[QueueIndex, np.ndarray, np.ndarray, tuple[list, ...] | None] | None = None
+        self._instants: tuple[QueueIndex, InstantIndex | None] | None = None  # per run
 
     def terms(self, procs: Any, mem: Any, req_time: Any) -> tuple[Any, Any]:
         """``(base, slope)`` of the score ``base + slope * wait`` for these requests
@@ -305,8 +230,10 @@ class WeightedPriority(Priority):
         """:meth:`Priority.order`, with each job's ``base`` and ``slope`` computed once
         per run over the queue index (by :meth:`terms`, so the same floats): a pass
         then costs one multiply-add per waiting job -- in plain Python for a short
-        queue, where numpy's per-call cost would dominate, else in numpy."""
-        if len(queue) <= 1 or index is None or len(index) != len(queue):
+        queue, where numpy's per-call cost would dominate, else in numpy.  A long
+        queue submitted at a few instants under weights on ``w`` and ``x`` alone is
+        a :class:`~o2ksim.policies.order_scan.MergedOrder` instead (:meth:`_merged`)."""
+        if len(queue) <= 1 or index is None or len(index) != len(queue) or self.is_static():
             return super().order(queue, now, index)
         per_run = self._per_run
         if per_run is None or per_run[0] is not index:
@@ -315,6 +242,10 @@ class WeightedPriority(Priority):
             slope = np.broadcast_to(np.asarray(slope, dtype=float), index.procs.shape)
             per_run = self._per_run = (index, base, slope, None)
         _, base, slope, lists = per_run
+        if len(queue) >= MERGE_MIN:
+            merged = self._merged(index, slope, now)
+            if merged is not None:
+                return merged
         if len(queue) <= SMALL_QUEUE:
             if lists is None:
                 lists = (base.tolist(), slope.tolist(), index.submit.tolist())
@@ -329,6 +260,26 @@ class WeightedPriority(Priority):
         score = base[rows] + slope[rows] * (now - index.submit[rows])
         return RankedQueue(index.jobs, rows[np.argsort(-score, kind="stable")])
 
+    def _merged(self, index: QueueIndex, slope: np.ndarray, now: float) -> MergedOrder | None:
+        """The queue as a merge of fixed-order runs, one per submission instant
+        (:class:`~o2ksim.policies.order_scan.InstantIndex`), when the weights are on the
+        wait and the expansion factor alone, none negative; ``None``: rank it."""
+        memo = self._instants
+        if memo is None or memo[0] is not index:
+            w = self.weights
+            fits = not (w["p"] or w["m"] or w["pe"]) and w["w"] >= 0 and w["x"] >= 0
+            inst = None
+            if fits and InstantIndex.usable(index, slope):
+                inst = InstantIndex(index, w["x"], np.array(slope))
+            memo = self._instants = (index, inst)
+        inst = memo[1]
+        return None if inst is None else inst.order(now, len(index))
+
+    def is_static(self) -> bool:
+        """No weight on the wait (``w``) or the expansion factor (``x``): the score is
+        ``base`` alone (``slope`` is 0)."""
+        return not self.weights["w"] and not self.weights["x"]
+
     def describe(self) -> str:
         terms = [f"{v:g}*J{k}" for k, v in self.weights.items() if v]
         return " + ".join(terms) or "0"
@@ -338,6 +289,9 @@ class SJFPriority(Priority):
     """Shortest requested runtime first (ties FCFS); starves long jobs (T§5.4.1)."""
 
     name = "sjf"
+
+    def is_static(self) -> bool:
+        return True
 
     def scores(self, q: QueueView) -> np.ndarray:
         return -q.req_time

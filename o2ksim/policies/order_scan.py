@@ -1,0 +1,223 @@
+"""Queue orders kept as indexes, and the backfill scan over them (same-instant floods).
+
+Ranking the whole queue at every pass costs O(q log q); a flood of ``n`` jobs
+submitted at once then costs O(n^2 log n).  Two kinds of order avoid it, each
+giving exactly the ranking of :meth:`~o2ksim.policies.priority.Priority.order`
+(score descending, ties in submission order):
+
+* **Static scores** (:class:`IndexedOrder`): a priority whose score is a fixed
+  number per job (SJF: the requested runtime) ranks the queue in the order of
+  a stable sort of every job of the run, restricted to the waiting ones; a
+  second :class:`~o2ksim.engine.queue_index.QueueIndex` with its rows in that
+  order (:meth:`~o2ksim.engine.queue_index.QueueIndex.ordered`) is the ranking
+  at every moment.
+* **Few submission instants** (:class:`InstantIndex`): a weighted priority on
+  the wait and the expansion factor alone (``w, x >= 0``: LXF, LXF&W) scores a
+  job ``Wx + slope * wait`` with ``slope = Ww / 3600 + Wx / R``.  Jobs submitted
+  at the same instant share the wait, so among them the score is a monotone
+  function of the slope: largest slope first, ties in submission order -- a
+  fixed order -- provided no two different slopes of the run round to the same
+  score at that wait (at wait 0 all do: checked, and the pass then ranks the
+  queue as before).  The queue is then the merge, by the current score, of one
+  fixed-order run per submission instant (:class:`MergedOrder`), when there
+  are at most :data:`MAX_INSTANTS` of them.
+
+The backfill scan (:class:`RowScan`, :class:`MergedScan`) finds the next job
+in the order that passes a monotone test from block minima, as FCFS does.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Collection, Iterator
+
+import numpy as np
+
+from o2ksim.engine.queue_index import QueueIndex, RequestTest
+from o2ksim.jobs import Job
+
+MAX_INSTANTS = 8  # submission instants among the waiting jobs for a merged order
+
+
+class IndexedOrder(Collection[Job]):
+    """The waiting jobs in a fixed order (a static priority), read lazily from a
+    :class:`QueueIndex` whose rows are in that order: a pass that stops after a
+    few jobs looks at a few, and the backfill scan skips blocks on their minima."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: QueueIndex) -> None:
+        self.index = index
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def __iter__(self) -> Iterator[Job]:
+        return map(self.index.jobs.__getitem__, self.index.iter_rows())
+
+    def __contains__(self, job: object) -> bool:
+        row = self.index.row_of.get(job.id) if isinstance(job, Job) else None
+        return row is not None and bool(self.index.queued[row])
+
+    def scan_after(self, last: Job) -> RowScan:
+        """The backfill scan of the jobs after ``last`` (the last one handed out)."""
+        return RowScan(self.index, self.index.row_of[last.id] + 1)
+
+
+class RowScan:
+    """The waiting rows of one index from ``start`` on, in row order, for a scan that
+    starts the first job passing a test again and again as resources shrink."""
+
+    __slots__ = ("index", "start")
+
+    def __init__(self, index: QueueIndex, start: int) -> None:
+        self.index = index
+        self.start = start
+
+    def first(self, test: RequestTest, max_procs: float) -> Job | None:
+        """The first job from here on that passes ``test`` (monotone; every job before it
+        fails it, and will fail any later test, which is stricter)."""
+        row = self.index.first(self.start, test, max_procs)
+        if row < 0:
+            return None
+        self.start = row
+        return self.index.jobs[row]
+
+    def skip(self, job: Job) -> None:
+        """``job`` (the last :meth:`first`) started: scan on after it."""
+        self.start = self.index.row_of[job.id] + 1
+
+
+class InstantIndex:
+    """Per run: every job's slope, and an index of the jobs ordered by submission time,
+    then slope descending, then submission order (see the module docstring)."""
+
+    __slots__ = ("base", "index", "ranked", "row", "slope", "slopes")
+
+    def __init__(self, index: QueueIndex, base: float, slope: np.ndarray) -> None:
+        self.index = index
+        self.base = base
+        n = len(index.jobs)
+        order = np.lexsort((np.arange(n), -slope, index.submit))
+        key = np.empty(n)
+        key[order] = np.arange(n)
+        self.ranked = index.ordered(key)  # its rows: positions in ``order``
+        self.row = order  # position -> the engine index's row
+        self.slope = slope[order]  # by position
+        self.slopes = np.unique(slope)[::-1]  # every slope of the run, descending
+
+    @staticmethod
+    def usable(index: QueueIndex, slope: np.ndarray) -> bool:
+        """Finite, non-negative slopes and rows in submission order (else: rank as before)."""
+        s = index.submit
+        return bool(np.isfinite(slope).all() and (slope >= 0).all() and (s[1:] >= s[:-1]).all())
+
+    def order(self, now: float, n: int) -> MergedOrder | None:
+        """The ``n`` waiting jobs ranked at ``now`` as a merge of fixed-order runs, or
+        ``None`` when they were submitted at more than :data:`MAX_INSTANTS` instants or
+        two slopes round to the same score at one instant's wait."""
+        ranked = self.ranked
+        submit = ranked.submit
+        runs: list[tuple[float, int, int]] = []
+        pos = ranked.next_waiting(0)
+        while pos >= 0:
+            if len(runs) == MAX_INSTANTS:
+                return None
+            t = float(submit[pos])
+            end = int(submit.searchsorted(t, side="right"))
+            runs.append((now - t, pos, end))
+            pos = ranked.next_waiting(end)
+        if len(self.slopes) > 1:
+            for wait, _, _ in runs:
+                scores = self.base + self.slopes * wait  # as Priority.order computes them
+                if not (scores[:-1] > scores[1:]).all():
+                    return None
+        return MergedOrder(self, runs, n)
+
+
+class MergedOrder(Collection[Job]):
+    """The waiting jobs of a few submission instants, merged by the current score.
+
+    ``runs``: per instant, the wait and the positions ``[lo, hi)`` of its jobs in
+    :attr:`InstantIndex.ranked` (fixed order: slope descending, then submission
+    order).  Iterating hands the jobs out lazily, highest score first, ties to the
+    earlier submission; :meth:`scan_after` goes on from where it stopped.
+    """
+
+    __slots__ = ("cut", "inst", "n", "runs")
+
+    def __init__(self, inst: InstantIndex, runs: list[tuple[float, int, int]], n: int) -> None:
+        self.inst = inst
+        self.runs = runs
+        self.n = n
+        self.cut = [lo for _, lo, _ in runs]  # per run: the first position not handed out
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __contains__(self, job: object) -> bool:
+        index = self.inst.index
+        row = index.row_of.get(job.id) if isinstance(job, Job) else None
+        return row is not None and bool(index.queued[row])
+
+    def key(self, i: int, pos: int) -> tuple[float, int]:
+        """Sort key of position ``pos`` of run ``i``: (-score, row), as in Priority.order."""
+        inst = self.inst
+        return -(inst.base + float(inst.slope[pos]) * self.runs[i][0]), int(inst.row[pos])
+
+    def __iter__(self) -> Iterator[Job]:
+        ranked = self.inst.ranked
+        heap = []
+        for i, (_, lo, hi) in enumerate(self.runs):
+            pos = ranked.next_waiting(lo)
+            if 0 <= pos < hi:
+                heap.append((self.key(i, pos), i, pos))
+        heapq.heapify(heap)
+        while heap:
+            _, i, pos = heap[0]
+            self.cut[i] = pos + 1
+            nxt = ranked.next_waiting(pos + 1)
+            if 0 <= nxt < self.runs[i][2]:
+                heapq.heapreplace(heap, (self.key(i, nxt), i, nxt))
+            else:
+                heapq.heappop(heap)
+            yield ranked.jobs[pos]
+
+    def scan_after(self, last: Job) -> MergedScan:
+        """The backfill scan of the jobs not handed out yet (``last`` was the last one)."""
+        return MergedScan(self)
+
+
+class MergedScan:
+    """:class:`RowScan` over a :class:`MergedOrder`: per run, the first position that
+    passes the test; the job with the best key among them is the first in the order
+    (every job before it in its run failed, and every job of another run before it
+    comes before that run's first passing one)."""
+
+    __slots__ = ("best", "lo", "order")
+
+    def __init__(self, order: MergedOrder) -> None:
+        self.order = order
+        self.lo = list(order.cut)  # per run: every position before it fails (or was handed out)
+        self.best = -1  # the run of the last job found
+
+    def first(self, test: RequestTest, max_procs: float) -> Job | None:
+        order = self.order
+        ranked = order.inst.ranked
+        best: tuple[tuple[float, int], int, int] | None = None
+        for i, (_, _, hi) in enumerate(order.runs):
+            if self.lo[i] >= hi:
+                continue
+            pos = ranked.first(self.lo[i], test, max_procs, stop=hi)
+            self.lo[i] = hi if pos < 0 else pos
+            if pos >= 0:
+                key = order.key(i, pos)
+                if best is None or key < best[0]:
+                    best = (key, i, pos)
+        if best is None:
+            return None
+        self.best = best[1]
+        return ranked.jobs[best[2]]
+
+    def skip(self, job: Job) -> None:
+        self.lo[self.best] += 1

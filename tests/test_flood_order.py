@@ -1,0 +1,218 @@
+"""Queue orders kept as indexes (issue 27, same-instant floods) against the full ranking.
+
+The oracle is ``Priority.order(queue, now)`` without the engine's index: the
+stable sort of the negated scores of the whole queue (T Table 13), what every
+pass did before.  Checked here:
+
+* static priorities (SJF, weights without ``w`` and ``x``): the
+  :class:`~o2ksim.policies.order_scan.IndexedOrder` read from
+  ``QueueIndex.ordered``, along random sequences of arrivals and departures
+  after the ordered index was made (so the engine's index must keep it up to date);
+* LXF-like weights: the :class:`~o2ksim.policies.order_scan.MergedOrder` of a
+  queue submitted at a few instants, equal requested runtimes (ties) and waits
+  of zero (every score equal: the rounding check must refuse) included;
+* whole schedules: the backfill pass over these orders (blocks of two rows,
+  so that small examples cross many blocks) against the job-by-job reference
+  pass of ``tests/oracles/backfill_reference.py``, which ranks by a plain sort.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from oracles.backfill_reference import ReferenceBackfill
+
+from o2ksim import simulate
+from o2ksim.engine import queue_index
+from o2ksim.engine.queue_index import QueueIndex
+from o2ksim.jobs import Job, JobSpec
+from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
+from o2ksim.policies import backfill_pass, order_scan, priority
+from o2ksim.policies.order_scan import IndexedOrder, MergedOrder
+from o2ksim.policies.priority import make_priority
+
+STATIC = st.sampled_from(["sjf", {"p": 1.0}, {"m": -2.0, "pe": 0.5}])
+LXF_LIKE = st.sampled_from(["lxf", {"w": 0.02, "x": 1.0}, {"w": 1.0}, {"x": 5.0, "w": 240.0}])
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """Blocks of two rows, the indexed scan at every queue length, merged orders from
+    two waiting jobs on."""
+    monkeypatch.setattr(queue_index, "BLOCK_SHIFT", 1)
+    monkeypatch.setattr(queue_index, "BLOCK", 2)
+    monkeypatch.setattr(backfill_pass, "INDEXED_SCAN_MIN", 0)
+    monkeypatch.setattr(priority, "MERGE_MIN", 2)
+
+
+@st.composite
+def runs(draw, instants=(0.0, 0.0, 0.0, 7.0, 3600.0)):
+    """Jobs submitted at a few instants (in submission order), few distinct requests so
+    that equal scores are common, and a sequence of (job, waiting?) changes."""
+    n = draw(st.integers(2, 40))
+    times = sorted(draw(st.lists(st.sampled_from(instants), min_size=n, max_size=n)))
+    jobs = []
+    for i, t in enumerate(times):
+        procs = draw(st.sampled_from([1, 2, 3, 8]))
+        mem = draw(st.sampled_from([0, 1, 3])) * KB_PER_GB
+        req = draw(st.sampled_from([0.0, 0.5, 60.0, 600.0, 3600.0]))
+        jobs.append(Job(JobSpec(i + 1, t, procs, mem, req, req)))
+    ops = draw(st.lists(st.tuples(st.integers(0, n - 1), st.booleans()), max_size=3 * n))
+    return jobs, ops
+
+
+def _reference(pri, index, now):
+    queue = [index.jobs[r] for r in index.rows().tolist()]
+    return [j.id for j in pri.order(queue, now)]
+
+
+def _replay(jobs, ops, check):
+    """Half the jobs wait; then each op adds or removes one, and ``check`` runs after it."""
+    index = QueueIndex(jobs)
+    for job in jobs[::2]:
+        index.add(job)
+    check(index)
+    for k, wait in ops:
+        if wait and not index.queued[k]:
+            index.add(jobs[k])
+        elif not wait and index.queued[k]:
+            index.remove(jobs[k])
+        check(index)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=runs(), spec=STATIC)
+def test_static_order_follows_the_queue_and_equals_the_full_ranking(small_blocks, case, spec):
+    jobs, ops = case
+    pri = make_priority(spec)
+
+    def check(index):
+        if len(index) <= 1:
+            return
+        ranked = pri.order([index.jobs[r] for r in index.rows().tolist()], 10.0, index)
+        assert isinstance(ranked, IndexedOrder)
+        assert [j.id for j in ranked] == _reference(pri, index, 10.0)
+        assert len(ranked) == len(index)
+
+    _replay(jobs, ops, check)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=runs(), spec=LXF_LIKE, now=st.sampled_from([3600.0, 3601.0, 3607.0, 90000.0]))
+def test_merged_order_equals_the_full_ranking(small_blocks, case, spec, now):
+    jobs, ops = case
+    pri = make_priority(spec)
+
+    def check(index):
+        if len(index) <= 1:
+            return
+        queue = [index.jobs[r] for r in index.rows().tolist()]
+        ranked = pri.order(queue, now, index)
+        assert [j.id for j in ranked] == _reference(pri, index, now)
+
+    _replay(jobs, ops, check)
+
+
+def _flood(n, t=0.0):
+    return [Job(JobSpec(i + 1, t, 1, 0, float(r), 1.0)) for i, r in enumerate(n)]
+
+
+def test_merged_order_by_hand(small_blocks):
+    # five jobs at t=0 asking 100, 50, 100, 400, 50 s; at now = 100 LXF's Jx is
+    # 2, 3, 2, 1.25, 3: jobs 2 and 5 (Jx 3, in submission order), 1 and 3, then 4
+    jobs = _flood([100, 50, 100, 400, 50])
+    index = QueueIndex(jobs)
+    for j in jobs:
+        index.add(j)
+    ranked = make_priority("lxf").order(jobs, 100.0, index)
+    assert isinstance(ranked, MergedOrder)
+    assert [j.id for j in ranked] == [2, 5, 1, 3, 4]
+    # at now = 0 every Jx is 1: the scores collide, the queue is ranked (submission order)
+    ranked = make_priority("lxf").order(jobs, 0.0, index)
+    assert not isinstance(ranked, MergedOrder)
+    assert [j.id for j in ranked] == [1, 2, 3, 4, 5]
+
+
+def test_slopes_that_round_to_one_score_are_refused(small_blocks):
+    # requests of 1e17 and 2e17 s: after 1 s, Jx = 1 + 1e-17 and 1 + 5e-18 both round
+    # to 1.0 -- equal scores, so submission order, not the larger slope first
+    jobs = _flood([2e17, 1e17])
+    index = QueueIndex(jobs)
+    for j in jobs:
+        index.add(j)
+    ranked = make_priority("lxf").order(jobs, 1.0, index)
+    assert not isinstance(ranked, MergedOrder)
+    assert [j.id for j in ranked] == [1, 2]
+
+
+def test_more_instants_than_the_limit_are_ranked(small_blocks, monkeypatch):
+    monkeypatch.setattr(order_scan, "MAX_INSTANTS", 2)
+    jobs = [Job(JobSpec(i + 1, float(i), 1, 0, 100.0 - i, 1.0)) for i in range(3)]
+    index = QueueIndex(jobs)
+    for j in jobs:
+        index.add(j)
+    pri = make_priority("lxf")
+    ranked = pri.order(jobs, 50.0, index)
+    assert not isinstance(ranked, MergedOrder)
+    assert [j.id for j in ranked] == _reference(pri, index, 50.0)
+
+
+MACHINE = MachineSpec(
+    "three",
+    (
+        HostSpec("a", 16, 8 * KB_PER_GB),
+        HostSpec("b", 16, 4 * KB_PER_GB),
+        HostSpec("c", 8, 8 * KB_PER_GB),
+    ),
+)
+
+
+@st.composite
+def floods(draw):
+    """Jobs submitted at up to three instants, longer than the gaps between them."""
+    n = draw(st.integers(1, 70))
+    times = sorted(draw(st.lists(st.sampled_from([0, 0, 0, 40, 400]), min_size=n, max_size=n)))
+    jobs = []
+    for i, t in enumerate(times):
+        run = draw(st.integers(0, 900))
+        req = draw(st.sampled_from([run, 2 * run + 1, max(1, run // 2), 1000]))
+        procs = draw(st.sampled_from([1, 1, 2, 3, 4, 8, 12, 16]))
+        mem = draw(st.sampled_from([0, 512, 1024, 3072, 6000])) * 1024
+        jobs.append(JobSpec(i + 1, float(t), procs, mem, float(req), float(run)))
+    return jobs
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    jobs=floods(),
+    spec=st.sampled_from(["sjf", "lxf", {"w": 0.02, "x": 1.0}, {"p": 1.0}]),
+    reservations=st.sampled_from([1, 1, 2, "all"]),
+)
+def test_backfill_over_kept_orders_equals_the_reference_pass(small_blocks, jobs, spec, reservations):
+    opts = {"priority": spec, "reservations": reservations}
+    fast = simulate(jobs, machine=MACHINE, policy="backfill", policy_params=opts)
+    ref = simulate(jobs, machine=MACHINE, policy=ReferenceBackfill(**opts))
+    cols = ["job_id", "start", "end", "host", "status"]
+    pd.testing.assert_frame_equal(ref.jobs[cols], fast.jobs[cols])
+
+
+def test_a_flood_takes_the_merged_order(small_blocks, monkeypatch):
+    """The schedule test above reaches the merged order (not only the fallback)."""
+    taken = []
+    order = order_scan.InstantIndex.order
+
+    def counted(self, now, n):
+        result = order(self, now, n)
+        taken.append(result is not None)
+        return result
+
+    monkeypatch.setattr(order_scan.InstantIndex, "order", counted)
+    jobs = [JobSpec(i + 1, 0.0, 1 + i % 5, 0, 10.0 + i % 7, 5.0 + i % 3) for i in range(60)]
+    opts = {"priority": "lxf", "reservations": 1}
+    fast = simulate(jobs, machine=MACHINE, policy="backfill", policy_params=opts)
+    ref = simulate(jobs, machine=MACHINE, policy=ReferenceBackfill(**opts))
+    assert sum(taken) >= 3 and not taken[0]  # at t=0 every score is 1: ranked
+    cols = ["job_id", "start", "end", "host"]
+    pd.testing.assert_frame_equal(ref.jobs[cols], fast.jobs[cols])
