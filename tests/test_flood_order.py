@@ -29,7 +29,7 @@ from o2ksim.engine import queue_index
 from o2ksim.engine.queue_index import QueueIndex
 from o2ksim.jobs import Job, JobSpec
 from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
-from o2ksim.policies import backfill_pass, order_scan, priority
+from o2ksim.policies import backfill_scan, order_scan, priority
 from o2ksim.policies.order_scan import IndexedOrder, MergedOrder
 from o2ksim.policies.priority import make_priority
 
@@ -43,7 +43,7 @@ def small_blocks(monkeypatch):
     two waiting jobs on."""
     monkeypatch.setattr(queue_index, "BLOCK_SHIFT", 1)
     monkeypatch.setattr(queue_index, "BLOCK", 2)
-    monkeypatch.setattr(backfill_pass, "INDEXED_SCAN_MIN", 0)
+    monkeypatch.setattr(backfill_scan, "INDEXED_SCAN_MIN", 0)
     monkeypatch.setattr(priority, "MERGE_MIN", 2)
 
 
