@@ -22,7 +22,7 @@ Writes ``OUT/months.csv`` (one row per trace, month, load, estimates and policy)
 ``OUT/lsweep.csv``, ``OUT/classes.csv`` (Fig. 12 matrices),
 ``OUT/timings.csv`` (per decision point: waiting jobs, node visits, seconds)
 and the figures ``fig3_lsweep.png``, ``fig11_months.png``,
-``fig12_classes_TRACE_MONTH.png`` (one per trace and month at rho = 0.9).  Usage (what docs/guides/goal-oriented.md records)::
+``fig12_classes_TRACE_MONTH.png`` (one per trace and month at rho = 0.9).  Usage (what docs/background/goal-experiments.md records)::
 
     python benchmarks/goal_experiment.py --out reports/goal \\
         --months KTH:1997-01,1997-03 --months SDSC-Par:1996-03 \\

@@ -35,8 +35,8 @@ Usage::
 recorded beside it in ``MONTH-NAME.cpu``), so new variants can be added
 without running L = 64,000 again.
 
-The figures and their reading are in docs/guides/goal-oriented.md
-("Systematic, then local search").
+The figures and their reading are in docs/background/goal-experiments.md
+("Local search attempts"; the verdict in docs/guides/goal-oriented.md).
 """
 
 from __future__ import annotations
@@ -227,7 +227,7 @@ def over_months(d: pd.DataFrame) -> pd.DataFrame:
     its range, and the CPU summed over the months as a share of the first variant's
     (whole process and search alone; over the months where both recorded it).  Run chaos makes one month's ratio a noisy
     sample; the geometric mean over several months is the criterion declared in
-    docs/guides/goal-oriented.md ("Third attempt")."""
+    docs/background/goal-experiments.md ("Third attempt")."""
     first = d.groupby("month").head(1).set_index("month")
     out = []
     for v, g in d.groupby("variant", sort=False):
