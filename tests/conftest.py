@@ -57,6 +57,17 @@ def running_job(job_id, procs, mem, start, req, host="h") -> Job:
     return running
 
 
+THREE_HOSTS = MachineSpec(
+    "three",
+    (
+        HostSpec("a", 16, 8 * KB_PER_GB),
+        HostSpec("b", 16, 4 * KB_PER_GB),
+        HostSpec("c", 8, 8 * KB_PER_GB),
+    ),
+)
+"""Three unequal hosts (processors and memory) for the property tests of the backfill pass."""
+
+
 def bursty_jobs(draw, st, max_jobs, mems_mb) -> list[JobSpec]:
     """Hypothesis: bursty arrivals of jobs longer than the gaps between them, so queues grow
     deep (call inside an ``@st.composite``; ``mems_mb``: the memory requests to draw from)."""

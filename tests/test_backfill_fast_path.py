@@ -22,7 +22,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import bursty_jobs
+from conftest import THREE_HOSTS, bursty_jobs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracles.backfill_reference import ReferenceBackfill
@@ -30,19 +30,12 @@ from oracles.backfill_reference import ReferenceBackfill
 from o2ksim import simulate
 from o2ksim.engine.snapshot import HostView
 from o2ksim.jobs import Job, JobSpec, JobState
-from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
+from o2ksim.machine import HostSpec
 from o2ksim.policies import backfill_scan, profile
 from o2ksim.policies.profile import Profile
 from o2ksim.policies.shadow import Releases, Shadow
 
-MACHINE = MachineSpec(
-    "three",
-    (
-        HostSpec("a", 16, 8 * KB_PER_GB),
-        HostSpec("b", 16, 4 * KB_PER_GB),
-        HostSpec("c", 8, 8 * KB_PER_GB),
-    ),
-)
+MACHINE = THREE_HOSTS
 
 
 @st.composite

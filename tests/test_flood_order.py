@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from conftest import THREE_HOSTS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracles.backfill_reference import ReferenceBackfill
@@ -28,7 +29,7 @@ from o2ksim import simulate
 from o2ksim.engine import queue_index
 from o2ksim.engine.queue_index import QueueIndex
 from o2ksim.jobs import Job, JobSpec
-from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
+from o2ksim.machine import KB_PER_GB
 from o2ksim.policies import backfill_scan, order_scan, priority
 from o2ksim.policies.order_scan import IndexedOrder, MergedOrder
 from o2ksim.policies.priority import make_priority
@@ -159,14 +160,7 @@ def test_more_instants_than_the_limit_are_ranked(small_blocks, monkeypatch):
     assert [j.id for j in ranked] == _reference(pri, index, 50.0)
 
 
-MACHINE = MachineSpec(
-    "three",
-    (
-        HostSpec("a", 16, 8 * KB_PER_GB),
-        HostSpec("b", 16, 4 * KB_PER_GB),
-        HostSpec("c", 8, 8 * KB_PER_GB),
-    ),
-)
+MACHINE = THREE_HOSTS
 
 
 @st.composite

@@ -16,7 +16,7 @@ not, a scheduling interval, estimates shorter or longer than the runtime):
 from __future__ import annotations
 
 import pandas as pd
-from conftest import BACKFILL_PRESETS
+from conftest import BACKFILL_PRESETS, THREE_HOSTS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -25,18 +25,10 @@ from o2ksim.engine.decisions import Reserve
 from o2ksim.engine.monitor import Observer
 from o2ksim.invariants import violations
 from o2ksim.jobs import JobSpec
-from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
 
 PRESETS = BACKFILL_PRESETS
 
-MACHINE = MachineSpec(
-    "three",
-    (
-        HostSpec("a", 16, 8 * KB_PER_GB),
-        HostSpec("b", 16, 4 * KB_PER_GB),
-        HostSpec("c", 8, 8 * KB_PER_GB),
-    ),
-)
+MACHINE = THREE_HOSTS
 
 
 @st.composite

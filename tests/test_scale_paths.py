@@ -18,7 +18,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import bursty_jobs
+from conftest import THREE_HOSTS, bursty_jobs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracles.backfill_reference import ReferenceBackfill
@@ -27,7 +27,6 @@ from o2ksim import simulate
 from o2ksim.engine import queue_index
 from o2ksim.engine.queue_index import QueueIndex
 from o2ksim.jobs import Job, JobSpec
-from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
 from o2ksim.policies import backfill_scan
 from o2ksim.policies.profile import Profile
 
@@ -84,14 +83,7 @@ def test_first_is_the_first_passing_waiting_row(small_blocks, reqs, start, p, m,
     assert index.first(start, test) == expected
 
 
-MACHINE = MachineSpec(
-    "three",
-    (
-        HostSpec("a", 16, 8 * KB_PER_GB),
-        HostSpec("b", 16, 4 * KB_PER_GB),
-        HostSpec("c", 8, 8 * KB_PER_GB),
-    ),
-)
+MACHINE = THREE_HOSTS
 
 
 @st.composite
