@@ -40,12 +40,10 @@ LXF_LIKE = st.sampled_from(["lxf", {"w": 0.02, "x": 1.0}, {"w": 1.0}, {"x": 5.0,
 
 @pytest.fixture
 def small_blocks(monkeypatch):
-    """Blocks of two rows in groups of two blocks, the indexed scan at every queue
-    length, merged orders from two waiting jobs on."""
+    """Blocks of two rows, the indexed scan at every queue length, merged orders from
+    two waiting jobs on."""
     monkeypatch.setattr(queue_index, "BLOCK_SHIFT", 1)
     monkeypatch.setattr(queue_index, "BLOCK", 2)
-    monkeypatch.setattr(queue_index, "GROUP_SHIFT", 1)
-    monkeypatch.setattr(queue_index, "GROUP", 2)
     monkeypatch.setattr(backfill_scan, "INDEXED_SCAN_MIN", 0)
     monkeypatch.setattr(priority, "MERGE_MIN", 2)
 

@@ -1,11 +1,11 @@
 """The two search shortcuts behind the scale fixes of issue 27, against plain searches.
 
 * ``QueueIndex.first`` (the same-instant flood): the first waiting row that passes
-  a monotone test, found by group and block minima, against a scan of every row
-  (also along random sequences of arrivals and departures, so that stale minima
-  would show); and the FCFS backfill pass that uses it against the job-by-job
+  a monotone test, found by block minima, against a scan of every row (also
+  along random sequences of arrivals and departures, so that stale minima would
+  show); and the FCFS backfill pass that uses it against the job-by-job
   reference pass (``tests/oracles/backfill_reference.py``) with blocks of two
-  rows in groups of two blocks, so that small examples cross many groups.
+  rows, so that small examples cross many blocks.
 * ``Profile.earliest``'s memos (``--reservations all``): every answer against
   the same search on a copy of the profile with the memos cleared (the plain
   walk over every step), along random sequences of searches and reservations;
@@ -34,12 +34,9 @@ from o2ksim.policies.profile import Profile
 
 @pytest.fixture
 def small_blocks(monkeypatch):
-    """Blocks of two rows in groups of two blocks, and the indexed scan at every queue
-    length."""
+    """Blocks of two rows, and the indexed scan at every queue length."""
     monkeypatch.setattr(queue_index, "BLOCK_SHIFT", 1)
     monkeypatch.setattr(queue_index, "BLOCK", 2)
-    monkeypatch.setattr(queue_index, "GROUP_SHIFT", 1)
-    monkeypatch.setattr(queue_index, "GROUP", 2)
     monkeypatch.setattr(backfill_scan, "INDEXED_SCAN_MIN", 0)
 
 
@@ -88,10 +85,10 @@ def test_first_is_the_first_passing_waiting_row(small_blocks, reqs, start, p, m,
     assert index.first(start, test) == expected
 
 
-def test_first_skips_groups_by_hand(small_blocks):
-    # groups of four rows: rows 0..3 ask 8 processors, rows 4..7 ask 8 but row 6 asks 1.
-    # The first group's minima (8) fail "at most 2": skipped; row 6 found in block 3.
-    # Then row 1 asks 1 and joins: the first group's minima must now pass.
+def test_first_sees_an_arrival_by_hand(small_blocks):
+    # blocks of two rows: rows 0..3 ask 8 processors, rows 4..7 ask 8 but row 6 asks 1.
+    # Blocks 0 and 1 (minima 8) fail "at most 2": skipped; row 6 found in block 3.
+    # Then row 1 asks 1 and joins: block 0's minima must now pass.
     procs = [8, 1, 8, 8, 8, 8, 1, 8]
     jobs = [Job(JobSpec(i, 0.0, p, 0, 10.0, 10.0)) for i, p in enumerate(procs)]
     index = QueueIndex(jobs)
@@ -119,7 +116,7 @@ def test_first_skips_groups_by_hand(small_blocks):
 def test_first_along_arrivals_and_departures(small_blocks, reqs, ops):
     # each op toggles one job (joins or leaves the queue), then asks for the first
     # passing row in [start, stop) against a scan of every row: minima left stale by
-    # an arrival would skip the group or block of the job that just arrived
+    # an arrival would skip the block of the job that just arrived
     jobs = [Job(JobSpec(i, 0.0, a, b, float(c), 1.0)) for i, (a, b, c) in enumerate(reqs)]
     index = QueueIndex(jobs)
     waiting = [False] * len(jobs)

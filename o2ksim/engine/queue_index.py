@@ -22,11 +22,9 @@ And it keeps, per block of :data:`BLOCK` consecutive rows, the smallest
 processor, memory and runtime request among the block's waiting jobs, so a
 scan for the first waiting job (in queue order) that passes a test which is
 monotone in the request -- fits now, delays no reservation -- skips every block
-whose minima fail it (:meth:`QueueIndex.first`).  A second level keeps the
-same minima per group of :data:`GROUP` consecutive blocks, so the scan skips
-whole groups first: a pass that backfills one job out of a million waiting
-ones looks at the ~30 group minima, the 32 block minima of one group and the
-rows of one block, not at every waiting job (nor at every block's minima).
+whose minima fail it (:meth:`QueueIndex.first`): a pass that backfills one job
+out of a million waiting ones looks at the block minima and one block, not at
+every waiting job.
 
 A policy whose queue order is a fixed key of each job (shortest requested
 runtime first, any priority that does not change with time) asks for a
@@ -48,8 +46,6 @@ from o2ksim.jobs import Job
 
 BLOCK_SHIFT = 10
 BLOCK = 1 << BLOCK_SHIFT  # rows per block of the block minima (:meth:`QueueIndex.first`)
-GROUP_SHIFT = 5
-GROUP = 1 << GROUP_SHIFT  # blocks per group of the group minima (:meth:`QueueIndex.first`)
 LEVELS = 14  # block minima over the jobs asking at most 1, 2, 4, ..., 4096 processors, and all
 
 #: A test of many requests at once: (procs, mem, req_time) arrays -> boolean array.
@@ -66,7 +62,7 @@ class QueueIndex:
     """
 
     __slots__ = (
-        "_blocks", "_cols", "_count", "_dirty", "_followers", "_groups", "_hi", "_level", "_lo", "_mem_min", "_n",
+        "_blocks", "_cols", "_count", "_dirty", "_followers", "_hi", "_level", "_lo", "_mem_min", "_n",
         "_procs_min", "_rows",
         "jobs", "mem", "procs", "queued", "req_time", "row_of", "submit",
     )  # fmt: skip
@@ -90,10 +86,6 @@ class QueueIndex:
         # per level L and block: smallest procs, mem and req_time of the block's waiting
         # jobs asking at most 2**L processors (the last level: all of them; inf: none)
         self._blocks = np.full((LEVELS, 3, n_blocks), np.inf)
-        # the same per group of GROUP consecutive blocks: the minima of its blocks' minima
-        self._groups = np.full(
-            (LEVELS, 3, (n_blocks + (1 << GROUP_SHIFT) - 1) >> GROUP_SHIFT), np.inf
-        )
         self._level = _level(self.procs)
         self._count = np.zeros(n_blocks, dtype=np.int64)  # waiting jobs per block
         self._cols = np.stack([self.procs, self.mem, self.req_time], axis=1)  # row -> request
@@ -221,37 +213,29 @@ class QueueIndex:
         request asking for no more processors, memory or runtime -- and fail
         every request for more than ``max_procs`` processors.  Then a block
         whose minima (over its waiting jobs asking at most the power of two at
-        or above ``max_procs``) fail it holds no passing job and is skipped,
-        and so is a group of :data:`GROUP` blocks whose minima fail it; the
-        blocks of the other groups are tested by their minima, and the rows
-        of the blocks that pass row by row (vectorised), in order.
-        O(n / (BLOCK * GROUP) + GROUP + BLOCK) per call over n rows when the
-        first candidate block holds a passing job, instead of O(n / BLOCK +
-        BLOCK) with block minima alone.
+        or above ``max_procs``) fail it holds no passing job and is skipped;
+        the others are tested row by row (vectorised), in order.
+        O(blocks + BLOCK) per call when the first candidate block holds a
+        passing job.
         """
         hi = self._hi if stop is None else min(self._hi, stop)
         if start >= hi:
             return -1
         self._refresh()
-        shift, gshift, level = BLOCK_SHIFT, GROUP_SHIFT, level_of(max_procs)
-        b0, b1 = start >> shift, ((hi - 1) >> shift) + 1
-        g0 = b0 >> gshift
-        groups = self._groups[level, :, g0 : ((b1 - 1) >> gshift) + 1]
-        blocks = self._blocks[level]
-        for g in (np.flatnonzero(test(groups[0], groups[1], groups[2])) + g0).tolist():
-            gb0 = max(g << gshift, b0)
-            mins = blocks[:, gb0 : min((g + 1) << gshift, b1)]
-            for b in (np.flatnonzero(test(mins[0], mins[1], mins[2])) + gb0).tolist():
-                lo, end = max(b << shift, start), min((b + 1) << shift, hi)
-                ok = test(self.procs[lo:end], self.mem[lo:end], self.req_time[lo:end])
-                ok &= self.queued[lo:end]
-                i = int(ok.argmax())
-                if ok[i]:
-                    return lo + i
+        b0, b1 = start >> BLOCK_SHIFT, ((hi - 1) >> BLOCK_SHIFT) + 1
+        mins = self._blocks[level_of(max_procs), :, b0:b1]
+        shift = BLOCK_SHIFT
+        for b in (np.flatnonzero(test(mins[0], mins[1], mins[2])) + b0).tolist():
+            lo, end = max(b << shift, start), min((b + 1) << shift, hi)
+            ok = test(self.procs[lo:end], self.mem[lo:end], self.req_time[lo:end])
+            ok &= self.queued[lo:end]
+            i = int(ok.argmax())
+            if ok[i]:
+                return lo + i
         return -1
 
     def _refresh(self) -> None:
-        """Recompute the minima of the blocks whose waiting jobs changed, then of their groups."""
+        """Recompute the minima of the blocks whose waiting jobs changed."""
         if not self._dirty:
             return
         cols = self._cols
@@ -262,9 +246,6 @@ class QueueIndex:
             # fmin ignores a NaN request (it fails every test; it must not hide the others)
             np.fmin.at(mins, self._level[waiting], cols[waiting])
             self._blocks[:, :, b] = np.fmin.accumulate(mins, axis=0)  # level L: asking <= 2**L
-        gshift = GROUP_SHIFT
-        for g in {b >> gshift for b in self._dirty}:
-            self._groups[:, :, g] = self._blocks[:, :, g << gshift : (g + 1) << gshift].min(axis=2)
         self._dirty.clear()
 
 
