@@ -1,10 +1,11 @@
 """The two search shortcuts behind the scale fixes of issue 27, against plain searches.
 
 * ``QueueIndex.first`` (the same-instant flood): the first waiting row that passes
-  a monotone test, found by block minima, against a scan of every row; and the
-  FCFS backfill pass that uses it against the job-by-job reference pass
-  (``tests/oracles/backfill_reference.py``) with blocks of two rows, so that
-  small examples cross many blocks.
+  a monotone test, found by block minima, against a scan of every row (also
+  along random sequences of arrivals and departures, so that stale minima would
+  show); and the FCFS backfill pass that uses it against the job-by-job
+  reference pass (``tests/oracles/backfill_reference.py``) with blocks of two
+  rows, so that small examples cross many blocks.
 * ``Profile.earliest``'s memos (``--reservations all``): every answer against
   the same search on a copy of the profile with the memos cleared (the plain
   walk over every step), along random sequences of searches and reservations;
@@ -35,6 +36,7 @@ from o2ksim.policies.profile import Profile
 def small_blocks(monkeypatch):
     """Blocks of two rows, and the indexed scan at every queue length."""
     monkeypatch.setattr(queue_index, "BLOCK_SHIFT", 1)
+    monkeypatch.setattr(queue_index, "BLOCK", 2)
     monkeypatch.setattr(backfill_scan, "INDEXED_SCAN_MIN", 0)
 
 
@@ -81,6 +83,60 @@ def test_first_is_the_first_passing_waiting_row(small_blocks, reqs, start, p, m,
         -1,
     )
     assert index.first(start, test) == expected
+
+
+def test_first_sees_an_arrival_by_hand(small_blocks):
+    # blocks of two rows: rows 0..3 ask 8 processors, rows 4..7 ask 8 but row 6 asks 1.
+    # Blocks 0 and 1 (minima 8) fail "at most 2": skipped; row 6 found in block 3.
+    # Then row 1 asks 1 and joins: block 0's minima must now pass.
+    procs = [8, 1, 8, 8, 8, 8, 1, 8]
+    jobs = [Job(JobSpec(i, 0.0, p, 0, 10.0, 10.0)) for i, p in enumerate(procs)]
+    index = QueueIndex(jobs)
+    for row in (0, 2, 3, 4, 5, 6, 7):
+        index.add(jobs[row])
+    assert index.first(0, lambda p, m, r: p <= 2) == 6
+    index.add(jobs[1])
+    assert index.first(0, lambda p, m, r: p <= 2) == 1
+    assert index.first(2, lambda p, m, r: p <= 2) == 6
+    index.remove(jobs[6])
+    assert index.first(2, lambda p, m, r: p <= 2) == -1
+    assert index.first(0, lambda p, m, r: p <= 2, max_procs=2, stop=1) == -1
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(st.tuples(st.integers(1, 16), st.integers(0, 8), st.integers(0, 900)),
+             min_size=1, max_size=40),
+    st.lists(st.tuples(st.integers(0, 39), st.integers(0, 40), st.integers(0, 41),
+                       st.integers(1, 16), st.integers(0, 8), st.integers(0, 900)),
+             min_size=1, max_size=30),
+)  # fmt: skip
+def test_first_along_arrivals_and_departures(small_blocks, reqs, ops):
+    # each op toggles one job (joins or leaves the queue), then asks for the first
+    # passing row in [start, stop) against a scan of every row: minima left stale by
+    # an arrival would skip the block of the job that just arrived
+    jobs = [Job(JobSpec(i, 0.0, a, b, float(c), 1.0)) for i, (a, b, c) in enumerate(reqs)]
+    index = QueueIndex(jobs)
+    waiting = [False] * len(jobs)
+    for row, start, stop, p, m, r in ops:
+        row %= len(jobs)
+        (index.remove if waiting[row] else index.add)(jobs[row])
+        waiting[row] = not waiting[row]
+
+        def test(procs, mem, req, p=p, m=m, r=r):
+            return (procs <= p) & ((mem <= m) | (req <= r))
+
+        expected = next(
+            (
+                i
+                for i, (a, b, c) in enumerate(reqs)
+                if start <= i < stop and waiting[i] and a <= p and (b <= m or c <= r)
+            ),
+            -1,
+        )
+        assert index.first(start, test, max_procs=p, stop=stop) == expected
 
 
 MACHINE = THREE_HOSTS
