@@ -11,7 +11,7 @@ queue order: job, host, time, and what its placement read) and the host
 profiles with every reservation in them; the next pass then only starts the
 jobs whose reservation time has come and places the jobs that arrived since.
 When a condition below fails, the pass is a fresh full pass, which records a
-new plan.  The decisions are those of the fresh pass (tests check it).
+new plan (condition 5: only from the first reservation that changes).  The decisions are those of the fresh pass (tests check it).
 
 Why they are the same (t1: the last pass, t2 = now).  The conditions, each
 checked in this pass (a fallback when it fails):
@@ -47,7 +47,19 @@ checked in this pass (a fallback when it fails):
    reservation at time t reads change where a job started since ends at t (the
    last pass's backfilled jobs, this pass's step-1 starts).  Each reservation at
    such a (host, time) is re-checked from the free resources recorded before it
-   (``Placed.before``) and must defer the same.
+   (``Placed.before``) and must defer the same.  When one does not, the pass
+   is not fresh but *partial* (:meth:`CarriedPlan._replace_from`): the plan
+   before the first such reservation r (queue order) is kept, the reservations
+   from r on are undone in the carried profiles and their jobs placed again by
+   the pass's own methods (backfill, else reserve), in order, before the
+   arrivals.  The kept prefix is the fresh pass's: by conditions 3 and 4, each
+   of its jobs meets the profile it met in the last pass (values; releases too,
+   but for the changed (host, time) pairs, where it defers the same since it
+   passed the re-check), so it makes the same reservation with the same
+   deferral, and the profile after the prefix is the fresh pass's.  Undoing
+   adds back integers (exact); from r on the pass is the fresh one's walk.  A
+   job due now behind r already started (its start read the old plan): then
+   the pass is fresh.
 
 The new arrivals then meet the carried profiles, equal to the fresh pass's
 (values and releases), and are placed by the pass's own methods.  A carried
@@ -94,12 +106,13 @@ class _Entry:
 class CarriedPlan:
     """The last pass's plan and profiles, carried into the next pass (module docstring).
 
-    ``counts``: passes carried and fresh in this run (the tests check that the carried
-    path is taken).
+    ``counts``: passes carried (``partial`` of them placed part of the plan again) and
+    fresh in this run (the tests check which path is taken).
     """
 
     def __init__(self) -> None:
-        self.counts = {"carried": 0, "fresh": 0}
+        self.counts = {"carried": 0, "fresh": 0, "partial": 0}
+        self.seq = 0  # the next entry's position in queue order (never reused)
         self.forget()
 
     def forget(self) -> None:
@@ -115,6 +128,7 @@ class CarriedPlan:
         self.base: dict[str, tuple[list[float], list[Release]]] = {}  # predicted releases
         self.total: dict[str, tuple[int, float]] = {}  # host resources in all
         self.backfill_ends: list[tuple[str, float]] = []  # last pass's backfilled jobs' ends
+        self.due_seq = -1  # the last queue position started as due in this pass
         self.arrivals: list[Job] = []  # arrived since the last pass that ran
 
     def note_arrivals(self, jobs: Iterable[Job]) -> None:
@@ -144,9 +158,13 @@ class CarriedPlan:
         started = self._start_head(p, now, arrivals)
         if started is None:
             return False
+        self.due_seq = -1
         for e in due:  # the other reservations due now: backfilled on their host
-            if e.alive and not self._backfill_due(p, e):
+            if not e.alive:
+                continue
+            if not self._backfill_due(p, e):
                 return False
+            self.due_seq = max(self.due_seq, e.seq)
         profiles = self.profiles
         for name, prof in profiles.items():
             _trim(prof, now)
@@ -156,13 +174,14 @@ class CarriedPlan:
         ):
             spec = job.spec  # an arrival started in step 1: not in the plan's profiles yet
             profiles[start[0]].take(now, spec.procs, spec.mem, spec.req_time)
-        if not self._same_deferrals(p):  # condition 5
+        rest = self._replace_from(self._first_changed(p))  # condition 5
+        if rest is None:
             return False
         # the arrivals meet the profiles the fresh pass would have: placed by the pass itself
         p.profiles = profiles
         p.reserved_hosts = {h for h, n in self.held.items() if n}
         p.n_res = self.alive
-        for job in arrivals[started:]:
+        for job in rest + arrivals[started:]:
             if not p.backfill(job):
                 p.reserve(job)
         self._keep(p, releases)
@@ -235,40 +254,88 @@ class CarriedPlan:
         self._drop(e)
         return True
 
-    def _same_deferrals(self, p: BackfillPass) -> bool:
-        """Condition 5: every reservation at a (host, time) where a job started since ends
-        defers the same releases with the releases there now."""
+    def _first_changed(self, p: BackfillPass) -> _Entry | None:
+        """Condition 5: the first reservation in queue order at a (host, time) where a job
+        started since ends that defers other releases with the releases there now."""
         assert self.profiles is not None
         changed = self.backfill_ends + [(host, end) for host, end, _p, _m in p.started]
+        first: _Entry | None = None
         for host, t in changed:
             entries = self.at.get((host, t))
             if not entries or t <= p.now:
                 continue
             rel = self.profiles[host].releases.get(t) or []
-            for e in entries:
+            for e in entries:  # in queue order
                 placed = e.placed
                 spec = placed.job.spec
                 if e.alive and unneeded_releases(rel, placed.before, spec.procs, spec.mem) != (
                     placed.spare
                 ):
-                    return False
-        return True
+                    if first is None or e.seq < first.seq:
+                        first = e
+                    break
+        return first
+
+    def _replace_from(self, first: _Entry | None) -> list[Job] | None:
+        """The partial fallback: undo the reservations from ``first`` on (queue order) in
+        the profiles and return their jobs, to be placed again by the pass; ``[]`` when
+        nothing changed, ``None`` (a fresh pass) when a due job behind ``first`` started.
+
+        Exact: a reservation takes integers (processors, kilobytes) from the steps it
+        covers, so adding them back restores every value bit for bit; the steps it split
+        stay, each with its neighbour's value, and a search answers the same (a window
+        that fits from a step fits from the start of the equal step before it).  The
+        searches' memos assume a profile that only loses resources: cleared.
+        """
+        if first is None:
+            return []
+        if self.due_seq > first.seq:  # started now behind a reservation that moves
+            return None
+        assert self.profiles is not None
+        order = self.order
+        i = bisect.bisect_left(order, first.seq, key=_seq)  # positions rise, with gaps
+        jobs: list[Job] = []
+        touched: set[str] = set()
+        for e in reversed(order[i:]):
+            if not e.alive:
+                continue
+            placed = e.placed
+            host, at = placed.host, placed.at
+            if host is not None:
+                spec = placed.job.spec
+                prof = self.profiles[host]
+                prof.take(at, -spec.procs, -spec.mem, spec.req_time)
+                if placed.spare != (0, 0.0):
+                    later = math.nextafter(at, math.inf)
+                    prof.take(at, -placed.spare[0], -placed.spare[1], later - at)
+                touched.add(host)
+            self._drop(e)
+            jobs.append(placed.job)
+        del order[i:]
+        for host in touched:
+            self.profiles[host].short.clear()
+            self.profiles[host].found.clear()
+        jobs.reverse()
+        self.counts["partial"] += 1
+        return jobs
 
     # -- the plan's book-keeping -------------------------------------------------------
     def _drop(self, e: _Entry) -> None:
-        """``e``'s job started."""
+        """``e``'s job started, or its reservation is undone."""
         e.alive = False
         self.alive -= 1
         self.tied -= e.placed.tied
         host = e.placed.host
-        assert host is not None
+        if host is None:
+            return
         self.held[host] -= 1
         entries = self.at.get((host, e.placed.at))
         if entries is not None and all(not x.alive for x in entries):
             del self.at[(host, e.placed.at)]
 
     def _add(self, placed: Placed) -> None:
-        e = _Entry(placed, len(self.order))
+        e = _Entry(placed, self.seq)
+        self.seq += 1
         self.order.append(e)
         self.alive += 1
         self.tied += placed.tied
@@ -324,6 +391,10 @@ class CarriedPlan:
             )
         self.profiles = p.profiles
         self._keep(p, releases)
+
+
+def _seq(e: _Entry) -> int:
+    return e.seq
 
 
 def _trim(prof: Profile, now: float) -> None:
