@@ -50,16 +50,16 @@ checked in this pass (a fallback when it fails):
    (``Placed.before``) and must defer the same.  When one does not, the pass
    is not fresh but *partial* (:meth:`CarriedPlan._replace_from`): the plan
    before the first such reservation r (queue order) is kept, the reservations
-   from r on are undone in the carried profiles and their jobs placed again by
-   the pass's own methods (backfill, else reserve), in order, before the
-   arrivals.  The kept prefix is the fresh pass's: by conditions 3 and 4, each
-   of its jobs meets the profile it met in the last pass (values; releases too,
-   but for the changed (host, time) pairs, where it defers the same since it
-   passed the re-check), so it makes the same reservation with the same
-   deferral, and the profile after the prefix is the fresh pass's.  Undoing
-   adds back integers (exact); from r on the pass is the fresh one's walk.  A
-   job due now behind r already started (its start read the old plan): then
-   the pass is fresh.
+   from r on are dropped, the profiles rebuilt from the prefix, and the jobs
+   from r on placed again by the pass's own methods (backfill, else reserve),
+   in order, before the arrivals.  The kept prefix is the fresh pass's: by
+   conditions 3 and 4, each of its jobs meets the profile it met in the last
+   pass (values; releases too, but for the changed (host, time) pairs, where it
+   defers the same since it passed the re-check), so it makes the same
+   reservation with the same deferral; the rebuild makes exactly those
+   reservations (and backfills the jobs due now) on the fresh pass's profiles,
+   so from r on the pass is the fresh one's walk.  A job due now behind r
+   already started (its start read the old plan): then the pass is fresh.
 
 The new arrivals then meet the carried profiles, equal to the fresh pass's
 (values and releases), and are placed by the pass's own methods.  A carried
@@ -128,7 +128,7 @@ class CarriedPlan:
         self.base: dict[str, tuple[list[float], list[Release]]] = {}  # predicted releases
         self.total: dict[str, tuple[int, float]] = {}  # host resources in all
         self.backfill_ends: list[tuple[str, float]] = []  # last pass's backfilled jobs' ends
-        self.due_seq = -1  # the last queue position started as due in this pass
+        self.due_now: list[_Entry] = []  # the reservations due now started in this pass
         self.arrivals: list[Job] = []  # arrived since the last pass that ran
 
     def note_arrivals(self, jobs: Iterable[Job]) -> None:
@@ -158,13 +158,13 @@ class CarriedPlan:
         started = self._start_head(p, now, arrivals)
         if started is None:
             return False
-        self.due_seq = -1
+        self.due_now = []
         for e in due:  # the other reservations due now: backfilled on their host
             if not e.alive:
                 continue
             if not self._backfill_due(p, e):
                 return False
-            self.due_seq = max(self.due_seq, e.seq)
+            self.due_now.append(e)
         profiles = self.profiles
         for name, prof in profiles.items():
             _trim(prof, now)
@@ -174,11 +174,11 @@ class CarriedPlan:
         ):
             spec = job.spec  # an arrival started in step 1: not in the plan's profiles yet
             profiles[start[0]].take(now, spec.procs, spec.mem, spec.req_time)
-        rest = self._replace_from(self._first_changed(p))  # condition 5
+        rest = self._replace_from(p, self._first_changed(p))  # condition 5
         if rest is None:
             return False
         # the arrivals meet the profiles the fresh pass would have: placed by the pass itself
-        p.profiles = profiles
+        p.profiles = self.profiles
         p.reserved_hosts = {h for h, n in self.held.items() if n}
         p.n_res = self.alive
         for job in rest + arrivals[started:]:
@@ -276,46 +276,45 @@ class CarriedPlan:
                     break
         return first
 
-    def _replace_from(self, first: _Entry | None) -> list[Job] | None:
-        """The partial fallback: undo the reservations from ``first`` on (queue order) in
-        the profiles and return their jobs, to be placed again by the pass; ``[]`` when
-        nothing changed, ``None`` (a fresh pass) when a due job behind ``first`` started.
+    def _replace_from(self, p: BackfillPass, first: _Entry | None) -> list[Job] | None:
+        """The partial fallback: drop the reservations from ``first`` on (queue order),
+        rebuild the profiles as the fresh pass has them after the plan before ``first``,
+        and return the dropped jobs, to be placed again by the pass; ``[]`` when nothing
+        changed, ``None`` (a fresh pass) when a job due now behind ``first`` started.
 
-        Exact: a reservation takes integers (processors, kilobytes) from the steps it
-        covers, so adding them back restores every value bit for bit; the steps it split
-        stay, each with its neighbour's value, and a search answers the same (a window
-        that fits from a step fits from the start of the equal step before it).  The
-        searches' memos assume a profile that only loses resources: cleared.
+        The rebuild is the fresh pass's: its profiles (with the jobs started in step 1),
+        then, in queue order, each kept reservation at its time (deferring what it
+        deferred: it passed the re-check) and each job due now started as a backfill.
+        (Undoing the dropped reservations in place is exact too, but leaves their split
+        steps for every later search to walk: slower than this on the benchmark.)
         """
         if first is None:
             return []
-        if self.due_seq > first.seq:  # started now behind a reservation that moves
-            return None
-        assert self.profiles is not None
+        if self.due_now and self.due_now[-1].seq > first.seq:
+            return None  # started now behind a reservation that moves
         order = self.order
         i = bisect.bisect_left(order, first.seq, key=_seq)  # positions rise, with gaps
         jobs: list[Job] = []
-        touched: set[str] = set()
-        for e in reversed(order[i:]):
-            if not e.alive:
-                continue
-            placed = e.placed
-            host, at = placed.host, placed.at
-            if host is not None:
-                spec = placed.job.spec
-                prof = self.profiles[host]
-                prof.take(at, -spec.procs, -spec.mem, spec.req_time)
-                if placed.spare != (0, 0.0):
-                    later = math.nextafter(at, math.inf)
-                    prof.take(at, -placed.spare[0], -placed.spare[1], later - at)
-                touched.add(host)
-            self._drop(e)
-            jobs.append(placed.job)
+        for e in order[i:]:
+            if e.alive:
+                self._drop(e)
+                jobs.append(e.placed.job)
         del order[i:]
-        for host in touched:
-            self.profiles[host].short.clear()
-            self.profiles[host].found.clear()
-        jobs.reverse()
+        p.build_profiles()
+        assert p.profiles is not None
+        profiles = p.profiles
+        now_started = {e.seq for e in self.due_now}
+        for e in order[self.head :]:
+            placed = e.placed
+            host, spec = placed.host, placed.job.spec
+            if host is None:
+                continue
+            if e.alive:
+                spare = profiles[host].reserve(placed.at, spec.procs, spec.mem, spec.req_time)
+                assert spare == placed.spare
+            elif e.seq in now_started:
+                profiles[host].take(p.now, spec.procs, spec.mem, spec.req_time)
+        self.profiles = profiles
         self.counts["partial"] += 1
         return jobs
 
