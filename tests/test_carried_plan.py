@@ -233,3 +233,27 @@ def test_a_changed_deferral_replaces_the_plan_from_that_reservation(monkeypatch,
     pd.testing.assert_frame_equal(carried, fresh)
     reference = simulate(jobs, machine=ONE, policy=ReferenceBackfill(reservations="all")).jobs
     pd.testing.assert_frame_equal(carried, reference[COLUMNS])
+
+
+def test_a_job_requesting_no_time_is_placed_again(monkeypatch):
+    """J7 (8 of 16 processors, requested 0 s) is reserved at 1 at time 0; J17 (1p, 3 s)
+    is backfilled over 0-3, which the empty reservation does not stop.  The next pass
+    (still at 0, after the zero-length jobs ended) has 7 processors free at 1, so the
+    fresh pass reserves J7 at 3: a reservation of no length is not carried (found by
+    hypothesis; every carried pass must hold the fresh pass's plan)."""
+    carry = UNPATCHED_CARRY
+
+    def checked_carry(self, p):
+        if not carry(self, p):
+            return False
+        starts, plan = fresh_pass_of(p)
+        assert [(d.job.id, d.host) for d in p.decisions] == starts
+        kept = [e.placed for e in self.order[self.head :] if e.alive]
+        assert [(r.job.id, r.host, r.at) for r in kept] == plan
+        return True
+
+    monkeypatch.setattr(carried_plan.CarriedPlan, "carry", checked_carry)
+    spec = [(3, 8, 3, 1), (4, 1, 1, 1), (5, 1, 1, 1), (6, 2, 1, 1), (7, 8, 0, 0), (17, 1, 3, 1)]
+    spec += [(i, 1, 0, 0) for i in (1, 2, *range(8, 17), 18)]
+    jobs = [JobSpec(i, 0.0, p, 0, float(q), float(a)) for i, p, q, a in sorted(spec)]
+    run(jobs, ONE, True, monkeypatch)

@@ -38,7 +38,8 @@ checked in this pass (a fallback when it fails):
    checked: step 1 for those at the head of the queue, a backfill for the
    others, which then must fit no other host now), and deferred no release at
    t2; no reservation was tied with another host's (``Placed.tied``: the tie
-   goes to the fewest free processors *now*, which has changed).  An old job
+   goes to the fewest free processors *now*, which has changed) or is of a job
+   requesting no time (it holds nothing: a later backfill may take its place).  An old job
    reserved later than t2 cannot start now: its window does not fit at t2 on
    any host's profile, and a host without reservations has at least its free
    resources at every later time.
@@ -121,7 +122,7 @@ class CarriedPlan:
         self.order: list[_Entry] = []  # the plan in queue order (started ones dead)
         self.head = 0  # no live entry before this position
         self.alive = 0
-        self.tied = 0  # live entries tied with another host
+        self.tied = 0  # live entries tied with another host or of no length (_fragile)
         self.due: list[tuple[float, int, _Entry]] = []  # heap of (time, seq, entry)
         self.at: dict[tuple[str, float], list[_Entry]] = {}  # (host, time) -> entries
         self.held: dict[str, int] = {}  # live reservations by host
@@ -323,7 +324,7 @@ class CarriedPlan:
         """``e``'s job started, or its reservation is undone."""
         e.alive = False
         self.alive -= 1
-        self.tied -= e.placed.tied
+        self.tied -= _fragile(e.placed)
         host = e.placed.host
         if host is None:
             return
@@ -337,7 +338,7 @@ class CarriedPlan:
         self.seq += 1
         self.order.append(e)
         self.alive += 1
-        self.tied += placed.tied
+        self.tied += _fragile(placed)
         if placed.host is not None:
             self.held[placed.host] = self.held.get(placed.host, 0) + 1
             self.at.setdefault((placed.host, placed.at), []).append(e)
@@ -390,6 +391,13 @@ class CarriedPlan:
             )
         self.profiles = p.profiles
         self._keep(p, releases)
+
+
+def _fragile(placed: Placed) -> bool:
+    """A reservation the next pass may not keep: tied with another host (condition 4), or
+    of a job requesting no time, which holds nothing in the profile, so a job backfilled
+    behind it may take what it was placed on (the fresh pass then places it later)."""
+    return placed.tied or placed.job.spec.req_time <= 0
 
 
 def _seq(e: _Entry) -> int:
