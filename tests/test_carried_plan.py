@@ -13,6 +13,8 @@ forcing the fresh pass.
 
 from __future__ import annotations
 
+import random
+
 import pandas as pd
 import pytest
 from conftest import bursty_jobs
@@ -178,7 +180,7 @@ def test_an_early_end_forces_the_fresh_pass(monkeypatch):
     assert got == {
         1: (0, 50), 2: (0, 100), 3: (50, 60), 4: (2, 7), 5: (7, 27), 6: (27, 37), 7: (60, 70),
     }  # fmt: skip
-    assert counts == {"carried": 3, "fresh": 2}
+    assert counts == {"carried": 3, "fresh": 2, "partial": 0}
 
 
 @pytest.mark.parametrize("interval", [None, 40.0])
@@ -187,3 +189,71 @@ def test_interval_runs_are_fresh_where_reservations_fall_between_passes(monkeypa
     carried, _ = run(jobs, ONE, True, monkeypatch, interval=interval)
     fresh, _ = run(jobs, ONE, False, monkeypatch, interval=interval)
     pd.testing.assert_frame_equal(carried, fresh)
+
+
+def tie_workload(seed):
+    """Sixty jobs on integer times with requested runtimes of 5 to 40 s (one in five ends
+    early): same-time releases, so the tie rule's deferrals change between passes."""
+    rnd = random.Random(seed)
+    jobs, t = [], 0.0
+    for i in range(60):
+        t += rnd.choice([0, 0, 1, 5, 20])
+        req = float(rnd.choice([5, 10, 20, 40]))
+        act = req if rnd.random() < 0.8 else float(rnd.randint(1, int(req)))
+        jobs.append(JobSpec(i + 1, t, rnd.randint(1, 8), rnd.choice([0, 512, 1024]), req, act))
+    return jobs
+
+
+@pytest.mark.parametrize("seed", [13, 16, 31, 38])
+def test_a_changed_deferral_replaces_the_plan_from_that_reservation(monkeypatch, seed):
+    """Condition 5 fails in some passes (a job started since ends where a reservation
+    deferred releases): the pass keeps the plan before that reservation and places the
+    rest again (``partial``).  Each such pass must hold the fresh pass's starts and plan
+    to the last bit, and the schedule the fresh one's and the reference's."""
+    carry = UNPATCHED_CARRY
+    checked: list[int] = []
+
+    def checked_carry(self, p):
+        partial = self.counts["partial"]
+        if not carry(self, p):
+            return False
+        if self.counts["partial"] > partial:
+            starts, plan = fresh_pass_of(p)
+            assert [(d.job.id, d.host) for d in p.decisions] == starts
+            kept = [e.placed for e in self.order[self.head :] if e.alive]
+            assert [(r.job.id, r.host, r.at) for r in kept] == plan
+            checked.append(p.now)
+        return True
+
+    monkeypatch.setattr(carried_plan.CarriedPlan, "carry", checked_carry)
+    jobs = tie_workload(seed)
+    carried, counts = run(jobs, ONE, True, monkeypatch)
+    assert counts is not None and counts["partial"] == len(checked) >= 1
+    fresh, _ = run(jobs, ONE, False, monkeypatch)
+    pd.testing.assert_frame_equal(carried, fresh)
+    reference = simulate(jobs, machine=ONE, policy=ReferenceBackfill(reservations="all")).jobs
+    pd.testing.assert_frame_equal(carried, reference[COLUMNS])
+
+
+def test_a_job_requesting_no_time_is_placed_again(monkeypatch):
+    """J7 (8 of 16 processors, requested 0 s) is reserved at 1 at time 0; J17 (1p, 3 s)
+    is backfilled over 0-3, which the empty reservation does not stop.  The next pass
+    (still at 0, after the zero-length jobs ended) has 7 processors free at 1, so the
+    fresh pass reserves J7 at 3: a reservation of no length is not carried (found by
+    hypothesis; every carried pass must hold the fresh pass's plan)."""
+    carry = UNPATCHED_CARRY
+
+    def checked_carry(self, p):
+        if not carry(self, p):
+            return False
+        starts, plan = fresh_pass_of(p)
+        assert [(d.job.id, d.host) for d in p.decisions] == starts
+        kept = [e.placed for e in self.order[self.head :] if e.alive]
+        assert [(r.job.id, r.host, r.at) for r in kept] == plan
+        return True
+
+    monkeypatch.setattr(carried_plan.CarriedPlan, "carry", checked_carry)
+    spec = [(3, 8, 3, 1), (4, 1, 1, 1), (5, 1, 1, 1), (6, 2, 1, 1), (7, 8, 0, 0), (17, 1, 3, 1)]
+    spec += [(i, 1, 0, 0) for i in (1, 2, *range(8, 17), 18)]
+    jobs = [JobSpec(i, 0.0, p, 0, float(q), float(a)) for i, p, q, a in sorted(spec)]
+    run(jobs, ONE, True, monkeypatch)

@@ -11,7 +11,7 @@ queue order: job, host, time, and what its placement read) and the host
 profiles with every reservation in them; the next pass then only starts the
 jobs whose reservation time has come and places the jobs that arrived since.
 When a condition below fails, the pass is a fresh full pass, which records a
-new plan.  The decisions are those of the fresh pass (tests check it).
+new plan (condition 5: only from the first reservation that changes).  The decisions are those of the fresh pass (tests check it).
 
 Why they are the same (t1: the last pass, t2 = now).  The conditions, each
 checked in this pass (a fallback when it fails):
@@ -38,7 +38,8 @@ checked in this pass (a fallback when it fails):
    checked: step 1 for those at the head of the queue, a backfill for the
    others, which then must fit no other host now), and deferred no release at
    t2; no reservation was tied with another host's (``Placed.tied``: the tie
-   goes to the fewest free processors *now*, which has changed).  An old job
+   goes to the fewest free processors *now*, which has changed) or is of a job
+   requesting no time (it holds nothing: a later backfill may take its place).  An old job
    reserved later than t2 cannot start now: its window does not fit at t2 on
    any host's profile, and a host without reservations has at least its free
    resources at every later time.
@@ -47,7 +48,19 @@ checked in this pass (a fallback when it fails):
    reservation at time t reads change where a job started since ends at t (the
    last pass's backfilled jobs, this pass's step-1 starts).  Each reservation at
    such a (host, time) is re-checked from the free resources recorded before it
-   (``Placed.before``) and must defer the same.
+   (``Placed.before``) and must defer the same.  When one does not, the pass
+   is not fresh but *partial* (:meth:`CarriedPlan._replace_from`): the plan
+   before the first such reservation r (queue order) is kept, the reservations
+   from r on are dropped, the profiles rebuilt from the prefix, and the jobs
+   from r on placed again by the pass's own methods (backfill, else reserve),
+   in order, before the arrivals.  The kept prefix is the fresh pass's: by
+   conditions 3 and 4, each of its jobs meets the profile it met in the last
+   pass (values; releases too, but for the changed (host, time) pairs, where it
+   defers the same since it passed the re-check), so it makes the same
+   reservation with the same deferral; the rebuild makes exactly those
+   reservations (and backfills the jobs due now) on the fresh pass's profiles,
+   so from r on the pass is the fresh one's walk.  A job due now behind r
+   already started (its start read the old plan): then the pass is fresh.
 
 The new arrivals then meet the carried profiles, equal to the fresh pass's
 (values and releases), and are placed by the pass's own methods.  A carried
@@ -94,12 +107,13 @@ class _Entry:
 class CarriedPlan:
     """The last pass's plan and profiles, carried into the next pass (module docstring).
 
-    ``counts``: passes carried and fresh in this run (the tests check that the carried
-    path is taken).
+    ``counts``: passes carried (``partial`` of them placed part of the plan again) and
+    fresh in this run (the tests check which path is taken).
     """
 
     def __init__(self) -> None:
-        self.counts = {"carried": 0, "fresh": 0}
+        self.counts = {"carried": 0, "fresh": 0, "partial": 0}
+        self.seq = 0  # the next entry's position in queue order (never reused)
         self.forget()
 
     def forget(self) -> None:
@@ -108,13 +122,14 @@ class CarriedPlan:
         self.order: list[_Entry] = []  # the plan in queue order (started ones dead)
         self.head = 0  # no live entry before this position
         self.alive = 0
-        self.tied = 0  # live entries tied with another host
+        self.tied = 0  # live entries tied with another host or of no length (_fragile)
         self.due: list[tuple[float, int, _Entry]] = []  # heap of (time, seq, entry)
         self.at: dict[tuple[str, float], list[_Entry]] = {}  # (host, time) -> entries
         self.held: dict[str, int] = {}  # live reservations by host
         self.base: dict[str, tuple[list[float], list[Release]]] = {}  # predicted releases
         self.total: dict[str, tuple[int, float]] = {}  # host resources in all
         self.backfill_ends: list[tuple[str, float]] = []  # last pass's backfilled jobs' ends
+        self.due_now: list[_Entry] = []  # the reservations due now started in this pass
         self.arrivals: list[Job] = []  # arrived since the last pass that ran
 
     def note_arrivals(self, jobs: Iterable[Job]) -> None:
@@ -144,9 +159,13 @@ class CarriedPlan:
         started = self._start_head(p, now, arrivals)
         if started is None:
             return False
+        self.due_now = []
         for e in due:  # the other reservations due now: backfilled on their host
-            if e.alive and not self._backfill_due(p, e):
+            if not e.alive:
+                continue
+            if not self._backfill_due(p, e):
                 return False
+            self.due_now.append(e)
         profiles = self.profiles
         for name, prof in profiles.items():
             _trim(prof, now)
@@ -156,13 +175,14 @@ class CarriedPlan:
         ):
             spec = job.spec  # an arrival started in step 1: not in the plan's profiles yet
             profiles[start[0]].take(now, spec.procs, spec.mem, spec.req_time)
-        if not self._same_deferrals(p):  # condition 5
+        rest = self._replace_from(p, self._first_changed(p))  # condition 5
+        if rest is None:
             return False
         # the arrivals meet the profiles the fresh pass would have: placed by the pass itself
-        p.profiles = profiles
+        p.profiles = self.profiles
         p.reserved_hosts = {h for h, n in self.held.items() if n}
         p.n_res = self.alive
-        for job in arrivals[started:]:
+        for job in rest + arrivals[started:]:
             if not p.backfill(job):
                 p.reserve(job)
         self._keep(p, releases)
@@ -235,43 +255,90 @@ class CarriedPlan:
         self._drop(e)
         return True
 
-    def _same_deferrals(self, p: BackfillPass) -> bool:
-        """Condition 5: every reservation at a (host, time) where a job started since ends
-        defers the same releases with the releases there now."""
+    def _first_changed(self, p: BackfillPass) -> _Entry | None:
+        """Condition 5: the first reservation in queue order at a (host, time) where a job
+        started since ends that defers other releases with the releases there now."""
         assert self.profiles is not None
         changed = self.backfill_ends + [(host, end) for host, end, _p, _m in p.started]
+        first: _Entry | None = None
         for host, t in changed:
             entries = self.at.get((host, t))
             if not entries or t <= p.now:
                 continue
             rel = self.profiles[host].releases.get(t) or []
-            for e in entries:
+            for e in entries:  # in queue order
                 placed = e.placed
                 spec = placed.job.spec
                 if e.alive and unneeded_releases(rel, placed.before, spec.procs, spec.mem) != (
                     placed.spare
                 ):
-                    return False
-        return True
+                    if first is None or e.seq < first.seq:
+                        first = e
+                    break
+        return first
+
+    def _replace_from(self, p: BackfillPass, first: _Entry | None) -> list[Job] | None:
+        """The partial fallback: drop the reservations from ``first`` on (queue order),
+        rebuild the profiles as the fresh pass has them after the plan before ``first``,
+        and return the dropped jobs, to be placed again by the pass; ``[]`` when nothing
+        changed, ``None`` (a fresh pass) when a job due now behind ``first`` started.
+
+        The rebuild is the fresh pass's: its profiles (with the jobs started in step 1),
+        then, in queue order, each kept reservation at its time (deferring what it
+        deferred: it passed the re-check) and each job due now started as a backfill.
+        (Undoing the dropped reservations in place is exact too, but leaves their split
+        steps for every later search to walk: slower than this on the benchmark.)
+        """
+        if first is None:
+            return []
+        if self.due_now and self.due_now[-1].seq > first.seq:
+            return None  # started now behind a reservation that moves
+        order = self.order
+        i = bisect.bisect_left(order, first.seq, key=_seq)  # positions rise, with gaps
+        jobs: list[Job] = []
+        for e in order[i:]:
+            if e.alive:
+                self._drop(e)
+                jobs.append(e.placed.job)
+        del order[i:]
+        p.build_profiles()
+        assert p.profiles is not None
+        profiles = p.profiles
+        now_started = {e.seq for e in self.due_now}
+        for e in order[self.head :]:
+            placed = e.placed
+            host, spec = placed.host, placed.job.spec
+            if host is None:
+                continue
+            if e.alive:
+                spare = profiles[host].reserve(placed.at, spec.procs, spec.mem, spec.req_time)
+                assert spare == placed.spare
+            elif e.seq in now_started:
+                profiles[host].take(p.now, spec.procs, spec.mem, spec.req_time)
+        self.profiles = profiles
+        self.counts["partial"] += 1
+        return jobs
 
     # -- the plan's book-keeping -------------------------------------------------------
     def _drop(self, e: _Entry) -> None:
-        """``e``'s job started."""
+        """``e``'s job started, or its reservation is undone."""
         e.alive = False
         self.alive -= 1
-        self.tied -= e.placed.tied
+        self.tied -= _fragile(e.placed)
         host = e.placed.host
-        assert host is not None
+        if host is None:
+            return
         self.held[host] -= 1
         entries = self.at.get((host, e.placed.at))
         if entries is not None and all(not x.alive for x in entries):
             del self.at[(host, e.placed.at)]
 
     def _add(self, placed: Placed) -> None:
-        e = _Entry(placed, len(self.order))
+        e = _Entry(placed, self.seq)
+        self.seq += 1
         self.order.append(e)
         self.alive += 1
-        self.tied += placed.tied
+        self.tied += _fragile(placed)
         if placed.host is not None:
             self.held[placed.host] = self.held.get(placed.host, 0) + 1
             self.at.setdefault((placed.host, placed.at), []).append(e)
@@ -324,6 +391,17 @@ class CarriedPlan:
             )
         self.profiles = p.profiles
         self._keep(p, releases)
+
+
+def _fragile(placed: Placed) -> bool:
+    """A reservation the next pass may not keep: tied with another host (condition 4), or
+    of a job requesting no time, which holds nothing in the profile, so a job backfilled
+    behind it may take what it was placed on (the fresh pass then places it later)."""
+    return placed.tied or placed.job.spec.req_time <= 0
+
+
+def _seq(e: _Entry) -> int:
+    return e.seq
 
 
 def _trim(prof: Profile, now: float) -> None:
