@@ -100,17 +100,11 @@ def fresh_pass_of(p):
     return starts, [(r.job.id, r.host, r.at) for r in fresh.plan]
 
 
-@settings(
-    max_examples=100,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
-@given(jobs=workloads(), machine=st.sampled_from([ONE, THREE]))
-def test_every_carried_pass_holds_the_fresh_pass_plan(jobs, machine, monkeypatch):
-    """Pass by pass, not only in the end: each carried pass starts the jobs the fresh pass
-    starts and leaves every waiting job with the fresh pass's reservation (host and
-    time to the last bit: the tie rule's deferrals included)."""
-    carry = UNPATCHED_CARRY  # not the attribute: the fixture is shared by the examples
+def check_every_carried_pass(monkeypatch):
+    """Make every carried pass assert that it starts the fresh pass's jobs and keeps the
+    fresh pass's plan (host and time to the last bit).  Wraps the original ``carry``, not
+    the attribute, since hypothesis shares the fixture across examples."""
+    carry = UNPATCHED_CARRY
 
     def checked_carry(self, p):
         if not carry(self, p):
@@ -122,6 +116,19 @@ def test_every_carried_pass_holds_the_fresh_pass_plan(jobs, machine, monkeypatch
         return True
 
     monkeypatch.setattr(carried_plan.CarriedPlan, "carry", checked_carry)
+
+
+@settings(
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(jobs=workloads(), machine=st.sampled_from([ONE, THREE]))
+def test_every_carried_pass_holds_the_fresh_pass_plan(jobs, machine, monkeypatch):
+    """Pass by pass, not only in the end: each carried pass starts the jobs the fresh pass
+    starts and leaves every waiting job with the fresh pass's reservation (host and
+    time to the last bit: the tie rule's deferrals included)."""
+    check_every_carried_pass(monkeypatch)
     run(jobs, machine, True, monkeypatch)
 
 
@@ -241,18 +248,7 @@ def test_a_job_requesting_no_time_is_placed_again(monkeypatch):
     (still at 0, after the zero-length jobs ended) has 7 processors free at 1, so the
     fresh pass reserves J7 at 3: a reservation of no length is not carried (found by
     hypothesis; every carried pass must hold the fresh pass's plan)."""
-    carry = UNPATCHED_CARRY
-
-    def checked_carry(self, p):
-        if not carry(self, p):
-            return False
-        starts, plan = fresh_pass_of(p)
-        assert [(d.job.id, d.host) for d in p.decisions] == starts
-        kept = [e.placed for e in self.order[self.head :] if e.alive]
-        assert [(r.job.id, r.host, r.at) for r in kept] == plan
-        return True
-
-    monkeypatch.setattr(carried_plan.CarriedPlan, "carry", checked_carry)
+    check_every_carried_pass(monkeypatch)
     spec = [(3, 8, 3, 1), (4, 1, 1, 1), (5, 1, 1, 1), (6, 2, 1, 1), (7, 8, 0, 0), (17, 1, 3, 1)]
     spec += [(i, 1, 0, 0) for i in (1, 2, *range(8, 17), 18)]
     jobs = [JobSpec(i, 0.0, p, 0, float(q), float(a)) for i, p, q, a in sorted(spec)]
