@@ -35,6 +35,23 @@ from o2ksim.policies.goal.objectives import Objective
 from o2ksim.policies.goal.search import Planner
 
 
+def assert_schedule_of_its_order(point: Point, r) -> None:  # type: ignore[no-untyped-def]
+    """The result's starts, hosts and measures are its order's, evaluated from scratch by
+    the exactness harness (an independent implementation)."""
+    starts, hosts = reference_schedule(point.now, point.profiles, point.capacity, point.jobs, r.order)
+    assert (r.starts, r.hosts) == (starts, hosts)
+    ref = reference_measures(point.now, point.jobs, r.order, starts, point.omega)
+    assert r.measures == pytest.approx(ref, rel=1e-12, abs=1e-9)
+
+
+def assert_same_result(planner: Planner, before, k, r) -> None:  # type: ignore[no-untyped-def]
+    """The compiled result ``k`` equals the Python one ``r`` (order, schedule, measures and
+    counts) and left the planner's profiles as they were (``before``)."""
+    assert planner.profiles == before
+    assert (k.order, k.starts, k.hosts, k.measures, k.visits, k.leaves, k.pruned) == (
+        r.order, r.starts, r.hosts, r.measures, r.visits, r.leaves, r.pruned)  # fmt: skip
+
+
 def test_neighbours_swap_and_move_forward() -> None:
     assert neighbour([5, 6, 7, 8], 1, 3, 0) == [8, 7, 6]
     assert neighbour([5, 6, 7, 8], 1, 3, 1) == [8, 6, 7]
@@ -101,10 +118,7 @@ def test_climb_never_returns_worse_than_its_start(point: Point, limit: int, budg
     assert (r.order, r.measures) == (trail[-1][0], trail[-1][1])
     if start.complete:
         assert r is start  # the whole tree was searched: nothing to climb
-    starts, hosts = reference_schedule(point.now, point.profiles, point.capacity, point.jobs, r.order)
-    assert (r.starts, r.hosts) == (starts, hosts)
-    ref = reference_measures(point.now, point.jobs, r.order, starts, point.omega)
-    assert r.measures == pytest.approx(ref, rel=1e-12, abs=1e-9)
+    assert_schedule_of_its_order(point, r)
     model, _, _, _, slack = point.objective
     if model == "lexical" and slack == 0 and r.order != start.order:
         # strict Lexical is a transitive order: the climb's end beats its start
@@ -114,15 +128,11 @@ def test_climb_never_returns_worse_than_its_start(point: Point, limit: int, budg
         from o2ksim.policies.goal import kernel_local
 
         k = kernel_local.improve(planner, ob, start, budget, point.prune)
-        assert planner.profiles == before
-        assert (k.order, k.starts, k.hosts, k.measures, k.visits, k.leaves, k.pruned) == (
-            r.order, r.starts, r.hosts, r.measures, r.visits, r.leaves, r.pruned)  # fmt: skip
+        assert_same_result(planner, before, k, r)
         # search and climb on one copy of the arrays: the DDS leaves them as it found them
         b = kernel_local.search_improve(planner, ob, point.heuristic, point.method, limit, budget,
                                         point.prune)  # fmt: skip
-        assert planner.profiles == before
-        assert (b.order, b.starts, b.hosts, b.measures, b.visits, b.leaves, b.pruned) == (
-            r.order, r.starts, r.hosts, r.measures, r.visits, r.leaves, r.pruned)  # fmt: skip
+        assert_same_result(planner, before, b, r)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -149,18 +159,13 @@ def test_restart_never_worse_than_the_first_climb(point: Point, limit: int, budg
                          (r.measures[ob.ix], r.measures[ob.iy]))  # fmt: skip
     else:
         assert r.measures == first.measures
-    starts, hosts = reference_schedule(point.now, point.profiles, point.capacity, point.jobs, r.order)
-    assert (r.starts, r.hosts) == (starts, hosts)
-    ref = reference_measures(point.now, point.jobs, r.order, starts, point.omega)
-    assert r.measures == pytest.approx(ref, rel=1e-12, abs=1e-9)
+    assert_schedule_of_its_order(point, r)
     if kernel.AVAILABLE:
         from o2ksim.policies.goal import kernel_local
 
         k = kernel_local.search_improve(planner, ob, point.heuristic, point.method, limit, budget,
                                         point.prune, other)  # fmt: skip
-        assert planner.profiles == before
-        assert (k.order, k.starts, k.hosts, k.measures, k.visits, k.leaves, k.pruned) == (
-            r.order, r.starts, r.hosts, r.measures, r.visits, r.leaves, r.pruned)  # fmt: skip
+        assert_same_result(planner, before, k, r)
 
 
 def test_restart_skipped_by_hand() -> None:
@@ -237,18 +242,13 @@ def test_warm_start_never_worse_than_the_search(point: Point, limit: int, budget
         assert r.measures == start.measures
     if start.complete:
         assert r is start
-    starts, hosts = reference_schedule(point.now, point.profiles, point.capacity, point.jobs, r.order)
-    assert (r.starts, r.hosts) == (starts, hosts)
-    ref = reference_measures(point.now, point.jobs, r.order, starts, point.omega)
-    assert r.measures == pytest.approx(ref, rel=1e-12, abs=1e-9)
+    assert_schedule_of_its_order(point, r)
     if kernel.AVAILABLE:
         from o2ksim.policies.goal import kernel_local
 
         k = kernel_local.search_improve(planner, ob, point.heuristic, point.method, limit, budget,
                                         point.prune, warm=warm)  # fmt: skip
-        assert planner.profiles == before
-        assert (k.order, k.starts, k.hosts, k.measures, k.visits, k.leaves, k.pruned) == (
-            r.order, r.starts, r.hosts, r.measures, r.visits, r.leaves, r.pruned)  # fmt: skip
+        assert_same_result(planner, before, k, r)
 
 
 def test_policy_parameters() -> None:
