@@ -28,6 +28,22 @@ from o2ksim.policies.goal.search import Planner, SearchResult
 
 
 @_jit
+def _advance(d, j, s, submit, floor, thr, lb_wait, lb_x, lb_tw, sw, mw, sx, tw, r0, r1, r2):  # fmt: skip
+    """The running sums of prefix length ``d + 1`` from those of ``d``, job ``j`` starting
+    at ``s`` (``local.improve``'s ``step``): total and maximum wait, total expansion factor,
+    total excessive wait, and what the lower bounds still count for the jobs not placed."""
+    w = s - submit[j]
+    f = floor[j]
+    sw[d + 1] = sw[d] + w
+    mw[d + 1] = w if w > mw[d] else mw[d]
+    sx[d + 1] = sx[d] + (w + f) / f
+    tw[d + 1] = tw[d] + (w - thr if w > thr else 0.0)
+    r0[d + 1] = r0[d] - lb_wait[j]
+    r1[d + 1] = r1[d] - lb_x[j]
+    r2[d + 1] = r2[d] - lb_tw[j]
+
+
+@_jit
 def _improve(times, fp, fm, plen, hosts_ok, submit, floor, hold, procs, mem,
              lb_wait, lb_x, lb_tw, rest0, rest1, rest2, order, starts, hosts, meas, thr,
              max_wait_now, budget, prune, lexical, version, slack, eps_tw, tw_x, tw_y, rx, ry,
@@ -94,16 +110,9 @@ def _improve(times, fp, fm, plen, hosts_ok, submit, floor, hold, procs, mem,
                     last = d + 1
                     c_starts[d] = s
                     c_hosts[d] = h
-                    w = s - submit[j]
-                    f = floor[j]
                     d1 = d + 1
-                    sw[d1] = sw[d] + w
-                    mw[d1] = w if w > mw[d] else mw[d]
-                    sx[d1] = sx[d] + (w + f) / f
-                    tw[d1] = tw[d] + (w - thr if w > thr else 0.0)
-                    r0[d1] = r0[d] - lb_wait[j]
-                    r1[d1] = r1[d] - lb_x[j]
-                    r2[d1] = r2[d] - lb_tw[j]
+                    _advance(d, j, s, submit, floor, thr, lb_wait, lb_x, lb_tw,
+                             sw, mw, sx, tw, r0, r1, r2)  # fmt: skip
                     if d1 == n:
                         leaves += 1
                         m4[0] = tw[n]
@@ -157,15 +166,8 @@ def _improve(times, fp, fm, plen, hosts_ok, submit, floor, hold, procs, mem,
             u_k[p] = k
             u_ins[p] = ins
             placed = p + 1
-            w = s - submit[j]
-            f = floor[j]
-            sw[p + 1] = sw[p] + w
-            mw[p + 1] = w if w > mw[p] else mw[p]
-            sx[p + 1] = sx[p] + (w + f) / f
-            tw[p + 1] = tw[p] + (w - thr if w > thr else 0.0)
-            r0[p + 1] = r0[p] - lb_wait[j]
-            r1[p + 1] = r1[p] - lb_x[j]
-            r2[p + 1] = r2[p] - lb_tw[j]
+            _advance(p, j, s, submit, floor, thr, lb_wait, lb_x, lb_tw,
+                     sw, mw, sx, tw, r0, r1, r2)  # fmt: skip
         for d in range(placed - 1, -1, -1):
             j = order[d]
             _unplace(u_h[d], u_i[d], u_k[d], u_ins[d], procs[j], mem[j], times, fp, fm, plen)
