@@ -71,6 +71,12 @@ CASES: dict[str, tuple[str, str, float | None, str, dict]] = {
     **{f"kth-{m}-tradeoff": ("KTH", m, 0.9, "tradeoff-tw-avgx", {})
        for m in ("1996-10", "1996-11", "1996-12", "1997-02", "1997-04")},
     "sdsc-apr-tradeoff": ("SDSC-Par", "1996-04", 0.9, "tradeoff-tw-avgx", {}),
+    # the traces' other calendar months (UTC), for the many-month comparisons of goal_local.py
+    **{f"kth-{m}-tradeoff": ("KTH", m, 0.9, "tradeoff-tw-avgx", {})
+       for m in ("1997-05", "1997-06", "1997-07", "1997-08")},
+    **{f"sdsc-{m}-tradeoff": ("SDSC-Par", m, 0.9, "tradeoff-tw-avgx", {})
+       for m in ("1996-01", "1996-02", "1996-05", "1996-06", "1996-07", "1996-08", "1996-09",
+                 "1996-10", "1996-11", "1996-12")},
 }
 """Whole-process cases (``--cases``); every one plans with actual runtimes (G§4)."""
 
