@@ -16,6 +16,12 @@ evaluation of a schedule from scratch (``reference_schedule``,
 * the warm start (``local_warm``): the order carried from the previous
   decision point by hand; from random decision points and random warm orders,
   never worse than the DDS start, a correct schedule, compiled == Python;
+* the iterated climb (``local_kind = "ils"``): its generator against the C
+  standard's example ``rand`` (ISO C 7.22.2.2: from seed 1 it returns 16838,
+  5758, 10113, 17515), a kick and the two-job case by hand; from random
+  decision points, each schedule that replaces the best is better than it,
+  the result a correct schedule of its order within the budget, the same on a
+  second call, compiled == Python;
 * the policy parameter: bad values refused, a run with ``dds+local``.
 """
 
@@ -30,7 +36,16 @@ from test_goal_search_exact import BIG, Point, points, reference_measures, refer
 
 from o2ksim.errors import O2KSimError
 from o2ksim.policies.goal import GoalOriented, kernel
-from o2ksim.policies.goal.local import improve, improve_restart, improve_warm, neighbour, warm_order
+from o2ksim.policies.goal.local import (
+    improve,
+    improve_ils,
+    improve_restart,
+    improve_warm,
+    kick,
+    lcg,
+    neighbour,
+    warm_order,
+)
 from o2ksim.policies.goal.objectives import Objective
 from o2ksim.policies.goal.search import Planner
 
@@ -251,6 +266,96 @@ def test_warm_start_never_worse_than_the_search(point: Point, limit: int, budget
         assert_same_result(planner, before, k, r)
 
 
+def test_ils_generator_is_the_c_standards_example() -> None:
+    """``lcg`` is the recurrence of the C standard's portable ``rand`` example
+    (``next = next * 1103515245 + 12345``, returning ``next / 65536 % 32768``), whose
+    first outputs from ``srand(1)`` are published: 16838, 5758, 10113, 17515."""
+    x = 1
+    for expected in (16838, 5758, 10113, 17515):
+        x = lcg(x)
+        assert (x >> 16) % 32768 == expected
+
+
+def test_kick_by_hand() -> None:
+    """From seed 1: state 1,103,527,590, >> 8 = 4,310,654, which is 2 mod 3, so q = 3 in
+    a four-job order; next state 377,401,575 (bc), >> 8 = 1,474,224 = 491,408 * 3, so
+    p = 0: the job at position 3 moves to the front.  With two jobs every move swaps."""
+    order, seed = kick([5, 6, 7, 8], 1, 1)
+    assert (order, seed) == ([8, 5, 6, 7], 377401575)
+    assert kick([5, 6], 1, 1)[0] == [6, 5]
+    assert kick([5, 6], 1, 2)[0] == [5, 6]
+
+
+def test_ils_by_hand() -> None:
+    """The two-job point of ``test_one_swap_improves_by_hand``, budget 100.  The first climb
+    turns [A, B] into [B, A]: 8 visits, 3 schedules.  With two kick moves (two swaps) the
+    kick is [B, A] again: its schedule (2 visits, 1 schedule) and a climb from it (the swap
+    back, 2 visits and 1 schedule, then position 0 settled, 1 visit) cost 5 visits and 2
+    schedules; rounds run while more than n = 2 visits are left: 8 + 5k < 98, 18 rounds,
+    98 visits, 3 + 36 schedules.  With one move the kick is [A, B], whose schedule (2
+    visits) and climb (the first climb again, 8) cost 10 visits and 4 schedules and end
+    at [B, A], not better: 9 rounds, 98 visits, 39 schedules.  The result is [B, A]."""
+    planner = Planner(0.0, [([0.0], [1], [0.0])], [(1, 0.0)], [-100.0, -100.0], [1000.0, 60.0],
+                      [1, 1], [0.0, 0.0])  # fmt: skip
+    ob = Objective("tradeoff", "tw", "avgx")
+    ob.start_epoch(planner.max_wait_now)
+    start = planner.search(ob, [0, 1], "dds", limit=1)
+    for moves in (2, 1):
+        r = improve_ils(planner, ob, start, 100, seed=1, moves=moves)
+        assert (r.order, r.starts) == ([1, 0], [0.0, 60.0])
+        assert (r.visits - start.visits, r.leaves - start.leaves) == (98, 39)
+        if kernel.AVAILABLE:
+            from o2ksim.policies.goal import kernel_local
+
+            k = kernel_local.search_improve(planner, ob, [0, 1], "dds", 1, 100, ils=(1, moves))
+            assert (k.order, k.starts, k.measures, k.visits, k.leaves, k.pruned) == (
+                r.order, r.starts, r.measures, r.visits, r.leaves, r.pruned)  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(points(), st.sampled_from([1, 2, 5]), st.sampled_from([1, 3, 10, 60, 400]),
+       st.integers(0, 2**31 - 1), st.sampled_from([1, 2, 3]))  # fmt: skip
+def test_ils_never_worse_than_its_start(point: Point, limit: int, budget: int, seed: int,
+                                        moves: int) -> None:  # fmt: skip
+    """``local_kind = "ils"``: the best is replaced only by a better schedule, starting
+    from the first climb's result (itself never worse than the DDS start); a correct
+    schedule of its order; within the budget (the last climb may settle one position
+    past it); the same result again from the same seed; compiled == Python, order,
+    starts, hosts, measures and counts."""
+    point.limit = limit
+    planner = point.planner()
+    ob = point.make_objective(planner)
+    start = planner.search(ob, point.heuristic, point.method, limit, point.prune)
+    before = copy.deepcopy(planner.profiles)
+    first = improve(planner, ob, start, budget, point.prune)
+    trail = [first.measures]
+
+    def replaced(order: list[int], m: tuple[float, float, float, float]) -> None:
+        prev = trail[-1]
+        assert ob.better((prev[ob.ix], prev[ob.iy]), (m[ob.ix], m[ob.iy])), "kept a non-better"
+        trail.append(m)
+
+    r = improve_ils(planner, ob, start, budget, seed, moves, point.prune, on_best=replaced)
+    assert planner.profiles == before
+    assert sorted(r.order) == list(range(len(point.jobs)))
+    assert r.measures == trail[-1]
+    if len(trail) == 1:
+        assert (r.order, r.starts, r.hosts) == (first.order, first.starts, first.hosts)
+    if start.complete:
+        assert r is start
+    else:
+        assert r.visits <= start.visits + budget + 1
+    assert_schedule_of_its_order(point, r)
+    again = improve_ils(planner, ob, start, budget, seed, moves, point.prune)
+    assert (again.order, again.measures, again.visits) == (r.order, r.measures, r.visits)
+    if kernel.AVAILABLE:
+        from o2ksim.policies.goal import kernel_local
+
+        k = kernel_local.search_improve(planner, ob, point.heuristic, point.method, limit, budget,
+                                        point.prune, ils=(seed, moves))  # fmt: skip
+        assert_same_result(planner, before, k, r)
+
+
 def test_policy_parameters() -> None:
     pol = GoalOriented(search="dds+local", limit=100, local_budget=500)
     assert (pol.local, pol.search_method, pol.local_budget) == (True, "dds", 500)
@@ -267,6 +372,16 @@ def test_policy_parameters() -> None:
                                             local_warm=True).objective_name
     with pytest.raises(O2KSimError, match="local_warm and local_restart"):
         GoalOriented(search="dds+local", local_warm=True, local_restart=True)
+    pol = GoalOriented(search="dds+local", local_budget=500, local_kind="ils")
+    assert (pol.local_kind, pol.local_kick) == ("ils", 2)
+    assert "climb 500 ils (kick 2)" in pol.objective_name
+    assert GoalOriented(search="dds+local").local_kind == "first"  # the default climb
+    with pytest.raises(O2KSimError, match="local_kind"):
+        GoalOriented(search="dds+local", local_kind="best")
+    with pytest.raises(O2KSimError, match="local_kick"):
+        GoalOriented(search="dds+local", local_kind="ils", local_kick=0)
+    with pytest.raises(O2KSimError, match="does not combine"):
+        GoalOriented(search="dds+local", local_kind="ils", local_warm=True)
 
 
 def test_explain_tells_of_the_climb() -> None:

@@ -18,7 +18,8 @@ lds+local: the discrepancy search then a hill climb of at most
 :mod:`~o2ksim.policies.goal.local`; ``local_restart``: a second climb from the
 other branching order when the first ends early; ``local_warm``: the climb
 starts from the previous decision point's best order when it is better than
-the discrepancy search's), ``branching``
+the discrepancy search's; ``local_kind = "ils"``: an iterated climb, kicked
+by ``local_kick`` random forward moves seeded from the decision point), ``branching``
 (fcfs | lxf), ``limit`` (L, tree-node visits per decision point), ``prune``,
 ``search_kernel`` (auto | numba | python: the same search compiled with numba,
 :mod:`~o2ksim.policies.goal.kernel`, or the Python reference,
@@ -52,8 +53,11 @@ from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.jobs import Job
 from o2ksim.policies.base import POLICIES, Param, Policy
 from o2ksim.policies.goal.local import (
+    LOCAL_KINDS,
     LOCAL_SUFFIX,
+    ils_seed,
     improve,
+    improve_ils,
     improve_restart,
     improve_warm,
     warm_order,
@@ -135,6 +139,13 @@ class GoalOriented(Policy):
         "local_budget": Param(int, 4000, "node visits of the hill climb of search = dds+local or "
                               "lds+local (after the L visits of the discrepancy search)",
                               check=lambda v: v >= 0, check_help="must be >= 0"),
+        "local_kind": Param(str, "first", "dds+local, lds+local: the climb: first (first-improvement "
+                            "hill climb to a local optimum) or ils (iterated: the best schedule "
+                            "kicked by local_kick random forward moves, seeded from the decision "
+                            "point, and climbed again while visits are left; the better wins)",
+                            choices=LOCAL_KINDS),
+        "local_kick": Param(int, 2, "local_kind = ils: random forward moves per kick",
+                            check=lambda v: v >= 1, check_help="must be >= 1"),
         "local_restart": Param(bool, False, "dds+local, lds+local: when the climb ends at a local "
                                "optimum with visits left, climb again from the other branching "
                                "order (FCFS under LXF branching, LXF under FCFS); the better wins"),
@@ -163,6 +174,11 @@ class GoalOriented(Policy):
         self.local_budget: int = p["local_budget"]
         self.local_restart: bool = p["local_restart"]
         self.local_warm: bool = p["local_warm"]
+        self.local_kind: str = p["local_kind"]
+        self.local_kick: int = p["local_kick"]
+        if self.local_kind == "ils" and (self.local_warm or self.local_restart):
+            raise ConfigError(self.name, "local_kind = ils does not combine with local_warm or "
+                              "local_restart; set one", field="local_kind")  # fmt: skip
         if self.local_warm and self.local_restart:
             raise ConfigError(self.name, "local_warm and local_restart do not combine; set one",
                               field="local_warm")  # fmt: skip
@@ -207,6 +223,8 @@ class GoalOriented(Policy):
         p = self.params
         name = f"{self.objective.name}, {p['search'].upper()}-{p['branching'].upper()}, L={self.limit}"
         restart = " with restart" if self.local_restart else " warm" if self.local_warm else ""
+        if self.local_kind == "ils":
+            restart = f" ils (kick {self.local_kick})"
         return f"{name}, climb {self.local_budget}{restart}" if self.local else name
 
     def stats(self) -> dict[str, float]:
@@ -255,13 +273,17 @@ class GoalOriented(Policy):
             elif warm is not None:
                 result = improve_warm(planner, self.objective, result, warm, self.local_budget,
                                       self.prune)  # fmt: skip
+            elif self.local and self.local_kind == "ils":
+                result = improve_ils(planner, self.objective, result, self.local_budget,
+                                     ils_seed(planner), self.local_kick, self.prune)  # fmt: skip
             elif self.local:
                 result = improve(planner, self.objective, result, self.local_budget, self.prune)
         elif self.local:  # compiled search and climb on one copy of the profiles
+            ils = (ils_seed(planner), self.local_kick) if self.local_kind == "ils" else None
             result = self._compiled_improve()(planner, self.objective, heuristic,
                                               self.search_method, self.limit, self.local_budget,
                                               self.prune, other if self.local_restart else None,
-                                              warm)  # fmt: skip
+                                              warm, ils)  # fmt: skip
             c["goal_searches_numba"] += 1
         else:
             result = search(planner, self.objective, heuristic, self.search_method, self.limit,
@@ -399,6 +421,10 @@ class GoalOriented(Policy):
                 other = "FCFS" if self._branch_lxf else "LXF"
                 lines.append(f"{pad}and, if it ends with visits left, a second climb from the {other} "
                              "order; the better of the two wins")  # fmt: skip
+            if self.local_kind == "ils":
+                lines.append(f"{pad}then, while visits are left, the best schedule kicked by "
+                             f"{self.local_kick} random forward moves and climbed again; the "
+                             "better wins")  # fmt: skip
             if self.local_warm:
                 lines.append(f"{pad}starting from the better of the search's schedule and the previous "
                              "decision point's best order")  # fmt: skip

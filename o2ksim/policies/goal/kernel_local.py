@@ -174,6 +174,54 @@ def _improve(times, fp, fm, plen, hosts_ok, submit, floor, hold, procs, mem,
     return order, starts, hosts, meas, visits, leaves, pruned
 
 
+@_jit
+def _lcg(x):
+    """``local.lcg``: the perturbations' generator, in 64-bit integers."""
+    return (1103515245 * x + 12345) % 2147483648
+
+
+@_jit
+def _ils(times, fp, fm, plen, hosts_ok, submit, floor, hold, procs, mem,
+         lb_wait, lb_x, lb_tw, rest0, rest1, rest2, order, starts, hosts, meas, thr,
+         max_wait_now, budget, prune, seed, moves, lexical, version, slack, eps_tw, tw_x, tw_y,
+         rx, ry, ix, iy):  # fmt: skip
+    """``local.improve_ils``; returns (order, starts, hosts, measures, visits, leaves, pruned)."""
+    n = submit.shape[0]
+    o, s, h, m, used, leaves, pruned = _improve(
+        times, fp, fm, plen, hosts_ok, submit, floor, hold, procs, mem, lb_wait, lb_x, lb_tw,
+        rest0, rest1, rest2, order, starts, hosts, meas, thr, max_wait_now, budget, prune,
+        lexical, version, slack, eps_tw, tw_x, tw_y, rx, ry, ix, iy)  # fmt: skip
+    cand = np.zeros(n, np.int64)
+    while budget - used > n:
+        for r in range(n):  # local.kick
+            cand[r] = o[r]
+        for _ in range(moves):
+            seed = _lcg(seed)
+            q = 1 + (seed >> 8) % (n - 1)
+            seed = _lcg(seed)
+            p = (seed >> 8) % q
+            job = cand[q]
+            for r in range(q, p, -1):
+                cand[r] = cand[r - 1]
+            cand[p] = job
+        o3, s3, h3, m3, v3, l3, p3, _ = _search(
+            times, fp, fm, plen, hosts_ok, submit, floor, hold, procs, mem, lb_wait, lb_x, lb_tw,
+            rest0, rest1, rest2, cand, thr, max_wait_now, 1, prune, False, lexical, version,
+            slack, eps_tw, tw_x, tw_y, rx, ry, ix, iy)  # fmt: skip
+        used += v3
+        o4, s4, h4, m4, v4, l4, p4 = _improve(
+            times, fp, fm, plen, hosts_ok, submit, floor, hold, procs, mem, lb_wait, lb_x, lb_tw,
+            rest0, rest1, rest2, o3, s3, h3, m3, thr, max_wait_now, budget - used, prune,
+            lexical, version, slack, eps_tw, tw_x, tw_y, rx, ry, ix, iy)  # fmt: skip
+        used += v4
+        leaves += l3 + l4
+        pruned += p3 + p4
+        if _better(m[ix], m[iy], m4[ix], m4[iy], lexical, version, slack, eps_tw, tw_x, tw_y,
+                   rx, ry):  # fmt: skip
+            o, s, h, m = o4, s4, h4, m4
+    return o, s, h, m, used, leaves, pruned
+
+
 def improve(
     planner: Planner, objective: Objective, start: SearchResult, budget: int, prune: bool = True
 ) -> SearchResult:
@@ -209,11 +257,14 @@ def search_improve(
     prune: bool = True,
     other: list[int] | None = None,
     warm: list[int] | None = None,
+    ils: tuple[int, int] | None = None,
 ) -> SearchResult:
     """``kernel.search`` then :func:`improve` on one copy of the planner's arrays; with
     ``other``, :func:`o2ksim.policies.goal.local.improve_restart`'s second climb too;
     with ``warm``, the climb from the better of the two schedules, as
-    :func:`o2ksim.policies.goal.local.improve_warm` (not both).
+    :func:`o2ksim.policies.goal.local.improve_warm` (not both); with ``ils = (seed,
+    moves)``, the iterated climb of :func:`o2ksim.policies.goal.local.improve_ils`
+    instead of the single one (alone).
 
     The same result and counts as the two calls one after the other (checked in
     ``tests/test_goal_local.py``): the discrepancy search leaves the arrays as it
@@ -224,8 +275,8 @@ def search_improve(
         raise RuntimeError("the compiled goal search needs numba: pip install o2ksim[fast]")
     if method not in ("dds", "lds"):
         raise ValueError(f"search must be dds or lds, got {method!r}")
-    if other is not None and warm is not None:
-        raise ValueError("a restart (other) and a warm start (warm) do not combine")
+    if sum(x is not None for x in (other, warm, ils)) > 1:
+        raise ValueError("a restart (other), a warm start (warm) and ils do not combine")
     n = planner.n
     if n == 0:
         return planner.search(objective, heuristic, method, limit, prune)
@@ -253,7 +304,10 @@ def search_improve(
         if ob.better((float(measures[ob.ix]), float(measures[ob.iy])),
                      (float(m3[ob.ix]), float(m3[ob.iy]))):  # fmt: skip
             order, starts, hosts, measures = o3, s3, h3, m3
-    if climb > 0:
+    if ils is not None:
+        o2, s2, h2, m2, v2, l2, p2 = _ils(*arrays, order, starts, hosts, measures, thr, mwn, climb,
+                                          bool(prune), int(ils[0]), int(ils[1]), *ob_args)  # fmt: skip
+    elif climb > 0:
         o2, s2, h2, m2, v2, l2, p2 = _improve(*arrays, order, starts, hosts, measures, thr, mwn,
                                               climb, bool(prune), *ob_args)  # fmt: skip
     else:
