@@ -20,7 +20,8 @@ branching order and epoch), and at each of them the search of each variant
 policy's own objective (:meth:`Objective.better`, both ways): how often the
 variant's schedule is better, equally good or worse, with the search's CPU
 alone (``restart:L:BUDGET``: ``local_restart``, from the FCFS order;
-``ils:L:BUDGET[:KICK]``: ``local_kind = "ils"`` with ``local_kick = KICK``, 2 by default).  This measures the schedule quality the search is asked for, free of
+``last:L:BUDGET``: ``local_kind = "last"``; ``ils:L:BUDGET[:KICK]``, ``ils-last:...``:
+``local_kind = "ils"``, ``"ils-last"`` with ``local_kick = KICK``, 2 by default).  This measures the schedule quality the search is asked for, free of
 the chaos of a whole run (a different start changes every later queue).
 
 Usage::
@@ -135,11 +136,12 @@ def compare_decisions(months: list[str], every: int, variants: list[str]) -> pd.
                 t0 = time.process_time()
                 if kind == "dds":
                     r = kernel.search(planner, ob, heuristic, "dds", int(nums[0]))
-                elif kind == "ils":  # local_kind = ils, kick nums[2] moves (default 2)
+                elif kind in ("last", "ils", "ils-last"):  # local_kind; ils: kick nums[2] (2)
                     kick = int(nums[2]) if len(nums) > 2 else 2
+                    ils = (ils_seed(planner), kick) if kind.startswith("ils") else None
                     r = kernel_local.search_improve(planner, ob, heuristic, "dds", int(nums[0]),
-                                                    int(nums[1]), True,
-                                                    ils=(ils_seed(planner), kick))  # fmt: skip
+                                                    int(nums[1]), True, ils=ils,
+                                                    last=kind.endswith("last"))  # fmt: skip
                 else:  # local or restart (from the FCFS order, the other branching order)
                     other = list(range(planner.n)) if kind == "restart" else None
                     r = kernel_local.search_improve(planner, ob, heuristic, "dds", int(nums[0]),

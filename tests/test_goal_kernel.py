@@ -204,6 +204,10 @@ def _same_runs(workload: object, machine: object, params: dict, **kw: object) ->
      "local_kind": "ils"},
     {"model": "lexical", "measures": "tw,avgx", "search": "dds+local", "limit": 3, "local_budget": 500,
      "local_kind": "ils", "local_kick": 3},
+    {"model": "tradeoff", "measures": "tw,avgx", "search": "dds+local", "limit": 5, "local_budget": 800,
+     "local_kind": "last"},
+    {"model": "tradeoff", "measures": "maxw,avgx", "search": "dds+local", "limit": 3, "local_budget": 600,
+     "local_kind": "ils-last"},
 ])  # fmt: skip
 def test_runs_are_job_for_job_identical_on_two_hosts(params: dict) -> None:
     assert _same_runs(_workload(7, 120), MACHINE, params) > 0

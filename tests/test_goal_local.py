@@ -16,6 +16,8 @@ evaluation of a schedule from scratch (``reference_schedule``,
 * the warm start (``local_warm``): the order carried from the previous
   decision point by hand; from random decision points and random warm orders,
   never worse than the DDS start, a correct schedule, compiled == Python;
+* the scan from the last position (``local_kind = "last"``): a three-job case
+  by hand, and the property tests above with either scan;
 * the iterated climb (``local_kind = "ils"``): its generator against the C
   standard's example ``rand`` (ISO C 7.22.2.2: from seed 1 it returns 16838,
   5758, 10113, 17515), a kick and the two-job case by hand; from random
@@ -112,9 +114,50 @@ def test_one_swap_improves_by_hand() -> None:
             r.order, r.starts, r.measures, r.visits, r.leaves)  # fmt: skip
 
 
+def test_scan_from_the_last_position_by_hand() -> None:
+    """One processor free now; A, B, C waited 100 s (the threshold), run 1,000, 600 and
+    60 s; strict Lexical(Tw -> avgX); the start is [A, B, C]: excess waits 0, 1,000,
+    1,600, Tw = 2,600.
+
+    Scanning from the last position (``last``), pass 1 places A, B (2 visits), takes B
+    off and swaps positions 1, 2: [A, C, B], Tw = 1,000 + 1,060 = 2,060, better (2
+    visits); the swap back (2) is not.  At p = 0: [C, A, B], Tw = 60 + 1,060 = 1,120,
+    better (3); then [A, C, B] 2,060, [B, A, C] 600 + 1,600 and [B, C, A] 600 + 660 are
+    not (3 each): 18 visits, 6 schedules.  Pass 2 from [C, A, B]: prefix 2; p = 1:
+    [C, B, A], Tw = 60 + 660 = 720, better (2), the swap back not (2); p = 0: [B, C, A]
+    1,260 not (3), [A, B, C] and [A, C, B] pruned after two jobs (Tw bound 1,000 >= 720;
+    2 each): 13 visits, 3 schedules, 2 pruned.  Pass 3 finds nothing (2 + 2 + 3 + 2 +
+    2 = 11 visits, 2 schedules, 2 pruned): [C, B, A] after 42 visits, 11 schedules.
+
+    With a budget of 6 visits the two scans part: from the last position [A, C, B]
+    (Tw 2,060: 2 + 2 visits, then the swap back); from the first, [B, A, C] (B at 0, A
+    at 600, C at 1,600: Tw 2,200; 3 visits), then the swap back (3)."""
+    planner = Planner(0.0, [([0.0], [1], [0.0])], [(1, 0.0)], [-100.0] * 3, [1000.0, 600.0, 60.0],
+                      [1] * 3, [0.0] * 3)  # fmt: skip
+    ob = Objective("lexical", "tw", "avgx", "A", 0.0)
+    ob.start_epoch(planner.max_wait_now)
+    start = planner.search(ob, [0, 1, 2], "dds", limit=1)
+    assert (start.order, start.measures[0]) == ([0, 1, 2], 2600.0)
+    cases = [(True, 100, [2, 1, 0], [0.0, 60.0, 660.0], 720.0, (42, 11, 4)),
+             (True, 6, [0, 2, 1], [0.0, 1000.0, 1060.0], 2060.0, (6, 2, 0)),
+             (False, 6, [1, 0, 2], [0.0, 600.0, 1600.0], 2200.0, (6, 2, 0))]  # fmt: skip
+    for last, budget, order, starts, tw, counts in cases:
+        r = improve(planner, ob, start, budget, last=last)
+        assert (r.order, r.starts, r.measures[0]) == (order, starts, tw)
+        assert (r.visits - start.visits, r.leaves - start.leaves, r.pruned - start.pruned) == counts
+        if kernel.AVAILABLE:
+            from o2ksim.policies.goal import kernel_local
+
+            k = kernel_local.improve(planner, ob, start, budget, last=last)
+            assert (k.order, k.starts, k.measures, k.visits, k.leaves, k.pruned) == (
+                r.order, r.starts, r.measures, r.visits, r.leaves, r.pruned)  # fmt: skip
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(points(), st.sampled_from([1, 2, 5]), st.sampled_from([1, 3, 10, 60, BIG]))
-def test_climb_never_returns_worse_than_its_start(point: Point, limit: int, budget: int) -> None:
+@given(points(), st.sampled_from([1, 2, 5]), st.sampled_from([1, 3, 10, 60, BIG]), st.booleans())
+def test_climb_never_returns_worse_than_its_start(point: Point, limit: int, budget: int,
+                                                  last: bool) -> None:  # fmt: skip
+    """Either scan (``last``: from the last position)."""
     point.limit = limit
     planner = point.planner()
     ob = point.make_objective(planner)
@@ -127,8 +170,10 @@ def test_climb_never_returns_worse_than_its_start(point: Point, limit: int, budg
         assert ob.better((prev[ob.ix], prev[ob.iy]), (m[ob.ix], m[ob.iy])), "accepted a non-better"
         trail.append((order, m))
 
-    r = improve(planner, ob, start, budget, point.prune, on_accept=accepted)
+    r = improve(planner, ob, start, budget, point.prune, on_accept=accepted, last=last)
     assert planner.profiles == before, "the climb must leave the profiles as it found them"
+    if last and not start.complete:  # no settled position charged past the budget
+        assert r.visits <= start.visits + budget
     assert sorted(r.order) == list(range(len(point.jobs)))
     assert (r.order, r.measures) == (trail[-1][0], trail[-1][1])
     if start.complete:
@@ -142,11 +187,11 @@ def test_climb_never_returns_worse_than_its_start(point: Point, limit: int, budg
     if kernel.AVAILABLE:
         from o2ksim.policies.goal import kernel_local
 
-        k = kernel_local.improve(planner, ob, start, budget, point.prune)
+        k = kernel_local.improve(planner, ob, start, budget, point.prune, last)
         assert_same_result(planner, before, k, r)
         # search and climb on one copy of the arrays: the DDS leaves them as it found them
         b = kernel_local.search_improve(planner, ob, point.heuristic, point.method, limit, budget,
-                                        point.prune)  # fmt: skip
+                                        point.prune, last=last)  # fmt: skip
         assert_same_result(planner, before, b, r)
 
 
@@ -314,9 +359,9 @@ def test_ils_by_hand() -> None:
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(points(), st.sampled_from([1, 2, 5]), st.sampled_from([1, 3, 10, 60, 400]),
-       st.integers(0, 2**31 - 1), st.sampled_from([1, 2, 3]))  # fmt: skip
+       st.integers(0, 2**31 - 1), st.sampled_from([1, 2, 3]), st.booleans())  # fmt: skip
 def test_ils_never_worse_than_its_start(point: Point, limit: int, budget: int, seed: int,
-                                        moves: int) -> None:  # fmt: skip
+                                        moves: int, last: bool) -> None:  # fmt: skip
     """``local_kind = "ils"``: the best is replaced only by a better schedule, starting
     from the first climb's result (itself never worse than the DDS start); a correct
     schedule of its order; within the budget (the last climb may settle one position
@@ -327,7 +372,7 @@ def test_ils_never_worse_than_its_start(point: Point, limit: int, budget: int, s
     ob = point.make_objective(planner)
     start = planner.search(ob, point.heuristic, point.method, limit, point.prune)
     before = copy.deepcopy(planner.profiles)
-    first = improve(planner, ob, start, budget, point.prune)
+    first = improve(planner, ob, start, budget, point.prune, last=last)
     trail = [first.measures]
 
     def replaced(order: list[int], m: tuple[float, float, float, float]) -> None:
@@ -335,7 +380,7 @@ def test_ils_never_worse_than_its_start(point: Point, limit: int, budget: int, s
         assert ob.better((prev[ob.ix], prev[ob.iy]), (m[ob.ix], m[ob.iy])), "kept a non-better"
         trail.append(m)
 
-    r = improve_ils(planner, ob, start, budget, seed, moves, point.prune, on_best=replaced)
+    r = improve_ils(planner, ob, start, budget, seed, moves, point.prune, on_best=replaced, last=last)
     assert planner.profiles == before
     assert sorted(r.order) == list(range(len(point.jobs)))
     assert r.measures == trail[-1]
@@ -346,13 +391,13 @@ def test_ils_never_worse_than_its_start(point: Point, limit: int, budget: int, s
     else:
         assert r.visits <= start.visits + budget + 1
     assert_schedule_of_its_order(point, r)
-    again = improve_ils(planner, ob, start, budget, seed, moves, point.prune)
+    again = improve_ils(planner, ob, start, budget, seed, moves, point.prune, last=last)
     assert (again.order, again.measures, again.visits) == (r.order, r.measures, r.visits)
     if kernel.AVAILABLE:
         from o2ksim.policies.goal import kernel_local
 
         k = kernel_local.search_improve(planner, ob, point.heuristic, point.method, limit, budget,
-                                        point.prune, ils=(seed, moves))  # fmt: skip
+                                        point.prune, ils=(seed, moves), last=last)  # fmt: skip
         assert_same_result(planner, before, k, r)
 
 
@@ -376,6 +421,12 @@ def test_policy_parameters() -> None:
     assert (pol.local_kind, pol.local_kick) == ("ils", 2)
     assert "climb 500 ils (kick 2)" in pol.objective_name
     assert GoalOriented(search="dds+local").local_kind == "first"  # the default climb
+    assert "climb 500 last" in GoalOriented(search="dds+local", local_budget=500,
+                                            local_kind="last").objective_name
+    assert "ils-last (kick 3)" in GoalOriented(search="dds+local", local_kind="ils-last",
+                                               local_kick=3).objective_name
+    with pytest.raises(O2KSimError, match="does not combine"):
+        GoalOriented(search="dds+local", local_kind="last", local_restart=True)
     with pytest.raises(O2KSimError, match="local_kind"):
         GoalOriented(search="dds+local", local_kind="best")
     with pytest.raises(O2KSimError, match="local_kick"):

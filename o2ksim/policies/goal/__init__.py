@@ -18,8 +18,9 @@ lds+local: the discrepancy search then a hill climb of at most
 :mod:`~o2ksim.policies.goal.local`; ``local_restart``: a second climb from the
 other branching order when the first ends early; ``local_warm``: the climb
 starts from the previous decision point's best order when it is better than
-the discrepancy search's; ``local_kind = "ils"``: an iterated climb, kicked
-by ``local_kick`` random forward moves seeded from the decision point), ``branching``
+the discrepancy search's; ``local_kind``: the climb's passes scan from the
+first position or from the ``last``, alone or iterated (``ils``, ``ils-last``:
+kicked by ``local_kick`` random forward moves seeded from the decision point)), ``branching``
 (fcfs | lxf), ``limit`` (L, tree-node visits per decision point), ``prune``,
 ``search_kernel`` (auto | numba | python: the same search compiled with numba,
 :mod:`~o2ksim.policies.goal.kernel`, or the Python reference,
@@ -140,9 +141,11 @@ class GoalOriented(Policy):
                               "lds+local (after the L visits of the discrepancy search)",
                               check=lambda v: v >= 0, check_help="must be >= 0"),
         "local_kind": Param(str, "first", "dds+local, lds+local: the climb: first (first-improvement "
-                            "hill climb to a local optimum) or ils (iterated: the best schedule "
-                            "kicked by local_kick random forward moves, seeded from the decision "
-                            "point, and climbed again while visits are left; the better wins)",
+                            "hill climb, each pass scanning from the first position), last (the "
+                            "same, scanning from the last position, where the excessive waits "
+                            "arise), ils, ils-last (iterated: the best schedule kicked by "
+                            "local_kick random forward moves, seeded from the decision point, and "
+                            "climbed again while visits are left; the better wins)",
                             choices=LOCAL_KINDS),
         "local_kick": Param(int, 2, "local_kind = ils: random forward moves per kick",
                             check=lambda v: v >= 1, check_help="must be >= 1"),
@@ -176,9 +179,11 @@ class GoalOriented(Policy):
         self.local_warm: bool = p["local_warm"]
         self.local_kind: str = p["local_kind"]
         self.local_kick: int = p["local_kick"]
-        if self.local_kind == "ils" and (self.local_warm or self.local_restart):
-            raise ConfigError(self.name, "local_kind = ils does not combine with local_warm or "
-                              "local_restart; set one", field="local_kind")  # fmt: skip
+        self._ils = self.local_kind.startswith("ils")
+        self._last = self.local_kind.endswith("last")
+        if self.local_kind != "first" and (self.local_warm or self.local_restart):
+            raise ConfigError(self.name, f"local_kind = {self.local_kind} does not combine with "
+                              "local_warm or local_restart; set one", field="local_kind")  # fmt: skip
         if self.local_warm and self.local_restart:
             raise ConfigError(self.name, "local_warm and local_restart do not combine; set one",
                               field="local_warm")  # fmt: skip
@@ -223,8 +228,9 @@ class GoalOriented(Policy):
         p = self.params
         name = f"{self.objective.name}, {p['search'].upper()}-{p['branching'].upper()}, L={self.limit}"
         restart = " with restart" if self.local_restart else " warm" if self.local_warm else ""
-        if self.local_kind == "ils":
-            restart = f" ils (kick {self.local_kick})"
+        if self.local_kind != "first":
+            kick = f" (kick {self.local_kick})" if self._ils else ""
+            restart = f" {self.local_kind}{kick}"
         return f"{name}, climb {self.local_budget}{restart}" if self.local else name
 
     def stats(self) -> dict[str, float]:
@@ -273,17 +279,19 @@ class GoalOriented(Policy):
             elif warm is not None:
                 result = improve_warm(planner, self.objective, result, warm, self.local_budget,
                                       self.prune)  # fmt: skip
-            elif self.local and self.local_kind == "ils":
+            elif self.local and self._ils:
                 result = improve_ils(planner, self.objective, result, self.local_budget,
-                                     ils_seed(planner), self.local_kick, self.prune)  # fmt: skip
+                                     ils_seed(planner), self.local_kick, self.prune,
+                                     last=self._last)  # fmt: skip
             elif self.local:
-                result = improve(planner, self.objective, result, self.local_budget, self.prune)
+                result = improve(planner, self.objective, result, self.local_budget, self.prune,
+                                 last=self._last)  # fmt: skip
         elif self.local:  # compiled search and climb on one copy of the profiles
-            ils = (ils_seed(planner), self.local_kick) if self.local_kind == "ils" else None
+            ils = (ils_seed(planner), self.local_kick) if self._ils else None
             result = self._compiled_improve()(planner, self.objective, heuristic,
                                               self.search_method, self.limit, self.local_budget,
                                               self.prune, other if self.local_restart else None,
-                                              warm, ils)  # fmt: skip
+                                              warm, ils, self._last)  # fmt: skip
             c["goal_searches_numba"] += 1
         else:
             result = search(planner, self.objective, heuristic, self.search_method, self.limit,
@@ -417,11 +425,13 @@ class GoalOriented(Policy):
         if self.local:
             lines.append(f"{pad}then a hill climb over the best order (swaps, forward moves; at most "
                          f"{self.local_budget} visits, counted above); its result, if better, wins")  # fmt: skip
+            if self._last:
+                lines.append(f"{pad}each pass of the climb scanning from the last position")
             if self.local_restart:
                 other = "FCFS" if self._branch_lxf else "LXF"
                 lines.append(f"{pad}and, if it ends with visits left, a second climb from the {other} "
                              "order; the better of the two wins")  # fmt: skip
-            if self.local_kind == "ils":
+            if self._ils:
                 lines.append(f"{pad}then, while visits are left, the best schedule kicked by "
                              f"{self.local_kick} random forward moves and climbed again; the "
                              "better wins")  # fmt: skip

@@ -47,8 +47,9 @@ def _advance(d, j, s, submit, floor, thr, lb_wait, lb_x, lb_tw, sw, mw, sx, tw, 
 def _improve(times, fp, fm, plen, hosts_ok, submit, floor, hold, procs, mem,
              lb_wait, lb_x, lb_tw, rest0, rest1, rest2, order, starts, hosts, meas, thr,
              max_wait_now, budget, prune, lexical, version, slack, eps_tw, tw_x, tw_y, rx, ry,
-             ix, iy):  # fmt: skip
-    """``local.improve``; returns (order, starts, hosts, measures, visits, leaves, pruned)."""
+             ix, iy, from_last):  # fmt: skip
+    """``local.improve`` (``from_last``: its ``last``, the scan from the last position); returns (order, starts,
+    hosts, measures, visits, leaves, pruned)."""
     n = submit.shape[0]
     order = order.copy()
     starts = starts.copy()
@@ -81,7 +82,29 @@ def _improve(times, fp, fm, plen, hosts_ok, submit, floor, hold, procs, mem,
     while improved and not stop:
         improved = False
         placed = 0  # prefix positions on the profiles
-        for p in range(n - 1):
+        if from_last:  # positions 0..n-2 on the profiles, taken off from the last one
+            for d in range(n - 1):
+                if visits >= budget:
+                    stop = True
+                    break
+                visits += 1
+                j = order[d]
+                s, h, i, k, ins = _place(j, times, fp, fm, plen, hosts_ok, procs, mem, hold)
+                u_h[d] = h
+                u_i[d] = i
+                u_k[d] = k
+                u_ins[d] = ins
+                placed = d + 1
+                _advance(d, j, s, submit, floor, thr, lb_wait, lb_x, lb_tw,
+                         sw, mw, sx, tw, r0, r1, r2)  # fmt: skip
+        for pi in range(n - 1):
+            if stop:
+                break
+            p = n - 2 - pi if from_last else pi
+            if from_last:
+                j = order[p]
+                _unplace(u_h[p], u_i[p], u_k[p], u_ins[p], procs[j], mem[j], times, fp, fm, plen)
+                placed = p
             q = p + 1
             move = 0
             while q < n:
@@ -158,6 +181,8 @@ def _improve(times, fp, fm, plen, hosts_ok, submit, floor, hold, procs, mem,
                     move = 0
             if stop:
                 break
+            if from_last:
+                continue
             visits += 1  # position p settled for this pass: under the next ones
             j = order[p]
             s, h, i, k, ins = _place(j, times, fp, fm, plen, hosts_ok, procs, mem, hold)
@@ -184,13 +209,13 @@ def _lcg(x):
 def _ils(times, fp, fm, plen, hosts_ok, submit, floor, hold, procs, mem,
          lb_wait, lb_x, lb_tw, rest0, rest1, rest2, order, starts, hosts, meas, thr,
          max_wait_now, budget, prune, seed, moves, lexical, version, slack, eps_tw, tw_x, tw_y,
-         rx, ry, ix, iy):  # fmt: skip
+         rx, ry, ix, iy, from_last):  # fmt: skip
     """``local.improve_ils``; returns (order, starts, hosts, measures, visits, leaves, pruned)."""
     n = submit.shape[0]
     o, s, h, m, used, leaves, pruned = _improve(
         times, fp, fm, plen, hosts_ok, submit, floor, hold, procs, mem, lb_wait, lb_x, lb_tw,
         rest0, rest1, rest2, order, starts, hosts, meas, thr, max_wait_now, budget, prune,
-        lexical, version, slack, eps_tw, tw_x, tw_y, rx, ry, ix, iy)  # fmt: skip
+        lexical, version, slack, eps_tw, tw_x, tw_y, rx, ry, ix, iy, from_last)  # fmt: skip
     cand = np.zeros(n, np.int64)
     while budget - used > n:
         for r in range(n):  # local.kick
@@ -212,7 +237,7 @@ def _ils(times, fp, fm, plen, hosts_ok, submit, floor, hold, procs, mem,
         o4, s4, h4, m4, v4, l4, p4 = _improve(
             times, fp, fm, plen, hosts_ok, submit, floor, hold, procs, mem, lb_wait, lb_x, lb_tw,
             rest0, rest1, rest2, o3, s3, h3, m3, thr, max_wait_now, budget - used, prune,
-            lexical, version, slack, eps_tw, tw_x, tw_y, rx, ry, ix, iy)  # fmt: skip
+            lexical, version, slack, eps_tw, tw_x, tw_y, rx, ry, ix, iy, from_last)  # fmt: skip
         used += v4
         leaves += l3 + l4
         pruned += p3 + p4
@@ -223,7 +248,12 @@ def _ils(times, fp, fm, plen, hosts_ok, submit, floor, hold, procs, mem,
 
 
 def improve(
-    planner: Planner, objective: Objective, start: SearchResult, budget: int, prune: bool = True
+    planner: Planner,
+    objective: Objective,
+    start: SearchResult,
+    budget: int,
+    prune: bool = True,
+    last: bool = False,
 ) -> SearchResult:
     """:func:`o2ksim.policies.goal.local.improve` run compiled; the planner is left unchanged."""
     if not AVAILABLE:
@@ -236,7 +266,7 @@ def improve(
         np.array(start.order, np.int64), np.array(start.starts, np.float64),
         np.array(start.hosts, np.int64), np.array(start.measures, np.float64),
         float(planner.threshold), float(planner.max_wait_now), int(budget), bool(prune),
-        *objective_args(objective),
+        *objective_args(objective), bool(last),
     )  # fmt: skip
     order, starts, hosts, measures, visits, leaves, pruned = out
     m = measures.tolist()
@@ -258,13 +288,14 @@ def search_improve(
     other: list[int] | None = None,
     warm: list[int] | None = None,
     ils: tuple[int, int] | None = None,
+    last: bool = False,
 ) -> SearchResult:
     """``kernel.search`` then :func:`improve` on one copy of the planner's arrays; with
     ``other``, :func:`o2ksim.policies.goal.local.improve_restart`'s second climb too;
     with ``warm``, the climb from the better of the two schedules, as
     :func:`o2ksim.policies.goal.local.improve_warm` (not both); with ``ils = (seed,
     moves)``, the iterated climb of :func:`o2ksim.policies.goal.local.improve_ils`
-    instead of the single one (alone).
+    instead of the single one (alone); ``last``: every climb scans from the last position.
 
     The same result and counts as the two calls one after the other (checked in
     ``tests/test_goal_local.py``): the discrepancy search leaves the arrays as it
@@ -306,10 +337,11 @@ def search_improve(
             order, starts, hosts, measures = o3, s3, h3, m3
     if ils is not None:
         o2, s2, h2, m2, v2, l2, p2 = _ils(*arrays, order, starts, hosts, measures, thr, mwn, climb,
-                                          bool(prune), int(ils[0]), int(ils[1]), *ob_args)  # fmt: skip
+                                          bool(prune), int(ils[0]), int(ils[1]), *ob_args,
+                                          bool(last))  # fmt: skip
     elif climb > 0:
         o2, s2, h2, m2, v2, l2, p2 = _improve(*arrays, order, starts, hosts, measures, thr, mwn,
-                                              climb, bool(prune), *ob_args)  # fmt: skip
+                                              climb, bool(prune), *ob_args, bool(last))  # fmt: skip
     else:
         o2, s2, h2, m2, v2, l2, p2 = order, starts, hosts, measures, 0, 0, 0
     visits, leaves, pruned = visits + int(v2), leaves + int(l2), pruned + int(p2)
@@ -319,7 +351,8 @@ def search_improve(
         o3, s3, h3, m3, v3, l3, p3, _ = _search(*arrays, np.array(other, np.int64), thr, mwn, 1,
                                                 bool(prune), False, *ob_args)  # fmt: skip
         o3, s3, h3, m3, v4, l4, p4 = _improve(*arrays, o3, s3, h3, m3, thr, mwn,
-                                              left - int(v3), bool(prune), *ob_args)  # fmt: skip
+                                              left - int(v3), bool(prune), *ob_args,
+                                              bool(last))  # fmt: skip
         visits += int(v3) + int(v4)
         leaves += int(l3) + int(l4)
         pruned += int(p3) + int(p4)

@@ -61,9 +61,19 @@ def improve(
     budget: int,
     prune: bool = True,
     on_accept: Callable[[list[int], tuple[float, float, float, float]], None] | None = None,
+    last: bool = False,
 ) -> SearchResult:
     """Hill-climb from ``start`` (the discrepancy search's result on ``planner``) for at most
     ``budget`` node visits; the best schedule found, never worse than ``start``.
+
+    ``last`` (``local_kind = "last"``): each pass scans the first changed position ``p``
+    from the last one down to 0 instead of up from 0 -- the same neighbours at each
+    ``p``, in the same order.  A pass first places positions ``0..n-2`` (``n - 1``
+    visits) and takes position ``p`` off the profiles before scanning it (the profiles
+    are a stack), so it spends its visits first where neighbours are cheap (``n - p``
+    placements) and where the planned waits, hence the excessive ones, are largest;
+    most climbs end on their budget before a first-position pass reaches those
+    positions.  A pass scanned this way is not charged for settling positions.
 
     The returned counts add the climb's visits, evaluated schedules and pruned
     neighbours to ``start``'s; ``complete`` is ``start``'s.  The planner's
@@ -114,7 +124,21 @@ def improve(
         improved = True
         while improved and not stop:
             improved = False
-            for p in range(n - 1):
+            if last:  # positions 0..n-2 on the profiles, taken off from the last one
+                for d in range(n - 1):
+                    if visits >= budget:
+                        stop = True
+                        break
+                    visits += 1
+                    j = order[d]
+                    s, h, i, k, ins = place(j)
+                    prefix.append((j, h, i, k, ins))
+                    step(d, j, s)
+            for p in range(n - 2, -1, -1) if last else range(n - 1):
+                if stop:
+                    break
+                if last:
+                    unplace(*prefix.pop())
                 q = p + 1
                 move = 0
                 while q < n:
@@ -171,6 +195,8 @@ def improve(
                         q, move = q + 1, 0
                 if stop:
                     break
+                if last:
+                    continue
                 # position p is settled for this pass: place it under the next ones
                 visits += 1
                 j = order[p]
@@ -286,8 +312,10 @@ def improve_warm(
     return improve(planner, objective, begin, budget - seed.visits, prune)
 
 
-LOCAL_KINDS = ("first", "ils")
-"""``local_kind`` choices: the first-improvement climb alone, or iterated from kicked optima."""
+LOCAL_KINDS = ("first", "last", "ils", "ils-last")
+"""``local_kind`` choices: the first-improvement climb scanning from the first position or
+from the last (:func:`improve`'s ``last``), alone or iterated from kicked optima
+(:func:`improve_ils`)."""
 
 ILS_MOD = 2**31
 """Modulus of the perturbations' linear congruential generator (:func:`lcg`)."""
@@ -331,6 +359,7 @@ def improve_ils(
     moves: int = 2,
     prune: bool = True,
     on_best: Callable[[list[int], tuple[float, float, float, float]], None] | None = None,
+    last: bool = False,
 ) -> SearchResult:
     """An iterated local search (``local_kind = "ils"``): :func:`improve` from ``start``,
     then, while more than ``n`` of the ``budget`` visits are left, the best schedule so far
@@ -345,8 +374,9 @@ def improve_ils(
     where :func:`improve_restart` starts again from far away.  The kicks are drawn
     from ``seed`` (the policy passes :func:`ils_seed`): the same decision point gives
     the same result.  The counts add every climb's and kicked schedule's; ``on_best``
-    (tests) receives each order that replaces the best, with its measures."""
-    best = improve(planner, objective, start, budget, prune)
+    (tests) receives each order that replaces the best, with its measures.  ``last``:
+    every climb scans from the last position (``local_kind = "ils-last"``)."""
+    best = improve(planner, objective, start, budget, prune, last=last)
     n = planner.n
     if start.complete or n < 2 or budget <= 0:
         return best
@@ -358,7 +388,7 @@ def improve_ils(
         kicked = planner.search(ob, order, "dds", 1, prune)
         kicked.complete = False  # a start for the climb, not a whole tree
         used += kicked.visits
-        c = improve(planner, ob, kicked, budget - used, prune)
+        c = improve(planner, ob, kicked, budget - used, prune, last=last)
         used += c.visits - kicked.visits
         visits, leaves, pruned = visits + c.visits, leaves + c.leaves, pruned + c.pruned
         if ob.better((best.measures[ob.ix], best.measures[ob.iy]),
