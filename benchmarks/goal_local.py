@@ -169,15 +169,20 @@ def main() -> None:
                     help="compare schedules at every N-th decision point instead of runs")
     ap.add_argument("--reuse", action="store_true",
                     help="keep a run already in --out (job table and its recorded CPU, MONTH-NAME.cpu)")
+    ap.add_argument("--tables", metavar="DIR",
+                    help="write local.csv, over-months.csv and decisions.csv here instead of --out "
+                         "(so a shared --out keeps the tables already there)")
     ap.add_argument("--one", nargs=2, help=argparse.SUPPRESS)  # internal: MONTH VARIANT
     a = ap.parse_args()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
+    tables = Path(a.tables) if a.tables else out
+    tables.mkdir(parents=True, exist_ok=True)
     if a.decisions:
         variants = a.variants if a.variants != ap.get_default("variants") else [
             "dds:1000", "local:30:3000", "local:1000:4000"]  # fmt: skip
         d = compare_decisions(a.months.split(","), a.decisions, variants)
-        d.to_csv(out / "decisions.csv", index=False)
+        d.to_csv(tables / "decisions.csv", index=False)
         print(d.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
         return
     if a.one:
@@ -222,11 +227,11 @@ def main() -> None:
                 row[f"{k}_ratio"] = row[k] / first[k] if first[k] else float("nan")
             rows.append(row)
     d = pd.DataFrame(rows)
-    d.to_csv(out / "local.csv", index=False)
+    d.to_csv(tables / "local.csv", index=False)
     print(d.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     if len(set(d["month"])) > 1:
         s = over_months(d)
-        s.to_csv(out / "over-months.csv", index=False)
+        s.to_csv(tables / "over-months.csv", index=False)
         print(s.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
 
 
