@@ -19,7 +19,9 @@ branching order and epoch), and at each of them the search of each variant
 (``dds:L`` or ``local:L:BUDGET``) is compared with DDS at L = 64,000 under the
 policy's own objective (:meth:`Objective.better`, both ways): how often the
 variant's schedule is better, equally good or worse, with the search's CPU
-alone (``restart:L:BUDGET``: ``local_restart``, from the FCFS order;
+alone, and how often the variant starts the same jobs now as L = 64,000 (``same_start``:
+the decision the policy takes; the rest of the schedule is a plan, searched again at
+the next decision point) (``restart:L:BUDGET``: ``local_restart``, from the FCFS order;
 ``last:L:BUDGET``: ``local_kind = "last"``; ``ils:L:BUDGET[:KICK]``, ``ils-last:...``:
 ``local_kind = "ils"``, ``"ils-last"`` with ``local_kick = KICK``, 2 by default).  This measures the schedule quality the search is asked for, free of
 the chaos of a whole run (a different start changes every later queue).
@@ -112,6 +114,13 @@ def decision_points(month: str, every: int) -> list[tuple]:
     return kept
 
 
+def starting_now(planner, result) -> frozenset[int]:  # type: ignore[no-untyped-def]
+    """The jobs a search's schedule starts now: the decision the policy takes (the rest of
+    the plan is searched again at the next decision point)."""
+    return frozenset(j for j, s, h in zip(result.order, result.starts, result.hosts, strict=True)
+                     if h >= 0 and s <= planner.now)  # fmt: skip
+
+
 def compare_decisions(months: list[str], every: int, variants: list[str]) -> pd.DataFrame:
     """Each variant against DDS at L = 64,000 at the kept decision points (see the module doc)."""
     from o2ksim.policies import make_policy
@@ -123,7 +132,8 @@ def compare_decisions(months: list[str], every: int, variants: list[str]) -> pd.
         points = decision_points(month, every)
         pol = make_policy(CASES[month][3])
         ob = pol.objective
-        stats = {v: {"better": 0, "equal": 0, "worse": 0, "cpu": 0.0} for v in variants}
+        stats = {v: {"better": 0, "equal": 0, "worse": 0, "same_start": 0, "cpu": 0.0}
+                 for v in variants}  # fmt: skip
         cpu64 = 0.0
         for planner, heuristic in points:
             ob.start_epoch(planner.max_wait_now)
@@ -131,6 +141,7 @@ def compare_decisions(months: list[str], every: int, variants: list[str]) -> pd.
             ref = kernel.search(planner, ob, heuristic, "dds", 64000)
             cpu64 += time.process_time() - t0
             rp = (ref.measures[ob.ix], ref.measures[ob.iy])
+            ref_now = starting_now(planner, ref)
             for v in variants:
                 kind, *nums = v.split(":")
                 t0 = time.process_time()
@@ -150,6 +161,7 @@ def compare_decisions(months: list[str], every: int, variants: list[str]) -> pd.
                 cp = (r.measures[ob.ix], r.measures[ob.iy])
                 verdict = "better" if ob.better(rp, cp) else "worse" if ob.better(cp, rp) else "equal"
                 stats[v][verdict] += 1
+                stats[v]["same_start"] += starting_now(planner, r) == ref_now
         for v in variants:
             st_ = stats[v]
             rows.append({"month": month, "variant": v, "points": len(points), **st_,
