@@ -39,8 +39,8 @@ Usage::
 recorded beside it in ``MONTH-NAME.cpu``), so new variants can be added
 without running L = 64,000 again.
 
-The figures and their reading are in docs/background/goal-experiments.md
-("Local search attempts"; the verdict in docs/guides/goal-oriented.md).
+The figures and their reading are in docs/background/goal-local-search.md
+(the verdict in docs/guides/goal-oriented.md).
 """
 
 from __future__ import annotations
