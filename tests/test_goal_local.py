@@ -32,7 +32,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from test_goal_search_exact import BIG, Point, points, reference_measures, reference_schedule
 
@@ -360,6 +360,17 @@ def test_ils_by_hand() -> None:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(points(), st.sampled_from([1, 2, 5]), st.sampled_from([1, 3, 10, 60, 400]),
        st.integers(0, 2**31 - 1), st.sampled_from([1, 2, 3]), st.booleans())  # fmt: skip
+# two points found by hypothesis where a kicked climb replaces the first climb's optimum
+@example(Point(1000.0, [([1000.0], [8], [8.0]), ([1000.0], [6], [8.0])], [(8, 8.0), (6, 8.0)],
+               [(950.0, 0.0, 1, 8.0), (600.0, 400.0, 3, 2.0), (450.0, 50.0, 6, 6.0),
+                (1000.0, 150.0, 4, 4.0), (0.0, 50.0, 1, 4.0), (850.0, 250.0, 3, 1.0)], None,
+               [1, 2, 4, 5, 3, 0], ("lexical", "avgw", "tw", "A", 0.0), "lds", BIG, True),
+         2, 400, 69300790, 2, False)
+@example(Point(1000.0, [([1000.0, 1200.0, 1500.0, 1600.0], [1, 4, 5, 7], [0.0, 2.0, 4.0, 4.0])],
+               [(7, 4.0)], [(850.0, 0.0, 2, 3.0), (300.0, 150.0, 4, 1.0), (100.0, 350.0, 4, 2.0),
+                            (850.0, 400.0, 6, 4.0)], 300.0,
+               [1, 3, 0, 2], ("lexical", "avgx", "maxw", "A", 0.01), "dds", BIG, True),
+         2, 400, 22, 2, True)  # fmt: skip
 def test_ils_never_worse_than_its_start(point: Point, limit: int, budget: int, seed: int,
                                         moves: int, last: bool) -> None:  # fmt: skip
     """``local_kind = "ils"``: the best is replaced only by a better schedule, starting
