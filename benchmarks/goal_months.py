@@ -84,7 +84,9 @@ def read_runs(out: Path, months: list[str], names: list[str]) -> pd.DataFrame:
         known = d[(d["month"] == d.at[i, "month"]) & ~d["search_estimated"]]  # nearest run's
         if len(known):
             near = (known["cpu_s"] - d.at[i, "cpu_s"]).abs().idxmin()
-            d.at[i, "search_cpu_s"] = d.at[i, "cpu_s"] - (known.at[near, "cpu_s"] - known.at[near, "search_cpu_s"])
+            d.at[i, "search_cpu_s"] = d.at[i, "cpu_s"] - (
+                known.at[near, "cpu_s"] - known.at[near, "search_cpu_s"]
+            )
     return d
 
 
@@ -123,13 +125,21 @@ def summary(m: pd.DataFrame, groups: dict[str, list[str]]) -> pd.DataFrame:
                  row[f"{k}_zero_ratios"]) = geo(g[f"{k}_ratio"])  # fmt: skip
             for k in ("cpu_s", "search_cpu_s"):
                 row[f"{k}_share"] = float(g[k].sum() / g[f"{k}_ref"].sum())
-            row["search_estimated"] = int(g["search_estimated"].sum() + g["search_estimated_ref"].sum())
-            ok = (g["mean_bsld_ratio"].fillna(0) <= 1.05) & (g["E_98W_fcfs_bf_ratio"].fillna(0) <= 1.05)
+            row["search_estimated"] = int(
+                g["search_estimated"].sum() + g["search_estimated_ref"].sum()
+            )
+            ok = (g["mean_bsld_ratio"].fillna(0) <= 1.05) & (
+                g["E_98W_fcfs_bf_ratio"].fillna(0) <= 1.05
+            )
             row["within_5pct_both"] = int(ok.sum())
             row["of_them_cpu_10pct"] = int((ok & (g["cpu_s_ratio"] <= 0.10)).sum())
             row["of_them_search_10pct"] = int((ok & (g["search_cpu_s_ratio"] <= 0.10)).sum())
-            row["meets"] = bool(row["mean_bsld_gmean"] <= 1.05 and row["E_98W_fcfs_bf_gmean"] <= 1.05
-                                and row["cpu_s_share"] <= 0.10 and row["search_cpu_s_share"] <= 0.10)
+            row["meets"] = bool(
+                row["mean_bsld_gmean"] <= 1.05
+                and row["E_98W_fcfs_bf_gmean"] <= 1.05
+                and row["cpu_s_share"] <= 0.10
+                and row["search_cpu_s_share"] <= 0.10
+            )
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -138,10 +148,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="reports/goal-local", help="the run folder of goal_local.py")
     ap.add_argument("--reference", default="dds-64k", help="the variant name the ratios are to")
-    ap.add_argument("--variants", nargs="+", default=["w-300-2k", "loc-1k-2k", "dds-48k", "dds-96k"],
-                    help="variant names (the part before '=' in goal_local.py's --variants)")
-    ap.add_argument("--groups", nargs="+", metavar="NAME=MONTH,MONTH",
-                    help="month groups (default: 23 months, the nine old, the 14 held out)")
+    ap.add_argument(
+        "--variants",
+        nargs="+",
+        default=["w-300-2k", "loc-1k-2k", "dds-48k", "dds-96k"],
+        help="variant names (the part before '=' in goal_local.py's --variants)",
+    )
+    ap.add_argument(
+        "--groups",
+        nargs="+",
+        metavar="NAME=MONTH,MONTH",
+        help="month groups (default: 23 months, the nine old, the 14 held out)",
+    )
     ap.add_argument("--tag", default="months", help="prefix of the CSV files written to --out")
     a = ap.parse_args()
     out = Path(a.out)
@@ -153,14 +171,19 @@ def main() -> None:
     if missing:
         raise SystemExit(f"{out}: no {a.reference} run for {', '.join(missing)}")
     if (d["python"].fillna(0) > 0).any():
-        print("warning: some searches ran in Python:", d.loc[d["python"] > 0, ["month", "variant"]].values)
+        print(
+            "warning: some searches ran in Python:",
+            d.loc[d["python"] > 0, ["month", "variant"]].values,
+        )
     m = per_month(d, a.reference)
     m.to_csv(out / f"{a.tag}-per-month.csv", index=False)
     s = summary(m, groups)
     s.to_csv(out / f"{a.tag}-summary.csv", index=False)
     cols = ["month", "variant", "mean_bsld_ref", "E_98W_fcfs_bf_ref", "cpu_s_ref", "search_cpu_s_ref",
             "mean_bsld_ratio", "E_98W_fcfs_bf_ratio", "cpu_s_ratio", "search_cpu_s_ratio"]  # fmt: skip
-    with pd.option_context("display.width", 250, "display.max_columns", 40, "display.max_rows", 500):
+    with pd.option_context(
+        "display.width", 250, "display.max_columns", 40, "display.max_rows", 500
+    ):
         print(m[cols].to_string(index=False, float_format=lambda x: f"{x:.3f}"))
         print(s.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
 
