@@ -78,15 +78,21 @@ def read_runs(out: Path, months: list[str], names: list[str]) -> pd.DataFrame:
         for name in names:
             if (out / f"{month}-{name}.cpu").exists():
                 rows.append(read_run(out, month, name, fcfs))
-    d = pd.DataFrame(rows)
+    return fill_search_cpu(pd.DataFrame(rows))
+
+
+def fill_search_cpu(d: pd.DataFrame) -> pd.DataFrame:
+    """Estimate the search CPU a run did not record: its whole-process CPU less the
+    non-search CPU of the same month's recorded run nearest in whole-process CPU
+    (the non-search part grows with the search's effort); ``search_estimated`` marks them."""
+    d = d.copy()
     d["search_estimated"] = d["search_cpu_s"].isna()
-    for i in d.index[d["search_estimated"]]:  # the non-search CPU grows with the search's effort:
-        known = d[(d["month"] == d.at[i, "month"]) & ~d["search_estimated"]]  # nearest run's
+    for i in d.index[d["search_estimated"]]:
+        known = d[(d["month"] == d.at[i, "month"]) & ~d["search_estimated"]]
         if len(known):
             near = (known["cpu_s"] - d.at[i, "cpu_s"]).abs().idxmin()
-            d.at[i, "search_cpu_s"] = d.at[i, "cpu_s"] - (
-                known.at[near, "cpu_s"] - known.at[near, "search_cpu_s"]
-            )
+            rest = known.at[near, "cpu_s"] - known.at[near, "search_cpu_s"]
+            d.at[i, "search_cpu_s"] = d.at[i, "cpu_s"] - rest
     return d
 
 
