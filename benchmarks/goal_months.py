@@ -98,8 +98,8 @@ def fill_search_cpu(d: pd.DataFrame) -> pd.DataFrame:
 
 def per_month(d: pd.DataFrame, reference: str) -> pd.DataFrame:
     """Each variant's ratios to the reference on each month (NaN where the reference's is 0)."""
-    ref = d[d["variant"] == reference].set_index("month")
-    m = d[d["variant"] != reference].join(ref, on="month", rsuffix="_ref")
+    ref = d[d["variant"] == reference].drop(columns="variant")
+    m = d[d["variant"] != reference].merge(ref, on="month", how="left", suffixes=("", "_ref"))
     for k in (*MEASURES, "cpu_s", "search_cpu_s"):
         m[f"{k}_ratio"] = m[k] / m[f"{k}_ref"].where(m[f"{k}_ref"] > 0)
     return m
