@@ -28,7 +28,8 @@ Usage::
         --variants w-300-2k loc-1k-2k dds-48k dds-96k
 
 writes ``OUT/months-per-month.csv`` and ``OUT/months-summary.csv`` (``--tag``
-changes the ``months`` prefix) and prints both.  The figures and their reading
+changes the ``months`` prefix) and prints both (``--markdown``: in the records
+page's form).  The figures and their reading
 are in docs/background/goal-local-search.md ("Fourth attempt: 23 months").
 """
 
@@ -37,11 +38,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
+
+sys.path.insert(0, str(Path(__file__).parent))
+from goal_speed import CASES
 
 from o2ksim.goal_metrics import comparison
 
@@ -150,6 +155,47 @@ def summary(m: pd.DataFrame, groups: dict[str, list[str]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _label(month: str) -> str:
+    """``kth-1997-05-tradeoff`` -> ``KTH 1997-05`` (the case's trace and calendar month)."""
+    trace, which, *_ = CASES[month]
+    return f"{'KTH' if trace == 'KTH' else trace} {which}"
+
+
+def markdown(m: pd.DataFrame, s: pd.DataFrame, held_out: list[str]) -> str:
+    """The per-month and summary tables in the records page's form (ratios to the reference;
+    CPU shares whole process / search; ``*``: a search CPU estimated, ``(h)``: held out)."""
+    names = list(dict.fromkeys(m["variant"]))
+    lines = ["| month | reference: mean bounded slowdown, E^98%W; CPU s whole / search | "
+             + " | ".join(f"{v}: ratios; CPU share whole / search" for v in names) + " |",
+             "|---" * (len(names) + 2) + "|"]  # fmt: skip
+    for month, g in m.groupby("month", sort=False):
+        r = g.iloc[0]
+        star = "*" if r["search_estimated_ref"] else ""
+        cells = [f"{_label(month)}{' (h)' if month in held_out else ''}",
+                 f"{r['mean_bsld_ref']:.2f}, {r['E_98W_fcfs_bf_ref']:.2f}; "
+                 f"{r['cpu_s_ref']:.1f} / {r['search_cpu_s_ref']:.1f}{star}"]  # fmt: skip
+        for v in names:
+            x = g[g["variant"] == v]
+            if not len(x):
+                cells.append("--")
+                continue
+            x = x.iloc[0]
+            cells.append(f"{x['mean_bsld_ratio']:.2f}, {x['E_98W_fcfs_bf_ratio']:.2f}; "
+                         f"{100 * x['cpu_s_ratio']:.1f} / {100 * x['search_cpu_s_ratio']:.1f} %"
+                         + ("*" if x["search_estimated"] else ""))  # fmt: skip
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "| months | search | mean bounded slowdown | E^98%W_FCFS-bf | CPU share, whole "
+              "process / search | months within 5 % on both (of them at <= 10 % CPU, whole / "
+              "search) | criterion |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+    for _, r in s.iterrows():
+        q = [f"{r[f'{k}_gmean']:.3f} ({r[f'{k}_lo90']:.2f}-{r[f'{k}_hi90']:.2f})" for k in MEASURES]
+        lines.append(f"| {r['group']} | {r['variant']} | {q[0]} | {q[1]} | "
+                     f"{100 * r['cpu_s_share']:.1f} % / {100 * r['search_cpu_s_share']:.1f} % | "
+                     f"{r['within_5pct_both']} of {r['months']} ({r['of_them_cpu_10pct']} / "
+                     f"{r['of_them_search_10pct']}) | {'met' if r['meets'] else 'not met'} |")  # fmt: skip
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="reports/goal-local", help="the run folder of goal_local.py")
@@ -167,6 +213,7 @@ def main() -> None:
         help="month groups (default: 23 months, the nine old, the 14 held out)",
     )
     ap.add_argument("--tag", default="months", help="prefix of the CSV files written to --out")
+    ap.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
     a = ap.parse_args()
     out = Path(a.out)
     groups = dict(g.split("=", 1) for g in a.groups) if a.groups else None
@@ -185,6 +232,9 @@ def main() -> None:
     m.to_csv(out / f"{a.tag}-per-month.csv", index=False)
     s = summary(m, groups)
     s.to_csv(out / f"{a.tag}-summary.csv", index=False)
+    if a.markdown:
+        print(markdown(m, s, NEW14))
+        return
     cols = ["month", "variant", "mean_bsld_ref", "E_98W_fcfs_bf_ref", "cpu_s_ref", "search_cpu_s_ref",
             "mean_bsld_ratio", "E_98W_fcfs_bf_ratio", "cpu_s_ratio", "search_cpu_s_ratio"]  # fmt: skip
     with pd.option_context(
