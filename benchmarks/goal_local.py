@@ -35,8 +35,10 @@ Usage::
 recorded beside it in ``MONTH-NAME.cpu``), so new variants can be added
 without running L = 64,000 again.
 
-The figures and their reading are in docs/background/goal-experiments.md
-("Local search attempts"; the verdict in docs/guides/goal-oriented.md).
+The statistics over many months (intervals, held-out months, the declared
+criterion) are ``benchmarks/goal_months.py``'s, from the same run folder.  The
+figures and their reading are in docs/background/goal-local-search.md (the
+verdict in docs/guides/goal-oriented.md).
 """
 
 from __future__ import annotations
@@ -227,7 +229,8 @@ def over_months(d: pd.DataFrame) -> pd.DataFrame:
     its range, and the CPU summed over the months as a share of the first variant's
     (whole process and search alone; over the months where both recorded it).  Run chaos makes one month's ratio a noisy
     sample; the geometric mean over several months is the criterion declared in
-    docs/background/goal-experiments.md ("Third attempt")."""
+    docs/background/goal-local-search.md ("Third attempt"; benchmarks/goal_months.py
+    gives the intervals and the fourth attempt's statistics)."""
     first = d.groupby("month").head(1).set_index("month")
     out = []
     for v, g in d.groupby("variant", sort=False):
