@@ -208,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
     except Signalled as exc:
         if not args.out:
             raise Interrupted(f"interrupted by {exc}", exc.signum) from None
-        if args.saved:
+        if args.saved or exc.committed:
             raise Interrupted(
                 f"interrupted by {exc} after the results were written to {args.out}/", exc.signum
             ) from None

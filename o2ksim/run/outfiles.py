@@ -57,6 +57,7 @@ TMP_SUFFIX = ".o2ksim-tmp"
 COMMIT_LAST = "run.json"
 PHASE_B = ".new-files-going-in"
 
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _held: dict[Path, tuple[int, int]] = {}  # folder -> (lock file descriptor, nesting depth)
 
 
@@ -74,6 +75,8 @@ class Signalled(KeyboardInterrupt):
     def __init__(self, signum: int) -> None:
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
+        self.committed = False
+        """True when it was delivered after a :meth:`Staging.commit` had put the new files in."""
 
 
 def _raise_signal(signum: int, frame: FrameType | None) -> None:
@@ -102,16 +105,33 @@ def signals_raise() -> Iterator[None]:
 
 @contextlib.contextmanager
 def _signals_held() -> Iterator[None]:
-    """SIGINT and SIGTERM are delivered after the block, not inside it."""
+    """SIGINT and SIGTERM are delivered after the block, not inside it.
+
+    Blocking them in the operating system is not enough: a signal that arrived
+    just before has its Python handler run at the next bytecode, inside the
+    block.  So the handlers are swapped too, for one that only records the
+    signal; it is delivered to the earlier handler when the block ends.
+    """
+    pending: list[int] = []
+    try:
+        old = {int(s): signal.signal(s, lambda n, f: pending.append(n)) for s in _SIGNALS}
+    except ValueError:  # not the main thread: Python handlers run in the main thread only
+        old = {}
     mask = getattr(signal, "pthread_sigmask", None)
-    if mask is None:  # pragma: no cover - Windows
-        yield
-        return
-    old = mask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    blocked = mask(signal.SIG_BLOCK, set(_SIGNALS)) if mask is not None else None
     try:
         yield
     finally:
-        mask(signal.SIG_SETMASK, old)
+        if mask is not None and blocked is not None:
+            mask(signal.SIG_SETMASK, blocked)  # a signal blocked meanwhile reaches the recorder
+        for s, handler in old.items():
+            signal.signal(s, handler)
+        if pending:
+            handler = old[pending[0]]
+            if callable(handler):
+                handler(pending[0], None)
+            else:  # SIG_DFL (or SIG_IGN): the operating system's action, now the block is over
+                signal.raise_signal(pending[0])
 
 
 def _holder(lock: Path) -> str:
@@ -260,6 +280,8 @@ class Staging:
     written: list[str] = field(default_factory=list)
     """The files the commit put in place."""
     scratch_dirs: list[Path] = field(default_factory=list)
+    committed: bool = False
+    """True once :meth:`commit` has put every file in place."""
 
     def path(self, name: str) -> Path:
         tmp = self.out / f".{name}.{os.getpid()}{TMP_SUFFIX}"
@@ -299,6 +321,14 @@ class Staging:
                 _fsync(tmp)
         order = sorted(self.files, key=lambda n: n == COMMIT_LAST)
         journal = self.out / JOURNAL_NAME
+        try:
+            self._commit(order, journal)
+        except Signalled as exc:  # delivered when the renames were over: say whether they were done
+            exc.committed = self.committed
+            raise
+        return self.replaced
+
+    def _commit(self, order: list[str], journal: Path) -> None:
         with _signals_held():
             # run.json goes first (out) and last (in): a folder holds run.json only when complete
             earlier = sorted(
@@ -329,8 +359,8 @@ class Staging:
             self.discard()
             shutil.rmtree(journal, ignore_errors=True)
             _fsync(self.out, directory=True)
-        self.replaced = sorted(earlier)
-        return self.replaced
+            self.replaced = sorted(earlier)
+            self.committed = True
 
     def replaced_text(self) -> str:
         """One phrase on what the commit did to an earlier run's files ('' when there were none)."""
