@@ -53,6 +53,22 @@ def test_options_without_effect_or_out_of_reach_are_refused(capsys, tmp_path, ex
     assert not any(out.glob("*.json")), "refused before anything was written"
 
 
+@pytest.mark.parametrize(
+    ("args", "needles"),
+    [
+        (["--parquet"], ["--parquet needs --out DIR"]),
+        (["--no-sliding", "--set", "sliding=true"], ["--no-sliding and --set sliding:", "twice"]),
+        (["--reservations", "2", "--set", "reservations=3"], ["--reservations and --set reservations"]),
+        (["--policy", "fcfs-backfill-immediate", "--quantum", "2m", "--set", "quantum=120"],
+         ["--quantum and --set quantum"]),
+    ],
+)  # fmt: skip
+def test_an_option_without_its_place_or_given_twice_is_refused(capsys, args, needles):
+    """Found by the issue-27 audit: ``--parquet`` without ``--out`` ran and wrote nothing;
+    ``--no-sliding --set sliding=true`` ran with one of the two dropped in silence."""
+    refused(capsys, ["run", "--trace", TINY, *args], *needles)
+
+
 def test_the_options_are_honoured_where_they_act(capsys):
     assert main(["run", "--trace", TINY, "-q", "--grace", "5m", "--kill-overrun"]) == 0
     assert main(["run", "--trace", TINY, "-q", "--policy", "fcfs-backfill-immediate",
@@ -118,3 +134,33 @@ def test_violations_accepts_segments_none_as_documented():
 
     result = simulate(TINY)
     assert violations(result.jobs, None, result.machine) == []
+
+
+KTH = str(ROOT / "traces" / "kth-sp2-sample.swf")
+
+
+@pytest.mark.parametrize(
+    ("args", "needles"),
+    [
+        (["validate", KTH, "--window", "x", "y"], ["--window x y:", "'x' is not a duration"]),
+        (["predict", TINY, "--out", "{out}", "--window", "x", "y"], ["--window x y:", "'x'"]),
+        (["predict", TINY, "--out", "{out}", "--fit-window", "1d", "zz"], ["--fit-window 1d zz:", "'zz'"]),
+        (["predict", TINY, "--out", "{out}", "--periods", "0", "a", "9"], ["--periods 0 a 9:", "'a'"]),
+        (["predict", TINY, "--out", "{out}", "--window", "100", "50"], ["--window 100 50:", "after"]),
+        (["predict", TINY, "--out", "{out}", "--periods", "0", "9"], ["--periods 0 9:", "at least three"]),
+    ],
+)  # fmt: skip
+def test_the_time_options_of_other_commands_are_named_too(capsys, tmp_path, args, needles):
+    """Found by the issue-27 audit: ``validate`` and ``predict`` said only "'x' is not a
+    duration" for a bad ``--window`` (``run`` named the option)."""
+    out = tmp_path / "out"
+    refused(capsys, [a.replace("{out}", str(out)) for a in args], *needles)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("kw", [{"window": ("x", "y")}, {"fit_window": (0, "zz")}, {"periods": [0, "a", 9]}])
+def test_the_api_of_predict_names_the_parameter(kw):
+    from o2ksim.prediction import predict
+
+    with pytest.raises(O2KSimError, match=f"^{next(iter(kw))}: '"):
+        predict(TINY, **kw)

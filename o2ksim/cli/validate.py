@@ -96,16 +96,16 @@ def run(args: argparse.Namespace) -> int:
     if args.window:
         unix = trace.header.unix_start_time if trace.header is not None else None
         zone = trace_zone(trace.header)[0]  # dates in the header's time zone, as `o2ksim run`
-        start, end = (parse_time(t, unix, zone) for t in args.window)
         warmup = parse_warmup(args.warmup) if args.warmup is not None else 7 * 86400.0
         try:
+            start, end = (parse_time(t, unix, zone) for t in args.window)
             window = Window(start, end, warmup)
         except O2KSimError as exc:
             raise O2KSimError(f"--window {' '.join(args.window)}: {exc}") from None
     elif args.warmup is not None:
         raise O2KSimError("--warmup needs --window")
     params = parse_overrides(args.set)
-    params.update(refuse_foreign_options(args, args.policy_options))
+    params.update(refuse_foreign_options(args, args.policy_options, params))
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     v = validate(
         trace,

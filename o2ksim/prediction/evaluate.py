@@ -169,17 +169,22 @@ def _machine(trace: Any, machine: Any, procs: int | None, partition: Any) -> Any
     return mach
 
 
-def _time(value: Any, trace: Any) -> float:
+def _time(value: Any, trace: Any, what: str) -> float:
+    """``value`` (seconds, a duration or a date in the header's zone) as trace seconds; an
+    error names the parameter ``what`` (``window: 'x' is not a duration``)."""
     unix = getattr(trace.header, "unix_start_time", None)
-    return float(parse_time(value, unix, trace_zone(trace.header)[0]))  # dates in the header's zone
+    try:
+        return float(parse_time(value, unix, trace_zone(trace.header)[0]))
+    except O2KSimError as exc:
+        raise O2KSimError(f"{what}: {exc}") from None
 
 
 def _window(value: Sequence[Any] | None, trace: Any, what: str) -> tuple[float, float] | None:
     if value is None:
         return None
-    if len(value) != 2:
+    if isinstance(value, str) or len(value) != 2:
         raise O2KSimError(f"{what} needs START END")
-    a, b = _time(value[0], trace), _time(value[1], trace)
+    a, b = _time(value[0], trace, what), _time(value[1], trace, what)
     if b <= a:
         raise O2KSimError(f"{what}: END must be after START")
     return a, b
@@ -278,6 +283,12 @@ def predict(
     if len(jobs) < 2:
         raise O2KSimError(f"{source}: too few jobs to evaluate predictions ({len(jobs)})")
     mach = _machine(tr, machine, procs, partition)
+    win = _window(window, tr, "window")  # the times are read before any fit or simulation
+    bounds = None if periods is None else [_time(p, tr, "periods") for p in periods]
+    if bounds is not None and (
+        len(bounds) < 3 or any(b <= a for a, b in itertools.pairwise(bounds))
+    ):
+        raise O2KSimError("periods: needs at least three increasing boundaries (two intervals)")
     fit_opts: dict[str, Any] = {
         "rule": classes or "queue",
         "sequential": sequential,
@@ -295,7 +306,7 @@ def predict(
     elif fit is not None:
         clm = load_clm(fit)
     else:
-        clm = fit_clm(jobs, tr.header, window=_window(fit_window, tr, "fit window"), **fit_opts)
+        clm = fit_clm(jobs, tr.header, window=_window(fit_window, tr, "fit_window"), **fit_opts)
     timings["load_fit"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -325,7 +336,6 @@ def predict(
     labels = clm.labels(jobs, tr.header)
     sched["procs"] = sched["procs"].astype(np.int64)
     rp = replay(sched, labels, mach.total_procs)
-    win = _window(window, tr, "window")
     ev = rp.events
     head = (ev["kind"] == "head").to_numpy() & (ev["need"] > 0).to_numpy()
     if win is not None:
@@ -345,10 +355,7 @@ def predict(
     predictions = pd.concat(frames, ignore_index=True)
 
     another = medians = None
-    if periods is not None:
-        bounds = [_time(p, tr) for p in periods]
-        if len(bounds) < 3 or any(b <= a for a, b in itertools.pairwise(bounds)):
-            raise O2KSimError("periods needs at least three increasing boundaries (two intervals)")
+    if periods is not None and bounds is not None:
         labels_p = [str(p) for p in periods]
         iv = [
             (f"{labels_p[i]}..{labels_p[i + 1]}", bounds[i], bounds[i + 1])
@@ -383,7 +390,9 @@ def predict(
         "head_events": int(((ev["kind"] == "head") & (ev["need"] > 0)).sum()),
         "head_events_without_need": int(((ev["kind"] == "head") & (ev["need"] <= 0)).sum()),
         "mean_wait": float(
-            sched["wait"].mean() if schedule == "recorded" else sim_summary.get("mean_wait", float("nan"))
+            sched["wait"].mean()
+            if schedule == "recorded"
+            else sim_summary.get("mean_wait", float("nan"))
         ),
         "utilisation": float(
             _recorded_utilisation(sched, mach.total_procs)
