@@ -90,9 +90,10 @@ def test_two_sets_reach_the_policy():
 
 # ------------------------------------------------------------------ the API: wrong types
 def api_cases():
-    from o2ksim import compare, read_swf, simulate, timeline
+    from o2ksim import compare, load_machine, make_policy, read_swf, simulate, timeline, write_swf
     from o2ksim.experiments.scenario import load_scenario
     from o2ksim.experiments.sweep import run_sweep
+    from o2ksim.invariants import violations
 
     return {
         "frame without SWF columns": (lambda: simulate(pd.DataFrame({"a": [1]}), machine="o2k"),
@@ -116,6 +117,24 @@ def api_cases():
         "read_swf(limit=-1)": (lambda: read_swf(TINY, limit=-1), "limit must be an integer >= 0"),
         "run_sweep(workers=0)": (lambda: run_sweep(None, "/nonexistent/x", workers=0), "workers"),
         "run_sweep(workers=-3)": (lambda: run_sweep(None, "/nonexistent/x", workers=-3), "workers"),
+        # found by the issue-27 audit (were TypeError / AttributeError tracebacks, or accepted)
+        "interval=True": (lambda: simulate(TINY, interval=True), "interval: True is not a duration"),
+        "load_machine(5)": (lambda: load_machine(5), "expected a machine name or a TOML path, got 5"),
+        "make_policy(5)": (lambda: make_policy(5), "make_policy: expected a policy name"),
+        "write_swf(5, path)": (lambda: write_swf(5, "/nonexistent/x.swf"), "write_swf: needs a Trace"),
+        "write_swf(frame < -1)": (
+            lambda: write_swf(pd.DataFrame({"job_id": [1], "submit": [-5]}), "/nonexistent/x.swf"),
+            "write_swf: column submit has -5"),
+        "violations(5, None, m)": (lambda: violations(5, None, load_machine("o2k")),
+                                   "violations: jobs must be a DataFrame"),
+        "violations(jobs, 5, m)": (lambda: violations(simulate(TINY).jobs, 5, load_machine("o2k")),
+                                   "violations: segments must be a DataFrame"),
+        "violations(jobs, None, 5)": (lambda: violations(simulate(TINY).jobs, None, 5),
+                                      "violations: machine must be a MachineSpec"),
+        "violations(frame without end)": (
+            lambda: violations(pd.DataFrame({"job_id": [1]}), None, load_machine("o2k")),
+            "violations: jobs lacks the column(s) submit, start, end, procs"),
+        "Result.save(5)": (lambda: simulate(TINY).save(5), "out_dir: expected a folder path, got 5"),
     }  # fmt: skip
 
 

@@ -152,6 +152,8 @@ def claim(out: str | os.PathLike[str], option: str = "--out") -> Iterator[Path]:
     On claiming, a commit a killed run left half-done is finished or undone and
     its temporary files are removed.
     """
+    if not isinstance(out, str | os.PathLike):
+        raise O2KSimError(f"{option or 'out_dir'}: expected a folder path, got {out!r}")
     path = Path(out)
     where = f"{option} {path}" if option else str(path)
     try:
