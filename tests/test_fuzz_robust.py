@@ -194,16 +194,20 @@ def scenario_text(key: str, value: str) -> str:
     return text
 
 
-@pytest.mark.parametrize("action", ["show"])
+@pytest.mark.parametrize("action", ["show", "run"])
 def test_fuzz_scenario_files(tmp_path, action):
+    """``show`` reads the file alone; ``run`` also reads each window against its trace (a
+    window beyond the trace is refused there, before the results folder is made)."""
     path = tmp_path / "s.toml"
+    extra = ["--out", str(tmp_path / "res"), "-q", "-j", "1"] if action == "run" else []
     n = 0
     for key, values in SCENARIO_KEYS.items():
         for value in values:
             path.write_text(scenario_text(key, value))
-            certain = key != "protocol.window" or value != '["1000d", "2000d"]'
-            check(["scenario", action, str(path)], [str(path), key.rpartition(".")[2]],
+            certain = action == "run" or key != "protocol.window" or value != '["1000d", "2000d"]'
+            check(["scenario", action, str(path), *extra], [str(path), key.rpartition(".")[2]],
                   must_refuse=certain)  # fmt: skip
+            assert not (tmp_path / "res").exists()
             n += 1
     assert n == sum(len(v) for v in SCENARIO_KEYS.values())
 

@@ -36,7 +36,7 @@ from typing import Any
 import pandas as pd
 from tqdm import tqdm
 
-from o2ksim.errors import O2KSimError
+from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.experiments.scenario import RunSpec, Scenario
 from o2ksim.experiments.store import (
     adopt_renamed,
@@ -48,6 +48,7 @@ from o2ksim.experiments.store import (
     write_table,
 )
 from o2ksim.experiments.workers import RunOutcome, execute_run, run_dask, run_pool
+from o2ksim.workloads.transforms import select_window
 
 
 @dataclass
@@ -92,8 +93,46 @@ def run_sweep(
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise O2KSimError(f"workers: must be a whole number >= 1 (or None: one per CPU), got {workers!r}")
     out = Path(out_dir) if out_dir is not None else scenario.default_out_dir()
+    check_windows(scenario)  # before the results directory exists: exit 2, nothing written
     with results_lock(out):
         return _sweep(scenario, out, workers, scheduler, client, progress, retry_failed, log)
+
+
+def check_windows(scenario: Scenario) -> None:
+    """Each analysis window of a trace workload read against its trace, before anything runs.
+
+    A window of dates is read against the trace header (its UnixStartTime and
+    time zone), so only here can a reversed or empty one, or one that holds no
+    job of the trace, be seen; it used to pass ``scenario check``, create the
+    results directory, store a failed run and exit 1 (issue 27).  The trace is
+    parsed once (the cache the runs of this process share).  Generated
+    workloads are not built here: their window lies inside the span by design.
+    """
+    seen: set[str] = set()
+    for run in scenario.plan():
+        workload, bounds = run.config["workload"], run.config["protocol"].get("window")
+        if not bounds or not workload.get("trace"):
+            continue
+        key = repr((sorted(workload.items(), key=str), bounds))
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            config = scenario.run_config(run)
+            trace = config.workload.build(
+                config.machine.total_procs if config.machine is not None else None
+            )
+            if config.window is not None:
+                select_window(trace.table, config.window)
+        except O2KSimError as exc:
+            text = str(exc)
+            if text.startswith(f"{scenario.path}:"):  # already names the file and the field
+                raise
+            raise ConfigError(
+                scenario.path or "<scenario>",
+                f"{' .. '.join(map(str, bounds))}: {text}",
+                field="protocol.window",
+            ) from None
 
 
 @contextmanager
