@@ -267,3 +267,37 @@ def test_a_signal_whose_handler_runs_inside_the_commit_is_delivered_after_it(
     line = one_line(capsys.readouterr().err)
     assert f"interrupted by SIGTERM after the results were written to {earlier}/" in line
     assert sorted(p.name for p in earlier.iterdir()) == ["jobs.parquet", "run.json", "summary.json"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_during_the_simulation_is_one_line_not_a_traceback(earlier, tmp_path, sig):
+    """Found by the issue-27 audit: SimPy re-raises an exception from a process as
+    ``type(exc)(*exc.args)``, and the interrupt could not be rebuilt from its name: a signal
+    during a pass printed a traceback.  This run is inside its SimPy loop for good (a job
+    waits behind one running 10^9 s, with a pass every second)."""
+    before = snapshot(earlier)
+    trace = tmp_path / "long.swf"
+    trace.write_text(
+        "; MaxProcs: 4\n1 0 -1 1000000000 4 -1 -1 4 1000000000 -1 1 1 1 1 1 1 -1 -1\n"
+        "2 10 -1 10 4 -1 -1 4 10 -1 1 1 1 1 1 1 -1 -1\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "o2ksim", "run", "--trace", str(trace), "--interval", "1s",
+         "--policy", "fcfs", "--out", str(earlier)],
+        env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while not (earlier / LOCK_NAME).exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(2.0)  # the trace is read at once; the passes have begun
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig, err
+    assert f"interrupted by {signal.Signals(sig).name}; nothing new was written" in one_line(err)
+    assert snapshot(earlier) == before
+
+
+def test_the_interrupt_survives_being_built_again_from_its_args():
+    exc = outfiles.Signalled(signal.SIGTERM)
+    again = type(exc)(*exc.args)
+    assert (again.signum, str(again)) == (signal.SIGTERM, "SIGTERM")

@@ -72,9 +72,12 @@ class Interrupted(O2KSimError):
 class Signalled(KeyboardInterrupt):
     """Raised by :func:`signals_raise`'s handlers so that ``finally`` blocks and cleanups run."""
 
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
+    def __init__(self, signum: int | str) -> None:
+        # built again from its args (the name) by SimPy, which re-raises an exception from a
+        # process as type(exc)(*exc.args): a signal during a pass must survive that
+        sig = signal.Signals[signum] if isinstance(signum, str) else signal.Signals(signum)
+        super().__init__(sig.name)
+        self.signum = int(sig)
         self.committed = False
         """True when it was delivered after a :meth:`Staging.commit` had put the new files in."""
 
