@@ -27,6 +27,7 @@ import fcntl
 import os
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -36,7 +37,7 @@ from typing import Any
 import pandas as pd
 from tqdm import tqdm
 
-from o2ksim.errors import ConfigError, O2KSimError
+from o2ksim.errors import ConfigError, O2KSimError, PerfectEstimatesWarning
 from o2ksim.experiments.scenario import RunSpec, Scenario
 from o2ksim.experiments.store import (
     adopt_renamed,
@@ -48,6 +49,8 @@ from o2ksim.experiments.store import (
     write_table,
 )
 from o2ksim.experiments.workers import RunOutcome, execute_run, run_dask, run_pool
+from o2ksim.run.checks import perfect_estimates_note
+from o2ksim.run.config import WorkloadRecipe
 from o2ksim.workloads.transforms import select_window
 
 
@@ -94,6 +97,8 @@ def run_sweep(
         raise O2KSimError(f"workers: must be a whole number >= 1 (or None: one per CPU), got {workers!r}")
     out = Path(out_dir) if out_dir is not None else scenario.default_out_dir()
     check_windows(scenario)  # before the results directory exists: exit 2, nothing written
+    for note in perfect_estimates_notes(scenario):  # once per trace, not once per run
+        warnings.warn(note, PerfectEstimatesWarning, stacklevel=2)
     with results_lock(out):
         return _sweep(scenario, out, workers, scheduler, client, progress, retry_failed, log)
 
@@ -118,12 +123,14 @@ def check_windows(scenario: Scenario) -> None:
             continue
         seen.add(key)
         try:
-            config = scenario.run_config(run)
-            trace = config.workload.build(
-                config.machine.total_procs if config.machine is not None else None
-            )
+            WorkloadRecipe.of_trace(str(workload["trace"]), lenient=bool(workload.get("lenient"))).build()
+        except O2KSimError:
+            continue  # a trace that cannot be read: its runs fail and record why
+        try:
+            config = scenario.run_config(run)  # reads a window of dates against the header
             if config.window is not None:
-                select_window(trace.table, config.window)
+                procs = config.machine.total_procs if config.machine is not None else None
+                select_window(config.workload.build(procs).table, config.window)
         except O2KSimError as exc:
             text = str(exc)
             if text.startswith(f"{scenario.path}:"):  # already names the file and the field
@@ -133,6 +140,25 @@ def check_windows(scenario: Scenario) -> None:
                 f"{' .. '.join(map(str, bounds))}: {text}",
                 field="protocol.window",
             ) from None
+
+
+def perfect_estimates_notes(scenario: Scenario) -> list[str]:
+    """One warning per trace of ``scenario`` whose runs plan jobs without a requested runtime
+    with their actual runtimes (estimates ``requested``, the default); see
+    :func:`o2ksim.run.checks.perfect_estimates_note`.  The runs themselves stay silent."""
+    notes: dict[str, str] = {}
+    for run in scenario.plan():
+        workload = run.config["workload"]
+        trace = workload.get("trace")
+        if not trace or workload.get("estimates") not in (None, "", "requested") or trace in notes:
+            continue
+        try:
+            built = WorkloadRecipe.of_trace(str(trace), lenient=bool(workload.get("lenient"))).build()
+        except O2KSimError:  # a trace that cannot be read: its runs fail and record why
+            notes[trace] = ""
+            continue
+        notes[trace] = perfect_estimates_note(built.table, str(trace)) or ""
+    return [n for n in notes.values() if n]
 
 
 @contextmanager
