@@ -301,3 +301,31 @@ def test_the_interrupt_survives_being_built_again_from_its_args():
     exc = outfiles.Signalled(signal.SIGTERM)
     again = type(exc)(*exc.args)
     assert (again.signum, str(again)) == (signal.SIGTERM, "SIGTERM")
+
+
+def test_a_run_and_a_sweep_never_share_a_folder(earlier, tmp_path, capsys):
+    """Found by the issue-27 audit: `o2ksim run --out D` into a sweep's results directory (and
+    `scenario run --out D` into a run's folder) mixed the two sets of files in silence: the
+    sweep's lock (D/.lock) and the run's (D/.o2ksim.lock) are different files."""
+    scenario = str(ROOT / "scenarios" / "explain-backfill.toml")
+    sweep = tmp_path / "sweep"
+    assert main(["scenario", "run", scenario, "--out", str(sweep), "-q", "--no-report"]) == 0
+    before = snapshot(sweep)
+    capsys.readouterr()
+    assert main(["run", "--trace", TINY, "--out", str(sweep), "-q"]) == 2
+    assert "holds the results of a sweep (plan.json" in one_line(capsys.readouterr().err)
+    assert snapshot(sweep) == before
+    before = snapshot(earlier)
+    assert main(["scenario", "run", scenario, "--out", str(earlier), "-q", "--no-report"]) == 2
+    assert "holds the results of one run (run.json" in one_line(capsys.readouterr().err)
+    assert snapshot(earlier) == before
+
+
+def test_a_sweep_that_began_during_a_run_is_not_mixed_into(tmp_path):
+    """The run's commit checks again: a sweep may have claimed the folder meanwhile."""
+    with Staging(tmp_path) as staged:
+        staged.path("jobs.csv").write_text("job_id\n1\n")
+        (tmp_path / "plan.json").write_text("{}")
+        with pytest.raises(O2KSimError, match="holds the results of a sweep"):
+            staged.commit()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plan.json"]

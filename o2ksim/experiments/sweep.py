@@ -171,6 +171,11 @@ def results_lock(out_dir: Path) -> Iterator[None]:
     ends, however it ends.
     """
     out = Path(out_dir)
+    if (out / "run.json").exists() and not (out / "plan.json").exists():
+        raise O2KSimError(
+            f"{out}: holds the results of one run (run.json, from `o2ksim run --out` or "
+            "Result.save); a sweep's files would be mixed with them: give another --out"
+        )
     try:
         out.mkdir(parents=True, exist_ok=True)
         fh = open(out / ".lock", "a+")  # noqa: SIM115 - held for the whole sweep

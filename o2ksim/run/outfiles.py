@@ -55,6 +55,8 @@ LOCK_NAME = ".o2ksim.lock"
 JOURNAL_NAME = ".o2ksim-previous"
 TMP_SUFFIX = ".o2ksim-tmp"
 COMMIT_LAST = "run.json"
+SWEEP_PLAN = "plan.json"
+"""The file that marks a sweep's results directory (``o2ksim scenario run --out``)."""
 PHASE_B = ".new-files-going-in"
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -177,12 +179,23 @@ def claim(out: str | os.PathLike[str], option: str = "--out") -> Iterator[Path]:
         with _signals_held():  # a signal between creating the lock file and here would leave it
             fd = _lock(path, where)
             _held[key] = (fd, 1)
+        _refuse_a_sweep_folder(path, where)
         recover(path)
         yield path
     finally:
         if fd is not None:
             del _held[key]
             _unlock(path, fd)
+
+
+def _refuse_a_sweep_folder(path: Path, where: str) -> None:
+    """A sweep's results directory (``o2ksim scenario run --out``) is not a run's folder: the
+    two sets of files would be mixed (the sweep takes its own lock, ``.lock``)."""
+    if (path / SWEEP_PLAN).exists():
+        raise O2KSimError(
+            f"{where}: holds the results of a sweep ({SWEEP_PLAN}, runs/); a run's files "
+            "would be mixed with them: choose another folder"
+        )
 
 
 def _lock(path: Path, where: str) -> int:
@@ -324,6 +337,7 @@ class Staging:
         for tmp in self.files.values():
             if tmp.is_file():
                 _fsync(tmp)
+        _refuse_a_sweep_folder(self.out, str(self.out))  # a sweep that began during the run
         order = sorted(self.files, key=lambda n: n == COMMIT_LAST)
         journal = self.out / JOURNAL_NAME
         try:
