@@ -329,3 +329,24 @@ def test_a_sweep_that_began_during_a_run_is_not_mixed_into(tmp_path):
         with pytest.raises(O2KSimError, match="holds the results of a sweep"):
             staged.commit()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["plan.json"]
+
+
+def test_a_validation_is_committed_with_its_run_or_not_at_all(tmp_path, monkeypatch):
+    """Found by the issue-27 audit: `o2ksim validate --out` wrote its tables one by one after
+    the run's files, so a full disk left a run without its validation files (or half of them)."""
+    from o2ksim import validate
+    from o2ksim.analysis import validate as validate_module
+
+    v = validate(str(ROOT / "traces" / "kth-sp2-sample.swf"))
+    v.save(tmp_path)
+    before = snapshot(tmp_path)
+    assert {"validation.csv", "validation.json", "jobs.csv", "run.json"} <= set(before)
+
+    def full(path, data):
+        Path(path).write_text('{"cut": ')
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(validate_module, "write_json", full)
+    with pytest.raises(O2KSimError, match=r"No space left on device.*nothing new"):
+        v.save(tmp_path)
+    assert snapshot(tmp_path) == before
