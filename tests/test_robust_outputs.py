@@ -350,3 +350,32 @@ def test_a_validation_is_committed_with_its_run_or_not_at_all(tmp_path, monkeypa
     with pytest.raises(O2KSimError, match=r"No space left on device.*nothing new"):
         v.save(tmp_path)
     assert snapshot(tmp_path) == before
+
+
+def test_a_prediction_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    """Found by the issue-27 audit: `o2ksim predict --out` wrote its ten files one by one in
+    place, so a full disk left a folder of new and old files (one cut short) that `o2ksim
+    report` would read as a prediction.  Now staged and committed together; a rerun with
+    fewer files (no periods) removes the earlier run's another_time.csv and medians.csv."""
+    from o2ksim.prediction import evaluate, predict
+
+    kth = str(ROOT / "traces" / "kth-sp2-sample.swf")
+    first = predict(kth, whole_queue=False, periods=["0", "10d", "20d", "30d"])
+    first.save(tmp_path, figure=False)
+    before = snapshot(tmp_path)
+    assert {"another_time.csv", "medians.csv", "predictions.csv", "clm.toml"} <= set(before)
+    second = predict(kth, whole_queue=False)
+
+    def cut(self, path, **kw):
+        Path(path).write_text("kind,predictor\nhead,")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with monkeypatch.context() as m:
+        m.setattr(evaluate.pd.DataFrame, "to_csv", cut)
+        with pytest.raises(O2KSimError, match="nothing new was written"):
+            second.save(tmp_path, figure=False)
+    assert snapshot(tmp_path) == before
+    second.save(tmp_path, figure=False)
+    names = {p.name for p in tmp_path.iterdir()}
+    assert "another_time.csv" not in names and "medians.csv" not in names
+    assert {"predictions.csv", "summary.csv", "summary.json", "prediction.html"} <= names

@@ -49,7 +49,7 @@ from o2ksim.prediction.model import (
     partition_size,
     select_jobs,
 )
-from o2ksim.prediction.page import write_prediction_page
+from o2ksim.prediction.page import prediction_page
 from o2ksim.prediction.plot import scatter_figure
 from o2ksim.prediction.replay import Replay, replay
 from o2ksim.prediction.scoring import (
@@ -61,6 +61,7 @@ from o2ksim.prediction.scoring import (
     summarise,
 )
 from o2ksim.run.api import simulate
+from o2ksim.run.outfiles import Staging, claim
 from o2ksim.run.workload import load_workload
 from o2ksim.units import trace_zone
 from o2ksim.workloads.transforms import parse_time
@@ -105,15 +106,27 @@ class PredictionResult:
         ``clm.csv``, ``another_time.csv`` / ``medians.csv`` (with periods), ``fig4.png`` and the
         page ``prediction.html``."""
         out = output_dir(out_dir)
-        self.predictions.to_csv(out / "predictions.csv", index=False)
-        self.summary.to_csv(out / "summary.csv", index=False)
-        self.by_need.to_csv(out / "by_need.csv", index=False)
-        self.clm.save(out / "clm.toml")
-        self.clm.table().to_csv(out / "clm.csv", index=False)
+        with claim(out, option=""), Staging(out, family=PREDICTION_FILES) as staged:
+            try:  # every file staged, then committed together (issue-27 audit)
+                self._write(staged, figure)
+                staged.commit()
+            except OSError as exc:
+                raise O2KSimError(
+                    f"{out}: cannot write the prediction ({exc.strerror or exc}); "
+                    "nothing new was written there"
+                ) from None
+        return out
+
+    def _write(self, staged: Staging, figure: bool) -> None:
+        self.predictions.to_csv(staged.path("predictions.csv"), index=False)
+        self.summary.to_csv(staged.path("summary.csv"), index=False)
+        self.by_need.to_csv(staged.path("by_need.csv"), index=False)
+        staged.path("clm.toml").write_text(self.clm.to_toml())
+        self.clm.table().to_csv(staged.path("clm.csv"), index=False)
         if self.another_time is not None:
-            self.another_time.to_csv(out / "another_time.csv", index=False)
+            self.another_time.to_csv(staged.path("another_time.csv"), index=False)
         if self.medians is not None:
-            self.medians.to_csv(out / "medians.csv", index_label="class")
+            self.medians.to_csv(staged.path("medians.csv"), index_label="class")
         data = {
             "config": self.config,
             "summary": _records(self.summary),
@@ -121,16 +134,16 @@ class PredictionResult:
             "another_time": None if self.another_time is None else _records(self.another_time),
             "timings": {k: round(v, 3) for k, v in self.timings.items()},
         }
-        (out / "summary.json").write_text(json.dumps(data, indent=2, allow_nan=False) + "\n")
-        if figure:
+        staged.path("summary.json").write_text(json.dumps(data, indent=2, allow_nan=False) + "\n")
+        fig_path = staged.path("fig4.png") if figure else None
+        if fig_path is not None:
             fig = scatter_figure(self.predictions)
-            fig.savefig(out / "fig4.png", dpi=110)
+            fig.savefig(fig_path, dpi=110, format="png")
             # matplotlib is heavy and needed only to close the figure drawn above
             import matplotlib.pyplot as plt
 
             plt.close(fig)
-        write_prediction_page(self, out)
-        return out
+        staged.path("prediction.html").write_text(prediction_page(self, fig_path))
 
 
 def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
@@ -177,6 +190,13 @@ def _time(value: Any, trace: Any, what: str) -> float:
         return float(parse_time(value, unix, trace_zone(trace.header)[0]))
     except O2KSimError as exc:
         raise O2KSimError(f"{what}: {exc}") from None
+
+
+PREDICTION_FILES = (
+    "predictions.csv", "summary.csv", "by_need.csv", "clm.toml", "clm.csv", "another_time.csv",
+    "medians.csv", "summary.json", "fig4.png", "prediction.html",
+)  # fmt: skip
+"""What ``PredictionResult.save`` writes; a new prediction replaces all of an earlier one's."""
 
 
 def _window(value: Sequence[Any] | None, trace: Any, what: str) -> tuple[float, float] | None:

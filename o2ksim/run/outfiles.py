@@ -300,6 +300,9 @@ class Staging:
     scratch_dirs: list[Path] = field(default_factory=list)
     committed: bool = False
     """True once :meth:`commit` has put every file in place."""
+    family: tuple[str, ...] = RUN_FILES
+    """The names an earlier result of the same kind may have left in the folder: the commit
+    replaces them as a set (``o2ksim predict`` passes its own)."""
 
     def path(self, name: str) -> Path:
         tmp = self.out / f".{name}.{os.getpid()}{TMP_SUFFIX}"
@@ -351,7 +354,7 @@ class Staging:
         with _signals_held():
             # run.json goes first (out) and last (in): a folder holds run.json only when complete
             earlier = sorted(
-                (n for n in RUN_FILES if (self.out / n).exists() or (self.out / n).is_symlink()),
+                (n for n in self.family if (self.out / n).exists() or (self.out / n).is_symlink()),
                 key=lambda n: n != COMMIT_LAST,
             )
             journal.mkdir(exist_ok=True)
