@@ -6,7 +6,7 @@ import argparse
 
 from o2ksim.errors import O2KSimError
 from o2ksim.prediction.evaluate import PredictionResult, predict
-from o2ksim.validation import writable_dir
+from o2ksim.validation import output_folder
 
 HELP = "evaluate Downey's queue-time predictors A, B and combined (IPPS 1997) on a trace"
 # kept here (not imported from o2ksim.prediction) so that building the parser stays light
@@ -124,7 +124,11 @@ def run(args: argparse.Namespace) -> int:
         raise O2KSimError(f"--procs must be a positive integer, got {args.procs}")
     if args.procs is not None and args.machine:
         raise O2KSimError("give either --machine or --procs, not both")
-    writable_dir(args.out, "--out")  # a file in the way or an unwritable place: before the work
+    with output_folder(args.out, "--out"):  # checked before the work, removed if it fails
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         result = _predict(args)
     except O2KSimError as exc:  # the API names its parameter (window: ...); say the option typed

@@ -34,8 +34,8 @@ from o2ksim.validation import (
     check_interval_option,
     check_span_option,
     option_duration,
+    output_folder,
     seed_value,
-    writable_dir,
 )
 from o2ksim.workloads.transforms import ESTIMATES_HELP, Window, format_duration, parse_time
 
@@ -202,8 +202,7 @@ def run(args: argparse.Namespace) -> int:
         with signals_raise():
             if not args.out:
                 return _run(args)
-            writable_dir(args.out, "--out")
-            with claim(args.out):
+            with output_folder(args.out, "--out"), claim(args.out):  # a refusal leaves no folder
                 return _run(args)
     except Signalled as exc:
         if not args.out:
