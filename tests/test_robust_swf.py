@@ -135,12 +135,15 @@ def test_fit_on_an_empty_trace_names_the_file(tmp_path, capsys, model):
      (["validate"], "the trace has no jobs")],
 )  # fmt: skip
 def test_other_commands_on_an_empty_trace_name_the_file(tmp_path, capsys, command, message):
-    """The audit's variant of the fit bullet: characterize said only "the trace has no jobs"."""
+    """The audit's variant of the fit bullet: characterize said only "the trace has no jobs";
+    and the --out folder the command created before its work stayed behind, empty."""
     from o2ksim.cli import main
 
     path = str(write(tmp_path, "; MaxProcs: 16\n"))
-    assert main([*command, path]) == 2
+    out = tmp_path / "new"
+    assert main([*command, path, "--out", str(out)]) == 2
     assert capsys.readouterr().err.strip() == f"o2ksim: error: {path}: {message}"
+    assert not out.exists()
 
 
 @pytest.mark.parametrize("argv", [["run", "--bogus"], ["--bogus"], ["trace", "info", "a", "b"]])
