@@ -18,6 +18,13 @@ class O2KSimError(Exception):
     exit_code = 2
 
 
+class PerfectEstimatesWarning(UserWarning):
+    """Jobs without a requested runtime (SWF field 9) were planned with their actual runtime:
+    perfect estimates, which flatter backfilling (:func:`o2ksim.run.checks.perfect_estimates_note`).
+    Defined here, with the errors, so that the CLI can silence it (it prints its own line)
+    without importing the run layer."""
+
+
 class InputError(O2KSimError):
     """A problem at a known place in an input file.
 

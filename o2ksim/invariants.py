@@ -27,7 +27,30 @@ import numpy as np
 import pandas as pd
 
 from o2ksim.availability import Outage
+from o2ksim.errors import O2KSimError
 from o2ksim.machine import KB_PER_MB, MachineSpec
+
+JOB_COLUMNS = ("job_id", "submit", "start", "end", "procs")
+SEGMENT_COLUMNS = ("job_id", "host", "start", "end", "procs", "mem")
+
+
+def _check_arguments(jobs: object, segments: object, machine: object) -> None:
+    """One-line refusals for arguments of the wrong kind (not an AttributeError inside)."""
+    for name, table, needed in (("jobs", jobs, JOB_COLUMNS), ("segments", segments, SEGMENT_COLUMNS)):
+        if name == "segments" and table is None:
+            continue
+        if not isinstance(table, pd.DataFrame):
+            raise O2KSimError(
+                f"violations: {name} must be a DataFrame (result.{name}), got {type(table).__name__}"
+            )
+        missing = [c for c in needed if c not in table.columns]
+        if missing:
+            raise O2KSimError(f"violations: {name} lacks the column(s) {', '.join(missing)}")
+    if not isinstance(machine, MachineSpec):
+        raise O2KSimError(
+            f"violations: machine must be a MachineSpec (result.machine or load_machine(name)), "
+            f"got {type(machine).__name__}"
+        )
 
 
 def violations(
@@ -47,6 +70,7 @@ def violations(
     take no new job (jobs already running when the period began may keep
     them until they end).
     """
+    _check_arguments(jobs, segments, machine)
     problems: list[str] = []
     if segments is None:  # no segments: the per-host checks have nothing to look at
         segments = pd.DataFrame(

@@ -48,6 +48,9 @@ def available(kind: str) -> dict[str, Path]:
 
 def resolve(kind: str, name_or_path: str | os.PathLike[str]) -> Path:
     """Turn a name (``o2k``) or a path (``hosts/o2k.toml``) into an existing file path."""
+    if not isinstance(name_or_path, str | os.PathLike):
+        what = {"hosts": "machine", "policies": "policy"}.get(kind, kind)
+        raise O2KSimError(f"expected a {what} name or a TOML path, got {name_or_path!r}")
     text = os.fspath(name_or_path)
     path = Path(text)
     if path.suffix == ".toml" or os.sep in text or (os.altsep and os.altsep in text):

@@ -21,6 +21,8 @@ _UNITS = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 def parse_duration(text: str | float | int) -> float:
     """Seconds from ``3600``, ``90s``, ``5m``, ``12h``, ``7d``, ``2w`` (also ``1.5d``)."""
+    if isinstance(text, bool):  # True is an int to Python, not one second to a user
+        raise O2KSimError(f"{text!r} is not a duration (examples: 3600, 90s, 5m, 12h, 7d, 2w)")
     if isinstance(text, int | float):
         return float(text)
     m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-z]*)\s*", str(text).lower())

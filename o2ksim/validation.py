@@ -17,12 +17,13 @@ so must the limits that keep a run from hanging or wrapping around
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import math
 import numbers
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -357,6 +358,23 @@ def writable_dir(path: str | os.PathLike[str], option: str) -> Path:
     return out
 
 
+@contextlib.contextmanager
+def output_folder(path: str | os.PathLike[str], option: str) -> Iterator[Path]:
+    """:func:`writable_dir` for a command's output folder, undone when the command fails: a
+    folder it had to create is removed again if it is still empty (a refusal after the check,
+    ``predict --out new --window x y``, leaves nothing behind)."""
+    out = Path(path)
+    created = not out.exists()
+    writable_dir(out, option)
+    try:
+        yield out
+    except BaseException:
+        if created:
+            with contextlib.suppress(OSError):
+                out.rmdir()  # only when empty: never what the command or another wrote
+        raise
+
+
 DASK_ADDRESS = re.compile(r"[a-z][a-z0-9+.-]*://\S+|[A-Za-z0-9_.\-\[\]:]+:[0-9]{1,5}")
 
 
@@ -392,6 +410,7 @@ __all__ = [
     "join_negative_values",
     "nearest",
     "option_duration",
+    "output_folder",
     "require_table",
     "seed_value",
     "writable_dir",

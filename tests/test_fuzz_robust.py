@@ -33,6 +33,7 @@ from o2ksim.workloads.swf import SWF_FIELDS
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = str(ROOT / "traces" / "tiny.swf")
+KTH = str(ROOT / "traces" / "kth-sp2-sample.swf")
 SEED = 27
 
 
@@ -193,16 +194,20 @@ def scenario_text(key: str, value: str) -> str:
     return text
 
 
-@pytest.mark.parametrize("action", ["show"])
+@pytest.mark.parametrize("action", ["show", "run"])
 def test_fuzz_scenario_files(tmp_path, action):
+    """``show`` reads the file alone; ``run`` also reads each window against its trace (a
+    window beyond the trace is refused there, before the results folder is made)."""
     path = tmp_path / "s.toml"
+    extra = ["--out", str(tmp_path / "res"), "-q", "-j", "1"] if action == "run" else []
     n = 0
     for key, values in SCENARIO_KEYS.items():
         for value in values:
             path.write_text(scenario_text(key, value))
-            certain = key != "protocol.window" or value != '["1000d", "2000d"]'
-            check(["scenario", action, str(path)], [str(path), key.rpartition(".")[2]],
+            certain = action == "run" or key != "protocol.window" or value != '["1000d", "2000d"]'
+            check(["scenario", action, str(path), *extra], [str(path), key.rpartition(".")[2]],
                   must_refuse=certain)  # fmt: skip
+            assert not (tmp_path / "res").exists()
             n += 1
     assert n == sum(len(v) for v in SCENARIO_KEYS.values())
 
@@ -253,7 +258,16 @@ OUTPUT_COMMANDS = {
     "gantt": (lambda out: ["gantt", SCENARIO, "-o", out], "file"),
     "run": (lambda out: ["run", "--trace", TINY, "-q", "--out", out], "folder"),
     "scenario run": (lambda out: ["scenario", "run", SCENARIO, "-q", "--no-report", "--out", out], "folder"),
+    # added by the issue-27 audit: play and report were tracebacks; fit, predict and generate
+    # refused only after their work
+    "play": (lambda out: ["play", SCENARIO, "-o", out], "file"),
+    "generate": (lambda out: ["generate", "--span", "1d", "--out", out], "file"),
+    "fit": (lambda out: ["fit", KTH, "--out", out], "file"),
+    "predict": (lambda out: ["predict", KTH, "--out", out], "folder"),
+    "validate": (lambda out: ["validate", KTH, "--out", out], "folder"),
+    "report": (lambda out: ["report", str(REPORTABLE), "-q", "--out", out], "folder"),
 }
+KINDS = [kind for _, kind in OUTPUT_COMMANDS.values()]
 
 
 def bad_targets(tmp: Path, kind: str) -> Iterator[tuple[str, str]]:
@@ -269,7 +283,19 @@ def bad_targets(tmp: Path, kind: str) -> Iterator[tuple[str, str]]:
         yield str(tmp / "afile"), "afile"  # a file where a folder is wanted
 
 
-def test_fuzz_output_paths(tmp_path):
+@pytest.fixture(scope="module")
+def reportable(tmp_path_factory):
+    """A results directory ``o2ksim report`` can read (a sweep of the tiny explain scenario)."""
+    global REPORTABLE
+    REPORTABLE = tmp_path_factory.mktemp("reportable") / "res"
+    assert main(["scenario", "run", SCENARIO, "-q", "--no-report", "--out", str(REPORTABLE)]) == 0
+    return REPORTABLE
+
+
+REPORTABLE = Path("unset")
+
+
+def test_fuzz_output_paths(tmp_path, reportable):
     """Every command that writes, into every kind of place it cannot write: exit 2, one line
     naming the place, and nothing left behind (no new file anywhere under tmp_path)."""
     n = 0
@@ -280,7 +306,7 @@ def test_fuzz_output_paths(tmp_path):
             assert "Traceback" not in line
             assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before, (name, target)
             n += 1
-    assert n == 2 * 4 + 3 * 3  # two file commands x 4 places, three folder commands x 3
+    assert n == 4 * KINDS.count("file") + 3 * KINDS.count("folder")  # 4 bad files, 3 bad folders
 
 
 @pytest.mark.parametrize("stage", ["workspace", "summary", "report"])

@@ -39,6 +39,42 @@ def test_jobs_without_requested_runtime_are_said_to_get_perfect_estimates(tmp_pa
     assert "requested runtime" not in capsys.readouterr().err
 
 
+PERFECT = (
+    "2 of 3 jobs have no requested runtime (field 9); they are planned with their actual "
+    "runtimes (perfect estimates, which flatter backfilling)"
+)
+
+
+def test_the_api_and_scenario_run_say_it_too(tmp_path, capsys):
+    """The audit's variants of the bullet: ``simulate()`` and ``o2ksim scenario run`` said
+    nothing.  The API warns (PerfectEstimatesWarning), once per call; ``scenario run`` prints
+    one line per trace, not one per run, and its runs stay silent."""
+    import warnings
+
+    import pytest
+
+    from o2ksim import simulate
+    from o2ksim.errors import PerfectEstimatesWarning
+
+    path = trace(tmp_path, job(1, req_time=-1), job(2), job(3, req_time=-1))
+    with pytest.warns(PerfectEstimatesWarning, match=PERFECT.replace("(", r"\(").replace(")", r"\)")):
+        simulate(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        simulate(path, estimates="scenario-a:20")  # estimates that do not come from the runtimes
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(f'name = "s"\npolicies = ["fcfs", "fcfs-backfill"]\n[workload]\ntrace = "{path}"\n')
+    capsys.readouterr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no Python warning escapes the CLI
+        assert main(["scenario", "run", str(scenario), "--out", str(tmp_path / "res"), "-j", "1",
+                     "--no-report"]) == 0  # fmt: skip
+    err = capsys.readouterr().err.splitlines()
+    assert [ln for ln in err if "requested runtime" in ln] == [
+        f"o2ksim: warning: {path}: {PERFECT}; --estimates scenario-a:20 plans with 1.2 x the runtime"
+    ]
+
+
 def test_rejected_jobs_are_counted_per_reason_with_a_pointer(tmp_path, capsys):
     path = trace(tmp_path, job(1, procs=16), job(2, procs=32), job(3), job(4, procs=64))
     out = tmp_path / "out"

@@ -50,7 +50,23 @@ def refused(capsys, args: list[str], *needles: str) -> str:
 def test_options_without_effect_or_out_of_reach_are_refused(capsys, tmp_path, extra, needles):
     out = tmp_path / "out"
     refused(capsys, ["run", "--trace", TINY, "--out", str(out), *extra], *needles)
-    assert not any(out.glob("*.json")), "refused before anything was written"
+    assert not out.exists(), "refused before anything was written, the folder included"
+
+
+@pytest.mark.parametrize(
+    ("args", "needles"),
+    [
+        (["--parquet"], ["--parquet needs --out DIR"]),
+        (["--no-sliding", "--set", "sliding=true"], ["--no-sliding and --set sliding:", "twice"]),
+        (["--reservations", "2", "--set", "reservations=3"], ["--reservations and --set reservations"]),
+        (["--policy", "fcfs-backfill-immediate", "--quantum", "2m", "--set", "quantum=120"],
+         ["--quantum and --set quantum"]),
+    ],
+)  # fmt: skip
+def test_an_option_without_its_place_or_given_twice_is_refused(capsys, args, needles):
+    """Found by the issue-27 audit: ``--parquet`` without ``--out`` ran and wrote nothing;
+    ``--no-sliding --set sliding=true`` ran with one of the two dropped in silence."""
+    refused(capsys, ["run", "--trace", TINY, *args], *needles)
 
 
 def test_the_options_are_honoured_where_they_act(capsys):
@@ -74,9 +90,10 @@ def test_two_sets_reach_the_policy():
 
 # ------------------------------------------------------------------ the API: wrong types
 def api_cases():
-    from o2ksim import compare, read_swf, simulate, timeline
+    from o2ksim import compare, load_machine, make_policy, read_swf, simulate, timeline, write_swf
     from o2ksim.experiments.scenario import load_scenario
     from o2ksim.experiments.sweep import run_sweep
+    from o2ksim.invariants import violations
 
     return {
         "frame without SWF columns": (lambda: simulate(pd.DataFrame({"a": [1]}), machine="o2k"),
@@ -100,6 +117,24 @@ def api_cases():
         "read_swf(limit=-1)": (lambda: read_swf(TINY, limit=-1), "limit must be an integer >= 0"),
         "run_sweep(workers=0)": (lambda: run_sweep(None, "/nonexistent/x", workers=0), "workers"),
         "run_sweep(workers=-3)": (lambda: run_sweep(None, "/nonexistent/x", workers=-3), "workers"),
+        # found by the issue-27 audit (were TypeError / AttributeError tracebacks, or accepted)
+        "interval=True": (lambda: simulate(TINY, interval=True), "interval: True is not a duration"),
+        "load_machine(5)": (lambda: load_machine(5), "expected a machine name or a TOML path, got 5"),
+        "make_policy(5)": (lambda: make_policy(5), "make_policy: expected a policy name"),
+        "write_swf(5, path)": (lambda: write_swf(5, "/nonexistent/x.swf"), "write_swf: needs a Trace"),
+        "write_swf(frame < -1)": (
+            lambda: write_swf(pd.DataFrame({"job_id": [1], "submit": [-5]}), "/nonexistent/x.swf"),
+            "write_swf: column submit has -5"),
+        "violations(5, None, m)": (lambda: violations(5, None, load_machine("o2k")),
+                                   "violations: jobs must be a DataFrame"),
+        "violations(jobs, 5, m)": (lambda: violations(simulate(TINY).jobs, 5, load_machine("o2k")),
+                                   "violations: segments must be a DataFrame"),
+        "violations(jobs, None, 5)": (lambda: violations(simulate(TINY).jobs, None, 5),
+                                      "violations: machine must be a MachineSpec"),
+        "violations(frame without end)": (
+            lambda: violations(pd.DataFrame({"job_id": [1]}), None, load_machine("o2k")),
+            "violations: jobs lacks the column(s) submit, start, end, procs"),
+        "Result.save(5)": (lambda: simulate(TINY).save(5), "out_dir: expected a folder path, got 5"),
     }  # fmt: skip
 
 
@@ -118,3 +153,33 @@ def test_violations_accepts_segments_none_as_documented():
 
     result = simulate(TINY)
     assert violations(result.jobs, None, result.machine) == []
+
+
+KTH = str(ROOT / "traces" / "kth-sp2-sample.swf")
+
+
+@pytest.mark.parametrize(
+    ("args", "needles"),
+    [
+        (["validate", KTH, "--window", "x", "y"], ["--window x y:", "'x' is not a duration"]),
+        (["predict", TINY, "--out", "{out}", "--window", "x", "y"], ["--window x y:", "'x'"]),
+        (["predict", TINY, "--out", "{out}", "--fit-window", "1d", "zz"], ["--fit-window 1d zz:", "'zz'"]),
+        (["predict", TINY, "--out", "{out}", "--periods", "0", "a", "9"], ["--periods 0 a 9:", "'a'"]),
+        (["predict", TINY, "--out", "{out}", "--window", "100", "50"], ["--window 100 50:", "after"]),
+        (["predict", TINY, "--out", "{out}", "--periods", "0", "9"], ["--periods 0 9:", "at least three"]),
+    ],
+)  # fmt: skip
+def test_the_time_options_of_other_commands_are_named_too(capsys, tmp_path, args, needles):
+    """Found by the issue-27 audit: ``validate`` and ``predict`` said only "'x' is not a
+    duration" for a bad ``--window`` (``run`` named the option)."""
+    out = tmp_path / "out"
+    refused(capsys, [a.replace("{out}", str(out)) for a in args], *needles)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("kw", [{"window": ("x", "y")}, {"fit_window": (0, "zz")}, {"periods": [0, "a", 9]}])
+def test_the_api_of_predict_names_the_parameter(kw):
+    from o2ksim.prediction import predict
+
+    with pytest.raises(O2KSimError, match=f"^{next(iter(kw))}: '"):
+        predict(TINY, **kw)

@@ -243,3 +243,139 @@ def test_staging_without_commit_removes_its_temporary_files(tmp_path):
         staged.path("jobs.csv").write_text("x")
         staged.scratch("report", "results")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_signal_whose_handler_runs_inside_the_commit_is_delivered_after_it(
+    earlier, monkeypatch, capsys
+):
+    """A signal that arrives just before the commit blocks signals has its Python handler run at
+    the next bytecode -- inside the commit's renames (found by the issue-27 audit: SIGTERM at
+    the end of a run left the journal and the new files, and said "nothing new was written").
+    Emulated by running the current handler from a rename, as CPython would."""
+    real = os.replace
+    calls = {"n": 0}
+
+    def replace_with_a_signal(src, dst):
+        calls["n"] += 1
+        if calls["n"] == 3:  # among the moves of the earlier files out
+            signal.getsignal(signal.SIGTERM)(signal.SIGTERM, None)
+        return real(src, dst)
+
+    monkeypatch.setattr(outfiles.os, "replace", replace_with_a_signal)
+    capsys.readouterr()
+    assert main(["run", "--trace", TINY, "--out", str(earlier), "--parquet", "-q"]) == 143
+    line = one_line(capsys.readouterr().err)
+    assert f"interrupted by SIGTERM after the results were written to {earlier}/" in line
+    assert sorted(p.name for p in earlier.iterdir()) == ["jobs.parquet", "run.json", "summary.json"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_during_the_simulation_is_one_line_not_a_traceback(earlier, tmp_path, sig):
+    """Found by the issue-27 audit: SimPy re-raises an exception from a process as
+    ``type(exc)(*exc.args)``, and the interrupt could not be rebuilt from its name: a signal
+    during a pass printed a traceback.  This run is inside its SimPy loop for good (a job
+    waits behind one running 10^9 s, with a pass every second)."""
+    before = snapshot(earlier)
+    trace = tmp_path / "long.swf"
+    trace.write_text(
+        "; MaxProcs: 4\n1 0 -1 1000000000 4 -1 -1 4 1000000000 -1 1 1 1 1 1 1 -1 -1\n"
+        "2 10 -1 10 4 -1 -1 4 10 -1 1 1 1 1 1 1 -1 -1\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "o2ksim", "run", "--trace", str(trace), "--interval", "1s",
+         "--policy", "fcfs", "--out", str(earlier)],
+        env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while not (earlier / LOCK_NAME).exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(2.0)  # the trace is read at once; the passes have begun
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig, err
+    assert f"interrupted by {signal.Signals(sig).name}; nothing new was written" in one_line(err)
+    assert snapshot(earlier) == before
+
+
+def test_the_interrupt_survives_being_built_again_from_its_args():
+    exc = outfiles.Signalled(signal.SIGTERM)
+    again = type(exc)(*exc.args)
+    assert (again.signum, str(again)) == (signal.SIGTERM, "SIGTERM")
+
+
+def test_a_run_and_a_sweep_never_share_a_folder(earlier, tmp_path, capsys):
+    """Found by the issue-27 audit: `o2ksim run --out D` into a sweep's results directory (and
+    `scenario run --out D` into a run's folder) mixed the two sets of files in silence: the
+    sweep's lock (D/.lock) and the run's (D/.o2ksim.lock) are different files."""
+    scenario = str(ROOT / "scenarios" / "explain-backfill.toml")
+    sweep = tmp_path / "sweep"
+    assert main(["scenario", "run", scenario, "--out", str(sweep), "-q", "--no-report"]) == 0
+    before = snapshot(sweep)
+    capsys.readouterr()
+    assert main(["run", "--trace", TINY, "--out", str(sweep), "-q"]) == 2
+    assert "holds the results of a sweep (plan.json" in one_line(capsys.readouterr().err)
+    assert snapshot(sweep) == before
+    before = snapshot(earlier)
+    assert main(["scenario", "run", scenario, "--out", str(earlier), "-q", "--no-report"]) == 2
+    assert "holds the results of one run (run.json" in one_line(capsys.readouterr().err)
+    assert snapshot(earlier) == before
+
+
+def test_a_sweep_that_began_during_a_run_is_not_mixed_into(tmp_path):
+    """The run's commit checks again: a sweep may have claimed the folder meanwhile."""
+    with Staging(tmp_path) as staged:
+        staged.path("jobs.csv").write_text("job_id\n1\n")
+        (tmp_path / "plan.json").write_text("{}")
+        with pytest.raises(O2KSimError, match="holds the results of a sweep"):
+            staged.commit()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plan.json"]
+
+
+def test_a_validation_is_committed_with_its_run_or_not_at_all(tmp_path, monkeypatch):
+    """Found by the issue-27 audit: `o2ksim validate --out` wrote its tables one by one after
+    the run's files, so a full disk left a run without its validation files (or half of them)."""
+    from o2ksim import validate
+    from o2ksim.analysis import validate as validate_module
+
+    v = validate(str(ROOT / "traces" / "kth-sp2-sample.swf"))
+    v.save(tmp_path)
+    before = snapshot(tmp_path)
+    assert {"validation.csv", "validation.json", "jobs.csv", "run.json"} <= set(before)
+
+    def full(path, data):
+        Path(path).write_text('{"cut": ')
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(validate_module, "write_json", full)
+    with pytest.raises(O2KSimError, match=r"No space left on device.*nothing new"):
+        v.save(tmp_path)
+    assert snapshot(tmp_path) == before
+
+
+def test_a_prediction_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    """Found by the issue-27 audit: `o2ksim predict --out` wrote its ten files one by one in
+    place, so a full disk left a folder of new and old files (one cut short) that `o2ksim
+    report` would read as a prediction.  Now staged and committed together; a rerun with
+    fewer files (no periods) removes the earlier run's another_time.csv and medians.csv."""
+    from o2ksim.prediction import evaluate, predict
+
+    kth = str(ROOT / "traces" / "kth-sp2-sample.swf")
+    first = predict(kth, whole_queue=False, periods=["0", "10d", "20d", "30d"])
+    first.save(tmp_path, figure=False)
+    before = snapshot(tmp_path)
+    assert {"another_time.csv", "medians.csv", "predictions.csv", "clm.toml"} <= set(before)
+    second = predict(kth, whole_queue=False)
+
+    def cut(self, path, **kw):
+        Path(path).write_text("kind,predictor\nhead,")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with monkeypatch.context() as m:
+        m.setattr(evaluate.pd.DataFrame, "to_csv", cut)
+        with pytest.raises(O2KSimError, match="nothing new was written"):
+            second.save(tmp_path, figure=False)
+    assert snapshot(tmp_path) == before
+    second.save(tmp_path, figure=False)
+    names = {p.name for p in tmp_path.iterdir()}
+    assert "another_time.csv" not in names and "medians.csv" not in names
+    assert {"predictions.csv", "summary.csv", "summary.json", "prediction.html"} <= names

@@ -129,6 +129,23 @@ def test_fit_on_an_empty_trace_names_the_file(tmp_path, capsys, model):
     assert err == f"o2ksim: error: {path}: 0 job(s), too few to fit (need at least 10)"
 
 
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [(["characterize"], "no jobs to characterise"), (["run", "--trace"], "the trace has no jobs"),
+     (["validate"], "the trace has no jobs")],
+)  # fmt: skip
+def test_other_commands_on_an_empty_trace_name_the_file(tmp_path, capsys, command, message):
+    """The audit's variant of the fit bullet: characterize said only "the trace has no jobs";
+    and the --out folder the command created before its work stayed behind, empty."""
+    from o2ksim.cli import main
+
+    path = str(write(tmp_path, "; MaxProcs: 16\n"))
+    out = tmp_path / "new"
+    assert main([*command, path, "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip() == f"o2ksim: error: {path}: {message}"
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("argv", [["run", "--bogus"], ["--bogus"], ["trace", "info", "a", "b"]])
 def test_an_unrecognized_argument_has_the_prefix_once(capsys, argv):
     from o2ksim.cli import main

@@ -96,3 +96,51 @@ def test_a_scenario_window_reads_dates_in_the_header_zone_too(tmp_path):
     )
     start = MIDNIGHT_UTC + 2 * 86400 + 4 * 3600  # 2001-09-12 00:00 EDT
     assert (config.window.start, config.window.end) == (start, start + 2 * 86400)
+
+
+@pytest.mark.parametrize(
+    ("window", "needle"),
+    [
+        (["2001-09-14", "2001-09-12"], "must be after its start"),  # reversed
+        (["2001-09-12", "2001-09-12"], "must be after its start"),  # empty
+        (["2005-01-01", "2005-02-01"], "no job is submitted in the window"),  # beyond the trace
+        (["1000d", "2000d"], "no job is submitted in the window"),  # beyond, in durations
+    ],
+)
+def test_a_scenario_window_that_selects_nothing_is_refused_before_anything_runs(
+    tmp_path, capsys, window, needle
+):
+    """Found again by the issue-27 audit: a dated window (read against the trace header, so
+    not checked when the file is loaded) or one beyond the trace created the results folder,
+    stored a failed run and exited 1.  Now: exit 2, one line naming file and field, no folder."""
+    trace = _trace(tmp_path / "ny.swf")
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(
+        f'name = "s"\npolicies = ["fcfs"]\n[workload]\ntrace = "{trace}"\n'
+        f"[protocol]\nwindow = {json.dumps(window)}\nwarmup = 0\n"
+    )
+    out = tmp_path / "res"
+    capsys.readouterr()
+    assert main(["scenario", "run", str(scenario), "--out", str(out), "-q", "-j", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{scenario}: field protocol.window" in err[0] and needle in err[0]
+    assert not out.exists()
+
+
+def test_a_window_reaching_past_the_trace_is_said(tmp_path, capsys):
+    """Found by the issue-27 audit: KTH-SP2 --window 1997-08-25 1997-12-01 reported
+    utilisation 0.024 over 98 days for a trace whose last job comes 4 days into the window.
+    The hand-made trace submits 40 jobs 6 h apart from 2001-09-09 01:46:40 UTC: the last one
+    at 01:46:40 + 39 x 6 h = 2001-09-18 19:46:40 UTC, 15:46:40 EDT."""
+    trace = _trace(tmp_path / "ny.swf")
+    args = ["run", "--trace", str(trace), "--policy", "fcfs", "--window", "2001-09-12", "2001-10-12"]
+    assert main(args) == 0
+    err = [ln for ln in capsys.readouterr().err.splitlines() if "stretch without arrivals" in ln]
+    gap = (30 - 6) * 86400 - (15 * 3600 + 46 * 60 + 40)  # 2001-09-18 15:46:40 to 2001-10-12 EDT
+    assert err == [
+        "o2ksim: warning: --window: the trace's last job is submitted at 2001-09-18 15:46:40 "
+        f"EDT, {gap / 86400:.3g}d before the window's end; the window's measures (utilisation) "
+        "count that stretch without arrivals"
+    ]
+    assert main([*args[:-2], "2001-09-12", "2001-09-18"]) == 0  # inside the trace: no warning
+    assert "stretch without arrivals" not in capsys.readouterr().err

@@ -609,10 +609,11 @@ def test_write_dataframe_with_missing_and_float_columns(tmp_path: Path) -> None:
 
 def test_write_rejects_invalid_values(tmp_path: Path) -> None:
     frame = jobs_frame([[1, 0, 0, 10, 1, -1, -1, 1, -1, -1, 1, 1, 1, 1, 1, 1, -1, -5]])
-    with pytest.raises(ValueError, match="think_time"):
+    # one-line O2KSimErrors, as every API refusal (issue 27; were ValueError and TypeError)
+    with pytest.raises(O2KSimError, match="think_time"):
         write_swf(frame, tmp_path / "x.swf")
     assert not (tmp_path / "x.swf").exists()
-    with pytest.raises(TypeError):
+    with pytest.raises(O2KSimError, match="needs a Trace or a DataFrame"):
         write_swf([1, 2, 3], tmp_path / "x.swf")  # type: ignore[arg-type]
 
 

@@ -164,37 +164,40 @@ class ValidationResult:
 
     def save(self, out_dir: str | os.PathLike[str]) -> Path:
         """Write ``validation.csv``, ``validation.json``, ``compared.csv``, ``excluded.csv``,
-        ``utilisation.csv`` and the run's ``jobs.csv``, ``summary.json``, ``run.json``."""
+        ``utilisation.csv`` and the run's ``jobs.csv``, ``summary.json``, ``run.json``.
+
+        All of them are staged and committed together with the run's files
+        (:meth:`~o2ksim.run.results.Result.save_run`): a full disk or an interrupt
+        leaves the folder as it was, never half a validation (issue-27 audit)."""
         out = output_dir(out_dir)
-        self.result.save(out)
-        try:
-            self.table().to_csv(out / "validation.csv", index=False)
-            self.compared.to_csv(out / "compared.csv", index=False)
-            self.excluded.to_csv(out / "excluded.csv", index=False)
-            self.utilisation.to_csv(out / "utilisation.csv", index=False)
-            self.outages.to_csv(out / "outages.csv", index=False)
-            replayed = self.result.config.get("availability")
-            if replayed:
-                write_availability(
-                    (Outage(r["host"], r["from"], r["to"], r["procs"]) for r in replayed),
-                    out / "availability.csv",
-                )
-            write_json(
-                out / "validation.json",
-                {
-                    "config": self.config,
-                    "message": self.message(),
-                    "compared": len(self.compared),
-                    "excluded": self.counts,
-                    "overall": self.overall,
-                    "availability": self.availability,
-                    "tables": json.loads(self.tables.to_json(orient="records")),
-                    "utilisation": json.loads(self.utilisation.to_json(orient="records")),
-                },
-            )
-        except OSError as exc:
-            raise O2KSimError(f"{out}: cannot write the validation ({exc.strerror or exc})") from None
+        self.result.save_run(out, extra=self._stage)
         return out
+
+    def _stage(self, staged: Any) -> None:
+        self.table().to_csv(staged.path("validation.csv"), index=False)
+        self.compared.to_csv(staged.path("compared.csv"), index=False)
+        self.excluded.to_csv(staged.path("excluded.csv"), index=False)
+        self.utilisation.to_csv(staged.path("utilisation.csv"), index=False)
+        self.outages.to_csv(staged.path("outages.csv"), index=False)
+        replayed = self.result.config.get("availability")
+        if replayed:
+            write_availability(
+                (Outage(r["host"], r["from"], r["to"], r["procs"]) for r in replayed),
+                staged.path("availability.csv"),
+            )
+        write_json(
+            staged.path("validation.json"),
+            {
+                "config": self.config,
+                "message": self.message(),
+                "compared": len(self.compared),
+                "excluded": self.counts,
+                "overall": self.overall,
+                "availability": self.availability,
+                "tables": json.loads(self.tables.to_json(orient="records")),
+                "utilisation": json.loads(self.utilisation.to_json(orient="records")),
+            },
+        )
 
 
 def validate(

@@ -71,7 +71,11 @@ def add_policy_options(parser: argparse.ArgumentParser) -> tuple[str, ...]:
         try:
             if param.type is bool:
                 group.add_argument(
-                    opt.flag, dest=opt.key, action=argparse.BooleanOptionalAction, default=None, help=text
+                    opt.flag,
+                    dest=opt.key,
+                    action=argparse.BooleanOptionalAction,
+                    default=None,
+                    help=text,
                 )
             else:
                 group.add_argument(
@@ -141,10 +145,23 @@ def policy_class(name: str) -> type[Policy] | None:
     return POLICIES.entries().get(text)
 
 
-def refuse_foreign_options(args: argparse.Namespace, keys: Iterable[str]) -> dict[str, Any]:
+def refuse_foreign_options(
+    args: argparse.Namespace, keys: Iterable[str], overrides: Iterable[str] = ()
+) -> dict[str, Any]:
     """The policy options given on the command line, by parameter; an option the chosen
-    policy (``args.policy``) does not declare is an error naming the option and the policy."""
+    policy (``args.policy``) does not declare is an error naming the option and the policy.
+
+    A parameter given both by its option and by ``--set`` (``overrides``: the keys
+    of the ``--set`` pairs), e.g. ``--no-sliding --set sliding=true``, is refused:
+    one of the two would be dropped without a word.
+    """
     given = {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
+    for key in given:
+        if key in set(overrides):
+            flag = "--" + ("no-" if given[key] is False else "") + key.replace("_", "-")
+            raise O2KSimError(
+                f"{flag} and --set {key}: the same parameter given twice; give one of them"
+            )
     if not given:
         return given
     cls = policy_class(args.policy)

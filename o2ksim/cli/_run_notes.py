@@ -153,6 +153,19 @@ def warn_about_window(
             "and not in the outputs",
             file=sys.stderr,
         )
+    submit = column(trace.table, "submit")
+    slack = max(86400.0, 0.05 * (window.end - window.start))  # more than arrivals' usual gaps
+    since = "" if clock.unix_start is not None else " after the trace start"
+    for gap, text in (
+        (float(submit.min()) - window.start, f"first job is submitted at {clock.show(float(submit.min()))}{since}, {{gap}} after the window's start"),
+        (window.end - float(submit.max()), f"last job is submitted at {clock.show(float(submit.max()))}{since}, {{gap}} before the window's end"),
+    ):  # fmt: skip
+        if gap > slack and not args.quiet:  # found by the issue-27 audit: utilisation 0.024
+            print(
+                f"o2ksim: warning: --window: the trace's {text.format(gap=format_duration(gap))}; "
+                "the window's measures (utilisation) count that stretch without arrivals",
+                file=sys.stderr,
+            )
 
 
 def warn_about_reading(trace, args: argparse.Namespace) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from o2ksim.errors import O2KSimError
-from o2ksim.validation import writable_dir
+from o2ksim.validation import output_folder
 from o2ksim.workloads.characterize import characterize
 from o2ksim.workloads.swf import read_swf
 
@@ -38,8 +38,13 @@ def register(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.procs is not None and args.procs < 1:
         raise O2KSimError(f"--procs must be positive, got {args.procs}")
-    if args.out:  # a file in the way or an unwritable place: refused before the work
-        writable_dir(args.out, "--out")
+    if not args.out:
+        return _run(args)
+    with output_folder(args.out, "--out"):  # checked before the work; removed if it fails
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     trace = read_swf(args.trace, lenient=args.lenient)
     char = characterize(trace, procs=args.procs, fits=not args.no_fits)
     print(f"characterisation of {args.trace}")

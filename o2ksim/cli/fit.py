@@ -7,6 +7,7 @@ import sys
 
 from o2ksim import __version__
 from o2ksim.errors import O2KSimError
+from o2ksim.files import parent_folder
 from o2ksim.workloads import models
 from o2ksim.workloads.swf import read_swf
 
@@ -98,6 +99,8 @@ _DOWNEY_COMMENTS = {
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.out:  # a missing folder or a file in the way: refused before the fit, not after it
+        parent_folder(args.out, "--out")
     trace = read_swf(args.trace, lenient=args.lenient)
     if args.model == "cirne-berman":
         params = models.fit(

@@ -6,6 +6,7 @@ import argparse
 from datetime import UTC, datetime
 
 from o2ksim.errors import O2KSimError
+from o2ksim.files import parent_folder
 from o2ksim.run.checks import MACHINE_LABEL
 from o2ksim.workloads import models
 from o2ksim.workloads.reshape import offered_load, scale_load
@@ -83,6 +84,7 @@ def _start(text: str | None) -> int | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    parent_folder(args.out, "--out")  # refused before the workload is generated
     if args.load is not None and not args.load > 0:
         raise O2KSimError(f"--load must be positive, got {args.load}")
     try:

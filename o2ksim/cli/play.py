@@ -7,6 +7,7 @@ from pathlib import Path
 
 from o2ksim.cli.run import parse_overrides
 from o2ksim.errors import O2KSimError
+from o2ksim.files import parent_folder, write_atomically
 from o2ksim.report.player import render_player, write_player
 from o2ksim.report.player_run import MAX_EVENTS, is_run_folder, run_folder_data
 
@@ -58,6 +59,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    parent_folder(args.out, "-o")  # a missing folder or a file in the way: refused before the work
     if is_run_folder(args.source) or Path(args.source).is_dir():  # a folder: a stored run
         extra = [f for f, v in (("--policy", args.policy), ("--set", args.set),
                                 ("--versus", args.versus)) if v]  # fmt: skip
@@ -75,8 +77,7 @@ def run(args: argparse.Namespace) -> int:
             raise O2KSimError(f"--max-events {args.max_events}: must be at least 1")
         data = run_folder_data(args.source, args.start, args.end, max_events=args.max_events,
                                title=args.title)  # fmt: skip
-        with open(args.out, "w", encoding="utf-8") as out:
-            out.write(render_player(data))
+        write_atomically(args.out, render_player(data).encode("utf-8"))
         print(f"player: {args.out} ({len(data['log'])} events; open it in a browser; "
               "Space plays, arrows step)")  # fmt: skip
         return 0

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 
 from o2ksim.errors import O2KSimError
-from o2ksim.prediction.evaluate import predict
+from o2ksim.prediction.evaluate import PredictionResult, predict
+from o2ksim.validation import output_folder
 
 HELP = "evaluate Downey's queue-time predictors A, B and combined (IPPS 1997) on a trace"
 # kept here (not imported from o2ksim.prediction) so that building the parser stays light
@@ -123,26 +124,21 @@ def run(args: argparse.Namespace) -> int:
         raise O2KSimError(f"--procs must be a positive integer, got {args.procs}")
     if args.procs is not None and args.machine:
         raise O2KSimError("give either --machine or --procs, not both")
-    result = predict(
-        args.trace,
-        machine=args.machine,
-        procs=args.procs,
-        policy=args.policy,
-        schedule=args.schedule,
-        partition=args.partition,
-        classes=args.classes,
-        sequential=not args.no_sequential_class,
-        fit=args.fit,
-        fit_window=args.fit_window,
-        window=args.window,
-        periods=args.periods,
-        threshold=args.threshold,
-        overdue=args.overdue,
-        whole_queue=not args.no_whole_queue,
-        whole_queue_sample=args.whole_queue_sample,
-        trim=args.trim,
-        lenient=args.lenient,
-    )
+    with output_folder(args.out, "--out"):  # checked before the work, removed if it fails
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        result = _predict(args)
+    except O2KSimError as exc:  # the API names its parameter (window: ...); say the option typed
+        text = str(exc)
+        for name in ("fit_window", "window", "periods"):
+            values = getattr(args, name)
+            if values is not None and text.startswith(name):
+                flag = "--" + name.replace("_", "-")
+                raise O2KSimError(f"{flag} {' '.join(values)}{text[len(name) :]}") from None
+        raise
     out = result.save(args.out)
     c = result.config
     print(
@@ -163,3 +159,27 @@ def run(args: argparse.Namespace) -> int:
             )
     print(f"written to {out}")
     return 0
+
+
+def _predict(args: argparse.Namespace) -> PredictionResult:
+    """:func:`~o2ksim.prediction.predict` with the command's options."""
+    return predict(
+        args.trace,
+        machine=args.machine,
+        procs=args.procs,
+        policy=args.policy,
+        schedule=args.schedule,
+        partition=args.partition,
+        classes=args.classes,
+        sequential=not args.no_sequential_class,
+        fit=args.fit,
+        fit_window=args.fit_window,
+        window=args.window,
+        periods=args.periods,
+        threshold=args.threshold,
+        overdue=args.overdue,
+        whole_queue=not args.no_whole_queue,
+        whole_queue_sample=args.whole_queue_sample,
+        trim=args.trim,
+        lenient=args.lenient,
+    )

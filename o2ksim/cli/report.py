@@ -8,6 +8,7 @@ from pathlib import Path
 from o2ksim.errors import O2KSimError
 from o2ksim.report.html import write_report
 from o2ksim.report.prediction import is_prediction_dir
+from o2ksim.validation import writable_dir
 
 HELP = "write the HTML report (figures, tables, scenario, versions) of a results directory"
 
@@ -54,6 +55,8 @@ def results_dir_of(path: str, command: str) -> tuple[Path, Path | None]:
 def run(args: argparse.Namespace) -> int:
     results, run_out = results_dir_of(args.results, "report")
     out = args.out if args.out is not None or run_out is None else run_out / "report"
+    if args.out is not None:  # a file in the way or an unwritable place: one line, before the work
+        writable_dir(args.out, "--out")
     page = write_report(results, out)
     if not args.quiet:
         print(f"report: {page}")

@@ -34,8 +34,8 @@ from o2ksim.validation import (
     check_interval_option,
     check_span_option,
     option_duration,
+    output_folder,
     seed_value,
-    writable_dir,
 )
 from o2ksim.workloads.transforms import ESTIMATES_HELP, Window, format_duration, parse_time
 
@@ -83,7 +83,7 @@ def register(parser: argparse.ArgumentParser) -> None:
         "run in DIR; one run at a time per DIR; written whole or not at all (interrupts included)",
     )
     parser.add_argument(
-        "--parquet", action="store_true", help="write jobs.parquet instead of jobs.csv"
+        "--parquet", action="store_true", help="with --out: write jobs.parquet instead of jobs.csv"
     )
     parser.add_argument(
         "--report", action="store_true",
@@ -202,13 +202,12 @@ def run(args: argparse.Namespace) -> int:
         with signals_raise():
             if not args.out:
                 return _run(args)
-            writable_dir(args.out, "--out")
-            with claim(args.out):
+            with output_folder(args.out, "--out"), claim(args.out):  # a refusal leaves no folder
                 return _run(args)
     except Signalled as exc:
         if not args.out:
             raise Interrupted(f"interrupted by {exc}", exc.signum) from None
-        if args.saved:
+        if args.saved or exc.committed:
             raise Interrupted(
                 f"interrupted by {exc} after the results were written to {args.out}/", exc.signum
             ) from None
@@ -233,8 +232,9 @@ def _run(args: argparse.Namespace) -> int:
         raise O2KSimError(f"--window {' '.join(map(repr, args.window))}: empty value")
     if args.trace and (args.model or args.params or args.span):
         raise O2KSimError("give either --trace or --model/--params/--span, not both")
-    if args.report and not args.out:  # refused before the simulation, not after it
-        raise O2KSimError("--report needs --out DIR (where to write the report)")
+    for flag, what in (("report", "the report"), ("parquet", "jobs.parquet")):
+        if getattr(args, flag) and not args.out:  # refused before the simulation, not after it
+            raise O2KSimError(f"--{flag} needs --out DIR (where to write {what})")
     interval = (
         check_interval_option(option_duration("--interval", args.interval, positive=True))
         if args.interval
@@ -287,7 +287,7 @@ def _run(args: argparse.Namespace) -> int:
             DEFAULT_MODEL if (args.model or DEFAULT_MODEL) == "o2k" else None
         )
     params = parse_overrides(args.set)
-    options = refuse_foreign_options(args, args.policy_options)  # --quantum, --reservations...
+    options = refuse_foreign_options(args, args.policy_options, params)  # --quantum, --reservations...
     params.update(options)
     check_params_have_effect(
         args.policy,

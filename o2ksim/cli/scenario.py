@@ -14,7 +14,7 @@ from o2ksim.errors import O2KSimError
 from o2ksim.experiments.claims import claims_markdown, results_claims, update_page
 from o2ksim.experiments.expected import compare_expected, expected_path, write_expected
 from o2ksim.experiments.scenario import available_scenarios, load_scenario
-from o2ksim.experiments.sweep import run_sweep
+from o2ksim.experiments.sweep import check_windows, perfect_estimates_notes, run_sweep
 from o2ksim.report.html import write_report
 from o2ksim.validation import check_dask_address, writable_dir
 
@@ -142,6 +142,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         check_dask_address(args.scheduler)
     sc = load_scenario(args.scenario, reduced=args.reduced)
     out = Path(args.out) if args.out else sc.default_out_dir()
+    check_windows(sc)  # a window that selects nothing: refused before the folder is made
+    for note in [] if args.quiet else perfect_estimates_notes(sc):
+        print(f"o2ksim: warning: {note}", file=sys.stderr)
     writable_dir(out, "--out" if args.out else f"{sc.path or sc.name}: [outputs] dir")
     say = (lambda _m: None) if args.quiet else (lambda m: print(m, flush=True))
     progress = (sys.stderr.isatty() and not args.quiet) if args.progress is None else args.progress

@@ -13,7 +13,7 @@ from o2ksim.errors import O2KSimError
 from o2ksim.report.validation import write_validation_page
 from o2ksim.run.workload import load_workload
 from o2ksim.units import parse_time, trace_zone
-from o2ksim.validation import check_interval_option, option_duration, writable_dir
+from o2ksim.validation import check_interval_option, option_duration, output_folder
 from o2ksim.workloads.transforms import Window
 
 HELP = "replay a trace under a policy and compare each job's simulated wait with its recorded one"
@@ -83,8 +83,13 @@ def _availability_option(value: str | None, machine: str | None) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.out:
-        writable_dir(args.out, "--out")
+    if not args.out:
+        return _run(args)
+    with output_folder(args.out, "--out"):  # checked before the work; removed if it fails
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     interval = (
         check_interval_option(option_duration("--interval", args.interval, positive=True))
         if args.interval
@@ -96,16 +101,16 @@ def run(args: argparse.Namespace) -> int:
     if args.window:
         unix = trace.header.unix_start_time if trace.header is not None else None
         zone = trace_zone(trace.header)[0]  # dates in the header's time zone, as `o2ksim run`
-        start, end = (parse_time(t, unix, zone) for t in args.window)
         warmup = parse_warmup(args.warmup) if args.warmup is not None else 7 * 86400.0
         try:
+            start, end = (parse_time(t, unix, zone) for t in args.window)
             window = Window(start, end, warmup)
         except O2KSimError as exc:
             raise O2KSimError(f"--window {' '.join(args.window)}: {exc}") from None
     elif args.warmup is not None:
         raise O2KSimError("--warmup needs --window")
     params = parse_overrides(args.set)
-    params.update(refuse_foreign_options(args, args.policy_options))
+    params.update(refuse_foreign_options(args, args.policy_options, params))
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     v = validate(
         trace,

@@ -27,6 +27,7 @@ import fcntl
 import os
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -36,7 +37,7 @@ from typing import Any
 import pandas as pd
 from tqdm import tqdm
 
-from o2ksim.errors import O2KSimError
+from o2ksim.errors import ConfigError, O2KSimError, PerfectEstimatesWarning
 from o2ksim.experiments.scenario import RunSpec, Scenario
 from o2ksim.experiments.store import (
     adopt_renamed,
@@ -48,6 +49,9 @@ from o2ksim.experiments.store import (
     write_table,
 )
 from o2ksim.experiments.workers import RunOutcome, execute_run, run_dask, run_pool
+from o2ksim.run.checks import perfect_estimates_note
+from o2ksim.run.config import WorkloadRecipe
+from o2ksim.workloads.transforms import select_window
 
 
 @dataclass
@@ -92,8 +96,69 @@ def run_sweep(
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise O2KSimError(f"workers: must be a whole number >= 1 (or None: one per CPU), got {workers!r}")
     out = Path(out_dir) if out_dir is not None else scenario.default_out_dir()
+    check_windows(scenario)  # before the results directory exists: exit 2, nothing written
+    for note in perfect_estimates_notes(scenario):  # once per trace, not once per run
+        warnings.warn(note, PerfectEstimatesWarning, stacklevel=2)
     with results_lock(out):
         return _sweep(scenario, out, workers, scheduler, client, progress, retry_failed, log)
+
+
+def check_windows(scenario: Scenario) -> None:
+    """Each analysis window of a trace workload read against its trace, before anything runs.
+
+    A window of dates is read against the trace header (its UnixStartTime and
+    time zone), so only here can a reversed or empty one, or one that holds no
+    job of the trace, be seen; it used to pass ``scenario check``, create the
+    results directory, store a failed run and exit 1 (issue 27).  The trace is
+    parsed once (the cache the runs of this process share).  Generated
+    workloads are not built here: their window lies inside the span by design.
+    """
+    seen: set[str] = set()
+    for run in scenario.plan():
+        workload, bounds = run.config["workload"], run.config["protocol"].get("window")
+        if not bounds or not workload.get("trace"):
+            continue
+        key = repr((sorted(workload.items(), key=str), bounds))
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            WorkloadRecipe.of_trace(str(workload["trace"]), lenient=bool(workload.get("lenient"))).build()
+        except O2KSimError:
+            continue  # a trace that cannot be read: its runs fail and record why
+        try:
+            config = scenario.run_config(run)  # reads a window of dates against the header
+            if config.window is not None:
+                procs = config.machine.total_procs if config.machine is not None else None
+                select_window(config.workload.build(procs).table, config.window)
+        except O2KSimError as exc:
+            text = str(exc)
+            if text.startswith(f"{scenario.path}:"):  # already names the file and the field
+                raise
+            raise ConfigError(
+                scenario.path or "<scenario>",
+                f"{' .. '.join(map(str, bounds))}: {text}",
+                field="protocol.window",
+            ) from None
+
+
+def perfect_estimates_notes(scenario: Scenario) -> list[str]:
+    """One warning per trace of ``scenario`` whose runs plan jobs without a requested runtime
+    with their actual runtimes (estimates ``requested``, the default); see
+    :func:`o2ksim.run.checks.perfect_estimates_note`.  The runs themselves stay silent."""
+    notes: dict[str, str] = {}
+    for run in scenario.plan():
+        workload = run.config["workload"]
+        trace = workload.get("trace")
+        if not trace or workload.get("estimates") not in (None, "", "requested") or trace in notes:
+            continue
+        try:
+            built = WorkloadRecipe.of_trace(str(trace), lenient=bool(workload.get("lenient"))).build()
+        except O2KSimError:  # a trace that cannot be read: its runs fail and record why
+            notes[trace] = ""
+            continue
+        notes[trace] = perfect_estimates_note(built.table, str(trace)) or ""
+    return [n for n in notes.values() if n]
 
 
 @contextmanager
@@ -106,6 +171,11 @@ def results_lock(out_dir: Path) -> Iterator[None]:
     ends, however it ends.
     """
     out = Path(out_dir)
+    if (out / "run.json").exists() and not (out / "plan.json").exists():
+        raise O2KSimError(
+            f"{out}: holds the results of one run (run.json, from `o2ksim run --out` or "
+            "Result.save); a sweep's files would be mixed with them: give another --out"
+        )
     try:
         out.mkdir(parents=True, exist_ok=True)
         fh = open(out / ".lock", "a+")  # noqa: SIM115 - held for the whole sweep

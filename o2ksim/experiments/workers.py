@@ -23,6 +23,7 @@ import threading
 import time
 import traceback
 import uuid
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -32,7 +33,7 @@ from typing import Any
 import cloudpickle
 import pandas as pd
 
-from o2ksim.errors import O2KSimError
+from o2ksim.errors import O2KSimError, PerfectEstimatesWarning
 from o2ksim.experiments.scenario import RunSpec, Scenario
 from o2ksim.policies import POLICIES
 from o2ksim.policies.priority import PRIORITIES
@@ -86,7 +87,9 @@ def execute_run(
         config = (
             scenario.run_config(run) if scenario is not None else RunConfig.from_dict(run.config)
         )
-        result = run_config(config)
+        with warnings.catch_warnings():  # the sweep said it once per trace, up front
+            warnings.simplefilter("ignore", PerfectEstimatesWarning)
+            result = run_config(config)
     except Exception as exc:
         if isinstance(exc, O2KSimError):
             error = f"{type(exc).__name__}: {exc}\n"

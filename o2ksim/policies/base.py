@@ -247,6 +247,8 @@ def make_policy(name: str, **overrides: Any) -> Policy:
     ``make_policy("lxfw-backfill", reservations=2)``.
     """
     overrides = {k: v for k, v in overrides.items() if v is not None}
+    if not isinstance(name, str | os.PathLike):
+        raise O2KSimError(f"make_policy: expected a policy name or a TOML path, got {name!r}")
     text = os.fspath(name)
     if is_object_spec(text):  # "module:Class" or "file.py:Class" (o2ksim.plugins)
         cls = load_object(text, what="policy")

@@ -49,7 +49,7 @@ from o2ksim.prediction.model import (
     partition_size,
     select_jobs,
 )
-from o2ksim.prediction.page import write_prediction_page
+from o2ksim.prediction.page import prediction_page
 from o2ksim.prediction.plot import scatter_figure
 from o2ksim.prediction.replay import Replay, replay
 from o2ksim.prediction.scoring import (
@@ -61,6 +61,7 @@ from o2ksim.prediction.scoring import (
     summarise,
 )
 from o2ksim.run.api import simulate
+from o2ksim.run.outfiles import Staging, claim
 from o2ksim.run.workload import load_workload
 from o2ksim.units import trace_zone
 from o2ksim.workloads.transforms import parse_time
@@ -105,15 +106,27 @@ class PredictionResult:
         ``clm.csv``, ``another_time.csv`` / ``medians.csv`` (with periods), ``fig4.png`` and the
         page ``prediction.html``."""
         out = output_dir(out_dir)
-        self.predictions.to_csv(out / "predictions.csv", index=False)
-        self.summary.to_csv(out / "summary.csv", index=False)
-        self.by_need.to_csv(out / "by_need.csv", index=False)
-        self.clm.save(out / "clm.toml")
-        self.clm.table().to_csv(out / "clm.csv", index=False)
+        with claim(out, option=""), Staging(out, family=PREDICTION_FILES) as staged:
+            try:  # every file staged, then committed together (issue-27 audit)
+                self._write(staged, figure)
+                staged.commit()
+            except OSError as exc:
+                raise O2KSimError(
+                    f"{out}: cannot write the prediction ({exc.strerror or exc}); "
+                    "nothing new was written there"
+                ) from None
+        return out
+
+    def _write(self, staged: Staging, figure: bool) -> None:
+        self.predictions.to_csv(staged.path("predictions.csv"), index=False)
+        self.summary.to_csv(staged.path("summary.csv"), index=False)
+        self.by_need.to_csv(staged.path("by_need.csv"), index=False)
+        staged.path("clm.toml").write_text(self.clm.to_toml())
+        self.clm.table().to_csv(staged.path("clm.csv"), index=False)
         if self.another_time is not None:
-            self.another_time.to_csv(out / "another_time.csv", index=False)
+            self.another_time.to_csv(staged.path("another_time.csv"), index=False)
         if self.medians is not None:
-            self.medians.to_csv(out / "medians.csv", index_label="class")
+            self.medians.to_csv(staged.path("medians.csv"), index_label="class")
         data = {
             "config": self.config,
             "summary": _records(self.summary),
@@ -121,16 +134,16 @@ class PredictionResult:
             "another_time": None if self.another_time is None else _records(self.another_time),
             "timings": {k: round(v, 3) for k, v in self.timings.items()},
         }
-        (out / "summary.json").write_text(json.dumps(data, indent=2, allow_nan=False) + "\n")
-        if figure:
+        staged.path("summary.json").write_text(json.dumps(data, indent=2, allow_nan=False) + "\n")
+        fig_path = staged.path("fig4.png") if figure else None
+        if fig_path is not None:
             fig = scatter_figure(self.predictions)
-            fig.savefig(out / "fig4.png", dpi=110)
+            fig.savefig(fig_path, dpi=110, format="png")
             # matplotlib is heavy and needed only to close the figure drawn above
             import matplotlib.pyplot as plt
 
             plt.close(fig)
-        write_prediction_page(self, out)
-        return out
+        staged.path("prediction.html").write_text(prediction_page(self, fig_path))
 
 
 def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
@@ -169,17 +182,29 @@ def _machine(trace: Any, machine: Any, procs: int | None, partition: Any) -> Any
     return mach
 
 
-def _time(value: Any, trace: Any) -> float:
+def _time(value: Any, trace: Any, what: str) -> float:
+    """``value`` (seconds, a duration or a date in the header's zone) as trace seconds; an
+    error names the parameter ``what`` (``window: 'x' is not a duration``)."""
     unix = getattr(trace.header, "unix_start_time", None)
-    return float(parse_time(value, unix, trace_zone(trace.header)[0]))  # dates in the header's zone
+    try:
+        return float(parse_time(value, unix, trace_zone(trace.header)[0]))
+    except O2KSimError as exc:
+        raise O2KSimError(f"{what}: {exc}") from None
+
+
+PREDICTION_FILES = (
+    "predictions.csv", "summary.csv", "by_need.csv", "clm.toml", "clm.csv", "another_time.csv",
+    "medians.csv", "summary.json", "fig4.png", "prediction.html",
+)  # fmt: skip
+"""What ``PredictionResult.save`` writes; a new prediction replaces all of an earlier one's."""
 
 
 def _window(value: Sequence[Any] | None, trace: Any, what: str) -> tuple[float, float] | None:
     if value is None:
         return None
-    if len(value) != 2:
+    if isinstance(value, str) or len(value) != 2:
         raise O2KSimError(f"{what} needs START END")
-    a, b = _time(value[0], trace), _time(value[1], trace)
+    a, b = _time(value[0], trace, what), _time(value[1], trace, what)
     if b <= a:
         raise O2KSimError(f"{what}: END must be after START")
     return a, b
@@ -278,6 +303,12 @@ def predict(
     if len(jobs) < 2:
         raise O2KSimError(f"{source}: too few jobs to evaluate predictions ({len(jobs)})")
     mach = _machine(tr, machine, procs, partition)
+    win = _window(window, tr, "window")  # the times are read before any fit or simulation
+    bounds = None if periods is None else [_time(p, tr, "periods") for p in periods]
+    if bounds is not None and (
+        len(bounds) < 3 or any(b <= a for a, b in itertools.pairwise(bounds))
+    ):
+        raise O2KSimError("periods: needs at least three increasing boundaries (two intervals)")
     fit_opts: dict[str, Any] = {
         "rule": classes or "queue",
         "sequential": sequential,
@@ -295,7 +326,7 @@ def predict(
     elif fit is not None:
         clm = load_clm(fit)
     else:
-        clm = fit_clm(jobs, tr.header, window=_window(fit_window, tr, "fit window"), **fit_opts)
+        clm = fit_clm(jobs, tr.header, window=_window(fit_window, tr, "fit_window"), **fit_opts)
     timings["load_fit"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -325,7 +356,6 @@ def predict(
     labels = clm.labels(jobs, tr.header)
     sched["procs"] = sched["procs"].astype(np.int64)
     rp = replay(sched, labels, mach.total_procs)
-    win = _window(window, tr, "window")
     ev = rp.events
     head = (ev["kind"] == "head").to_numpy() & (ev["need"] > 0).to_numpy()
     if win is not None:
@@ -345,10 +375,7 @@ def predict(
     predictions = pd.concat(frames, ignore_index=True)
 
     another = medians = None
-    if periods is not None:
-        bounds = [_time(p, tr) for p in periods]
-        if len(bounds) < 3 or any(b <= a for a, b in itertools.pairwise(bounds)):
-            raise O2KSimError("periods needs at least three increasing boundaries (two intervals)")
+    if periods is not None and bounds is not None:
         labels_p = [str(p) for p in periods]
         iv = [
             (f"{labels_p[i]}..{labels_p[i + 1]}", bounds[i], bounds[i + 1])
@@ -383,7 +410,9 @@ def predict(
         "head_events": int(((ev["kind"] == "head") & (ev["need"] > 0)).sum()),
         "head_events_without_need": int(((ev["kind"] == "head") & (ev["need"] <= 0)).sum()),
         "mean_wait": float(
-            sched["wait"].mean() if schedule == "recorded" else sim_summary.get("mean_wait", float("nan"))
+            sched["wait"].mean()
+            if schedule == "recorded"
+            else sim_summary.get("mean_wait", float("nan"))
         ),
         "utilisation": float(
             _recorded_utilisation(sched, mach.total_procs)

@@ -28,6 +28,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from o2ksim.files import write_atomically
 from o2ksim.report.player_data import player_data
 
 __all__ = ["player_html", "render_player", "write_player"]
@@ -143,5 +144,5 @@ def write_player(path: str | os.PathLike[str], source: Any = "explain-backfill",
     as for :func:`player_html`.
     """
     out = Path(path)
-    out.write_text(player_html(source, **kw), encoding="utf-8")
+    write_atomically(out, player_html(source, **kw).encode("utf-8"))  # whole or not at all
     return out

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -31,7 +32,13 @@ from o2ksim.machine import MachineSpec, load_machine, machine_from_header
 from o2ksim.partitioning import JobColumns
 from o2ksim.policies import make_policy
 from o2ksim.progress import ProgressBar
-from o2ksim.run.checks import check_grace_has_effect, check_overrun_has_effect, header_machine
+from o2ksim.run.checks import (
+    PerfectEstimatesWarning,
+    check_grace_has_effect,
+    check_overrun_has_effect,
+    header_machine,
+    perfect_estimates_note,
+)
 from o2ksim.run.config import PolicyChoice, RunConfig, WorkloadRecipe
 from o2ksim.run.results import Result, describe_policy, result_columns
 from o2ksim.run.workload import check_job_specs, check_jobs_frame, workload_label
@@ -199,6 +206,9 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
 
     analysed: np.ndarray | None = None
     if frame is not None:
+        note = perfect_estimates_note(frame, source) if estimates.kind == "requested" else None
+        if note:  # the CLI commands print it themselves, once (o2ksim.cli.main ignores this)
+            warnings.warn(note, PerfectEstimatesWarning, stacklevel=4)  # the caller of simulate()
         frame = apply_estimates(frame, estimates)
         if window is not None:
             frame, analysed = select_window(frame, window)

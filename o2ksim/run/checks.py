@@ -20,8 +20,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from o2ksim.errors import O2KSimError
+from o2ksim.errors import O2KSimError, PerfectEstimatesWarning
 from o2ksim.policies import make_policy
+from o2ksim.table import column
 from o2ksim.units import parse_duration
 from o2ksim.validation import MAX_TIME
 
@@ -139,13 +140,31 @@ def check_overrun_has_effect(config: Any, given: Any, name: str = "overrun") -> 
         )
 
 
+def perfect_estimates_note(table: Any, source: str | None) -> str | None:
+    """The warning a run with ``estimates = requested`` owes its user when some jobs of
+    ``table`` have no requested runtime: they are planned with their actual runtimes, perfect
+    estimates that make backfilling look better than it is (issue 27); ``None`` otherwise."""
+    if "req_time" not in table or len(table) == 0:
+        return None
+    missing = int((column(table, "req_time") <= 0).sum())
+    if not missing:
+        return None
+    return (
+        f"{source or 'the workload'}: {missing} of {len(table)} jobs have no requested runtime "
+        "(field 9); they are planned with their actual runtimes (perfect estimates, which "
+        "flatter backfilling); --estimates scenario-a:20 plans with 1.2 x the runtime"
+    )
+
+
 __all__ = [
     "IMMEDIATE_ONLY",
     "MACHINE_LABEL",
     "TIME_PARAMS",
+    "PerfectEstimatesWarning",
     "check_grace_has_effect",
     "check_overrun_has_effect",
     "check_params_have_effect",
     "check_policy_times",
     "header_machine",
+    "perfect_estimates_note",
 ]

@@ -55,8 +55,11 @@ LOCK_NAME = ".o2ksim.lock"
 JOURNAL_NAME = ".o2ksim-previous"
 TMP_SUFFIX = ".o2ksim-tmp"
 COMMIT_LAST = "run.json"
+SWEEP_PLAN = "plan.json"
+"""The file that marks a sweep's results directory (``o2ksim scenario run --out``)."""
 PHASE_B = ".new-files-going-in"
 
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _held: dict[Path, tuple[int, int]] = {}  # folder -> (lock file descriptor, nesting depth)
 
 
@@ -71,9 +74,14 @@ class Interrupted(O2KSimError):
 class Signalled(KeyboardInterrupt):
     """Raised by :func:`signals_raise`'s handlers so that ``finally`` blocks and cleanups run."""
 
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
+    def __init__(self, signum: int | str) -> None:
+        # built again from its args (the name) by SimPy, which re-raises an exception from a
+        # process as type(exc)(*exc.args): a signal during a pass must survive that
+        sig = signal.Signals[signum] if isinstance(signum, str) else signal.Signals(signum)
+        super().__init__(sig.name)
+        self.signum = int(sig)
+        self.committed = False
+        """True when it was delivered after a :meth:`Staging.commit` had put the new files in."""
 
 
 def _raise_signal(signum: int, frame: FrameType | None) -> None:
@@ -102,16 +110,33 @@ def signals_raise() -> Iterator[None]:
 
 @contextlib.contextmanager
 def _signals_held() -> Iterator[None]:
-    """SIGINT and SIGTERM are delivered after the block, not inside it."""
+    """SIGINT and SIGTERM are delivered after the block, not inside it.
+
+    Blocking them in the operating system is not enough: a signal that arrived
+    just before has its Python handler run at the next bytecode, inside the
+    block.  So the handlers are swapped too, for one that only records the
+    signal; it is delivered to the earlier handler when the block ends.
+    """
+    pending: list[int] = []
+    try:
+        old = {int(s): signal.signal(s, lambda n, f: pending.append(n)) for s in _SIGNALS}
+    except ValueError:  # not the main thread: Python handlers run in the main thread only
+        old = {}
     mask = getattr(signal, "pthread_sigmask", None)
-    if mask is None:  # pragma: no cover - Windows
-        yield
-        return
-    old = mask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    blocked = mask(signal.SIG_BLOCK, set(_SIGNALS)) if mask is not None else None
     try:
         yield
     finally:
-        mask(signal.SIG_SETMASK, old)
+        if mask is not None and blocked is not None:
+            mask(signal.SIG_SETMASK, blocked)  # a signal blocked meanwhile reaches the recorder
+        for s, handler in old.items():
+            signal.signal(s, handler)
+        if pending:
+            handler = old[pending[0]]
+            if callable(handler):
+                handler(pending[0], None)
+            else:  # SIG_DFL (or SIG_IGN): the operating system's action, now the block is over
+                signal.raise_signal(pending[0])
 
 
 def _holder(lock: Path) -> str:
@@ -132,6 +157,8 @@ def claim(out: str | os.PathLike[str], option: str = "--out") -> Iterator[Path]:
     On claiming, a commit a killed run left half-done is finished or undone and
     its temporary files are removed.
     """
+    if not isinstance(out, str | os.PathLike):
+        raise O2KSimError(f"{option or 'out_dir'}: expected a folder path, got {out!r}")
     path = Path(out)
     where = f"{option} {path}" if option else str(path)
     try:
@@ -152,12 +179,23 @@ def claim(out: str | os.PathLike[str], option: str = "--out") -> Iterator[Path]:
         with _signals_held():  # a signal between creating the lock file and here would leave it
             fd = _lock(path, where)
             _held[key] = (fd, 1)
+        _refuse_a_sweep_folder(path, where)
         recover(path)
         yield path
     finally:
         if fd is not None:
             del _held[key]
             _unlock(path, fd)
+
+
+def _refuse_a_sweep_folder(path: Path, where: str) -> None:
+    """A sweep's results directory (``o2ksim scenario run --out``) is not a run's folder: the
+    two sets of files would be mixed (the sweep takes its own lock, ``.lock``)."""
+    if (path / SWEEP_PLAN).exists():
+        raise O2KSimError(
+            f"{where}: holds the results of a sweep ({SWEEP_PLAN}, runs/); a run's files "
+            "would be mixed with them: choose another folder"
+        )
 
 
 def _lock(path: Path, where: str) -> int:
@@ -260,6 +298,11 @@ class Staging:
     written: list[str] = field(default_factory=list)
     """The files the commit put in place."""
     scratch_dirs: list[Path] = field(default_factory=list)
+    committed: bool = False
+    """True once :meth:`commit` has put every file in place."""
+    family: tuple[str, ...] = RUN_FILES
+    """The names an earlier result of the same kind may have left in the folder: the commit
+    replaces them as a set (``o2ksim predict`` passes its own)."""
 
     def path(self, name: str) -> Path:
         tmp = self.out / f".{name}.{os.getpid()}{TMP_SUFFIX}"
@@ -297,12 +340,21 @@ class Staging:
         for tmp in self.files.values():
             if tmp.is_file():
                 _fsync(tmp)
+        _refuse_a_sweep_folder(self.out, str(self.out))  # a sweep that began during the run
         order = sorted(self.files, key=lambda n: n == COMMIT_LAST)
         journal = self.out / JOURNAL_NAME
+        try:
+            self._commit(order, journal)
+        except Signalled as exc:  # delivered when the renames were over: say whether they were done
+            exc.committed = self.committed
+            raise
+        return self.replaced
+
+    def _commit(self, order: list[str], journal: Path) -> None:
         with _signals_held():
             # run.json goes first (out) and last (in): a folder holds run.json only when complete
             earlier = sorted(
-                (n for n in RUN_FILES if (self.out / n).exists() or (self.out / n).is_symlink()),
+                (n for n in self.family if (self.out / n).exists() or (self.out / n).is_symlink()),
                 key=lambda n: n != COMMIT_LAST,
             )
             journal.mkdir(exist_ok=True)
@@ -329,8 +381,8 @@ class Staging:
             self.discard()
             shutil.rmtree(journal, ignore_errors=True)
             _fsync(self.out, directory=True)
-        self.replaced = sorted(earlier)
-        return self.replaced
+            self.replaced = sorted(earlier)
+            self.committed = True
 
     def replaced_text(self) -> str:
         """One phrase on what the commit did to an earlier run's files ('' when there were none)."""

@@ -28,6 +28,7 @@ from o2ksim.validation import MAX_JOB_MEMORY_KB, MAX_TIME
 from o2ksim.workloads.cooldown import COOLDOWN_CHUNK, append_tail
 from o2ksim.workloads.models import generate
 from o2ksim.workloads.swf import SWFHeader, Trace, jobs_frame, read_swf
+from o2ksim.workloads.swf_fields import SWF_FIELDS
 
 
 def load_workload(source: Any, *, lenient: bool = False, strict_order: bool = False) -> Trace:
@@ -159,6 +160,7 @@ def check_jobs_frame(frame: Any, source: str | None = None) -> None:
     in Python (generators, scenario inline jobs, user frames).
     """
     where = source or "the workload"
+    check_frame_values(frame, where)
     if "job_id" in frame:
         ids = column(frame, "job_id")
         ordered = ids if bool((ids[1:] > ids[:-1]).all()) else np.sort(ids)
@@ -198,6 +200,54 @@ def check_jobs_frame(frame: Any, source: str | None = None) -> None:
             )
 
 
+def _job_label(frame: Any, row: int) -> str:
+    if "job_id" in frame:
+        return f"job {column(frame, 'job_id').tolist()[row]!r}"
+    return f"row {row}"
+
+
+def check_frame_values(frame: Any, where: str) -> None:
+    """Every SWF column of a job table holds numbers the engine can turn into its integer
+    and float fields: not text, not None, not True/False, finite, and whole in the integer
+    fields (all but ``avg_cpu`` and the times, which a table built in Python may give as
+    fractions); a field below -1 (SWF's "unknown"; the submit time excepted) is refused
+    as the SWF reader refuses it.  Without this a user frame failed deep in the engine with a numpy
+    ``ValueError`` (found by the issue-27 audit), or had ``1.5`` processors truncated to 1.
+    """
+    for name in SWF_FIELDS:
+        if name not in frame:
+            continue
+        raw = column(frame, name)
+        if raw.dtype.kind in "iu":  # int64 columns: nothing to convert
+            values = raw.astype(np.float64)
+        else:
+            bad_type = [
+                i for i, v in enumerate(raw.tolist()) if isinstance(v, bool | str | bytes) or v is None
+            ][:1] if raw.dtype.kind in "Ob" else []
+            if raw.dtype.kind not in "fOb" or bad_type:
+                row = bad_type[0] if bad_type else 0
+                raise InputError(
+                    where, f"{raw.tolist()[row]!r} is not a number ({_job_label(frame, row)})",
+                    field=name,
+                )  # fmt: skip
+            values = np.asarray(raw, dtype=np.float64)
+        bad = ~np.isfinite(values)
+        kind = "not a finite number"
+        if not bad.any() and name not in FRACTIONS_ALLOWED:
+            bad, kind = values != np.floor(values), "not a whole number"
+        if not bad.any() and name != "submit":
+            bad, kind = values < -1, "negative (only -1 means unknown)"
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise InputError(
+                where, f"{raw.tolist()[row]!r} is {kind} ({_job_label(frame, row)})", field=name
+            )
+
+
+FRACTIONS_ALLOWED = frozenset({"avg_cpu", "submit", "wait", "run_time", "req_time", "think_time"})
+"""Columns a table built in Python may hold as fractions (times in seconds, the average CPU)."""
+
+
 def check_job_specs(specs: Iterable[Any], source: str = "the job list") -> None:
     """:func:`check_jobs_frame` for a list of :class:`~o2ksim.jobs.JobSpec` (the API's
     other workload form): unique ids, finite times below :data:`MAX_TIME`, memory
@@ -232,6 +282,7 @@ def check_job_specs(specs: Iterable[Any], source: str = "the job list") -> None:
 __all__ = [
     "TIME_FIELDS",
     "build_workload",
+    "check_frame_values",
     "check_job_specs",
     "check_jobs_frame",
     "inline_jobs_frame",

@@ -239,7 +239,8 @@ def characterize(
     """
     jobs = trace.jobs
     if len(jobs) == 0:
-        raise O2KSimError("the trace has no jobs to characterise")
+        where = getattr(trace, "source", None) or "the trace"  # the file, as fit and run name it
+        raise O2KSimError(f"{where}: no jobs to characterise")
     header = trace.header
     p = _procs(jobs)
     procs = int(

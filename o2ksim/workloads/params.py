@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from o2ksim.errors import ConfigError, O2KSimError
+from o2ksim.files import write_atomically
 
 __all__ = [
     "DEFAULT_START_TIME",
@@ -179,8 +180,9 @@ def write_params(
     header: str = "",
     comments: Mapping[str, str] | None = None,
 ) -> None:
-    """Write a parameter mapping as a TOML file :func:`load_params` reads back."""
-    Path(path).write_text(dump_toml(params, comments, header), encoding="utf-8")
+    """Write a parameter mapping as a TOML file :func:`load_params` reads back (whole or
+    not at all: :func:`o2ksim.files.write_atomically`)."""
+    write_atomically(path, dump_toml(params, comments, header).encode("utf-8"))
 
 
 class Checker:

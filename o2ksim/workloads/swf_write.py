@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from o2ksim.errors import O2KSimError
 from o2ksim.files import write_atomically
 from o2ksim.table import is_frame
 from o2ksim.workloads.swf_fields import N_FIELDS, SWF_FIELDS
@@ -39,7 +40,7 @@ def write_swf(
     missing from a table are written as ``-1`` and other columns are ignored.
     *header* replaces the trace's own header.  Values are written as integers
     (floats rounded, NaN as ``-1``) in right-aligned columns like the archive's
-    files.  A value below ``-1`` is a :class:`ValueError`: the file would not
+    files.  A value below ``-1`` is an :class:`O2KSimError`: the file would not
     be valid SWF.  The file is written under a temporary name and renamed, so
     an interrupted write never leaves a truncated trace behind.
     """
@@ -50,7 +51,7 @@ def write_swf(
     elif is_frame(trace):
         frame = trace
     else:
-        raise TypeError(f"write_swf needs a Trace or a DataFrame, not {type(trace).__name__}")
+        raise O2KSimError(f"write_swf: needs a Trace or a DataFrame, not {type(trace).__name__}")
     if header is None:
         header = SWFHeader()
 
@@ -88,7 +89,7 @@ def _frame_values(frame: Any) -> np.ndarray:
         out[:, k] = arr
     if n and out.min() < -1:
         row, k = np.argwhere(out < -1)[0]
-        raise ValueError(
+        raise O2KSimError(
             f"write_swf: column {SWF_FIELDS[k]} has {out[row, k]} at row {row}; "
             "SWF allows only -1 (unknown) or values >= 0"
         )
