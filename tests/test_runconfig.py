@@ -23,7 +23,7 @@ from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.experiments.scenario import parse_scenario
 from o2ksim.machine import load_machine, parse_machine
 from o2ksim.policies.backfill import FCFS
-from o2ksim.run import config as runconfig_module
+from o2ksim.run import config_values as runconfig_values_module
 from o2ksim.run.api import run_config, simulate
 from o2ksim.run.config import PolicyChoice, RunConfig, WorkloadRecipe
 from o2ksim.workloads.swf import read_swf
@@ -205,7 +205,7 @@ def machine_parses(monkeypatch) -> list[str]:
         return real(data, path)
 
     monkeypatch.setattr(machine_module, "parse_machine", counting)
-    monkeypatch.setattr(runconfig_module, "parse_machine", counting)
+    monkeypatch.setattr(runconfig_values_module, "parse_machine", counting)
     return calls
 
 

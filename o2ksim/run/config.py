@@ -37,26 +37,36 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from o2ksim.availability import Outage, check_outages, load_availability, outages_from_rows
+from o2ksim.availability import Outage
 from o2ksim.engine.contract import PolicyProtocol, RunSettings
 from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.jobs import JobSpec
-from o2ksim.machine import MachineSpec, load_machine, parse_machine
+from o2ksim.machine import MachineSpec
 from o2ksim.run.checks import check_params_have_effect, check_policy_times
-from o2ksim.run.workload import build_workload, workload_label
+from o2ksim.run.config_values import (
+    EMPTY_RECIPE,
+    WHERE,
+    PolicyChoice,
+    Workload,
+    WorkloadRecipe,
+    as_availability,
+    as_machine,
+    as_policy,
+    as_settings,
+    as_workload,
+    named,
+)
 from o2ksim.table import is_frame
 from o2ksim.units import is_date, parse_duration, parse_time, trace_zone
 from o2ksim.validation import (
     check_bool,
     check_keys,
-    check_run_settings,
     check_seed,
     check_str,
 )
 from o2ksim.workloads.swf import Trace
 from o2ksim.workloads.transforms import Estimates, Window, as_window
 
-WHERE = "run configuration"
 RECIPE_KEYS = ("trace", "model", "params", "span", "seed", "jobs", "load", "lenient")
 """The keys of a :class:`WorkloadRecipe` (a scenario's ``[workload]``, normalised)."""
 SECTIONS = ("machine", "workload", "policy", "protocol")
@@ -68,70 +78,6 @@ FRAME_COLUMNS = (
     "req_mem", "user", "queue",
 )  # fmt: skip
 """The SWF columns a job table given as a frame must have (what the run reads of it)."""
-
-
-@dataclass(frozen=True)
-class WorkloadRecipe:
-    """A workload the run builds itself: a trace file, a generated model or inline jobs.
-
-    ``spec`` holds the keys of :data:`RECIPE_KEYS` (what a scenario's
-    ``[workload]`` table becomes once validated; see
-    :func:`o2ksim.run.workload.build_workload`), ``load`` scaling included.
-    Runtime estimates and the window are separate fields of :class:`RunConfig`.
-    """
-
-    spec: Mapping[str, Any]
-
-    @classmethod
-    def of_trace(cls, path: str | os.PathLike[str], *, lenient: bool = False) -> WorkloadRecipe:
-        """The recipe "read this SWF file" (what a path given to :func:`simulate` means)."""
-        return cls({**_EMPTY_RECIPE, "trace": os.fspath(path), "lenient": lenient})
-
-    @classmethod
-    def generated(
-        cls, model: str, span: float, *, seed: int = 0, params: Any = None
-    ) -> WorkloadRecipe:
-        """The recipe "generate ``span`` seconds of ``model``" (``o2ksim run --model``)."""
-        return cls({**_EMPTY_RECIPE, "model": model, "span": span, "seed": seed,
-                    "params": params or {}})  # fmt: skip
-
-    @property
-    def model(self) -> str | None:
-        """The model name when the workload is generated."""
-        return self.spec.get("model")
-
-    def build(self, machine_procs: int | None = None) -> Trace:
-        """The trace (cached per process: consecutive runs share their workload)."""
-        return build_workload(dict(self.spec), machine_procs)
-
-    def label(self) -> str:
-        """A short human description (``trace kth.swf``, ``model o2k over 30 days``)."""
-        return workload_label(dict(self.spec))
-
-
-_EMPTY_RECIPE: dict[str, Any] = {
-    "trace": None, "model": None, "params": {}, "span": None, "seed": None, "jobs": None,
-    "load": None, "lenient": False,
-}  # fmt: skip
-
-
-@dataclass(frozen=True)
-class PolicyChoice:
-    """A policy by name (a preset, a kind, a preset file or ``module:Name``) with overrides.
-
-    ``label`` names the policy in a scenario's results; each run builds a
-    fresh policy from the name and ``params`` (policies keep state).
-    """
-
-    name: str
-    params: Mapping[str, Any] = field(default_factory=dict)
-    label: str | None = None
-
-
-Workload = Any
-"""What :attr:`RunConfig.workload` holds: a :class:`WorkloadRecipe` (a trace path,
-a model, inline jobs), a :class:`~o2ksim.workloads.swf.Trace`, a DataFrame with
-the SWF columns, or a tuple of :class:`~o2ksim.jobs.JobSpec`."""
 
 
 @dataclass(frozen=True)
@@ -233,26 +179,26 @@ class RunConfig:
         :class:`~o2ksim.availability.Outage` s or ``{host, from, to, procs}``
         tables; needs ``machine``.
         """
-        mach = _machine(machine)
-        pol = _policy(policy, policy_params, label)
+        mach = as_machine(machine)
+        pol = as_policy(policy, policy_params, label)
         if isinstance(pol, PolicyChoice):
             check_params_have_effect(pol.name, pol.params, pol.params)
             check_policy_times(pol.name, pol.params)
-        win = _named("window", as_window, window)
+        win = named("window", as_window, window)
         interval, overrun_grace = (
-            None if v is None else _named(name, parse_duration, v)
+            None if v is None else named(name, parse_duration, v)
             for name, v in (("interval", interval), ("overrun_grace", overrun_grace))
         )
         return cls(
-            workload=_workload(workload),
+            workload=as_workload(workload),
             machine=mach,
             policy=pol,
             estimates=Estimates.parse(estimates),
             window=win,
-            settings=_settings(mach, interval, kill_overrun, overrun_grace, explain, overrun),
+            settings=as_settings(mach, interval, kill_overrun, overrun_grace, explain, overrun),
             seed=check_seed(seed, WHERE),
             progress=check_bool(progress, WHERE, "progress"),
-            availability=_availability(availability, mach),
+            availability=as_availability(availability, mach),
         )
 
     @classmethod
@@ -288,12 +234,12 @@ class RunConfig:
             raise ConfigError(
                 where, "give exactly one of trace, model or jobs", field="workload"
             )
-        recipe = WorkloadRecipe({**_EMPTY_RECIPE, **workload})
+        recipe = WorkloadRecipe({**EMPTY_RECIPE, **workload})
         pol = dict(_section(data, "policy", where))
         check_keys(pol, ("name", "label", "params"), where, "policy.")
         proto = dict(_section(data, "protocol", where))
         check_keys(proto, PROTOCOL_KEYS, where, "protocol.")
-        mach = machine if machine is not None else _machine(data.get("machine"), where)
+        mach = machine if machine is not None else as_machine(data.get("machine"), where)
         window = None
         bounds = proto.get("window")
         if bounds:
@@ -395,112 +341,6 @@ def _section(data: Mapping[str, Any], name: str, where: str) -> Mapping[str, Any
     if not isinstance(value, Mapping):
         raise ConfigError(where, "must be a table", field=name)
     return value
-
-
-def _workload(source: Any) -> Workload:
-    """The run's workload: a path becomes a :class:`WorkloadRecipe`; JobSpecs a tuple."""
-    if isinstance(source, WorkloadRecipe | Trace) or is_frame(source):
-        return source
-    if isinstance(source, str | os.PathLike):
-        return WorkloadRecipe.of_trace(source)
-    if isinstance(source, Sequence) and source and all(isinstance(s, JobSpec) for s in source):
-        return tuple(source)
-    raise O2KSimError(f"cannot use {type(source).__name__} as a workload")
-
-
-def _machine(machine: Any, where: str = WHERE) -> MachineSpec | None:
-    """A machine parsed once: a :class:`MachineSpec` is kept, anything else is read."""
-    if machine is None or isinstance(machine, MachineSpec):
-        return machine
-    if isinstance(machine, Mapping):
-        return parse_machine(dict(machine), where)
-    if isinstance(machine, str | os.PathLike):
-        return load_machine(machine)
-    raise ConfigError(
-        where, f"must be a machine name, a TOML path or a table, got {machine!r}", field="machine"
-    )
-
-
-def _policy(
-    policy: Any, params: Mapping[str, Any] | None, label: str | None
-) -> PolicyChoice | PolicyProtocol:
-    if isinstance(policy, str | os.PathLike):
-        if params is not None and not isinstance(params, Mapping):
-            raise ConfigError(WHERE, f"must be a table, got {params!r}", field="policy_params")
-        if label is not None:
-            check_str(label, WHERE, "label")
-        return PolicyChoice(os.fspath(policy), dict(params or {}), label)
-    if not isinstance(policy, PolicyProtocol):
-        raise ConfigError(
-            WHERE,
-            f"must be a policy name or an object with schedule(snapshot), got {policy!r}",
-            field="policy",
-        )
-    if params:
-        raise ConfigError(
-            WHERE, "parameters apply to a policy given by name, not to a policy object",
-            field="policy_params",
-        )  # fmt: skip
-    return policy
-
-
-def _availability(value: Any, machine: MachineSpec | None) -> tuple[Outage, ...]:
-    """The run's periods of processors down, from a path, Outages or ``{host, from, to, procs}``."""
-    if value is None or (isinstance(value, Sequence) and not isinstance(value, str) and not value):
-        return ()
-    if machine is None:
-        raise ConfigError(
-            WHERE, "needs a machine (the hosts the periods name); give one", field="availability"
-        )
-    if isinstance(value, str | os.PathLike):
-        return load_availability(value, machine)
-    if isinstance(value, Sequence) and all(isinstance(o, Outage) for o in value):
-        outages = tuple(sorted(value, key=lambda o: (o.start, o.end, o.host)))
-        check_outages(outages, machine, "availability")
-        return outages
-    if isinstance(value, Sequence) and all(isinstance(r, Mapping) for r in value):
-        for row in value:
-            check_keys(row, ("host", "from", "to", "procs"), WHERE, "availability.")
-        return outages_from_rows(((None, r) for r in value), machine, "availability")
-    raise ConfigError(
-        WHERE,
-        f"must be an availability file, Outages or {{host, from, to, procs}} tables, got {value!r}",
-        field="availability",
-    )
-
-
-def _named(name: str, parse: Any, value: Any) -> Any:
-    """``parse(value)``, its refusal naming the argument (``interval: 'abc' is not a duration``)."""
-    try:
-        return parse(value)
-    except O2KSimError as exc:
-        text = str(exc)
-        raise O2KSimError(text if text.startswith(f"{name}:") else f"{name}: {text}") from None
-
-
-def _settings(
-    machine: MachineSpec | None,
-    interval: float | None,
-    kill_overrun: bool | None,
-    overrun_grace: float | None,
-    explain: bool,
-    overrun: str | None = None,
-) -> RunSettings:
-    """The run's settings: the values given, else the machine file's ``[options]``, else off.
-
-    ``interval`` has no machine default; ``kill_overrun`` and ``overrun_grace``
-    default to the machine's ``options`` (SPEC §2: off unless asked for; a
-    machine derived from a trace header has none).
-    """
-    check_run_settings(interval, kill_overrun, overrun_grace, overrun=overrun)
-    check_bool(explain, WHERE, "explain")
-    opts = machine.options if machine is not None else {}
-    kill = bool(opts.get("kill_overrun", False)) if kill_overrun is None else kill_overrun
-    grace = float(opts.get("overrun_grace", 0.0)) if overrun_grace is None else float(overrun_grace)
-    try:
-        return RunSettings(interval, kill, grace, explain, overrun or "now")
-    except ValueError as exc:
-        raise O2KSimError(str(exc)) from None
 
 
 __all__ = ["FRAME_COLUMNS", "PolicyChoice", "RunConfig", "WorkloadRecipe"]
