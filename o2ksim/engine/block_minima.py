@@ -22,9 +22,9 @@ jobs asking at most the free processors pass iff one of them does.
   reads the least bound at or above ``max_procs``: a superset, still a sound
   skip.
 * **Leaves.**  Rows are cut into blocks of ``2**shift``; each block keeps its
-  rows sorted by processors and the running minima of processors, memory and
-  runtime over its waiting rows along that order, so the minima under every
-  bound are read at one binary search each (O(BLOCK) after a change).
+  rows sorted by processors, so after a change the running minima of
+  processors, memory and runtime over its waiting rows along that order give
+  the minima under every bound at one binary search each (O(BLOCK)).
 * **Tree.**  Blocks are grouped ``2**FAN_SHIFT`` at a time, groups again, up to
   one level of at most that many nodes; a node keeps, per bound, the minima of
   its children.  A queue change updates one block and one node per level:
@@ -62,7 +62,7 @@ class BlockMinima:
     """
 
     __slots__ = (
-        "_bound_keys", "_bounds", "_dirty", "_every", "_fan", "_keys", "_order", "_prefix", "_shift",
+        "_bound_keys", "_bounds", "_dirty", "_every", "_fan", "_keys", "_order", "_shift",
         "_sorted", "_tree", "cols", "queued",
     )  # fmt: skip
 
@@ -88,7 +88,6 @@ class BlockMinima:
         # the last position under each bound: rank <= k for bound k (the inf bound: all)
         self._bound_keys = np.arange(len(self._bounds))
         self._sorted = np.stack(self.cols)[:, self._order]
-        self._prefix = np.full((3, n), np.inf)  # running minima along each block's sorted rows
         n_nodes = (n + (1 << shift) - 1) >> shift
         self._tree = [np.full((3, len(self._bounds), n_nodes), np.inf)]  # level 0: blocks
         while n_nodes > 1 << self._fan:
@@ -104,14 +103,15 @@ class BlockMinima:
         """The bound whose minima answer for ``max_procs`` (module docstring); -1: no
         job asks at most ``max_procs``."""
         k = int(self._bounds.searchsorted(max_procs, side="right")) - 1
-        if not self._every and k < len(self._bounds) - 1 and self._bounds[k] != max_procs:
-            k += 1  # the bounds skip some requests: the least one above
+        if not self._every and k < len(self._bounds) - 2 and self._bounds[k] != max_procs:
+            k += 1  # the bounds skip some requests below the largest: the least one above
         return k
 
     def minima(self, level: int, lo: int, hi: int, max_procs: float) -> np.ndarray:
         """Nodes ``lo:hi`` of ``level`` (0: blocks): the smallest processor, memory and
-        runtime requests (rows 0, 1, 2) among their waiting rows asking at most the
-        least bound at or above ``max_procs`` (``inf``: none)."""
+        runtime requests (rows 0, 1, 2) among their waiting rows asking at most
+        ``max_procs`` (with fewer bounds than requests, a superset: :meth:`bound_of`;
+        ``inf``: none)."""
         self._refresh()
         k = self.bound_of(max_procs)
         if k < 0:
@@ -173,12 +173,12 @@ class BlockMinima:
         leaves = self._tree[0]
         for b in self._dirty:
             lo, hi = b << shift, min((b + 1) << shift, n)
-            waiting = self.queued[self._order[lo:hi]]
-            prefix = self._prefix[:, lo:hi]
-            np.fmin.accumulate(
-                np.where(waiting, self._sorted[:, lo:hi], np.inf), axis=1, out=prefix
-            )
-            last = self._keys[lo:hi].searchsorted(self._bound_keys, side="right") - 1
+            at = np.flatnonzero(self.queued[self._order[lo:hi]]) + lo  # waiting, by processors
+            if not len(at):
+                leaves[:, :, b] = np.inf
+                continue
+            prefix = np.fmin.accumulate(self._sorted[:, at], axis=1)  # running minima
+            last = self._keys[at].searchsorted(self._bound_keys, side="right") - 1
             leaves[:, :, b] = np.where(last >= 0, prefix[:, np.maximum(last, 0)], np.inf)
         nodes = self._dirty
         fan = self._fan
