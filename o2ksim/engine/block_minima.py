@@ -29,11 +29,13 @@ jobs asking at most the free processors pass iff one of them does.
   one level of at most that many nodes; a node keeps, per bound, the minima of
   its children.  A queue change updates one block and one node per level:
   O(BLOCK + levels x fan x bounds) numpy work, done lazily before the next
-  search.  A search climbs from ``start``'s block, testing at each level the
-  nodes to the right of the path (one vectorised call per level), and goes
-  down into a passing node's children, leftmost first, to a block whose rows
-  are tested: O(levels) test calls when the minima are exact, plus one
-  descent per node whose minima pass while none of its rows does.
+  search.  A search tests the blocks from ``start``'s to the end of its
+  grandparent node (at most fan**2 blocks, in one vectorised call: a call of
+  the test costs more than that much numpy work), then climbs, testing at
+  each level the nodes to the right of the path, and goes down into a
+  passing node's children, leftmost first, to a block whose rows are tested:
+  O(levels) test calls when the minima are exact, plus one descent per node
+  whose minima pass while none of its rows does.
 
 ``fmin`` keeps a NaN request out of every minimum (it fails every test and
 must not hide a passing job).
@@ -128,15 +130,21 @@ class BlockMinima:
         shift, fan = self._shift, self._fan
         lo, end = start >> shift, ((hi - 1) >> shift) + 1  # nodes of this level to look at
         top = len(self._tree) - 1
-        for level in range(top + 1):
-            stop = end if level == top else min(((lo >> fan) + 1) << fan, end)
-            row = self._descend(level, lo, stop, k, test, start, hi)
+        # the blocks up to the end of start's grandparent node first, in one test (a
+        # test call costs more than its numpy work on up to fan**2 blocks), then from
+        # the grandparent level up: the right siblings of the path from start's block
+        level, step = 0, 2
+        while True:
+            if level + step > top:  # the rest of this level: at most fan**step nodes, all at once
+                return self._descend(level, lo, end, k, test, start, hi)
+            cut = fan * step
+            row = self._descend(level, lo, min(((lo >> cut) + 1) << cut, end), k, test, start, hi)
             if row >= 0:
                 return row
-            lo, end = (lo >> fan) + 1, ((end - 1) >> fan) + 1  # the right siblings of the path
+            lo, end = (lo >> cut) + 1, ((end - 1) >> cut) + 1
             if lo >= end:
                 return -1
-        return -1
+            level, step = level + step, 1
 
     def _descend(
         self, level: int, lo: int, stop: int, k: int, test: RequestTest, start: int, hi: int
