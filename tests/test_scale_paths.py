@@ -1,11 +1,13 @@
 """The two search shortcuts behind the scale fixes of issue 27, against plain searches.
 
 * ``QueueIndex.first`` (the same-instant flood): the first waiting row that passes
-  a monotone test, found by block minima, against a scan of every row (also
-  along random sequences of arrivals and departures, so that stale minima would
-  show); and the FCFS backfill pass that uses it against the job-by-job
-  reference pass (``tests/oracles/backfill_reference.py``) with blocks of two
-  rows, so that small examples cross many blocks.
+  a monotone test, found by the tree of block minima, against a scan of every
+  row (also along random sequences of arrivals and departures, so that stale
+  minima would show); the minima of every node of the tree against those of
+  its rows; and the FCFS backfill pass that uses it against the job-by-job
+  reference pass (``tests/oracles/backfill_reference.py``), with blocks of two
+  rows and two children a node, so that small examples cross many blocks and
+  levels.
 * ``Profile.earliest``'s memos (``--reservations all``): every answer against
   the same search on a copy of the profile with the memos cleared (the plain
   walk over every step), along random sequences of searches and reservations;
