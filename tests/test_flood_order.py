@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from oracles.backfill_reference import ReferenceBackfill
 
 from o2ksim import simulate
-from o2ksim.engine import queue_index
+from o2ksim.engine import block_minima, queue_index
 from o2ksim.engine.queue_index import QueueIndex
 from o2ksim.jobs import Job, JobSpec
 from o2ksim.machine import KB_PER_GB
@@ -44,6 +44,7 @@ def small_blocks(monkeypatch):
     two waiting jobs on."""
     monkeypatch.setattr(queue_index, "BLOCK_SHIFT", 1)
     monkeypatch.setattr(queue_index, "BLOCK", 2)
+    monkeypatch.setattr(block_minima, "FAN_SHIFT", 1)
     monkeypatch.setattr(backfill_scan, "INDEXED_SCAN_MIN", 0)
     monkeypatch.setattr(priority, "MERGE_MIN", 2)
 

@@ -1,11 +1,13 @@
 """The two search shortcuts behind the scale fixes of issue 27, against plain searches.
 
 * ``QueueIndex.first`` (the same-instant flood): the first waiting row that passes
-  a monotone test, found by block minima, against a scan of every row (also
-  along random sequences of arrivals and departures, so that stale minima would
-  show); and the FCFS backfill pass that uses it against the job-by-job
-  reference pass (``tests/oracles/backfill_reference.py``) with blocks of two
-  rows, so that small examples cross many blocks.
+  a monotone test, found by the tree of block minima, against a scan of every
+  row (also along random sequences of arrivals and departures, so that stale
+  minima would show); the minima of every node of the tree against those of
+  its rows; and the FCFS backfill pass that uses it against the job-by-job
+  reference pass (``tests/oracles/backfill_reference.py``), with blocks of two
+  rows and two children a node, so that small examples cross many blocks and
+  levels.
 * ``Profile.earliest``'s memos (``--reservations all``): every answer against
   the same search on a copy of the profile with the memos cleared (the plain
   walk over every step), along random sequences of searches and reservations;
@@ -25,7 +27,7 @@ from hypothesis import strategies as st
 from oracles.backfill_reference import ReferenceBackfill
 
 from o2ksim import simulate
-from o2ksim.engine import queue_index
+from o2ksim.engine import block_minima, queue_index
 from o2ksim.engine.queue_index import QueueIndex
 from o2ksim.jobs import Job, JobSpec
 from o2ksim.policies import backfill_scan
@@ -37,6 +39,7 @@ def small_blocks(monkeypatch):
     """Blocks of two rows, and the indexed scan at every queue length."""
     monkeypatch.setattr(queue_index, "BLOCK_SHIFT", 1)
     monkeypatch.setattr(queue_index, "BLOCK", 2)
+    monkeypatch.setattr(block_minima, "FAN_SHIFT", 1)
     monkeypatch.setattr(backfill_scan, "INDEXED_SCAN_MIN", 0)
 
 
@@ -112,11 +115,14 @@ def test_first_sees_an_arrival_by_hand(small_blocks):
     st.lists(st.tuples(st.integers(0, 39), st.integers(0, 40), st.integers(0, 41),
                        st.integers(1, 16), st.integers(0, 8), st.integers(0, 900)),
              min_size=1, max_size=30),
+    st.booleans(),
 )  # fmt: skip
-def test_first_along_arrivals_and_departures(small_blocks, reqs, ops):
+def test_first_along_arrivals_and_departures(small_blocks, monkeypatch, reqs, ops, few):
     # each op toggles one job (joins or leaves the queue), then asks for the first
     # passing row in [start, stop) against a scan of every row: minima left stale by
-    # an arrival would skip the block of the job that just arrived
+    # an arrival would skip the block of the job that just arrived.  ``few``: fewer
+    # processor bounds than distinct requests (the tree's minima are then a superset)
+    monkeypatch.setattr(block_minima, "MAX_BOUNDS", 3 if few else 128)
     jobs = [Job(JobSpec(i, 0.0, a, b, float(c), 1.0)) for i, (a, b, c) in enumerate(reqs)]
     index = QueueIndex(jobs)
     waiting = [False] * len(jobs)
@@ -216,3 +222,75 @@ def test_block_minima_ignore_a_nan_request():
         index.add(j)
     assert index.first(0, lambda p, m, r: r <= 10) == 1
     assert np.isnan(index.req_time[0])
+
+
+# ------------------------------------------------------------------ BlockMinima (the tree)
+def test_block_minima_by_hand(small_blocks):
+    # blocks of two rows, two children a node.  Rows 0..7 (procs, runtime):
+    # (4, 50) (1, 90) | (3, 10) (2, 70) | (8, 5) (1, 60) | (2, 20) (6, 1); row 3 not waiting.
+    reqs = [(4, 50), (1, 90), (3, 10), (2, 70), (8, 5), (1, 60), (2, 20), (6, 1)]
+    jobs = [Job(JobSpec(i, 0.0, p, 0, float(r), 1.0)) for i, (p, r) in enumerate(reqs)]
+    index = QueueIndex(jobs)
+    for row in (0, 1, 2, 4, 5, 6, 7):
+        index.add(jobs[row])
+    inf = math.inf
+    # asking at most 2 processors: block 0 holds row 1 (1, 90), block 1 none (row 3 left),
+    # block 2 row 5 (1, 60), block 3 row 6 (2, 20)
+    mins = index.block_minima(0, 0, 4, max_procs=2)
+    assert mins[0].tolist() == [1, inf, 1, 2] and mins[2].tolist() == [90, inf, 60, 20]
+    # at most 3: block 1 gains row 2 (3, 10); at most 2.5: as at most 2
+    assert index.block_minima(0, 0, 4, max_procs=3)[2].tolist() == [90, 10, 60, 20]
+    assert index.block_minima(0, 0, 4, max_procs=2.5)[2].tolist() == [90, inf, 60, 20]
+    # level 1 (pairs of blocks, the top: at most two nodes), everything waiting
+    assert index.block_minima(1, 0, 2)[2].tolist() == [10, 1]
+    assert index.block_minima(1, 0, 2)[0].tolist() == [1, 1]
+    # at most 0.5 processors: nobody
+    assert index.block_minima(0, 0, 4, max_procs=0.5)[0].tolist() == [inf] * 4
+    # at most 2 processors and 30 s: row 6, found through level 1's right node
+    assert index.first(0, lambda p, m, r: (p <= 2) & (r <= 30), max_procs=2) == 6
+    index.remove(jobs[6])
+    assert index.block_minima(1, 0, 2, max_procs=2)[2].tolist() == [90, 60]
+    assert index.first(0, lambda p, m, r: (p <= 2) & (r <= 30), max_procs=2) == -1
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(st.tuples(st.integers(1, 12), st.integers(0, 8), st.integers(0, 900)),
+             min_size=1, max_size=40),
+    st.lists(st.integers(0, 39), max_size=60),
+    st.integers(0, 13), st.booleans(),
+)  # fmt: skip
+def test_block_minima_equal_a_scan_of_the_rows(
+    small_blocks, monkeypatch, reqs, toggles, bound, few
+):
+    # every node of every level against the minima of its waiting rows by brute force;
+    # with fewer bounds than distinct requests (few), a bound reads as the next kept one
+    # up: the minima may only be smaller than over the rows asking at most max_procs
+    monkeypatch.setattr(block_minima, "MAX_BOUNDS", 3 if few else 128)  # set at every example
+    jobs = [Job(JobSpec(i, 0.0, a, b, float(c), 1.0)) for i, (a, b, c) in enumerate(reqs)]
+    index = QueueIndex(jobs)
+    waiting = [False] * len(jobs)
+    for row in toggles:
+        row %= len(jobs)
+        (index.remove if waiting[row] else index.add)(jobs[row])
+        waiting[row] = not waiting[row]
+    level, size = 0, 2  # rows per node: blocks of two, two children a node
+    while True:
+        n_nodes = -(-len(jobs) // size)
+        mins = index.block_minima(level, 0, n_nodes, max_procs=bound)
+        for node in range(n_nodes):
+            rows = [
+                i for i in range(node * size, min((node + 1) * size, len(jobs)))
+                if waiting[i] and reqs[i][0] <= bound
+            ]  # fmt: skip
+            for col in range(3):
+                exact = min((reqs[i][col] for i in rows), default=math.inf)
+                if few:
+                    assert mins[col][node] <= exact
+                else:
+                    assert mins[col][node] == exact
+        if n_nodes <= 2:
+            break
+        level, size = level + 1, size * 2

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -154,7 +155,12 @@ class Simulation:
                 raise ValueError(f"duplicate job id {job.id}")
             self.jobs[job.id] = job
             self._arrival_order.append(job)
-        self.queue: dict[int, Job] = {}  # QUEUED jobs in arrival order
+        # QUEUED jobs in arrival order.  An OrderedDict, not a dict: a dict keeps a hole
+        # for every deleted entry until its next resize (on an insertion), and iterating it
+        # walks over them, so after a flood (no arrivals, the head started job by job)
+        # every pass that looks at the queue's head paid for every job started so far
+        # (O(n) a pass, O(n^2) a flood).  Its linked list reaches the head in O(1).
+        self.queue: OrderedDict[int, Job] = OrderedDict()
         self.queue_index = QueueIndex(self._arrival_order)
         self.arrived: list[Job] = []  # since the last pass
         self.departed: list[Job] = []  # since the last pass
@@ -306,7 +312,7 @@ class Simulation:
         if len(self.queue) > 1:
             row = self.queue_index.row_of
             ordered = sorted(self.queue.values(), key=lambda j: row[j.id])
-            self.queue = {j.id: j for j in ordered}
+            self.queue = OrderedDict((j.id, j) for j in ordered)
 
     def reject(self, job: Job, reason: str) -> None:
         """``job`` can never run: it ends as rejected."""

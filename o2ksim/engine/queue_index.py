@@ -18,13 +18,14 @@ O(hosts) that no waiting job fits any host now and return from a pass that
 could start nothing (``o2ksim.policies.backfill.nothing_fits``), and prune a
 scan once no host has as many free processors as the smallest request.
 
-And it keeps, per block of :data:`BLOCK` consecutive rows, the smallest
-processor, memory and runtime request among the block's waiting jobs, so a
-scan for the first waiting job (in queue order) that passes a test which is
-monotone in the request -- fits now, delays no reservation -- skips every block
-whose minima fail it (:meth:`QueueIndex.first`): a pass that backfills one job
-out of a million waiting ones looks at the block minima and one block, not at
-every waiting job.
+And it keeps the smallest processor, memory and runtime requests among the
+waiting jobs of each block of :data:`BLOCK` consecutive rows, per processor
+bound, in a tree (:class:`~o2ksim.engine.block_minima.BlockMinima`), so a scan
+for the first waiting job (in queue order) that passes a test which is
+monotone in the request -- fits now, delays no reservation -- skips every
+block and group of blocks whose minima fail it (:meth:`QueueIndex.first`): a
+pass that backfills one job out of a million waiting ones tests a few nodes
+per tree level and one block, not every waiting job nor every block.
 
 A policy whose queue order is a fixed key of each job (shortest requested
 runtime first, any priority that does not change with time) asks for a
@@ -38,18 +39,15 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
+from o2ksim.engine.block_minima import BlockMinima, RequestTest
 from o2ksim.jobs import Job
 
 BLOCK_SHIFT = 10
 BLOCK = 1 << BLOCK_SHIFT  # rows per block of the block minima (:meth:`QueueIndex.first`)
-LEVELS = 14  # block minima over the jobs asking at most 1, 2, 4, ..., 4096 processors, and all
-
-#: A test of many requests at once: (procs, mem, req_time) arrays -> boolean array.
-RequestTest = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 
 class QueueIndex:
@@ -62,8 +60,7 @@ class QueueIndex:
     """
 
     __slots__ = (
-        "_blocks", "_cols", "_count", "_dirty", "_followers", "_hi", "_level", "_lo", "_mem_min", "_n",
-        "_procs_min", "_rows",
+        "_count", "_followers", "_hi", "_lo", "_mem_min", "_minima", "_n", "_procs_min", "_rows",
         "jobs", "mem", "procs", "queued", "req_time", "row_of", "submit",
     )  # fmt: skip
 
@@ -83,13 +80,8 @@ class QueueIndex:
         self._procs_min = _RunningMin()
         self._mem_min = _RunningMin()
         n_blocks = (n + BLOCK - 1) >> BLOCK_SHIFT
-        # per level L and block: smallest procs, mem and req_time of the block's waiting
-        # jobs asking at most 2**L processors (the last level: all of them; inf: none)
-        self._blocks = np.full((LEVELS, 3, n_blocks), np.inf)
-        self._level = _level(self.procs)
         self._count = np.zeros(n_blocks, dtype=np.int64)  # waiting jobs per block
-        self._cols = np.stack([self.procs, self.mem, self.req_time], axis=1)  # row -> request
-        self._dirty: set[int] = set()  # blocks whose minima are out of date
+        self._minima = BlockMinima(self.procs, self.mem, self.req_time, self.queued, BLOCK_SHIFT)
         self._followers: list[QueueIndex] = []  # indexes of the same jobs in other orders
 
     def add(self, job: Job) -> None:
@@ -105,7 +97,7 @@ class QueueIndex:
         if row < self._lo:
             self._lo = row
         self._rows = None
-        self._dirty.add(row >> BLOCK_SHIFT)
+        self._minima.changed(row)
         self._count[row >> BLOCK_SHIFT] += 1
         for other in self._followers:
             other.add(job)
@@ -116,7 +108,7 @@ class QueueIndex:
         self.queued[row] = False
         self._n -= 1
         self._rows = None
-        self._dirty.add(row >> BLOCK_SHIFT)
+        self._minima.changed(row)
         self._count[row >> BLOCK_SHIFT] -= 1
         spec = job.spec
         self._procs_min.remove(spec.procs)
@@ -211,57 +203,21 @@ class QueueIndex:
 
         ``test`` must be monotone -- if it passes a request, it passes every
         request asking for no more processors, memory or runtime -- and fail
-        every request for more than ``max_procs`` processors.  Then a block
-        whose minima (over its waiting jobs asking at most the power of two at
-        or above ``max_procs``) fail it holds no passing job and is skipped;
-        the others are tested row by row (vectorised), in order.
-        O(blocks + BLOCK) per call when the first candidate block holds a
-        passing job.
+        every request for more than ``max_procs`` processors.  Then a block or
+        group of blocks whose minima (over its waiting jobs asking at most
+        ``max_procs``) fail it holds no passing job and is skipped
+        (:class:`~o2ksim.engine.block_minima.BlockMinima`); the rows of a block
+        whose minima pass are tested (vectorised), in order.
         """
         hi = self._hi if stop is None else min(self._hi, stop)
         if start >= hi:
             return -1
-        self._refresh()
-        b0, b1 = start >> BLOCK_SHIFT, ((hi - 1) >> BLOCK_SHIFT) + 1
-        mins = self._blocks[level_of(max_procs), :, b0:b1]
-        shift = BLOCK_SHIFT
-        for b in (np.flatnonzero(test(mins[0], mins[1], mins[2])) + b0).tolist():
-            lo, end = max(b << shift, start), min((b + 1) << shift, hi)
-            ok = test(self.procs[lo:end], self.mem[lo:end], self.req_time[lo:end])
-            ok &= self.queued[lo:end]
-            i = int(ok.argmax())
-            if ok[i]:
-                return lo + i
-        return -1
+        return self._minima.first(start, hi, test, max_procs)
 
-    def _refresh(self) -> None:
-        """Recompute the minima of the blocks whose waiting jobs changed."""
-        if not self._dirty:
-            return
-        cols = self._cols
-        for b in self._dirty:
-            lo, hi = b << BLOCK_SHIFT, (b + 1) << BLOCK_SHIFT
-            waiting = np.flatnonzero(self.queued[lo:hi]) + lo
-            mins = np.full((LEVELS, 3), np.inf)
-            # fmin ignores a NaN request (it fails every test; it must not hide the others)
-            np.fmin.at(mins, self._level[waiting], cols[waiting])
-            self._blocks[:, :, b] = np.fmin.accumulate(mins, axis=0)  # level L: asking <= 2**L
-        self._dirty.clear()
-
-
-def _level(procs: np.ndarray) -> np.ndarray:
-    """The level of each processor request: the least L with procs <= 2**L (the last
-    level for anything larger, or unknown)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lv = np.ceil(np.log2(np.maximum(procs, 1.0)))
-    return np.nan_to_num(np.minimum(lv, LEVELS - 1), nan=LEVELS - 1).astype(np.intp)
-
-
-def level_of(procs: float) -> int:
-    """:func:`_level` of one request (``inf``: the last level)."""
-    if not procs < 2 ** (LEVELS - 1):
-        return LEVELS - 1
-    return max(math.ceil(procs) - 1, 0).bit_length()
+    def block_minima(self, level: int, lo: int, hi: int, max_procs: float = math.inf) -> np.ndarray:
+        """The minima of nodes ``lo:hi`` of the tree's ``level`` (0: blocks)
+        (:meth:`~o2ksim.engine.block_minima.BlockMinima.minima`)."""
+        return self._minima.minima(level, lo, hi, max_procs)
 
 
 class _RunningMin:

@@ -33,7 +33,8 @@ from collections.abc import Collection, Iterator
 
 import numpy as np
 
-from o2ksim.engine.queue_index import QueueIndex, RequestTest
+from o2ksim.engine.block_minima import RequestTest
+from o2ksim.engine.queue_index import QueueIndex
 from o2ksim.jobs import Job
 
 MAX_INSTANTS = 8  # submission instants among the waiting jobs for a merged order
