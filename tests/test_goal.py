@@ -473,3 +473,30 @@ def test_exhaustive_tradeoff_b_minimises_the_product(problem, method) -> None:
     ob.start_epoch(planner.max_wait_now)
     r = planner.search(ob, list(range(n)), method, limit=10**7)
     assert r.measures[1] * r.measures[3] == pytest.approx(best)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([0.0, 10.0, 100.0, 3600.0]),  # few submit instants: ties
+                  st.sampled_from([-5.0, 0.0, 0.5, 1.0, 60.0, 600.0, 3600.0])),  # LXF floors at 1 s
+        min_size=0, max_size=30,
+    ),
+    st.sampled_from([3600.0, 7200.0, 1e5]),
+)
+def test_lxf_branching_order_is_lxf_backfill_order(jobs: list[tuple[float, float]], now: float) -> None:
+    """The LXF branching order the policy computes from its planner's columns is
+    LXF-backfill's :meth:`Priority.order` of the same queue, ties (same submit and
+    request, or equal scores from the 1 s floor) in queue order included."""
+    from o2ksim.jobs import Job
+    from o2ksim.policies.priority import make_priority
+
+    # a queue in submission order with ties, as the engine keeps it
+    specs = [JobSpec(k + 1, s, 1, 0, r, max(r, 0.0)) for k, (s, r) in enumerate(sorted(jobs, key=lambda x: x[0]))]
+    queue = [Job(s) for s in specs]
+    pol = GoalOriented()
+    planner = Planner(now, [([now], [4], [math.inf])], [(4, math.inf)], [s.submit for s in specs],
+                      [s.req_time for s in specs], [1] * len(specs), [0] * len(specs))  # fmt: skip
+    pos = {job: i for i, job in enumerate(queue)}
+    expected = [pos[j] for j in make_priority("lxf").order(queue, now)]
+    assert pol._lxf_order(planner, queue) == expected

@@ -147,12 +147,17 @@ class Priority:
         if static is not None:
             return static
         q = self.view(queue, now, index)
-        score = self._checked(self.scores(q), len(q))
-        ranked = np.argsort(-score, kind="stable")
+        ranked = self.ranking(q)
         if isinstance(q.jobs, RankedQueue):
             return RankedQueue(q.jobs.jobs, q.jobs.rows[ranked])
         jobs = q.jobs
         return [jobs[i] for i in ranked.tolist()]
+
+    def ranking(self, q: QueueView) -> np.ndarray:
+        """Positions in ``q`` highest priority first, ties in ``q``'s order: the stable
+        sort of the negated scores, :meth:`order`'s ranking (also used by the
+        goal-oriented policies on columns they already hold)."""
+        return np.argsort(-self._checked(self.scores(q), len(q)), kind="stable")
 
     def describe(self) -> str:
         return self.name

@@ -69,6 +69,7 @@ from o2ksim.policies.goal.objectives import (
 from o2ksim.policies.goal.search import SEARCHES, Planner, SearchResult
 from o2ksim.policies.priority import make_priority
 from o2ksim.policies.profile import host_profiles
+from o2ksim.policies.queue_view import QueueView, RequestColumns
 from o2ksim.units import parse_duration
 
 BRANCHINGS = ("fcfs", "lxf")
@@ -185,6 +186,7 @@ class GoalOriented(Policy):
     def _reset(self) -> None:
         """The state of one run: caches keyed by host versions, counters, timings."""
         self._profile_cache: dict[str, Any] = {}
+        self._columns = RequestColumns()  # every job's request row, gathered per decision point
         self.counters: dict[str, Any] = {
             "goal_searches": 0, "goal_visits": 0, "goal_leaves": 0, "goal_pruned": 0,
             "goal_search_seconds": 0.0, "goal_max_search_seconds": 0.0, "goal_search_cpu_seconds": 0.0,
@@ -235,7 +237,7 @@ class GoalOriented(Policy):
         t0, c0 = time.perf_counter(), time.process_time()
         planner = self.planner(snap, queue)
         fcfs = list(range(len(queue)))
-        lxf = self._lxf_order(queue, now)
+        lxf = self._lxf_order(planner, queue)
         heuristic, other = (lxf, fcfs) if self._branch_lxf else (fcfs, lxf)
         reference = None
         if self.objective.model == "tradeoff" and self.objective.version == "C":
@@ -321,20 +323,21 @@ class GoalOriented(Policy):
                 mem.insert(1, mem[0])
                 procs[0], mem[0] = h.free_procs, h.free_mem
             steps.append((times, procs, mem))
-        return Planner(
-            snap.now,
-            steps,
-            [(h.spec.procs, h.spec.memory) for h in hosts],
-            [j.spec.submit for j in queue],
-            [j.spec.req_time for j in queue],
-            [j.spec.procs for j in queue],
-            [j.spec.mem for j in queue],
-            self.omega,
-        )
+        # the jobs' requests as float64 columns, gathered from a per-run cache of every
+        # job's row (one fancy index per column, not one attribute chain per job)
+        submit, req_time, procs, mem = self._columns.gather(queue)
+        capacity = [(h.spec.procs, h.spec.memory) for h in hosts]
+        return Planner(snap.now, steps, capacity, submit, req_time, procs, mem, self.omega)
 
-    def _lxf_order(self, queue: list[Job], now: float) -> list[int]:
-        index = {job: i for i, job in enumerate(queue)}
-        return [index[j] for j in self._lxf.order(queue, now)]
+    def _lxf_order(self, planner: Planner, queue: list[Job]) -> list[int]:
+        """The LXF branching order (positions in ``queue``): LXF-backfill's ranking
+        (:meth:`~o2ksim.policies.priority.Priority.ranking`, ties in queue order) over
+        the planner's columns of the requests."""
+        c = planner.columns
+        # the planner's runtime is the requested one floored at 0 s, which LXF's own
+        # floor at 1 s (MIN_REQUESTED_SECONDS) makes the same score
+        view = QueueView(queue, planner.now, [c.submit, c.runtime, c.procs, c.mem])
+        return self._lxf.ranking(view).tolist()
 
     def _references(self, planner: Planner, fcfs: list[int], lxf: list[int]) -> tuple[float, float]:
         """Version C: x^ and y^ from the FCFS- or LXF-order schedule of this epoch (G§3.2)."""

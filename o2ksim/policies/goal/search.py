@@ -39,6 +39,10 @@ import math
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import NamedTuple
+
+import numpy as np
 
 from o2ksim.policies.goal.objectives import Objective
 
@@ -71,6 +75,21 @@ class SearchResult:
     evaluated: list[Evaluated] = field(default_factory=list)
 
 
+class JobColumns(NamedTuple):
+    """The waiting jobs of a :class:`Planner` as float64 arrays (``hosts_ok``: bool, jobs x hosts)."""
+
+    submit: np.ndarray
+    runtime: np.ndarray  # what the scheduler knows, at least 0
+    hold: np.ndarray  # how long the plan holds the job's processors
+    procs: np.ndarray
+    mem: np.ndarray
+    hosts_ok: np.ndarray  # [j, h]: host h could ever hold job j
+    floor: np.ndarray  # runtime floored at SLOWDOWN_FLOOR (bounded slowdown)
+    lb_wait: np.ndarray  # each job's measures if it started now: lower bounds
+    lb_x: np.ndarray
+    lb_tw: np.ndarray
+
+
 class _Stop(Exception):
     """The node limit is reached."""
 
@@ -91,35 +110,86 @@ class Planner:
         now: float,
         profiles: Sequence[tuple[list[float], list[int], list[float]]],
         capacity: Sequence[tuple[int, float]],
-        submit: Sequence[float],
-        runtime: Sequence[float],
-        procs: Sequence[int],
-        mem: Sequence[float],
+        submit: Sequence[float] | np.ndarray,
+        runtime: Sequence[float] | np.ndarray,
+        procs: Sequence[int] | np.ndarray,
+        mem: Sequence[float] | np.ndarray,
         omega: float | None = None,
     ) -> None:
         self.now = now
         self.profiles = list(profiles)
-        self.n = n = len(submit)
-        self.submit = [float(s) for s in submit]
-        self.runtime = [max(float(r), 0.0) for r in runtime]
+        sub = np.asarray(submit, np.float64)
+        self.n = len(sub)
+        run = np.maximum(np.asarray(runtime, np.float64), 0.0)
         # how long a job holds its processors in the plan: a zero-length job still
         # holds them at its start instant (the engine allocates before it ends)
-        self.hold = [r if r > 0 else MIN_HOLD for r in self.runtime]
-        self.procs = [int(p) for p in procs]
-        self.mem = [float(m) for m in mem]
-        self.hosts_for = [
-            [h for h, (cp, cm) in enumerate(capacity) if cp >= self.procs[j] and cm >= self.mem[j]]
-            for j in range(n)
-        ]
-        # the dynamic threshold: the current wait of the oldest waiting job
-        self.max_wait_now = max((now - s for s in self.submit), default=0.0)
-        self.threshold = self.max_wait_now if omega is None else float(omega)
-        floor = [max(r, SLOWDOWN_FLOOR) for r in self.runtime]
-        self.floor = floor
+        hold = np.where(run > 0, run, MIN_HOLD)
+        pr = np.asarray(procs, np.float64)
+        me = np.asarray(mem, np.float64)
+        cap = np.asarray(capacity, np.float64).reshape(-1, 2)
+        # hosts_ok[j, h]: host h could ever hold job j (processors and memory)
+        hosts_ok = (cap[:, 0] >= pr[:, None]) & (cap[:, 1] >= me[:, None])
+        floor = np.maximum(run, SLOWDOWN_FLOOR)
         # each job's measures if it started now: lower bounds of its planned ones
-        self.lb_wait = [now - s for s in self.submit]
-        self.lb_x = [(w + f) / f for w, f in zip(self.lb_wait, floor, strict=True)]
-        self.lb_tw = [max(0.0, w - self.threshold) for w in self.lb_wait]
+        lb_wait = now - sub
+        # the dynamic threshold: the current wait of the oldest waiting job
+        self.max_wait_now = float(lb_wait.max()) if self.n else 0.0
+        self.threshold = self.max_wait_now if omega is None else float(omega)
+        over = lb_wait - self.threshold
+        self.columns = JobColumns(
+            sub, run, hold, pr, me, hosts_ok, floor, lb_wait,
+            (lb_wait + floor) / floor, np.where(over > 0.0, over, 0.0),
+        )  # fmt: skip
+        """The jobs as numpy arrays, computed once: the compiled search reads them as they are."""
+
+    # The jobs as lists, for the Python search (whose scalar loops index lists faster
+    # than arrays); each list is made from the column on first use.
+    @cached_property
+    def submit(self) -> list[float]:
+        return self.columns.submit.tolist()
+
+    @cached_property
+    def runtime(self) -> list[float]:
+        return self.columns.runtime.tolist()
+
+    @cached_property
+    def hold(self) -> list[float]:
+        return self.columns.hold.tolist()
+
+    @cached_property
+    def procs(self) -> list[int]:
+        return [int(p) for p in self.columns.procs.tolist()]
+
+    @cached_property
+    def mem(self) -> list[float]:
+        return self.columns.mem.tolist()
+
+    @cached_property
+    def hosts_for(self) -> list[list[int]]:
+        """Per job, the hosts that could ever hold it."""
+        return [np.flatnonzero(row).tolist() for row in self.columns.hosts_ok]
+
+    @cached_property
+    def floor(self) -> list[float]:
+        return self.columns.floor.tolist()
+
+    @cached_property
+    def lb_wait(self) -> list[float]:
+        return self.columns.lb_wait.tolist()
+
+    @cached_property
+    def lb_x(self) -> list[float]:
+        return self.columns.lb_x.tolist()
+
+    @cached_property
+    def lb_tw(self) -> list[float]:
+        return self.columns.lb_tw.tolist()
+
+    @cached_property
+    def rest(self) -> tuple[float, float, float]:
+        """Sums of the lower bounds of all jobs (wait, expansion factor, excessive wait),
+        where every search starts: Python's ``sum`` in job order, for every search kernel."""
+        return sum(self.lb_wait), sum(self.lb_x), sum(self.lb_tw)
 
     # ---------------------------------------------------------------- one schedule
     def evaluate(
@@ -259,7 +329,7 @@ class Planner:
         max_w = [0.0] * (n + 1)
         sum_x = [0.0] * (n + 1)
         tw = [0.0] * (n + 1)
-        rest = [sum(lb_wait), sum(lb_x), sum(lb_tw)]  # lower bounds of the jobs not placed
+        rest = list(self.rest)  # lower bounds of the jobs not placed
 
         result = SearchResult([], [], [], (math.inf,) * 4)
         best: list[tuple[float, float] | None] = [None]
@@ -383,4 +453,4 @@ class Planner:
             rem.insert(c, j)
 
 
-__all__ = ["SEARCHES", "SLOWDOWN_FLOOR", "Evaluated", "Planner", "SearchResult"]
+__all__ = ["SEARCHES", "SLOWDOWN_FLOOR", "Evaluated", "JobColumns", "Planner", "SearchResult"]
