@@ -46,11 +46,14 @@ import time
 from dataclasses import replace
 from typing import Any, ClassVar
 
+import numpy as np
+
 from o2ksim.engine.decisions import Decision, Reserve, Start
 from o2ksim.engine.snapshot import Snapshot
 from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.jobs import Job
 from o2ksim.policies.base import POLICIES, Param, Policy
+from o2ksim.policies.goal.columns import JobTable
 from o2ksim.policies.goal.local import (
     LOCAL_SUFFIX,
     improve,
@@ -69,7 +72,7 @@ from o2ksim.policies.goal.objectives import (
 from o2ksim.policies.goal.search import SEARCHES, Planner, SearchResult
 from o2ksim.policies.priority import make_priority
 from o2ksim.policies.profile import host_profiles
-from o2ksim.policies.queue_view import QueueView, RequestColumns
+from o2ksim.policies.queue_view import QueueView
 from o2ksim.units import parse_duration
 
 BRANCHINGS = ("fcfs", "lxf")
@@ -186,7 +189,7 @@ class GoalOriented(Policy):
     def _reset(self) -> None:
         """The state of one run: caches keyed by host versions, counters, timings."""
         self._profile_cache: dict[str, Any] = {}
-        self._columns = RequestColumns()  # every job's request row, gathered per decision point
+        self._table: JobTable | None = None  # every job's planner columns (made on the first search)
         self.counters: dict[str, Any] = {
             "goal_searches": 0, "goal_visits": 0, "goal_leaves": 0, "goal_pruned": 0,
             "goal_search_seconds": 0.0, "goal_max_search_seconds": 0.0, "goal_search_cpu_seconds": 0.0,
@@ -323,11 +326,14 @@ class GoalOriented(Policy):
                 mem.insert(1, mem[0])
                 procs[0], mem[0] = h.free_procs, h.free_mem
             steps.append((times, procs, mem))
-        # the jobs' requests as float64 columns, gathered from a per-run cache of every
-        # job's row (one fancy index per column, not one attribute chain per job)
-        submit, req_time, procs, mem = self._columns.gather(queue)
-        capacity = [(h.spec.procs, h.spec.memory) for h in hosts]
-        return Planner(snap.now, steps, capacity, submit, req_time, procs, mem, self.omega)
+        # the jobs' columns gathered from the run's table of every job seen waiting (one
+        # index per array), not converted from the jobs' attributes at every decision point
+        table = self._table
+        if table is None:
+            capacity = np.array([(h.spec.procs, h.spec.memory) for h in hosts], np.float64)
+            table = self._table = JobTable(capacity.reshape(-1, 2))
+        fixed, hosts_ok = table.gather(queue)
+        return Planner.of_columns(snap.now, steps, fixed, hosts_ok, self.omega)
 
     def _lxf_order(self, planner: Planner, queue: list[Job]) -> list[int]:
         """The LXF branching order (positions in ``queue``): LXF-backfill's ranking

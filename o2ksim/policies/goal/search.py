@@ -40,15 +40,19 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import NamedTuple
 
 import numpy as np
 
+from o2ksim.policies.goal.columns import (
+    SLOWDOWN_FLOOR,
+    JobColumns,
+    fixed_columns,
+    host_fits,
+    job_columns,
+)
 from o2ksim.policies.goal.objectives import Objective
 
-SLOWDOWN_FLOOR = 60.0  # seconds: runtime floor of the bounded slowdown (G§4)
 SEARCHES = ("dds", "lds")
-MIN_HOLD = 1e-3  # seconds a zero-runtime job is planned to hold its processors
 
 
 @dataclass
@@ -73,21 +77,6 @@ class SearchResult:
     pruned: int = 0
     complete: bool = False  # the whole tree was searched (or pruned)
     evaluated: list[Evaluated] = field(default_factory=list)
-
-
-class JobColumns(NamedTuple):
-    """The waiting jobs of a :class:`Planner` as float64 arrays (``hosts_ok``: bool, jobs x hosts)."""
-
-    submit: np.ndarray
-    runtime: np.ndarray  # what the scheduler knows, at least 0
-    hold: np.ndarray  # how long the plan holds the job's processors
-    procs: np.ndarray
-    mem: np.ndarray
-    hosts_ok: np.ndarray  # [j, h]: host h could ever hold job j
-    floor: np.ndarray  # runtime floored at SLOWDOWN_FLOOR (bounded slowdown)
-    lb_wait: np.ndarray  # each job's measures if it started now: lower bounds
-    lb_x: np.ndarray
-    lb_tw: np.ndarray
 
 
 class _Stop(Exception):
@@ -116,31 +105,44 @@ class Planner:
         mem: Sequence[float] | np.ndarray,
         omega: float | None = None,
     ) -> None:
+        fixed = fixed_columns(submit, runtime, procs, mem)
+        cap = np.asarray(capacity, np.float64).reshape(-1, 2)
+        self._setup(now, profiles, fixed, host_fits(cap, fixed[4], fixed[5]), omega)
+
+    @classmethod
+    def of_columns(
+        cls,
+        now: float,
+        profiles: Sequence[tuple[list[float], list[int], list[float]]],
+        fixed: np.ndarray,
+        hosts_ok: np.ndarray,
+        omega: float | None = None,
+    ) -> Planner:
+        """The planner of jobs given as their :func:`~o2ksim.policies.goal.columns.fixed_columns`
+        and :func:`~o2ksim.policies.goal.columns.host_fits` (e.g. gathered from a
+        :class:`~o2ksim.policies.goal.columns.JobTable`): the same planner as from the
+        jobs' sequences, without deriving those columns again."""
+        planner = cls.__new__(cls)
+        planner._setup(now, profiles, fixed, hosts_ok, omega)
+        return planner
+
+    def _setup(
+        self,
+        now: float,
+        profiles: Sequence[tuple[list[float], list[int], list[float]]],
+        fixed: np.ndarray,
+        hosts_ok: np.ndarray,
+        omega: float | None,
+    ) -> None:
         self.now = now
         self.profiles = list(profiles)
-        sub = np.asarray(submit, np.float64)
-        self.n = len(sub)
-        run = np.maximum(np.asarray(runtime, np.float64), 0.0)
-        # how long a job holds its processors in the plan: a zero-length job still
-        # holds them at its start instant (the engine allocates before it ends)
-        hold = np.where(run > 0, run, MIN_HOLD)
-        pr = np.asarray(procs, np.float64)
-        me = np.asarray(mem, np.float64)
-        cap = np.asarray(capacity, np.float64).reshape(-1, 2)
-        # hosts_ok[j, h]: host h could ever hold job j (processors and memory)
-        hosts_ok = (cap[:, 0] >= pr[:, None]) & (cap[:, 1] >= me[:, None])
-        floor = np.maximum(run, SLOWDOWN_FLOOR)
-        # each job's measures if it started now: lower bounds of its planned ones
-        lb_wait = now - sub
-        # the dynamic threshold: the current wait of the oldest waiting job
-        self.max_wait_now = float(lb_wait.max()) if self.n else 0.0
-        self.threshold = self.max_wait_now if omega is None else float(omega)
-        over = lb_wait - self.threshold
-        self.columns = JobColumns(
-            sub, run, hold, pr, me, hosts_ok, floor, lb_wait,
-            (lb_wait + floor) / floor, np.where(over > 0.0, over, 0.0),
-        )  # fmt: skip
-        """The jobs as numpy arrays, computed once: the compiled search reads them as they are."""
+        self.n = fixed.shape[1]
+        cols, self.max_wait_now, self.threshold, self.rest = job_columns(now, fixed, hosts_ok, omega)
+        self.columns: JobColumns = cols
+        """The jobs as numpy arrays, computed once: the compiled search reads them as they are.
+        ``max_wait_now``: the current wait of the oldest waiting job; ``threshold``: the Tw
+        threshold (``omega``, else the dynamic one: ``max_wait_now``); ``rest``: the sums of
+        the lower bounds of all jobs (wait, expansion factor, excessive wait)."""
 
     # The jobs as lists, for the Python search (whose scalar loops index lists faster
     # than arrays); each list is made from the column on first use.
@@ -184,12 +186,6 @@ class Planner:
     @cached_property
     def lb_tw(self) -> list[float]:
         return self.columns.lb_tw.tolist()
-
-    @cached_property
-    def rest(self) -> tuple[float, float, float]:
-        """Sums of the lower bounds of all jobs (wait, expansion factor, excessive wait),
-        where every search starts: Python's ``sum`` in job order, for every search kernel."""
-        return sum(self.lb_wait), sum(self.lb_x), sum(self.lb_tw)
 
     # ---------------------------------------------------------------- one schedule
     def evaluate(
@@ -453,4 +449,4 @@ class Planner:
             rem.insert(c, j)
 
 
-__all__ = ["SEARCHES", "SLOWDOWN_FLOOR", "Evaluated", "JobColumns", "Planner", "SearchResult"]
+__all__ = ["SEARCHES", "SLOWDOWN_FLOOR", "Evaluated", "Planner", "SearchResult"]
