@@ -500,3 +500,45 @@ def test_lxf_branching_order_is_lxf_backfill_order(jobs: list[tuple[float, float
     pos = {job: i for i, job in enumerate(queue)}
     expected = [pos[j] for j in make_priority("lxf").order(queue, now)]
     assert pol._lxf_order(planner, queue) == expected
+
+
+def test_job_table_gathers_the_planner_columns_of_each_queue() -> None:
+    """The per-run table (grown past its first allocation, jobs added in batches as
+    they are first seen) gives each queue the columns the original per-job formulas
+    give (hold, slowdown floor, hosts that fit, measures if started now)."""
+    import random
+
+    import numpy as np
+
+    from o2ksim.jobs import Job
+    from o2ksim.policies.goal.columns import JobTable
+
+    rnd = random.Random(7)
+    capacity = [(16, 8.0 * KB_PER_GB), (64, 2.0 * KB_PER_GB)]
+    jobs = [Job(JobSpec(k + 1, float(rnd.randrange(0, 5000)), rnd.randrange(1, 70),
+                        rnd.choice([0, KB_PER_GB, 4 * KB_PER_GB, 9 * KB_PER_GB]),
+                        rnd.choice([0.0, 30.0, 60.0, 61.5, 3600.0]), 1.0))
+            for k in range(700)]  # fmt: skip
+    table = JobTable(np.array(capacity, np.float64))
+    for _ in range(40):
+        seen = jobs[: rnd.randrange(40, 700)]
+        queue = rnd.sample(seen, k=rnd.randrange(0, 40))
+        now = 6000.0
+        fixed, ok = table.gather(queue)
+        planner = Planner.of_columns(now, [([now], [64], [math.inf])], fixed, ok, None)
+        specs = [j.spec for j in queue]
+        run = [max(s.req_time, 0.0) for s in specs]
+        assert planner.submit == [float(s.submit) for s in specs]
+        assert planner.hold == [r if r > 0 else 1e-3 for r in run]
+        assert planner.floor == [max(r, 60.0) for r in run]
+        assert planner.procs == [s.procs for s in specs]
+        assert planner.mem == [float(s.mem) for s in specs]
+        assert planner.hosts_for == [[h for h, (cp, cm) in enumerate(capacity)
+                                      if cp >= s.procs and cm >= s.mem] for s in specs]  # fmt: skip
+        waits = [now - s.submit for s in specs]
+        assert planner.max_wait_now == max(waits, default=0.0)
+        assert planner.lb_x == [(w + f) / f for w, f in zip(waits, planner.floor, strict=True)]
+        assert planner.lb_tw == [max(0.0, w - planner.threshold) for w in waits]
+        assert planner.rest == (sum(waits), sum(planner.lb_x), sum(planner.lb_tw))
+        assert fixed.flags["C_CONTIGUOUS"] and ok.flags["C_CONTIGUOUS"]
+    assert table.n == len(table.row_of) > 256, "the table grew past its first allocation"
