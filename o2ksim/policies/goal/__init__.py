@@ -184,6 +184,7 @@ class GoalOriented(Policy):
         )  # fmt: skip
         """The search that runs: ``numba`` or ``python`` (from ``search_kernel``)."""
         self._kernel_search: Any = None
+        self._kernel_improve: Any = None
         self._reset()
 
     def _reset(self) -> None:
@@ -300,9 +301,11 @@ class GoalOriented(Policy):
 
     def _compiled_improve(self) -> Any:
         """The compiled search and hill climb (numba is installed when the compiled search runs)."""
-        from o2ksim.policies.goal import kernel_local
+        if self._kernel_improve is None:
+            from o2ksim.policies.goal import kernel_local
 
-        return kernel_local.search_improve
+            self._kernel_improve = kernel_local.search_improve
+        return self._kernel_improve
 
     def summary_counts(self, ids: Any = None) -> dict[str, int]:
         """Decision points searched by each implementation (printed by ``o2ksim run``)."""
