@@ -499,7 +499,7 @@ def test_lxf_branching_order_is_lxf_backfill_order(jobs: list[tuple[float, float
                       [s.req_time for s in specs], [1] * len(specs), [0] * len(specs))  # fmt: skip
     pos = {job: i for i, job in enumerate(queue)}
     expected = [pos[j] for j in make_priority("lxf").order(queue, now)]
-    assert pol._lxf_order(planner, queue) == expected
+    assert pol._lxf_order(planner) == expected
 
 
 def test_job_table_gathers_the_planner_columns_of_each_queue() -> None:

@@ -61,6 +61,11 @@ SMALL_QUEUE = 24  # up to this many waiting jobs, WeightedPriority.order sorts i
 MERGE_MIN = 512  # from this many waiting jobs, WeightedPriority.order tries a merged order
 
 
+def rank(score: np.ndarray) -> np.ndarray:
+    """Positions highest ``score`` first, equal scores in position order (a stable sort)."""
+    return np.argsort(-score, kind="stable")
+
+
 class Priority:
     """Orders the queue, highest priority first; ties in submission order.
 
@@ -157,7 +162,7 @@ class Priority:
         """Positions in ``q`` highest priority first, ties in ``q``'s order: the stable
         sort of the negated scores, :meth:`order`'s ranking (also used by the
         goal-oriented policies on columns they already hold)."""
-        return np.argsort(-self._checked(self.scores(q), len(q)), kind="stable")
+        return rank(self._checked(self.scores(q), len(q)))
 
     def describe(self) -> str:
         return self.name
@@ -226,8 +231,13 @@ class WeightedPriority(Priority):
         return base, slope
 
     def scores(self, q: QueueView) -> np.ndarray:
-        base, slope = self.terms(q.procs, q.mem, q.req_time)
-        return base + slope * q.wait
+        return self.scores_of(q.procs, q.mem, q.req_time, q.wait)
+
+    def scores_of(self, procs: Any, mem: Any, req_time: Any, wait: Any) -> np.ndarray:
+        """:meth:`scores` of jobs given as columns (``wait``: current wait, seconds), for a
+        caller holding them already (the goal-oriented policies' LXF branching order)."""
+        base, slope = self.terms(procs, mem, req_time)
+        return base + slope * wait
 
     def order(
         self, queue: Collection[Job], now: float, index: QueueIndex | None = None

@@ -70,9 +70,8 @@ from o2ksim.policies.goal.objectives import (
     Objective,
 )
 from o2ksim.policies.goal.search import SEARCHES, Planner, SearchResult
-from o2ksim.policies.priority import make_priority
+from o2ksim.policies.priority import LXFPriority, rank
 from o2ksim.policies.profile import host_profiles
-from o2ksim.policies.queue_view import QueueView
 from o2ksim.units import parse_duration
 
 BRANCHINGS = ("fcfs", "lxf")
@@ -172,7 +171,7 @@ class GoalOriented(Policy):
                               field="local_warm")  # fmt: skip
         self.limit: int = p["limit"]
         self.prune: bool = p["prune"]
-        self._lxf = make_priority("lxf")
+        self._lxf = LXFPriority()
         self._branch_lxf = p["branching"] == "lxf"
         if p["search_kernel"] == "numba" and not numba_installed():
             raise ConfigError(self.name, "numba is not installed (pip install o2ksim[fast]); "
@@ -241,7 +240,7 @@ class GoalOriented(Policy):
         t0, c0 = time.perf_counter(), time.process_time()
         planner = self.planner(snap, queue)
         fcfs = list(range(len(queue)))
-        lxf = self._lxf_order(planner, queue)
+        lxf = self._lxf_order(planner)
         heuristic, other = (lxf, fcfs) if self._branch_lxf else (fcfs, lxf)
         reference = None
         if self.objective.model == "tradeoff" and self.objective.version == "C":
@@ -338,15 +337,14 @@ class GoalOriented(Policy):
         fixed, hosts_ok = table.gather(queue)
         return Planner.of_columns(snap.now, steps, fixed, hosts_ok, self.omega)
 
-    def _lxf_order(self, planner: Planner, queue: list[Job]) -> list[int]:
-        """The LXF branching order (positions in ``queue``): LXF-backfill's ranking
-        (:meth:`~o2ksim.policies.priority.Priority.ranking`, ties in queue order) over
-        the planner's columns of the requests."""
+    def _lxf_order(self, planner: Planner) -> list[int]:
+        """The LXF branching order (positions in the queue): LXF-backfill's scores
+        (:meth:`~o2ksim.policies.priority.WeightedPriority.scores_of`) and ranking (ties in
+        queue order, :func:`~o2ksim.policies.priority.rank`) over the planner's columns."""
         c = planner.columns
         # the planner's runtime is the requested one floored at 0 s, which LXF's own
-        # floor at 1 s (MIN_REQUESTED_SECONDS) makes the same score
-        view = QueueView(queue, planner.now, [c.submit, c.runtime, c.procs, c.mem])
-        return self._lxf.ranking(view).tolist()
+        # floor at 1 s (MIN_REQUESTED_SECONDS) makes the same score; lb_wait is the wait
+        return rank(self._lxf.scores_of(c.procs, c.mem, c.runtime, c.lb_wait)).tolist()
 
     def _references(self, planner: Planner, fcfs: list[int], lxf: list[int]) -> tuple[float, float]:
         """Version C: x^ and y^ from the FCFS- or LXF-order schedule of this epoch (G§3.2)."""
