@@ -542,3 +542,34 @@ def test_job_table_gathers_the_planner_columns_of_each_queue() -> None:
         assert planner.rest == (sum(waits), sum(planner.lb_x), sum(planner.lb_tw))
         assert fixed.flags["C_CONTIGUOUS"] and ok.flags["C_CONTIGUOUS"]
     assert table.n == len(table.row_of) > 256, "the table grew past its first allocation"
+
+
+def test_job_table_from_the_queue_index_equals_the_one_built_job_by_job() -> None:
+    """A table built at once from the engine's queue index gathers, for the queue the
+    index describes, the same columns as one built from the jobs as they are seen."""
+    import random
+
+    import numpy as np
+
+    from o2ksim.engine.queue_index import QueueIndex
+    from o2ksim.jobs import Job
+    from o2ksim.policies.goal.columns import JobTable
+
+    rnd = random.Random(3)
+    jobs = [Job(JobSpec(k + 1, float(k), rnd.randrange(1, 70), rnd.choice([0, KB_PER_GB]),
+                        rnd.choice([0.0, 45.0, 3600.0]), 1.0)) for k in range(300)]  # fmt: skip
+    capacity = np.array([(64, 8.0 * KB_PER_GB), (16, 0.5 * KB_PER_GB)])
+    index = QueueIndex(jobs)
+    by_index, by_job = JobTable(capacity, index), JobTable(capacity)
+    waiting: set[int] = set()
+    for _ in range(30):
+        for k in rnd.sample(range(300), 15):
+            if k in waiting:
+                index.remove(jobs[k])
+                waiting.discard(k)
+            else:
+                index.add(jobs[k])
+                waiting.add(k)
+        queue = [jobs[k] for k in sorted(waiting)]  # the index's queue: arrival order
+        a, b = by_index.gather(queue, index), by_job.gather(queue)
+        assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])

@@ -189,7 +189,8 @@ class GoalOriented(Policy):
     def _reset(self) -> None:
         """The state of one run: caches keyed by host versions, counters, timings."""
         self._profile_cache: dict[str, Any] = {}
-        self._table: JobTable | None = None  # every job's planner columns (made on the first search)
+        # every job's planner columns: by queue index (None: built job by job when seen)
+        self._tables: dict[Any, JobTable] = {}
         self.counters: dict[str, Any] = {
             "goal_searches": 0, "goal_visits": 0, "goal_leaves": 0, "goal_pruned": 0,
             "goal_search_seconds": 0.0, "goal_max_search_seconds": 0.0, "goal_search_cpu_seconds": 0.0,
@@ -330,11 +331,17 @@ class GoalOriented(Policy):
             steps.append((times, procs, mem))
         # the jobs' columns gathered from the run's table of every job seen waiting (one
         # index per array), not converted from the jobs' attributes at every decision point
-        table = self._table
+        # (built at once from the engine's queue index, when the snapshot has it)
+        index = snap.queue_index
+        if index is None or len(index) != len(queue):
+            index = None
+        table = self._tables.get(index)
         if table is None:
             capacity = np.array([(h.spec.procs, h.spec.memory) for h in hosts], np.float64)
-            table = self._table = JobTable(capacity.reshape(-1, 2))
-        fixed, hosts_ok = table.gather(queue)
+            table = JobTable(capacity.reshape(-1, 2), index)
+            self._tables = {k: v for k, v in self._tables.items() if k is None}  # one index a run
+            self._tables[index] = table
+        fixed, hosts_ok = table.gather(queue, index)
         return Planner.of_columns(snap.now, steps, fixed, hosts_ok, self.omega)
 
     def _lxf_order(self, planner: Planner) -> list[int]:

@@ -17,11 +17,14 @@ plain sequences (tests, the Python API) uses the same functions.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from o2ksim.jobs import Job
+
+if TYPE_CHECKING:
+    from o2ksim.engine.queue_index import QueueIndex
 
 SLOWDOWN_FLOOR = 60.0  # seconds: runtime floor of the bounded slowdown (G§4)
 MIN_HOLD = 1e-3  # seconds a zero-runtime job is planned to hold its processors
@@ -88,19 +91,28 @@ def job_columns(
 
 
 class JobTable:
-    """Per run: the :data:`FIXED` rows and host fits of every job seen waiting, one
-    column per job (added in batches on first sight), so a decision point gathers
-    its queue with one index per array."""
+    """Per run: the :data:`FIXED` rows and host fits of every job, one column per job,
+    so a decision point gathers its queue with one index per array.
 
-    __slots__ = ("capacity", "fixed", "n", "ok", "row_of")
+    Built from the engine's queue index (:class:`~o2ksim.engine.queue_index.QueueIndex`,
+    every job of the run, in one pass; its rows are the index's), or, for a queue given
+    without it, from each job when first seen waiting (added in batches)."""
 
-    def __init__(self, capacity: np.ndarray) -> None:
+    __slots__ = ("capacity", "fixed", "index", "n", "ok", "row_of")
+
+    def __init__(self, capacity: np.ndarray, index: QueueIndex | None = None) -> None:
         self.capacity = capacity
         """Per host ``(procs, memory)``, float64, shape ``(hosts, 2)``."""
+        self.index = index
         self.row_of: dict[Job, int] = {}
-        self.fixed = np.empty((len(FIXED), 256))
-        self.ok = np.empty((256, len(capacity)), np.bool_)
-        self.n = 0
+        if index is None:
+            self.fixed = np.empty((len(FIXED), 256))
+            self.ok = np.empty((256, len(capacity)), np.bool_)
+            self.n = 0
+        else:
+            self.fixed = fixed_columns(index.submit, index.req_time, index.procs, index.mem)
+            self.ok = host_fits(capacity, self.fixed[4], self.fixed[5])
+            self.n = len(index.jobs)
 
     def _add(self, jobs: Sequence[Job]) -> None:
         row_of = self.row_of
@@ -122,15 +134,25 @@ class JobTable:
             row_of[job] = k
         self.n = end
 
-    def gather(self, queue: Sequence[Job]) -> tuple[np.ndarray, np.ndarray]:
+    def gather(
+        self, queue: Sequence[Job], index: QueueIndex | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The :data:`FIXED` rows ``(6, n)`` and host fits ``(n, hosts)`` of ``queue``,
-        in its order, both C-contiguous (as the compiled search reads them)."""
-        get = self.row_of.__getitem__
-        try:
-            idx = np.fromiter(map(get, queue), np.intp, len(queue))
-        except KeyError:
-            self._add(queue)
-            idx = np.fromiter(map(get, queue), np.intp, len(queue))
+        in its order, both C-contiguous (as the compiled search reads them).
+
+        ``index``: the engine's columns of exactly this queue (``Snapshot.queue_index``);
+        a table built from it reads the queue's rows there."""
+        if self.index is not None:
+            if index is not self.index or len(index) != len(queue):
+                raise ValueError("a table built from a queue index gathers that index's queue")
+            idx = index.rows()
+        else:
+            get = self.row_of.__getitem__
+            try:
+                idx = np.fromiter(map(get, queue), np.intp, len(queue))
+            except KeyError:
+                self._add(queue)
+                idx = np.fromiter(map(get, queue), np.intp, len(queue))
         return np.take(self.fixed, idx, axis=1), np.take(self.ok, idx, axis=0)
 
 
