@@ -62,7 +62,8 @@ MERGE_MIN = 512  # from this many waiting jobs, WeightedPriority.order tries a m
 
 
 def rank(score: np.ndarray) -> np.ndarray:
-    """Positions highest ``score`` first, equal scores in position order (a stable sort)."""
+    """Positions highest ``score`` first, equal scores in position order (a stable sort):
+    :meth:`Priority.order`'s ranking, also the goal-oriented policies' LXF branching order."""
     return np.argsort(-score, kind="stable")
 
 
@@ -152,17 +153,11 @@ class Priority:
         if static is not None:
             return static
         q = self.view(queue, now, index)
-        ranked = self.ranking(q)
+        ranked = rank(self._checked(self.scores(q), len(q)))
         if isinstance(q.jobs, RankedQueue):
             return RankedQueue(q.jobs.jobs, q.jobs.rows[ranked])
         jobs = q.jobs
         return [jobs[i] for i in ranked.tolist()]
-
-    def ranking(self, q: QueueView) -> np.ndarray:
-        """Positions in ``q`` highest priority first, ties in ``q``'s order: the stable
-        sort of the negated scores, :meth:`order`'s ranking (also used by the
-        goal-oriented policies on columns they already hold)."""
-        return rank(self._checked(self.scores(q), len(q)))
 
     def describe(self) -> str:
         return self.name
