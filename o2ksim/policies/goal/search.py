@@ -92,6 +92,9 @@ class Planner:
     given as parallel sequences indexed ``0..n-1``: ``submit``, ``runtime``
     (what the scheduler knows), ``procs`` and ``mem`` (0 = unconstrained).
     ``omega``: fixed Tw threshold (seconds), ``None`` for the dynamic one.
+    The jobs are kept as numpy columns (:attr:`columns`, which the compiled
+    search reads as they are); the Python search reads them as lists made on
+    first use (``submit``, ``runtime``, ... ``lb_tw``, ``hosts_for``).
     """
 
     def __init__(
