@@ -473,3 +473,103 @@ def test_exhaustive_tradeoff_b_minimises_the_product(problem, method) -> None:
     ob.start_epoch(planner.max_wait_now)
     r = planner.search(ob, list(range(n)), method, limit=10**7)
     assert r.measures[1] * r.measures[3] == pytest.approx(best)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([0.0, 10.0, 100.0, 3600.0]),  # few submit instants: ties
+                  st.sampled_from([-5.0, 0.0, 0.5, 1.0, 60.0, 600.0, 3600.0])),  # LXF floors at 1 s
+        min_size=0, max_size=30,
+    ),
+    st.sampled_from([3600.0, 7200.0, 1e5]),
+)
+def test_lxf_branching_order_is_lxf_backfill_order(jobs: list[tuple[float, float]], now: float) -> None:
+    """The LXF branching order the policy computes from its planner's columns is
+    LXF-backfill's :meth:`Priority.order` of the same queue, ties (same submit and
+    request, or equal scores from the 1 s floor) in queue order included."""
+    from o2ksim.jobs import Job
+    from o2ksim.policies.priority import make_priority
+
+    # a queue in submission order with ties, as the engine keeps it
+    specs = [JobSpec(k + 1, s, 1, 0, r, max(r, 0.0)) for k, (s, r) in enumerate(sorted(jobs, key=lambda x: x[0]))]
+    queue = [Job(s) for s in specs]
+    pol = GoalOriented()
+    planner = Planner(now, [([now], [4], [math.inf])], [(4, math.inf)], [s.submit for s in specs],
+                      [s.req_time for s in specs], [1] * len(specs), [0] * len(specs))  # fmt: skip
+    pos = {job: i for i, job in enumerate(queue)}
+    expected = [pos[j] for j in make_priority("lxf").order(queue, now)]
+    assert pol._lxf_order(planner) == expected
+
+
+def test_job_table_gathers_the_planner_columns_of_each_queue() -> None:
+    """The per-run table (grown past its first allocation, jobs added in batches as
+    they are first seen) gives each queue the columns the original per-job formulas
+    give (hold, slowdown floor, hosts that fit, measures if started now)."""
+    import random
+
+    import numpy as np
+
+    from o2ksim.jobs import Job
+    from o2ksim.policies.goal.columns import JobTable
+
+    rnd = random.Random(7)
+    capacity = [(16, 8.0 * KB_PER_GB), (64, 2.0 * KB_PER_GB)]
+    jobs = [Job(JobSpec(k + 1, float(rnd.randrange(0, 5000)), rnd.randrange(1, 70),
+                        rnd.choice([0, KB_PER_GB, 4 * KB_PER_GB, 9 * KB_PER_GB]),
+                        rnd.choice([0.0, 30.0, 60.0, 61.5, 3600.0]), 1.0))
+            for k in range(700)]  # fmt: skip
+    table = JobTable(np.array(capacity, np.float64))
+    for _ in range(40):
+        seen = jobs[: rnd.randrange(40, 700)]
+        queue = rnd.sample(seen, k=rnd.randrange(0, 40))
+        now = 6000.0
+        fixed, ok = table.gather(queue)
+        planner = Planner.of_columns(now, [([now], [64], [math.inf])], fixed, ok, None)
+        specs = [j.spec for j in queue]
+        run = [max(s.req_time, 0.0) for s in specs]
+        assert planner.submit == [float(s.submit) for s in specs]
+        assert planner.hold == [r if r > 0 else 1e-3 for r in run]
+        assert planner.floor == [max(r, 60.0) for r in run]
+        assert planner.procs == [s.procs for s in specs]
+        assert planner.mem == [float(s.mem) for s in specs]
+        assert planner.hosts_for == [[h for h, (cp, cm) in enumerate(capacity)
+                                      if cp >= s.procs and cm >= s.mem] for s in specs]  # fmt: skip
+        waits = [now - s.submit for s in specs]
+        assert planner.max_wait_now == max(waits, default=0.0)
+        assert planner.lb_x == [(w + f) / f for w, f in zip(waits, planner.floor, strict=True)]
+        assert planner.lb_tw == [max(0.0, w - planner.threshold) for w in waits]
+        assert planner.rest == (sum(waits), sum(planner.lb_x), sum(planner.lb_tw))
+        assert fixed.flags["C_CONTIGUOUS"] and ok.flags["C_CONTIGUOUS"]
+    assert table.n == len(table.row_of) > 256, "the table grew past its first allocation"
+
+
+def test_job_table_from_the_queue_index_equals_the_one_built_job_by_job() -> None:
+    """A table built at once from the engine's queue index gathers, for the queue the
+    index describes, the same columns as one built from the jobs as they are seen."""
+    import random
+
+    import numpy as np
+
+    from o2ksim.engine.queue_index import QueueIndex
+    from o2ksim.jobs import Job
+    from o2ksim.policies.goal.columns import JobTable
+
+    rnd = random.Random(3)
+    jobs = [Job(JobSpec(k + 1, float(k), rnd.randrange(1, 70), rnd.choice([0, KB_PER_GB]),
+                        rnd.choice([0.0, 45.0, 3600.0]), 1.0)) for k in range(300)]  # fmt: skip
+    capacity = np.array([(64, 8.0 * KB_PER_GB), (16, 0.5 * KB_PER_GB)])
+    index = QueueIndex(jobs)
+    by_index, by_job = JobTable(capacity, index), JobTable(capacity)
+    waiting: set[int] = set()
+    for _ in range(30):
+        for k in rnd.sample(range(300), 15):
+            if k in waiting:
+                index.remove(jobs[k])
+                waiting.discard(k)
+            else:
+                index.add(jobs[k])
+                waiting.add(k)
+        queue = [jobs[k] for k in sorted(waiting)]  # the index's queue: arrival order
+        a, b = by_index.gather(queue, index), by_job.gather(queue)
+        assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])

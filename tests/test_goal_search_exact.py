@@ -49,6 +49,7 @@ from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
 from o2ksim.policies.goal import GoalOriented
 from o2ksim.policies.goal.objectives import Objective
 from o2ksim.policies.goal.search import Planner, SearchResult
+from o2ksim.policies.priority import make_priority
 
 BIG = 10**9  # a node limit that is never binding for these trees
 Profile = tuple[list[float], list[int], list[float]]
@@ -413,9 +414,11 @@ class Recorder(GoalOriented):
         if self.last is not None and self._pending is not None:
             point = self._pending
             fcfs = list(range(len(point.jobs)))
-            point.heuristic = (
-                self._lxf_order(list(snap.queue), snap.now) if self._branch_lxf else fcfs
-            )
+            # LXF-backfill's own order of the queue (Priority.order), mapped to positions
+            queue = list(snap.queue)
+            pos = {job: i for i, job in enumerate(queue)}
+            lxf = [pos[j] for j in make_priority("lxf").order(queue, snap.now)]
+            point.heuristic = lxf if self._branch_lxf else fcfs
             point.chosen = self.last
             self.points.append(point)
         self._pending = None

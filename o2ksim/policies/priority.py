@@ -61,6 +61,12 @@ SMALL_QUEUE = 24  # up to this many waiting jobs, WeightedPriority.order sorts i
 MERGE_MIN = 512  # from this many waiting jobs, WeightedPriority.order tries a merged order
 
 
+def rank(score: np.ndarray) -> np.ndarray:
+    """Positions highest ``score`` first, equal scores in position order (a stable sort):
+    :meth:`Priority.order`'s ranking, also the goal-oriented policies' LXF branching order."""
+    return np.argsort(-score, kind="stable")
+
+
 class Priority:
     """Orders the queue, highest priority first; ties in submission order.
 
@@ -147,8 +153,7 @@ class Priority:
         if static is not None:
             return static
         q = self.view(queue, now, index)
-        score = self._checked(self.scores(q), len(q))
-        ranked = np.argsort(-score, kind="stable")
+        ranked = rank(self._checked(self.scores(q), len(q)))
         if isinstance(q.jobs, RankedQueue):
             return RankedQueue(q.jobs.jobs, q.jobs.rows[ranked])
         jobs = q.jobs
@@ -221,8 +226,13 @@ class WeightedPriority(Priority):
         return base, slope
 
     def scores(self, q: QueueView) -> np.ndarray:
-        base, slope = self.terms(q.procs, q.mem, q.req_time)
-        return base + slope * q.wait
+        return self.scores_of(q.procs, q.mem, q.req_time, q.wait)
+
+    def scores_of(self, procs: Any, mem: Any, req_time: Any, wait: Any) -> np.ndarray:
+        """:meth:`scores` of jobs given as columns (``wait``: current wait, seconds), for a
+        caller holding them already (the goal-oriented policies' LXF branching order)."""
+        base, slope = self.terms(procs, mem, req_time)
+        return base + slope * wait
 
     def order(
         self, queue: Collection[Job], now: float, index: QueueIndex | None = None

@@ -48,11 +48,14 @@ import time
 from dataclasses import replace
 from typing import Any, ClassVar
 
+import numpy as np
+
 from o2ksim.engine.decisions import Decision, Reserve, Start
 from o2ksim.engine.snapshot import Snapshot
 from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.jobs import Job
 from o2ksim.policies.base import POLICIES, Param, Policy
+from o2ksim.policies.goal.columns import JobTable
 from o2ksim.policies.goal.local import (
     LOCAL_KINDS,
     LOCAL_SUFFIX,
@@ -72,7 +75,7 @@ from o2ksim.policies.goal.objectives import (
     Objective,
 )
 from o2ksim.policies.goal.search import SEARCHES, Planner, SearchResult
-from o2ksim.policies.priority import make_priority
+from o2ksim.policies.priority import LXFPriority, rank
 from o2ksim.policies.profile import host_profiles
 from o2ksim.units import parse_duration
 
@@ -189,7 +192,7 @@ class GoalOriented(Policy):
                               field="local_warm")  # fmt: skip
         self.limit: int = p["limit"]
         self.prune: bool = p["prune"]
-        self._lxf = make_priority("lxf")
+        self._lxf = LXFPriority()
         self._branch_lxf = p["branching"] == "lxf"
         if p["search_kernel"] == "numba" and not numba_installed():
             raise ConfigError(self.name, "numba is not installed (pip install o2ksim[fast]); "
@@ -201,11 +204,14 @@ class GoalOriented(Policy):
         )  # fmt: skip
         """The search that runs: ``numba`` or ``python`` (from ``search_kernel``)."""
         self._kernel_search: Any = None
+        self._kernel_improve: Any = None
         self._reset()
 
     def _reset(self) -> None:
         """The state of one run: caches keyed by host versions, counters, timings."""
         self._profile_cache: dict[str, Any] = {}
+        # every job's planner columns: by queue index (None: built job by job when seen)
+        self._tables: dict[Any, JobTable] = {}
         self.counters: dict[str, Any] = {
             "goal_searches": 0, "goal_visits": 0, "goal_leaves": 0, "goal_pruned": 0,
             "goal_search_seconds": 0.0, "goal_max_search_seconds": 0.0, "goal_search_cpu_seconds": 0.0,
@@ -259,7 +265,7 @@ class GoalOriented(Policy):
         t0, c0 = time.perf_counter(), time.process_time()
         planner = self.planner(snap, queue)
         fcfs = list(range(len(queue)))
-        lxf = self._lxf_order(queue, now)
+        lxf = self._lxf_order(planner)
         heuristic, other = (lxf, fcfs) if self._branch_lxf else (fcfs, lxf)
         reference = None
         if self.objective.model == "tradeoff" and self.objective.version == "C":
@@ -325,9 +331,11 @@ class GoalOriented(Policy):
 
     def _compiled_improve(self) -> Any:
         """The compiled search and hill climb (numba is installed when the compiled search runs)."""
-        from o2ksim.policies.goal import kernel_local
+        if self._kernel_improve is None:
+            from o2ksim.policies.goal import kernel_local
 
-        return kernel_local.search_improve
+            self._kernel_improve = kernel_local.search_improve
+        return self._kernel_improve
 
     def summary_counts(self, ids: Any = None) -> dict[str, int]:
         """Decision points searched by each implementation (printed by ``o2ksim run``)."""
@@ -351,20 +359,29 @@ class GoalOriented(Policy):
                 mem.insert(1, mem[0])
                 procs[0], mem[0] = h.free_procs, h.free_mem
             steps.append((times, procs, mem))
-        return Planner(
-            snap.now,
-            steps,
-            [(h.spec.procs, h.spec.memory) for h in hosts],
-            [j.spec.submit for j in queue],
-            [j.spec.req_time for j in queue],
-            [j.spec.procs for j in queue],
-            [j.spec.mem for j in queue],
-            self.omega,
-        )
+        # the jobs' columns gathered from the run's table of every job seen waiting (one
+        # index per array), not converted from the jobs' attributes at every decision point
+        # (built at once from the engine's queue index, when the snapshot has it)
+        index = snap.queue_index
+        if index is None or len(index) != len(queue):
+            index = None
+        table = self._tables.get(index)
+        if table is None:
+            capacity = np.array([(h.spec.procs, h.spec.memory) for h in hosts], np.float64)
+            table = JobTable(capacity.reshape(-1, 2), index)
+            self._tables = {k: v for k, v in self._tables.items() if k is None}  # one index a run
+            self._tables[index] = table
+        fixed, hosts_ok = table.gather(queue, index)
+        return Planner.of_columns(snap.now, steps, fixed, hosts_ok, self.omega)
 
-    def _lxf_order(self, queue: list[Job], now: float) -> list[int]:
-        index = {job: i for i, job in enumerate(queue)}
-        return [index[j] for j in self._lxf.order(queue, now)]
+    def _lxf_order(self, planner: Planner) -> list[int]:
+        """The LXF branching order (positions in the queue): LXF-backfill's scores
+        (:meth:`~o2ksim.policies.priority.WeightedPriority.scores_of`) and ranking (ties in
+        queue order, :func:`~o2ksim.policies.priority.rank`) over the planner's columns."""
+        c = planner.columns
+        # the planner's runtime is the requested one floored at 0 s, which LXF's own
+        # floor at 1 s (MIN_REQUESTED_SECONDS) makes the same score; lb_wait is the wait
+        return rank(self._lxf.scores_of(c.procs, c.mem, c.runtime, c.lb_wait)).tolist()
 
     def _references(self, planner: Planner, fcfs: list[int], lxf: list[int]) -> tuple[float, float]:
         """Version C: x^ and y^ from the FCFS- or LXF-order schedule of this epoch (G§3.2)."""

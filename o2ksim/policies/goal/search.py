@@ -39,12 +39,20 @@ import math
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
+import numpy as np
+
+from o2ksim.policies.goal.columns import (
+    SLOWDOWN_FLOOR,
+    JobColumns,
+    fixed_columns,
+    host_fits,
+    job_columns,
+)
 from o2ksim.policies.goal.objectives import Objective
 
-SLOWDOWN_FLOOR = 60.0  # seconds: runtime floor of the bounded slowdown (G§4)
 SEARCHES = ("dds", "lds")
-MIN_HOLD = 1e-3  # seconds a zero-runtime job is planned to hold its processors
 
 
 @dataclass
@@ -84,6 +92,9 @@ class Planner:
     given as parallel sequences indexed ``0..n-1``: ``submit``, ``runtime``
     (what the scheduler knows), ``procs`` and ``mem`` (0 = unconstrained).
     ``omega``: fixed Tw threshold (seconds), ``None`` for the dynamic one.
+    The jobs are kept as numpy columns (:attr:`columns`, which the compiled
+    search reads as they are); the Python search reads them as lists made on
+    first use (``submit``, ``runtime``, ... ``lb_tw``, ``hosts_for``).
     """
 
     def __init__(
@@ -91,35 +102,93 @@ class Planner:
         now: float,
         profiles: Sequence[tuple[list[float], list[int], list[float]]],
         capacity: Sequence[tuple[int, float]],
-        submit: Sequence[float],
-        runtime: Sequence[float],
-        procs: Sequence[int],
-        mem: Sequence[float],
+        submit: Sequence[float] | np.ndarray,
+        runtime: Sequence[float] | np.ndarray,
+        procs: Sequence[int] | np.ndarray,
+        mem: Sequence[float] | np.ndarray,
         omega: float | None = None,
+    ) -> None:
+        fixed = fixed_columns(submit, runtime, procs, mem)
+        cap = np.asarray(capacity, np.float64).reshape(-1, 2)
+        self._setup(now, profiles, fixed, host_fits(cap, fixed[4], fixed[5]), omega)
+
+    @classmethod
+    def of_columns(
+        cls,
+        now: float,
+        profiles: Sequence[tuple[list[float], list[int], list[float]]],
+        fixed: np.ndarray,
+        hosts_ok: np.ndarray,
+        omega: float | None = None,
+    ) -> Planner:
+        """The planner of jobs given as their :func:`~o2ksim.policies.goal.columns.fixed_columns`
+        and :func:`~o2ksim.policies.goal.columns.host_fits` (e.g. gathered from a
+        :class:`~o2ksim.policies.goal.columns.JobTable`): the same planner as from the
+        jobs' sequences, without deriving those columns again."""
+        planner = cls.__new__(cls)
+        planner._setup(now, profiles, fixed, hosts_ok, omega)
+        return planner
+
+    def _setup(
+        self,
+        now: float,
+        profiles: Sequence[tuple[list[float], list[int], list[float]]],
+        fixed: np.ndarray,
+        hosts_ok: np.ndarray,
+        omega: float | None,
     ) -> None:
         self.now = now
         self.profiles = list(profiles)
-        self.n = n = len(submit)
-        self.submit = [float(s) for s in submit]
-        self.runtime = [max(float(r), 0.0) for r in runtime]
-        # how long a job holds its processors in the plan: a zero-length job still
-        # holds them at its start instant (the engine allocates before it ends)
-        self.hold = [r if r > 0 else MIN_HOLD for r in self.runtime]
-        self.procs = [int(p) for p in procs]
-        self.mem = [float(m) for m in mem]
-        self.hosts_for = [
-            [h for h, (cp, cm) in enumerate(capacity) if cp >= self.procs[j] and cm >= self.mem[j]]
-            for j in range(n)
-        ]
-        # the dynamic threshold: the current wait of the oldest waiting job
-        self.max_wait_now = max((now - s for s in self.submit), default=0.0)
-        self.threshold = self.max_wait_now if omega is None else float(omega)
-        floor = [max(r, SLOWDOWN_FLOOR) for r in self.runtime]
-        self.floor = floor
-        # each job's measures if it started now: lower bounds of its planned ones
-        self.lb_wait = [now - s for s in self.submit]
-        self.lb_x = [(w + f) / f for w, f in zip(self.lb_wait, floor, strict=True)]
-        self.lb_tw = [max(0.0, w - self.threshold) for w in self.lb_wait]
+        self.n = fixed.shape[1]
+        cols, self.max_wait_now, self.threshold, self.rest = job_columns(now, fixed, hosts_ok, omega)
+        self.columns: JobColumns = cols
+        """The jobs as numpy arrays, computed once: the compiled search reads them as they are.
+        ``max_wait_now``: the current wait of the oldest waiting job; ``threshold``: the Tw
+        threshold (``omega``, else the dynamic one: ``max_wait_now``); ``rest``: the sums of
+        the lower bounds of all jobs (wait, expansion factor, excessive wait)."""
+
+    # The jobs as lists, for the Python search (whose scalar loops index lists faster
+    # than arrays); each list is made from the column on first use.
+    @cached_property
+    def submit(self) -> list[float]:
+        return self.columns.submit.tolist()
+
+    @cached_property
+    def runtime(self) -> list[float]:
+        return self.columns.runtime.tolist()
+
+    @cached_property
+    def hold(self) -> list[float]:
+        return self.columns.hold.tolist()
+
+    @cached_property
+    def procs(self) -> list[int]:
+        return [int(p) for p in self.columns.procs.tolist()]
+
+    @cached_property
+    def mem(self) -> list[float]:
+        return self.columns.mem.tolist()
+
+    @cached_property
+    def hosts_for(self) -> list[list[int]]:
+        """Per job, the hosts that could ever hold it."""
+        return [np.flatnonzero(row).tolist() for row in self.columns.hosts_ok]
+
+    @cached_property
+    def floor(self) -> list[float]:
+        return self.columns.floor.tolist()
+
+    @cached_property
+    def lb_wait(self) -> list[float]:
+        return self.columns.lb_wait.tolist()
+
+    @cached_property
+    def lb_x(self) -> list[float]:
+        return self.columns.lb_x.tolist()
+
+    @cached_property
+    def lb_tw(self) -> list[float]:
+        return self.columns.lb_tw.tolist()
 
     # ---------------------------------------------------------------- one schedule
     def evaluate(
@@ -259,7 +328,7 @@ class Planner:
         max_w = [0.0] * (n + 1)
         sum_x = [0.0] * (n + 1)
         tw = [0.0] * (n + 1)
-        rest = [sum(lb_wait), sum(lb_x), sum(lb_tw)]  # lower bounds of the jobs not placed
+        rest = list(self.rest)  # lower bounds of the jobs not placed
 
         result = SearchResult([], [], [], (math.inf,) * 4)
         best: list[tuple[float, float] | None] = [None]
