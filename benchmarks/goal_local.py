@@ -19,7 +19,11 @@ branching order and epoch), and at each of them the search of each variant
 (``dds:L`` or ``local:L:BUDGET``) is compared with DDS at L = 64,000 under the
 policy's own objective (:meth:`Objective.better`, both ways): how often the
 variant's schedule is better, equally good or worse, with the search's CPU
-alone (``restart:L:BUDGET``: ``local_restart``, from the FCFS order).  This measures the schedule quality the search is asked for, free of
+alone, and how often the variant starts the same jobs now as L = 64,000 (``same_start``:
+the decision the policy takes; the rest of the schedule is a plan, searched again at
+the next decision point) (``restart:L:BUDGET``: ``local_restart``, from the FCFS order;
+``last:L:BUDGET``: ``local_kind = "last"``; ``ils:L:BUDGET[:KICK]``, ``ils-last:...``:
+``local_kind = "ils"``, ``"ils-last"`` with ``local_kick = KICK``, 2 by default).  This measures the schedule quality the search is asked for, free of
 the chaos of a whole run (a different start changes every later queue).
 
 Usage::
@@ -37,8 +41,8 @@ without running L = 64,000 again.
 
 The statistics over many months (intervals, held-out months, the declared
 criterion) are ``benchmarks/goal_months.py``'s, from the same run folder.  The
-figures and their reading are in docs/background/goal-local-search.md (the
-verdict in docs/guides/goal-oriented.md).
+figures and their reading are in docs/background/goal-local-search.md and
+goal-local-search-23-months.md (the verdict in docs/guides/goal-oriented.md).
 """
 
 from __future__ import annotations
@@ -112,17 +116,26 @@ def decision_points(month: str, every: int) -> list[tuple]:
     return kept
 
 
+def starting_now(planner, result) -> frozenset[int]:  # type: ignore[no-untyped-def]
+    """The jobs a search's schedule starts now: the decision the policy takes (the rest of
+    the plan is searched again at the next decision point)."""
+    return frozenset(j for j, s, h in zip(result.order, result.starts, result.hosts, strict=True)
+                     if h >= 0 and s <= planner.now)  # fmt: skip
+
+
 def compare_decisions(months: list[str], every: int, variants: list[str]) -> pd.DataFrame:
     """Each variant against DDS at L = 64,000 at the kept decision points (see the module doc)."""
     from o2ksim.policies import make_policy
     from o2ksim.policies.goal import kernel, kernel_local
+    from o2ksim.policies.goal.local import ils_seed
 
     rows = []
     for month in months:
         points = decision_points(month, every)
         pol = make_policy(CASES[month][3])
         ob = pol.objective
-        stats = {v: {"better": 0, "equal": 0, "worse": 0, "cpu": 0.0} for v in variants}
+        stats = {v: {"better": 0, "equal": 0, "worse": 0, "same_start": 0, "cpu": 0.0}
+                 for v in variants}  # fmt: skip
         cpu64 = 0.0
         for planner, heuristic in points:
             ob.start_epoch(planner.max_wait_now)
@@ -130,11 +143,18 @@ def compare_decisions(months: list[str], every: int, variants: list[str]) -> pd.
             ref = kernel.search(planner, ob, heuristic, "dds", 64000)
             cpu64 += time.process_time() - t0
             rp = (ref.measures[ob.ix], ref.measures[ob.iy])
+            ref_now = starting_now(planner, ref)
             for v in variants:
                 kind, *nums = v.split(":")
                 t0 = time.process_time()
                 if kind == "dds":
                     r = kernel.search(planner, ob, heuristic, "dds", int(nums[0]))
+                elif kind in ("last", "ils", "ils-last"):  # local_kind; ils: kick nums[2] (2)
+                    kick = int(nums[2]) if len(nums) > 2 else 2
+                    ils = (ils_seed(planner), kick) if kind.startswith("ils") else None
+                    r = kernel_local.search_improve(planner, ob, heuristic, "dds", int(nums[0]),
+                                                    int(nums[1]), True, ils=ils,
+                                                    last=kind.endswith("last"))  # fmt: skip
                 else:  # local or restart (from the FCFS order, the other branching order)
                     other = list(range(planner.n)) if kind == "restart" else None
                     r = kernel_local.search_improve(planner, ob, heuristic, "dds", int(nums[0]),
@@ -143,6 +163,7 @@ def compare_decisions(months: list[str], every: int, variants: list[str]) -> pd.
                 cp = (r.measures[ob.ix], r.measures[ob.iy])
                 verdict = "better" if ob.better(rp, cp) else "worse" if ob.better(cp, rp) else "equal"
                 stats[v][verdict] += 1
+                stats[v]["same_start"] += starting_now(planner, r) == ref_now
         for v in variants:
             st_ = stats[v]
             rows.append({"month": month, "variant": v, "points": len(points), **st_,
@@ -162,15 +183,20 @@ def main() -> None:
                     help="compare schedules at every N-th decision point instead of runs")
     ap.add_argument("--reuse", action="store_true",
                     help="keep a run already in --out (job table and its recorded CPU, MONTH-NAME.cpu)")
+    ap.add_argument("--tables", metavar="DIR",
+                    help="write local.csv, over-months.csv and decisions.csv here instead of --out "
+                         "(so a shared --out keeps the tables already there)")
     ap.add_argument("--one", nargs=2, help=argparse.SUPPRESS)  # internal: MONTH VARIANT
     a = ap.parse_args()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
+    tables = Path(a.tables) if a.tables else out
+    tables.mkdir(parents=True, exist_ok=True)
     if a.decisions:
         variants = a.variants if a.variants != ap.get_default("variants") else [
             "dds:1000", "local:30:3000", "local:1000:4000"]  # fmt: skip
         d = compare_decisions(a.months.split(","), a.decisions, variants)
-        d.to_csv(out / "decisions.csv", index=False)
+        d.to_csv(tables / "decisions.csv", index=False)
         print(d.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
         return
     if a.one:
@@ -215,11 +241,11 @@ def main() -> None:
                 row[f"{k}_ratio"] = row[k] / first[k] if first[k] else float("nan")
             rows.append(row)
     d = pd.DataFrame(rows)
-    d.to_csv(out / "local.csv", index=False)
+    d.to_csv(tables / "local.csv", index=False)
     print(d.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     if len(set(d["month"])) > 1:
         s = over_months(d)
-        s.to_csv(out / "over-months.csv", index=False)
+        s.to_csv(tables / "over-months.csv", index=False)
         print(s.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
 
 
