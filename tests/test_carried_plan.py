@@ -187,7 +187,7 @@ def test_an_early_end_forces_the_fresh_pass(monkeypatch):
     assert got == {
         1: (0, 50), 2: (0, 100), 3: (50, 60), 4: (2, 7), 5: (7, 27), 6: (27, 37), 7: (60, 70),
     }  # fmt: skip
-    assert counts == {"carried": 3, "fresh": 2, "partial": 0}
+    assert counts == {"carried": 3, "fresh": 2, "repaired": 0}
 
 
 @pytest.mark.parametrize("interval", [None, 40.0])
@@ -221,10 +221,10 @@ def test_a_changed_deferral_replaces_the_plan_from_that_reservation(monkeypatch,
     checked: list[int] = []
 
     def checked_carry(self, p):
-        partial = self.counts["partial"]
+        partial = self.counts["repaired"]
         if not carry(self, p):
             return False
-        if self.counts["partial"] > partial:
+        if self.counts["repaired"] > partial:
             starts, plan = fresh_pass_of(p)
             assert [(d.job.id, d.host) for d in p.decisions] == starts
             kept = [e.placed for e in self.order[self.head :] if e.alive]
@@ -235,7 +235,7 @@ def test_a_changed_deferral_replaces_the_plan_from_that_reservation(monkeypatch,
     monkeypatch.setattr(carried_plan.CarriedPlan, "carry", checked_carry)
     jobs = tie_workload(seed)
     carried, counts = run(jobs, ONE, True, monkeypatch)
-    assert counts is not None and counts["partial"] == len(checked) >= 1
+    assert counts is not None and counts["repaired"] == len(checked) >= 1
     fresh, _ = run(jobs, ONE, False, monkeypatch)
     pd.testing.assert_frame_equal(carried, fresh)
     reference = simulate(jobs, machine=ONE, policy=ReferenceBackfill(reservations="all")).jobs

@@ -1,0 +1,424 @@
+"""The local repair of a carried plan (:mod:`o2ksim.policies.carried_plan`, condition 5).
+
+A carried plan holds the fresh pass's reservations while the profiles it meets
+are the fresh pass's.  They differ where the tie rule reads other releases (a
+job started since ends at a reservation's time: that reservation now defers
+other releases by one instant) and where a reservation due now had deferred
+releases (the fresh pass starts that job without deferring anything).  Both
+change one host's free resources over one instant ``[t, t + ulp)``.  Instead of
+placing every later job again (O(queue x search)), :class:`PlanRepair` walks
+the plan in queue order from the first change and re-decides only the
+reservations such a change can reach, each exactly as the fresh pass would.
+
+Notation: ``f_k`` is the host's profile the last pass placed the k-th
+reservation in (every earlier reservation at its old place), ``g_k`` the one the
+fresh pass places it in (every earlier reservation where the repair left it).
+They differ only over *regions*: the instants above, and the old and new
+windows of every reservation the repair moved.  A region where ``g`` has more
+of something free is a *gain*.  For the k-th reservation (old start ``a``,
+earliest in ``f_k``, the earliest start of a window is a function of the
+profile's values alone):
+
+* a start before ``a`` that fits ``g_k`` but not ``f_k`` has a window meeting a
+  gain (elsewhere ``g_k <= f_k``);
+* ``a`` still fits unless its window meets a region where ``g_k < f_k``;
+* its deferral reads ``g_k(a)`` and the releases at ``a``.
+
+So a reservation whose window meets no region and that fits no window meeting
+a gain keeps its start and deferral.  The repair finds the others: those whose
+current windows meet a region (by the profile's step starts, since every
+reservation starts a step, within the longest requested runtime of the plan
+before it), and those fitting a window that meets a gain in an upper bound of
+every later ``g_k`` (the engine's queue index skips whole blocks of jobs whose
+request minima fail the test, :meth:`~o2ksim.engine.queue_index.QueueIndex.first`).
+Each is re-decided from ``g_k``, which is the carried profile (every
+reservation where it is now) with the reservations from k on given back, read
+over a bounded span only: first the earliest start meeting a gain, then the old
+start, then (one host able to hold the job) the earliest later start within
+four times the plan's longest runtime.  Whatever the repair cannot decide this
+way (the job would start now, another host would tie or win, a job started now
+behind a change would read another profile, no start within the span, no queue
+index) raises :class:`Declined`: the pass is then fresh.
+
+Cost: O(regions x (steps within the longest runtime + block minima of the
+queue)) per repaired pass, instead of O(queue x search).
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple, Protocol
+
+import numpy as np
+
+from o2ksim.engine.queue_index import QueueIndex
+from o2ksim.policies.backfill_pass import BackfillPass, Placed
+from o2ksim.policies.profile import Profile, unneeded_releases
+
+SPAN_STEPS_MAX = 50_000  # profile steps read for one region; more: the pass is fresh
+HORIZON = 4  # a moved reservation is searched for within this many longest runtimes
+
+
+@dataclass(slots=True)
+class Entry:
+    """A reservation of the plan, at position ``seq`` in queue order."""
+
+    placed: Placed
+    seq: int
+    alive: bool = True  # False once the job started
+
+
+class Declined(Exception):
+    """The repair cannot decide this pass locally: run the fresh pass."""
+
+
+class Region(NamedTuple):
+    """Where the fresh pass's profile of ``host`` differs from the carried one."""
+
+    host: str
+    lo: float
+    hi: float
+
+
+class PlanState(Protocol):
+    """What the repair reads and moves of a :class:`~o2ksim.policies.carried_plan.CarriedPlan`."""
+
+    profiles: dict[str, Profile] | None
+    order: list[Entry]
+    head: int
+    at: dict[tuple[str, float], list[Entry]]
+    by_job: dict[int, Entry]
+    due_now: list[Entry]
+    longest: float
+
+    def move(self, e: Entry, placed: Placed) -> None: ...
+
+
+Local = tuple[list[float], list[int], list[float]]  # a span of a profile: times, procs, mem
+
+
+def _next(t: float) -> float:
+    return math.nextafter(t, math.inf)
+
+
+def _ulp(t: float) -> float:
+    return _next(t) - t
+
+
+def _add(span: Local, a: float, b: float, procs: int, mem: float) -> None:
+    times, free, fmem = span
+    i = bisect.bisect_left(times, a) if a > times[0] else 0
+    j = bisect.bisect_left(times, b)
+    for x in range(i, j):
+        free[x] += procs
+        fmem[x] += mem
+
+
+def _fits(span: Local, start: float, procs: int, mem: float, duration: float) -> bool:
+    times, free, fmem = span
+    i = bisect.bisect_right(times, start) - 1
+    end = start + duration
+    n = len(times)
+    while i < n and times[i] < end:
+        if free[i] < procs or fmem[i] < mem:
+            return False
+        i += 1
+    return True
+
+
+def _first_fit(
+    span: Local, procs: int, mem: float, duration: float, after: float, before: float, end: float
+) -> float:
+    """The first step start ``s`` of ``span`` with ``after < s < before`` whose window fits
+    (and ends by ``end``, where the span stops being known); ``inf`` when none."""
+    times = span[0]
+    i = bisect.bisect_right(times, after)
+    n = len(times)
+    while i < n and times[i] < before:
+        s = times[i]
+        if s + duration > end:
+            return math.inf
+        if _fits(span, s, procs, mem, duration):
+            return s
+        i += 1
+    return math.inf
+
+
+class PlanRepair:
+    """One repair: :meth:`run` re-decides the reservations the changes reach (module
+    docstring); ``changed`` counts the reservations it moved or whose deferral changed."""
+
+    def __init__(self, plan: PlanState, p: BackfillPass) -> None:
+        assert plan.profiles is not None
+        self.plan = plan
+        self.profiles = plan.profiles
+        self.p = p
+        self.now = p.now
+        self.span = plan.longest
+        self.gains: list[Region] = []
+        self.heap: list[tuple[int, int, Entry | None, Region | None]] = []
+        self.pushed: set[int] = set()
+        self.changed = 0
+        self.pos = 0  # every reservation before this position is decided
+        self.last: Entry | None = None
+
+    # -- the walk ---------------------------------------------------------------------
+    def run(self, touched: Sequence[Entry], gains_at: Sequence[tuple[int, Region]]) -> int:
+        """Re-decide ``touched`` (reservations at a time whose releases changed) and what
+        the gains ``gains_at`` (position, region; in force after that position) reach."""
+        for e in touched:
+            self._push(e)
+        for seq, gain in gains_at:
+            heapq.heappush(self.heap, (seq, -1, None, gain))
+        if not self.heap:
+            return 0
+        self.pos = self.heap[0][0]
+        order = self.plan.order
+        for e in reversed(order):
+            if e.alive:
+                self.last = e
+                break
+        asked = (0, -1)  # (gains, position) of the last query, and what it found
+        found = math.inf
+        while True:
+            if self.gains and (len(self.gains) != asked[0] or self.pos > found):
+                cand = self._query()
+                asked, found = (len(self.gains), self.pos), math.inf
+                if cand is not None:
+                    found = cand.seq
+                    self._push(cand)
+            if not self.heap:
+                return self.changed
+            seq, _n, entry, region = heapq.heappop(self.heap)
+            if region is not None:
+                self.gains.append(region)
+                self.pos = max(self.pos, seq + 1)
+                continue
+            assert entry is not None
+            if seq < self.pos or not entry.alive:
+                continue
+            self._decide(entry)
+            self.pos = seq + 1
+
+    def _push(self, e: Entry) -> None:
+        if e.seq not in self.pushed and e.seq >= self.pos:
+            self.pushed.add(e.seq)
+            heapq.heappush(self.heap, (e.seq, 0, e, None))
+
+    # -- g_k over a span ---------------------------------------------------------------
+    def _over(self, host: str, lo: float, hi: float) -> list[Entry]:
+        """The live reservations on ``host`` whose windows meet ``[lo, hi)``."""
+        times = self.profiles[host].times
+        i = bisect.bisect_left(times, lo - self.span)
+        j = bisect.bisect_left(times, hi)
+        if j - i > SPAN_STEPS_MAX:
+            raise Declined
+        at = self.plan.at
+        out = []
+        for x in times[i:j]:
+            for e in at.get((host, x), ()):
+                if e.alive and x + e.placed.job.spec.req_time > lo:
+                    out.append(e)
+        return out
+
+    def _prefix(self, host: str, seq: int, lo: float, hi: float) -> Local:
+        """``g_seq`` of ``host`` over the steps meeting ``[lo, hi)``: the carried profile
+        with the reservations from ``seq`` on (and the jobs started now behind it) given
+        back."""
+        prof = self.profiles[host]
+        times = prof.times
+        i0 = max(bisect.bisect_right(times, lo) - 1, 0)
+        i1 = max(bisect.bisect_left(times, hi), i0 + 1)
+        if i1 - i0 > SPAN_STEPS_MAX:
+            raise Declined
+        span: Local = (times[i0:i1], prof.procs[i0:i1], prof.mem[i0:i1])
+        first = span[0][0]
+        for e in self._over(host, first, hi):
+            if e.seq >= seq:
+                placed, spec = e.placed, e.placed.job.spec
+                _add(span, placed.at, placed.at + spec.req_time, spec.procs, spec.mem)
+                sp, sm = placed.spare
+                if sp or sm:
+                    _add(span, placed.at, math.nextafter(placed.at, math.inf), sp, sm)
+        for e in self.plan.due_now:  # started now behind position seq: not there yet
+            spec = e.placed.job.spec
+            if e.seq >= seq and e.placed.host == host and self.now + spec.req_time > first:
+                _add(span, self.now, self.now + spec.req_time, spec.procs, spec.mem)
+        return span
+
+    def _value(self, host: str, seq: int, t: float) -> tuple[int, float]:
+        _t, free, fmem = self._prefix(host, seq, t, math.nextafter(t, math.inf))
+        return free[-1], fmem[-1]
+
+    # -- one reservation -----------------------------------------------------------------
+    def _decide(self, e: Entry) -> None:
+        """Re-decide ``e`` from ``g`` at its position (module docstring) and apply it."""
+        placed = e.placed
+        host = placed.host
+        if host is None:
+            return  # fits no host ever, whatever the others do
+        spec = placed.job.spec
+        procs, mem, dur = spec.procs, spec.mem, spec.req_time
+        a, k, now = placed.at, e.seq, self.now
+        capable = [h.name for h in self.p.hosts if h.spec.procs >= procs and h.spec.memory >= mem]
+        best = a
+        for g in self.gains:  # earlier starts whose windows meet a gain
+            if g.host not in capable or g.lo - dur >= best:
+                continue
+            span = self._prefix(g.host, k, max(now, g.lo - dur), g.hi + dur)
+            if g.host != host:  # at or before a: another host would tie or win
+                if (
+                    _first_fit(span, procs, mem, dur, g.lo - dur, min(g.hi, _next(a)), g.hi + dur)
+                    <= a
+                ):
+                    raise Declined
+                continue
+            best = min(
+                best, _first_fit(span, procs, mem, dur, g.lo - dur, min(g.hi, best), g.hi + dur)
+            )
+        if best == a and not _fits(self._prefix(host, k, a, a + dur), a, procs, mem, dur):
+            if len(capable) > 1:
+                raise Declined  # another host may now be the earliest
+            end = a + HORIZON * max(self.span, dur)
+            best = _first_fit(self._prefix(host, k, a, end), procs, mem, dur, a, end, end)
+            if best == math.inf:
+                raise Declined
+        if best <= now:
+            raise Declined  # the fresh pass starts it now
+        before = self._value(host, k, best)
+        rel = self.profiles[host].releases.get(best)
+        spare = unneeded_releases(rel, before, procs, mem) if rel else (0, 0.0)
+        new = placed._replace(at=best, before=before, spare=spare)
+        if new == placed:
+            return
+        if best == a and spare == placed.spare:
+            e.placed = new  # the same reservation; it read another value before it
+            return
+        self._apply(e, new)
+
+    def _apply(self, e: Entry, new: Placed) -> None:
+        """Move ``e``'s reservation (or change its deferral) in the carried profile; the
+        reservations its old and new windows meet are re-decided after it."""
+        old = e.placed
+        host = old.host
+        assert host is not None
+        prof = self.profiles[host]
+        spec = old.job.spec
+        self.changed += 1
+        if new.at == old.at:
+            dp, dm = new.spare[0] - old.spare[0], new.spare[1] - old.spare[1]
+            ulp = _ulp(old.at)
+            prof.take(old.at, dp, dm, ulp)
+            if dp < 0 or dm < 0:
+                prof.gained(old.at, old.at + ulp)
+            e.placed = new
+            self._region(
+                Region(host, old.at, old.at + ulp), e.seq, dp < 0 or dm < 0, dp > 0 or dm > 0
+            )
+            return
+        if old.spare != (0, 0.0):
+            prof.give_back(old.at, old.spare[0], old.spare[1], _ulp(old.at))
+        prof.give_back(old.at, spec.procs, spec.mem, spec.req_time)
+        if new.spare != (0, 0.0):
+            prof.take(new.at, new.spare[0], new.spare[1], _ulp(new.at))
+        prof.take(new.at, spec.procs, spec.mem, spec.req_time)
+        self.plan.move(e, new)
+        self._region(Region(host, old.at, old.at + spec.req_time), e.seq, True, False)
+        self._region(Region(host, new.at, new.at + spec.req_time), e.seq, False, True)
+
+    def _region(self, r: Region, seq: int, gain: bool, loss: bool) -> None:
+        """A change in force after position ``seq``: re-decide the reservations after it
+        whose windows meet it; a job started now behind a loss read the old profile."""
+        for e in self._over(r.host, r.lo, r.hi):
+            if e.seq > seq:
+                self._push(e)
+        if loss:
+            for e in self.plan.due_now:
+                dur = e.placed.job.spec.req_time
+                if (
+                    e.seq > seq
+                    and e.placed.host == r.host
+                    and self.now < r.hi
+                    and self.now + dur > r.lo
+                ):
+                    raise Declined
+        if gain:
+            self.gains.append(r)
+
+    # -- the reservations a gain may reach ---------------------------------------------
+    def _query(self) -> Entry | None:
+        """The first live reservation at or after :attr:`pos` whose request fits a window
+        meeting a gain in ``g_pos`` (an upper bound of every later ``g_k``); ``None``."""
+        index: QueueIndex | None = self.p.snap.queue_index
+        last = self.last
+        if index is None:
+            raise Declined
+        if last is None or last.seq < self.pos:
+            return None
+        order, plan = self.plan.order, self.plan
+        i = bisect.bisect_left(order, self.pos, lo=plan.head, key=_seq)
+        while not order[i].alive:
+            i += 1
+        row = index.row_of[order[i].placed.job.id]
+        stop = index.row_of[last.placed.job.id] + 1
+        test, max_procs = self._gain_test()
+        while True:
+            r = index.first(row, test, max_procs, stop)
+            if r < 0:
+                return None
+            e = plan.by_job.get(index.jobs[r].id)
+            if e is not None and e.alive and e.seq >= self.pos:
+                return e
+            row = r + 1
+
+    def _gain_test(
+        self,
+    ) -> tuple[Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], float]:
+        """A monotone test of requests: could it fit a window meeting a gain in ``g_pos``
+        (the span beyond the longest runtime taken as free)?"""
+        # per gain and candidate start s (a step start before the gain ends): the least
+        # free processors and memory from s on, as non-decreasing arrays (negated) with
+        # the step times, so that the longest window from s fitting a request is one
+        # searchsorted; beyond the span, everything counts as free
+        parts = []
+        top = 0.0
+        for g in self.gains:
+            lo = max(self.now, g.lo - self.span)
+            end = g.hi + self.span
+            times, free, fmem = self._prefix(g.host, self.pos, lo, end)
+            t = np.array([*times, end, math.inf])
+            fp = np.array([*free, math.inf], dtype=float)
+            fm = np.array([*fmem, math.inf], dtype=float)
+            top = max(top, float(np.max(fp[:-1])))
+            for i in range(len(times)):
+                if times[i] >= g.hi:
+                    break
+                neg_p = -np.minimum.accumulate(fp[i:])
+                neg_m = -np.minimum.accumulate(fm[i:])
+                parts.append((times[i], max(g.lo - times[i], 0.0), t[i:], neg_p, neg_m))
+
+        def test(procs: np.ndarray, mem: np.ndarray, req: np.ndarray) -> np.ndarray:
+            """Some window from a candidate start reaching into the gain fits, at least as
+            long as ``req`` (the monotone closure of 'a window meeting the gain fits')."""
+            ok = np.zeros(len(procs), dtype=bool)
+            for s, reach, t, neg_p, neg_m in parts:
+                j = np.minimum(
+                    np.searchsorted(neg_p, -procs, side="right"),
+                    np.searchsorted(neg_m, -mem, side="right"),
+                )
+                longest = t[j] - s  # the first step short of the request starts there
+                ok |= (longest > reach) & (req <= longest)
+            return ok
+
+        return test, top
+
+
+def _seq(e: Entry) -> int:
+    return e.seq
+
+
+__all__ = ["Declined", "Entry", "PlanRepair", "PlanState", "Region"]
