@@ -75,6 +75,7 @@ import heapq
 import math
 from collections.abc import Iterable
 
+from o2ksim.engine.decisions import Decision, Start
 from o2ksim.engine.snapshot import HostView
 from o2ksim.jobs import Job, JobState
 from o2ksim.policies.backfill_pass import BackfillPass, Placed
@@ -154,6 +155,7 @@ class CarriedPlan:
         if started is None:
             return False
         self.due_now = []
+        n_head = len(p.decisions)
         for e in due:  # the other reservations due now: backfilled on their host
             if not e.alive:
                 continue
@@ -171,6 +173,9 @@ class CarriedPlan:
             profiles[start[0]].take(now, spec.procs, spec.mem, spec.req_time)
         if not self._repair(p, deferred):  # condition 5
             return False
+        if len(p.decisions) > n_head:  # the backfills in queue order, as the fresh pass
+            rank = {e.placed.job.id: e.seq for e in self.due_now}
+            p.decisions[n_head:] = sorted(p.decisions[n_head:], key=lambda d: rank[_job_id(d)])
         # the arrivals meet the profiles the fresh pass would have: placed by the pass itself
         p.profiles = self.profiles
         p.reserved_hosts = {h for h, n in self.held.items() if n}
@@ -277,6 +282,23 @@ class CarriedPlan:
             self.counts["repaired"] += 1
         return True
 
+    def start_now(self, p: BackfillPass, e: Entry) -> bool:
+        """The repair found that the fresh pass backfills ``e``'s job now (one host can
+        hold it): start it if it is behind a job that did not start and fits the
+        resources free now (then it fitted them at its turn too)."""
+        job, host = e.placed.job, e.placed.host
+        spec = job.spec
+        assert host is not None
+        first = next(x for x in self.order[self.head :] if x.alive)
+        free = p.free[host]
+        if first.seq >= e.seq or free.procs < spec.procs or free.mem < spec.mem:
+            return False
+        free.book(spec)
+        p.start_backfilled(job, host, None)  # the repair moves it in the profile
+        self._drop(e)
+        self.due_now.insert(bisect.bisect_left(self.due_now, e.seq, key=_seq), e)
+        return True
+
     def move(self, e: Entry, placed: Placed) -> None:
         """The repair moved ``e``'s reservation (same host) to ``placed``."""
         host = placed.host
@@ -372,6 +394,11 @@ def _fragile(placed: Placed) -> bool:
     of a job requesting no time, which holds nothing in the profile, so a job backfilled
     behind it may take what it was placed on (the fresh pass then places it later)."""
     return placed.tied or placed.job.spec.req_time <= 0
+
+
+def _job_id(d: Decision) -> int:
+    assert isinstance(d, Start)
+    return d.job.id
 
 
 def _seq(e: Entry) -> int:

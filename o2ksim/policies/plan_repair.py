@@ -60,7 +60,8 @@ from o2ksim.policies.backfill_pass import BackfillPass, Placed
 from o2ksim.policies.profile import Profile, unneeded_releases
 
 SPAN_STEPS_MAX = 50_000  # profile steps read for one region; more: the pass is fresh
-HORIZON = 4  # a moved reservation is searched for within this many longest runtimes
+CHANGES_MAX = 32  # reservations one repair may change; more (a cascade): the pass is fresh
+HORIZON = 4  # a later start is first searched for within this many longest runtimes
 
 
 @dataclass(slots=True)
@@ -96,6 +97,8 @@ class PlanState(Protocol):
     longest: float
 
     def move(self, e: Entry, placed: Placed) -> None: ...
+
+    def start_now(self, p: BackfillPass, e: Entry) -> bool: ...
 
 
 Local = tuple[list[float], list[int], list[float]]  # a span of a profile: times, procs, mem
@@ -283,12 +286,12 @@ class PlanRepair:
         if best == a and not _fits(self._prefix(host, k, a, a + dur), a, procs, mem, dur):
             if len(capable) > 1:
                 raise Declined  # another host may now be the earliest
-            end = a + HORIZON * max(self.span, dur)
-            best = _first_fit(self._prefix(host, k, a, end), procs, mem, dur, a, end, end)
-            if best == math.inf:
+            best = self._later(host, k, a, procs, mem, dur)
+        if best <= now:  # the fresh pass backfills it now
+            if len(capable) > 1 or not self.plan.start_now(self.p, e):
                 raise Declined
-        if best <= now:
-            raise Declined  # the fresh pass starts it now
+            self._started(e)
+            return
         before = self._value(host, k, best)
         rel = self.profiles[host].releases.get(best)
         spare = unneeded_releases(rel, before, procs, mem) if rel else (0, 0.0)
@@ -300,6 +303,20 @@ class PlanRepair:
             return
         self._apply(e, new)
 
+    def _later(self, host: str, k: int, a: float, procs: int, mem: float, dur: float) -> float:
+        """The earliest start after ``a`` in ``g_k`` (``a`` no longer fits there): read
+        over spans growing fourfold, up to the whole profile."""
+        width = HORIZON * max(self.span, dur)
+        last = self.profiles[host].times[-1]
+        while True:
+            end = a + width if a + width <= last else math.inf
+            best = _first_fit(self._prefix(host, k, a, end), procs, mem, dur, a, end, end)
+            if best < math.inf:
+                return best
+            if end == math.inf:
+                raise Declined  # fits the host never (not a reservation the plan holds)
+            width *= 4
+
     def _apply(self, e: Entry, new: Placed) -> None:
         """Move ``e``'s reservation (or change its deferral) in the carried profile; the
         reservations its old and new windows meet are re-decided after it."""
@@ -308,7 +325,7 @@ class PlanRepair:
         assert host is not None
         prof = self.profiles[host]
         spec = old.job.spec
-        self.changed += 1
+        self._count()
         if new.at == old.at:
             dp, dm = new.spare[0] - old.spare[0], new.spare[1] - old.spare[1]
             ulp = _ulp(old.at)
@@ -330,22 +347,41 @@ class PlanRepair:
         self._region(Region(host, old.at, old.at + spec.req_time), e.seq, True, False)
         self._region(Region(host, new.at, new.at + spec.req_time), e.seq, False, True)
 
+    def _count(self) -> None:
+        self.changed += 1
+        if self.changed > CHANGES_MAX:
+            raise Declined  # a cascade: the fresh pass costs less than repairing it
+
+    def _started(self, e: Entry) -> None:
+        """``e``'s job was just started now as a backfill instead of its reservation."""
+        placed = e.placed
+        host = placed.host
+        assert host is not None
+        prof = self.profiles[host]
+        spec = placed.job.spec
+        self._count()
+        if placed.spare != (0, 0.0):
+            prof.give_back(placed.at, placed.spare[0], placed.spare[1], _ulp(placed.at))
+        prof.give_back(placed.at, spec.procs, spec.mem, spec.req_time)
+        prof.take(self.now, spec.procs, spec.mem, spec.req_time)
+        self._region(Region(host, placed.at, placed.at + spec.req_time), e.seq, True, False)
+        self._region(Region(host, self.now, self.now + spec.req_time), e.seq, False, True)
+
     def _region(self, r: Region, seq: int, gain: bool, loss: bool) -> None:
         """A change in force after position ``seq``: re-decide the reservations after it
         whose windows meet it; a job started now behind a loss read the old profile."""
         for e in self._over(r.host, r.lo, r.hi):
             if e.seq > seq:
                 self._push(e)
-        if loss:
+        if loss:  # a job started now behind it must still fit (the fresh pass's backfill)
+            now = self.now
             for e in self.plan.due_now:
-                dur = e.placed.job.spec.req_time
-                if (
-                    e.seq > seq
-                    and e.placed.host == r.host
-                    and self.now < r.hi
-                    and self.now + dur > r.lo
-                ):
-                    raise Declined
+                spec = e.placed.job.spec
+                dur = spec.req_time
+                if e.seq > seq and e.placed.host == r.host and now < r.hi and now + dur > r.lo:
+                    span = self._prefix(r.host, e.seq, now, now + dur)
+                    if not _fits(span, now, spec.procs, spec.mem, dur):
+                        raise Declined
         if gain:
             self.gains.append(r)
 
