@@ -49,7 +49,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
@@ -60,7 +60,7 @@ from o2ksim.policies.backfill_pass import BackfillPass, Placed
 from o2ksim.policies.profile import Profile, unneeded_releases
 
 SPAN_STEPS_MAX = 50_000  # profile steps read for one region; more: the pass is fresh
-CHANGES_MAX = 32  # reservations one repair may change; more (a cascade): the pass is fresh
+CHANGES_MAX = 64  # reservations one repair may change; more (a cascade): the pass is fresh
 HORIZON = 4  # a later start is first searched for within this many longest runtimes
 
 
@@ -163,6 +163,7 @@ class PlanRepair:
         self.now = p.now
         self.span = plan.longest
         self.gains: list[Region] = []
+        self.cand: dict[Region, float] = {}  # per gain: its next reservation to decide
         self.heap: list[tuple[int, int, Entry | None, Region | None]] = []
         self.pushed: set[int] = set()
         self.changed = 0
@@ -185,20 +186,19 @@ class PlanRepair:
             if e.alive:
                 self.last = e
                 break
-        asked = (0, -1)  # (gains, position) of the last query, and what it found
-        found = math.inf
         while True:
-            if self.gains and (len(self.gains) != asked[0] or self.pos > found):
-                cand = self._query()
-                asked, found = (len(self.gains), self.pos), math.inf
-                if cand is not None:
-                    found = cand.seq
-                    self._push(cand)
+            for g in self.gains:  # each gain's next reservation to look at, from pos on
+                c = self.cand.get(g)
+                if c is None or c < self.pos:
+                    found = self._query(g)
+                    self.cand[g] = math.inf if found is None else found.seq
+                    if found is not None:
+                        self._push(found)
             if not self.heap:
                 return self.changed
             seq, _n, entry, region = heapq.heappop(self.heap)
             if region is not None:
-                self.gains.append(region)
+                self._gain(region)
                 self.pos = max(self.pos, seq + 1)
                 continue
             assert entry is not None
@@ -270,8 +270,8 @@ class PlanRepair:
         capable = [h.name for h in self.p.hosts if h.spec.procs >= procs and h.spec.memory >= mem]
         best = a
         for g in self.gains:  # earlier starts whose windows meet a gain
-            if g.host not in capable or g.lo - dur >= best:
-                continue
+            if self.cand.get(g) != k or g.host not in capable or g.lo - dur >= best:
+                continue  # (another gain's query skipped k: it fits no window meeting it)
             span = self._prefix(g.host, k, max(now, g.lo - dur), g.hi + dur)
             if g.host != host:  # at or before a: another host would tie or win
                 if (
@@ -383,12 +383,29 @@ class PlanRepair:
                     if not _fits(span, now, spec.procs, spec.mem, dur):
                         raise Declined
         if gain:
-            self.gains.append(r)
+            self._gain(r)
+
+    def _gain(self, r: Region) -> None:
+        """Add the gain ``r``, merged with the gains on its host within the longest
+        runtime of it (a larger region only adds starts that are checked exactly)."""
+        lo, hi = r.lo, r.hi
+        keep = []
+        near = 2 * self.span  # apart by more, neither meets the span the other reads
+        for g in self.gains:
+            if g.host == r.host and g.lo <= hi + near and lo <= g.hi + near:
+                lo, hi = min(lo, g.lo), max(hi, g.hi)
+                self.cand.pop(g, None)
+            else:
+                keep.append(g)
+        keep.append(Region(r.host, lo, hi))
+        self.gains = keep
 
     # -- the reservations a gain may reach ---------------------------------------------
-    def _query(self) -> Entry | None:
-        """The first live reservation at or after :attr:`pos` whose request fits a window
-        meeting a gain in ``g_pos`` (an upper bound of every later ``g_k``); ``None``."""
+    def _query(self, g: Region) -> Entry | None:
+        """The first live reservation at or after :attr:`pos` whose request may fit a window
+        meeting the gain ``g`` in ``g_pos`` (:class:`Bound`, an upper bound of every later
+        ``g_k``: the profile only loses resources near ``g`` now, gains being merged);
+        ``None`` when none may, now or later."""
         index: QueueIndex | None = self.p.snap.queue_index
         last = self.last
         if index is None:
@@ -401,9 +418,10 @@ class PlanRepair:
             i += 1
         row = index.row_of[order[i].placed.job.id]
         stop = index.row_of[last.placed.job.id] + 1
-        test, max_procs = self._gain_test()
+        lo = max(self.now, g.lo - self.span)
+        bound = Bound(g, self._prefix(g.host, self.pos, lo, g.hi + self.span))
         while True:
-            r = index.first(row, test, max_procs, stop)
+            r = index.first(row, bound.admits, bound.top, stop)
             if r < 0:
                 return None
             e = plan.by_job.get(index.jobs[r].id)
@@ -411,46 +429,39 @@ class PlanRepair:
                 return e
             row = r + 1
 
-    def _gain_test(
-        self,
-    ) -> tuple[Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], float]:
-        """A monotone test of requests: could it fit a window meeting a gain in ``g_pos``
-        (the span beyond the longest runtime taken as free)?"""
-        # per gain and candidate start s (a step start before the gain ends): the least
-        # free processors and memory from s on, as non-decreasing arrays (negated) with
-        # the step times, so that the longest window from s fitting a request is one
-        # searchsorted; beyond the span, everything counts as free
-        parts = []
-        top = 0.0
-        for g in self.gains:
-            lo = max(self.now, g.lo - self.span)
-            end = g.hi + self.span
-            times, free, fmem = self._prefix(g.host, self.pos, lo, end)
-            t = np.array([*times, end, math.inf])
-            fp = np.array([*free, math.inf], dtype=float)
-            fm = np.array([*fmem, math.inf], dtype=float)
-            top = max(top, float(np.max(fp[:-1])))
-            for i in range(len(times)):
-                if times[i] >= g.hi:
-                    break
-                neg_p = -np.minimum.accumulate(fp[i:])
-                neg_m = -np.minimum.accumulate(fm[i:])
-                parts.append((times[i], max(g.lo - times[i], 0.0), t[i:], neg_p, neg_m))
 
-        def test(procs: np.ndarray, mem: np.ndarray, req: np.ndarray) -> np.ndarray:
-            """Some window from a candidate start reaching into the gain fits, at least as
-            long as ``req`` (the monotone closure of 'a window meeting the gain fits')."""
-            ok = np.zeros(len(procs), dtype=bool)
-            for s, reach, t, neg_p, neg_m in parts:
-                j = np.minimum(
-                    np.searchsorted(neg_p, -procs, side="right"),
-                    np.searchsorted(neg_m, -mem, side="right"),
-                )
-                longest = t[j] - s  # the first step short of the request starts there
-                ok |= (longest > reach) & (req <= longest)
-            return ok
+class Bound:
+    """For one gain: the longest run of steps of a profile span meeting the gain with at
+    least ``v`` free processors, for each value ``v`` of the span, and the most free
+    memory.  A window meeting the gain that fits lies in such a run: a request for
+    more time than the run of its processors, or more memory, fits none (monotone in
+    processors, memory and time)."""
 
-        return test, top
+    __slots__ = ("gain", "levels", "longest", "mem", "top")
+
+    def __init__(self, gain: Region, span: Local) -> None:
+        times, free, fmem = span
+        end = gain.hi  # the span reaches beyond the gain; a run to its end may go on
+        t = np.array([*times, math.inf])
+        fp = np.array(free, dtype=float)
+        self.gain = gain
+        self.levels = np.unique(fp)
+        self.top = float(self.levels[-1]) if len(self.levels) else 0.0
+        self.mem = float(np.max(fmem)) if len(fmem) else 0.0
+        longest = np.zeros(len(self.levels) + 1)
+        n = len(fp)
+        for x, v in enumerate(self.levels.tolist()):
+            edges = np.diff(np.concatenate(([0], (fp >= v).astype(np.int8), [0])))
+            starts, stops = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+            meets = (t[starts] < end) & (t[stops] > gain.lo)
+            if meets.any():
+                runs = np.where(stops == n, math.inf, t[stops] - t[starts])
+                longest[x] = float(np.max(runs[meets]))
+        self.longest = longest
+
+    def admits(self, procs: np.ndarray, mem: np.ndarray, req: np.ndarray) -> np.ndarray:
+        run = self.longest[np.searchsorted(self.levels, procs, side="left")]
+        return (run > 0) & (req <= run) & (mem <= self.mem)
 
 
 def _seq(e: Entry) -> int:
