@@ -11,7 +11,7 @@ queue order: job, host, time, and what its placement read) and the host
 profiles with every reservation in them; the next pass then only starts the
 jobs whose reservation time has come and places the jobs that arrived since.
 When a condition below fails, the pass is a fresh full pass, which records a
-new plan (condition 5: only from the first reservation that changes).  The decisions are those of the fresh pass (tests check it).
+new plan (condition 5: the plan is repaired where it changes, when it can be).  The decisions are those of the fresh pass (tests check it).
 
 Why they are the same (t1: the last pass, t2 = now).  The conditions, each
 checked in this pass (a fallback when it fails):
@@ -36,8 +36,8 @@ checked in this pass (a fallback when it fails):
    fall between passes: every such pass is fresh); the reservations at t2 start
    now, on their host (the fresh pass's host rule, fewest free processors, is
    checked: step 1 for those at the head of the queue, a backfill for the
-   others, which then must fit no other host now), and deferred no release at
-   t2; no reservation was tied with another host's (``Placed.tied``: the tie
+   others, which then must fit no other host now) (a deferral at t2 is
+   condition 5's); no reservation was tied with another host's (``Placed.tied``: the tie
    goes to the fewest free processors *now*, which has changed) or is of a job
    requesting no time (it holds nothing: a later backfill may take its place).  An old job
    reserved later than t2 cannot start now: its window does not fit at t2 on
@@ -46,26 +46,22 @@ checked in this pass (a fallback when it fails):
 5. **Tie rule** (:meth:`~o2ksim.policies.profile.Profile.reserve` defers the
    releases at its time that a reservation does not need): the releases a
    reservation at time t reads change where a job started since ends at t (the
-   last pass's backfilled jobs, this pass's step-1 starts).  Each reservation at
-   such a (host, time) is re-checked from the free resources recorded before it
-   (``Placed.before``) and must defer the same.  When one does not, the pass
-   is not fresh but *partial* (:meth:`CarriedPlan._replace_from`): the plan
-   before the first such reservation r (queue order) is kept, the reservations
-   from r on are dropped, the profiles rebuilt from the prefix, and the jobs
-   from r on placed again by the pass's own methods (backfill, else reserve),
-   in order, before the arrivals.  The kept prefix is the fresh pass's: by
-   conditions 3 and 4, each of its jobs meets the profile it met in the last
-   pass (values; releases too, but for the changed (host, time) pairs, where it
-   defers the same since it passed the re-check), so it makes the same
-   reservation with the same deferral; the rebuild makes exactly those
-   reservations (and backfills the jobs due now) on the fresh pass's profiles,
-   so from r on the pass is the fresh one's walk.  A job due now behind r
-   already started (its start read the old plan): then the pass is fresh.
+   last pass's backfilled jobs, this pass's step-1 starts), and a reservation
+   due now that deferred releases at t2 starts without deferring them.  Either
+   changes one host's free resources over one instant [t, t + ulp) only.  The
+   reservations at such a (host, time) are re-decided, and whatever their
+   changes reach, by :class:`~o2ksim.policies.plan_repair.PlanRepair` (its
+   docstring says why the result is the fresh pass's); the pass is then
+   *repaired* (counted).  When the repair cannot decide locally (a cascade of
+   more than :data:`~o2ksim.policies.plan_repair.CHANGES_MAX` changes, a tie
+   with another host, a reservation that would start now in front of the
+   queue, ...) the pass is fresh.
 
 The new arrivals then meet the carried profiles, equal to the fresh pass's
 (values and releases), and are placed by the pass's own methods.  A carried
-pass costs O(hosts x running jobs + jobs started + arrivals x search); a fresh
-one O(queue x search).
+pass costs O(hosts x running jobs + jobs started + arrivals x search), a repair
+adds O(changes x (steps within the longest runtime + block minima of the queue));
+a fresh one costs O(queue x search).
 """
 
 from __future__ import annotations
@@ -99,7 +95,7 @@ def carries(n_reservations: float, stateful: bool, fcfs: bool, immediate: bool) 
 class CarriedPlan:
     """The last pass's plan and profiles, carried into the next pass (module docstring).
 
-    ``counts``: passes carried (``partial`` of them placed part of the plan again) and
+    ``counts``: passes carried (``repaired`` of them re-decided part of the plan) and
     fresh in this run (the tests check which path is taken).
     """
 
