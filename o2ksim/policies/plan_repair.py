@@ -414,8 +414,10 @@ class PlanRepair:
             return None
         order, plan = self.plan.order, self.plan
         i = bisect.bisect_left(order, self.pos, lo=plan.head, key=_seq)
-        while not order[i].alive:
+        while i < len(order) and not order[i].alive:
             i += 1
+        if i == len(order):
+            return None  # every later job started (the repair backfilled the last ones)
         row = index.row_of[order[i].placed.job.id]
         stop = index.row_of[last.placed.job.id] + 1
         lo = max(self.now, g.lo - self.span)
