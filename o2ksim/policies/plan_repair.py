@@ -33,14 +33,17 @@ every later ``g_k`` (the engine's queue index skips whole blocks of jobs whose
 request minima fail the test, :meth:`~o2ksim.engine.queue_index.QueueIndex.first`).
 Each is re-decided from ``g_k``, which is the carried profile (every
 reservation where it is now) with the reservations from k on given back, read
-over a bounded span only: first the earliest start meeting a gain, then the old
-start, then (one host able to hold the job) the earliest later start within
-four times the plan's longest runtime.  Whatever the repair cannot decide this
-way (the job would start now, another host would tie or win, a job started now
-behind a change would read another profile, no start within the span, no queue
-index) raises :class:`Declined`: the pass is then fresh.
+over bounded spans only: first the earliest start meeting a gain, then the old
+start, then (one host able to hold the job) the earliest later start, read over
+spans growing fourfold from four times the plan's longest runtime.  A job that
+now fits at once behind a job that did not start is backfilled, as the fresh
+pass does.  Whatever the repair cannot decide this way (the job would start at
+the head of the queue or does not fit the resources free now, another host
+would tie or win, a job started now behind a change no longer fits, a span of
+more than :data:`SPAN_STEPS_MAX` steps, no queue index, more than
+:data:`CHANGES_MAX` changes) raises :class:`Declined`: the pass is then fresh.
 
-Cost: O(regions x (steps within the longest runtime + block minima of the
+Cost: O(changes x (steps within the longest runtime + block minima of the
 queue)) per repaired pass, instead of O(queue x search).
 """
 
