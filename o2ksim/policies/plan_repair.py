@@ -60,7 +60,8 @@ import numpy as np
 
 from o2ksim.engine.queue_index import QueueIndex
 from o2ksim.policies.backfill_pass import BackfillPass, Placed
-from o2ksim.policies.profile import Profile, unneeded_releases
+from o2ksim.policies.profile import Profile
+from o2ksim.policies.profile_memo import unneeded_releases
 
 SPAN_STEPS_MAX = 50_000  # profile steps read for one region; more: the pass is fresh
 CHANGES_MAX = 64  # reservations one repair may change; more (a cascade): the pass is fresh

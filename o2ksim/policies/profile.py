@@ -41,6 +41,7 @@ import numpy as np
 
 from o2ksim.engine.releases import ReleaseIndex
 from o2ksim.engine.snapshot import HostView, Snapshot
+from o2ksim.policies.profile_memo import remember, unneeded_releases
 from o2ksim.policies.release_arrays import SortedReleases, with_added
 
 ARRAY_PROFILE_MIN = 64
@@ -70,7 +71,7 @@ class Profile:
     ``short`` and ``found``: what :meth:`earliest` has learnt.  ``short[p]``
     is a time before which no step has ``p`` free processors;
     ``found[(p, m)]`` the answers of earlier searches for ``p`` processors and ``m``
-    memory, as durations and answers both rising (:func:`_remember`): a request for
+    memory, as durations and answers both rising (:func:`~o2ksim.policies.profile_memo.remember`): a request for
     at least as long cannot start before the answer for the longest duration
     not above its own.  A
     profile only loses resources (:meth:`take`; a step it splits has the
@@ -245,7 +246,7 @@ class Profile:
         for lo, hi in self.holes:  # starts the memos ruled out before resources came back
             if hi > floor and lo - duration < at:
                 at = self._search_covering(lo, hi, floor, at, procs, mem, duration)
-        _remember(self.found, key, duration, at)
+        remember(self.found, key, duration, at)
         return at
 
     def _search_covering(
@@ -355,50 +356,6 @@ class Profile:
         for k in range(i, j):
             self.procs[k] -= procs
             self.mem[k] -= mem
-
-
-def _remember(
-    found: dict[tuple[int, float], tuple[list[float], list[float]]],
-    key: tuple[int, float],
-    duration: float,
-    at: float,
-) -> None:
-    """Add the answer ``at`` for ``duration`` to ``found[key]``, keeping only the answers
-    that bound a later search further than a shorter duration's (both lists rising)."""
-    memo = found.get(key)
-    if memo is None:
-        found[key] = ([duration], [at])
-        return
-    durations, answers = memo
-    j = bisect.bisect_right(durations, duration)
-    if j and answers[j - 1] >= at:
-        return  # a request no longer than this one already bounds as far
-    k = j
-    while k < len(answers) and answers[k] <= at:
-        k += 1  # longer requests bounded no further: this answer bounds them
-    if j and durations[j - 1] == duration:
-        j -= 1
-    durations[j:k] = [duration]
-    answers[j:k] = [at]
-
-
-def unneeded_releases(
-    rel: Sequence[tuple[int, float]], have: tuple[int, float], procs: int, mem: float
-) -> tuple[int, float]:
-    """What a reservation of ``procs``/``mem`` at a release time does not need of the
-    releases ``rel`` there (smallest first), when the profile has ``have`` free then:
-    :meth:`Profile.reserve` defers it by one instant (the tie rule of the class docstring)."""
-    have_p = have[0] - sum(p for p, _ in rel)
-    have_m = have[1] - sum(m for _, m in rel)
-    spare_p, spare_m = 0, 0.0
-    for p, m in rel:
-        if have_p >= procs and have_m >= mem:
-            spare_p += p
-            spare_m += m
-        else:
-            have_p += p
-            have_m += m
-    return spare_p, spare_m
 
 
 class Releasing(Protocol):
