@@ -19,7 +19,8 @@ not slow the next), timing the simulation's CPU seconds:
   :mod:`o2ksim.policies.carried_plan`).
 
 Prints a Markdown table (n, CPU s, wall s, peak RSS of the run's process in
-MB, simulation passes) per case and the exponent
+MB, simulation passes, the carried plan's passes by kind for ``reservations``, the
+1-minute load average at the end) per case and the exponent
 ``b`` of the least-squares fit ``CPU = a n^b`` (1 = linear; 0 = constant).
 """
 
@@ -32,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from tqdm import tqdm
@@ -73,23 +75,27 @@ def write_trace(case: str, n: int, folder: Path) -> Path:
 
 
 RUNNER = """
-import json, resource, sys, time
+import json, os, resource, sys, time
 from o2ksim import simulate
+from o2ksim.policies.backfill import Backfill
 case, path = sys.argv[1], sys.argv[2]
 kw = {
     "idle": {"interval": 1}, "flood": {}, "flood-sjf": {"policy": "sjf-backfill"},
     "flood-lxfw": {"policy": "lxfw-backfill"},
-    "reservations": {"policy_params": {"reservations": "all"}},
+    "reservations": {"policy": Backfill(reservations="all")},
 }[case]
 t, w = time.process_time(), time.perf_counter()
 r = simulate(path, **kw)
 cpu, wall = time.process_time() - t, time.perf_counter() - w
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"cpu": cpu, "wall": wall, "rss": rss, "passes": r.stats.passes}))
+carried = getattr(kw.get("policy"), "carried", None)
+kinds = carried.counts if carried is not None else {}
+print(json.dumps({"cpu": cpu, "wall": wall, "rss": rss, "passes": r.stats.passes,
+                  "kinds": kinds, "load": os.getloadavg()[0]}))
 """
 
 
-def run(case: str, path: Path, timeout: float) -> dict[str, float] | None:
+def run(case: str, path: Path, timeout: float) -> dict[str, Any] | None:
     """CPU seconds and passes of one simulation in a fresh interpreter (None: timed out)."""
     try:
         out = subprocess.run(
@@ -98,7 +104,7 @@ def run(case: str, path: Path, timeout: float) -> dict[str, float] | None:
         )  # fmt: skip
     except subprocess.TimeoutExpired:
         return None
-    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
 
 
@@ -126,7 +132,10 @@ def main() -> None:
         for case in args.cases:
             sizes = args.reservation_sizes if case == "reservations" else args.sizes
             done: list[tuple[int, float, float]] = []
-            print(f"\n{case}\n\n| n | CPU s | wall s | peak RSS MB | passes |\n|---|---|---|---|---|")
+            print(
+                f"\n{case}\n\n| n | CPU s | wall s | peak RSS MB | passes | by kind | load |"
+                "\n|---|---|---|---|---|---|---|"
+            )
             for n in tqdm(sorted(sizes), desc=case, leave=False):
                 result = run(case, write_trace(case, n, Path(tmp)), args.timeout)
                 if result is None:
@@ -134,7 +143,12 @@ def main() -> None:
                     break
                 done.append((n, result["cpu"], result["passes"]))
                 cells = f"{result['cpu']:.2f} | {result['wall']:.2f} | {result['rss']:.0f}"
-                print(f"| {n:,} | {cells} | {result['passes']:,.0f} |", flush=True)
+                kinds = ", ".join(f"{k} {v:,}" for k, v in result["kinds"].items())
+                print(
+                    f"| {n:,} | {cells} | {result['passes']:,.0f} | {kinds} | "
+                    f"{result['load']:.1f} |",
+                    flush=True,
+                )
             if done:
                 b = exponent([n for n, _, _ in done], [c for _, c, _ in done])
                 print(f"\nfitted exponent: CPU ~ n^{b:.2f}")

@@ -92,7 +92,11 @@ def backfill_host(
         best, best_free = name, have
     if best is None:
         return None
-    if host_first and best in reserved_hosts and not guards[best].fits(now, procs, mem, spec.req_time):
+    if (
+        host_first
+        and best in reserved_hosts
+        and not guards[best].fits(now, procs, mem, spec.req_time)
+    ):
         return None
     free[best].book(spec)
     return best

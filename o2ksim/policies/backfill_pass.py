@@ -216,7 +216,12 @@ class BackfillPass:
                 continue  # this host can never hold the job
             name = h.name
             memo = cache.get(name)
-            if memo is not None and memo.version == h.version and now < memo.valid_until and name not in added:
+            if (
+                memo is not None
+                and memo.version == h.version
+                and now < memo.valid_until
+                and name not in added
+            ):
                 found = memo  # host_releases' memo, looked up inline
             elif h.releases is not None and indexed(h):
                 t, p, m, free_procs, free_mem = with_added(

@@ -11,7 +11,7 @@ queue order: job, host, time, and what its placement read) and the host
 profiles with every reservation in them; the next pass then only starts the
 jobs whose reservation time has come and places the jobs that arrived since.
 When a condition below fails, the pass is a fresh full pass, which records a
-new plan (condition 5: only from the first reservation that changes).  The decisions are those of the fresh pass (tests check it).
+new plan (condition 5: the plan is repaired where it changes, when it can be).  The decisions are those of the fresh pass (tests check it).
 
 Why they are the same (t1: the last pass, t2 = now).  The conditions, each
 checked in this pass (a fallback when it fails):
@@ -36,8 +36,8 @@ checked in this pass (a fallback when it fails):
    fall between passes: every such pass is fresh); the reservations at t2 start
    now, on their host (the fresh pass's host rule, fewest free processors, is
    checked: step 1 for those at the head of the queue, a backfill for the
-   others, which then must fit no other host now), and deferred no release at
-   t2; no reservation was tied with another host's (``Placed.tied``: the tie
+   others, which then must fit no other host now) (a deferral at t2 is
+   condition 5's); no reservation was tied with another host's (``Placed.tied``: the tie
    goes to the fewest free processors *now*, which has changed) or is of a job
    requesting no time (it holds nothing: a later backfill may take its place).  An old job
    reserved later than t2 cannot start now: its window does not fit at t2 on
@@ -46,26 +46,22 @@ checked in this pass (a fallback when it fails):
 5. **Tie rule** (:meth:`~o2ksim.policies.profile.Profile.reserve` defers the
    releases at its time that a reservation does not need): the releases a
    reservation at time t reads change where a job started since ends at t (the
-   last pass's backfilled jobs, this pass's step-1 starts).  Each reservation at
-   such a (host, time) is re-checked from the free resources recorded before it
-   (``Placed.before``) and must defer the same.  When one does not, the pass
-   is not fresh but *partial* (:meth:`CarriedPlan._replace_from`): the plan
-   before the first such reservation r (queue order) is kept, the reservations
-   from r on are dropped, the profiles rebuilt from the prefix, and the jobs
-   from r on placed again by the pass's own methods (backfill, else reserve),
-   in order, before the arrivals.  The kept prefix is the fresh pass's: by
-   conditions 3 and 4, each of its jobs meets the profile it met in the last
-   pass (values; releases too, but for the changed (host, time) pairs, where it
-   defers the same since it passed the re-check), so it makes the same
-   reservation with the same deferral; the rebuild makes exactly those
-   reservations (and backfills the jobs due now) on the fresh pass's profiles,
-   so from r on the pass is the fresh one's walk.  A job due now behind r
-   already started (its start read the old plan): then the pass is fresh.
+   last pass's backfilled jobs, this pass's step-1 starts), and a reservation
+   due now that deferred releases at t2 starts without deferring them.  Either
+   changes one host's free resources over one instant [t, t + ulp) only.  The
+   reservations at such a (host, time) are re-decided, and whatever their
+   changes reach, by :class:`~o2ksim.policies.plan_repair.PlanRepair` (its
+   docstring says why the result is the fresh pass's); the pass is then
+   *repaired* (counted).  When the repair cannot decide locally (a cascade of
+   more than :data:`~o2ksim.policies.plan_repair.CHANGES_MAX` changes, a tie
+   with another host, a reservation that would start now in front of the
+   queue, ...) the pass is fresh.
 
 The new arrivals then meet the carried profiles, equal to the fresh pass's
 (values and releases), and are placed by the pass's own methods.  A carried
-pass costs O(hosts x running jobs + jobs started + arrivals x search); a fresh
-one O(queue x search).
+pass costs O(hosts x running jobs + jobs started + arrivals x search), a repair
+adds O(changes x (steps within the longest runtime + block minima of the queue));
+a fresh one costs O(queue x search).
 """
 
 from __future__ import annotations
@@ -74,12 +70,13 @@ import bisect
 import heapq
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 
+from o2ksim.engine.decisions import Decision, Start
 from o2ksim.engine.snapshot import HostView
 from o2ksim.jobs import Job, JobState
 from o2ksim.policies.backfill_pass import BackfillPass, Placed
-from o2ksim.policies.profile import Profile, release_time, running_jobs, unneeded_releases
+from o2ksim.policies.plan_repair import Declined, Entry, PlanRepair, Region
+from o2ksim.policies.profile import Profile, release_time, running_jobs
 
 ENABLED = True  # tests switch the carried plan off to compare with the fresh pass
 # below this many waiting jobs a fresh pass costs less than keeping the plan (KTH-SP2's
@@ -95,41 +92,34 @@ def carries(n_reservations: float, stateful: bool, fcfs: bool, immediate: bool) 
     return ENABLED and n_reservations == math.inf and not stateful and fcfs and not immediate
 
 
-@dataclass(slots=True)
-class _Entry:
-    """A reservation of the plan, at position ``seq`` in queue order."""
-
-    placed: Placed
-    seq: int
-    alive: bool = True  # False once the job started
-
-
 class CarriedPlan:
     """The last pass's plan and profiles, carried into the next pass (module docstring).
 
-    ``counts``: passes carried (``partial`` of them placed part of the plan again) and
+    ``counts``: passes carried (``repaired`` of them re-decided part of the plan) and
     fresh in this run (the tests check which path is taken).
     """
 
     def __init__(self) -> None:
-        self.counts = {"carried": 0, "fresh": 0, "partial": 0}
+        self.counts = {"carried": 0, "fresh": 0, "repaired": 0}
         self.seq = 0  # the next entry's position in queue order (never reused)
         self.forget()
 
     def forget(self) -> None:
         """Drop the plan: the next pass is fresh."""
         self.profiles: dict[str, Profile] | None = None
-        self.order: list[_Entry] = []  # the plan in queue order (started ones dead)
+        self.order: list[Entry] = []  # the plan in queue order (started ones dead)
         self.head = 0  # no live entry before this position
         self.alive = 0
         self.tied = 0  # live entries tied with another host or of no length (_fragile)
-        self.due: list[tuple[float, int, _Entry]] = []  # heap of (time, seq, entry)
-        self.at: dict[tuple[str, float], list[_Entry]] = {}  # (host, time) -> entries
+        self.due: list[tuple[float, int, Entry]] = []  # heap of (time, seq, entry)
+        self.at: dict[tuple[str, float], list[Entry]] = {}  # (host, time) -> entries
         self.held: dict[str, int] = {}  # live reservations by host
         self.base: dict[str, tuple[list[float], list[Release]]] = {}  # predicted releases
         self.total: dict[str, tuple[int, float]] = {}  # host resources in all
         self.backfill_ends: list[tuple[str, float]] = []  # last pass's backfilled jobs' ends
-        self.due_now: list[_Entry] = []  # the reservations due now started in this pass
+        self.due_now: list[Entry] = []  # the reservations due now started in this pass
+        self.by_job: dict[int, Entry] = {}  # live entries by job id
+        self.longest = 0.0  # the longest requested runtime of a reservation since the plan began
         self.arrivals: list[Job] = []  # arrived since the last pass that ran
 
     def note_arrivals(self, jobs: Iterable[Job]) -> None:
@@ -149,6 +139,7 @@ class CarriedPlan:
         due = self._due(now)  # condition 4
         if due is None:
             return False
+        deferred = [e for e in due if e.placed.spare != (0, 0.0)]
         releases: dict[str, list[Release]] = {}
         for h in snap.hosts:  # condition 3
             rel = self._host_as_predicted(h, now)
@@ -160,6 +151,7 @@ class CarriedPlan:
         if started is None:
             return False
         self.due_now = []
+        n_head = len(p.decisions)
         for e in due:  # the other reservations due now: backfilled on their host
             if not e.alive:
                 continue
@@ -175,21 +167,23 @@ class CarriedPlan:
         ):
             spec = job.spec  # an arrival started in step 1: not in the plan's profiles yet
             profiles[start[0]].take(now, spec.procs, spec.mem, spec.req_time)
-        rest = self._replace_from(p, self._first_changed(p))  # condition 5
-        if rest is None:
+        if not self._repair(p, deferred):  # condition 5
             return False
+        if len(p.decisions) > n_head:  # the backfills in queue order, as the fresh pass
+            rank = {e.placed.job.id: e.seq for e in self.due_now}
+            p.decisions[n_head:] = sorted(p.decisions[n_head:], key=lambda d: rank[_job_id(d)])
         # the arrivals meet the profiles the fresh pass would have: placed by the pass itself
         p.profiles = self.profiles
         p.reserved_hosts = {h for h, n in self.held.items() if n}
         p.n_res = self.alive
-        for job in rest + arrivals[started:]:
+        for job in arrivals[started:]:
             if not p.backfill(job):
                 p.reserve(job)
         self._keep(p, releases)
         self.counts["carried"] += 1
         return True
 
-    def _due(self, now: float) -> list[_Entry] | None:
+    def _due(self, now: float) -> list[Entry] | None:
         """The live reservations at ``now`` in queue order; ``None`` when one is earlier or
         deferred releases at ``now`` (condition 4)."""
         heap = self.due
@@ -198,7 +192,9 @@ class CarriedPlan:
             _at, _seq, e = heapq.heappop(heap)
             if not e.alive:
                 continue
-            if e.placed.at < now or e.placed.spare != (0, 0.0):
+            if _at != e.placed.at:
+                continue  # moved by a repair: its current time is in the heap too
+            if e.placed.at < now:
                 return None
             out.append(e)
         return out
@@ -240,7 +236,7 @@ class CarriedPlan:
             n += 1
         return n
 
-    def _backfill_due(self, p: BackfillPass, e: _Entry) -> bool:
+    def _backfill_due(self, p: BackfillPass, e: Entry) -> bool:
         """Start the due reservation ``e`` (behind a blocked job) on its host, as the fresh
         pass's backfill would: it fits its host's free resources and no other host's."""
         job, host = e.placed.job, e.placed.host
@@ -255,75 +251,69 @@ class CarriedPlan:
         self._drop(e)
         return True
 
-    def _first_changed(self, p: BackfillPass) -> _Entry | None:
-        """Condition 5: the first reservation in queue order at a (host, time) where a job
-        started since ends that defers other releases with the releases there now."""
+    def _repair(self, p: BackfillPass, deferred: list[Entry]) -> bool:
+        """Condition 5: re-decide the reservations at a (host, time) where a job started
+        since ends, and what their changes and the deferrals of the reservations started
+        now (the fresh pass defers nothing for them) reach (:mod:`.plan_repair`);
+        ``False``: the repair declined, run the fresh pass."""
         assert self.profiles is not None
+        now = p.now
         changed = self.backfill_ends + [(host, end) for host, end, _p, _m in p.started]
-        first: _Entry | None = None
-        for host, t in changed:
-            entries = self.at.get((host, t))
-            if not entries or t <= p.now:
-                continue
-            rel = self.profiles[host].releases.get(t) or []
-            for e in entries:  # in queue order
-                placed = e.placed
-                spec = placed.job.spec
-                if e.alive and unneeded_releases(rel, placed.before, spec.procs, spec.mem) != (
-                    placed.spare
-                ):
-                    if first is None or e.seq < first.seq:
-                        first = e
-                    break
-        return first
+        touched = [
+            e for host, t in changed if t > now for e in self.at.get((host, t), ()) if e.alive
+        ]
+        gains = []
+        for e in deferred:
+            host = e.placed.host
+            assert host is not None
+            sp, sm = e.placed.spare
+            later = math.nextafter(now, math.inf)
+            self.profiles[host].give_back(now, sp, sm, later - now)
+            gains.append((e.seq, Region(host, now, later)))
+        try:
+            changes = PlanRepair(self, p).run(touched, gains)
+        except Declined:
+            return False
+        if changes or gains:
+            self.counts["repaired"] += 1
+        return True
 
-    def _replace_from(self, p: BackfillPass, first: _Entry | None) -> list[Job] | None:
-        """The partial fallback: drop the reservations from ``first`` on (queue order),
-        rebuild the profiles as the fresh pass has them after the plan before ``first``,
-        and return the dropped jobs, to be placed again by the pass; ``[]`` when nothing
-        changed, ``None`` (a fresh pass) when a job due now behind ``first`` started.
+    def start_now(self, p: BackfillPass, e: Entry) -> bool:
+        """The repair found that the fresh pass backfills ``e``'s job now (one host can
+        hold it): start it if it is behind a job that did not start and fits the
+        resources free now (then it fitted them at its turn too)."""
+        job, host = e.placed.job, e.placed.host
+        spec = job.spec
+        assert host is not None
+        first = next(x for x in self.order[self.head :] if x.alive)
+        free = p.free[host]
+        if first.seq >= e.seq or free.procs < spec.procs or free.mem < spec.mem:
+            return False
+        free.book(spec)
+        p.start_backfilled(job, host, None)  # the repair moves it in the profile
+        self._drop(e)
+        self.due_now.insert(bisect.bisect_left(self.due_now, e.seq, key=_seq), e)
+        return True
 
-        The rebuild is the fresh pass's: its profiles (with the jobs started in step 1),
-        then, in queue order, each kept reservation at its time (deferring what it
-        deferred: it passed the re-check) and each job due now started as a backfill.
-        (Undoing the dropped reservations in place is exact too, but leaves their split
-        steps for every later search to walk: slower than this on the benchmark.)
-        """
-        if first is None:
-            return []
-        if self.due_now and self.due_now[-1].seq > first.seq:
-            return None  # started now behind a reservation that moves
-        order = self.order
-        i = bisect.bisect_left(order, first.seq, key=_seq)  # positions rise, with gaps
-        jobs: list[Job] = []
-        for e in order[i:]:
-            if e.alive:
-                self._drop(e)
-                jobs.append(e.placed.job)
-        del order[i:]
-        p.build_profiles()
-        assert p.profiles is not None
-        profiles = p.profiles
-        now_started = {e.seq for e in self.due_now}
-        for e in order[self.head :]:
-            placed = e.placed
-            host, spec = placed.host, placed.job.spec
-            if host is None:
-                continue
-            if e.alive:
-                spare = profiles[host].reserve(placed.at, spec.procs, spec.mem, spec.req_time)
-                assert spare == placed.spare
-            elif e.seq in now_started:
-                profiles[host].take(p.now, spec.procs, spec.mem, spec.req_time)
-        self.profiles = profiles
-        self.counts["partial"] += 1
-        return jobs
+    def move(self, e: Entry, placed: Placed) -> None:
+        """The repair moved ``e``'s reservation (same host) to ``placed``."""
+        host = placed.host
+        assert host is not None
+        old = self.at[(host, e.placed.at)]
+        old.remove(e)
+        if not any(x.alive for x in old):
+            del self.at[(host, e.placed.at)]
+        e.placed = placed
+        entries = self.at.setdefault((host, placed.at), [])
+        entries.insert(bisect.bisect_left(entries, e.seq, key=_seq), e)
+        heapq.heappush(self.due, (placed.at, e.seq, e))
 
     # -- the plan's book-keeping -------------------------------------------------------
-    def _drop(self, e: _Entry) -> None:
+    def _drop(self, e: Entry) -> None:
         """``e``'s job started, or its reservation is undone."""
         e.alive = False
         self.alive -= 1
+        self.by_job.pop(e.placed.job.id, None)
         self.tied -= _fragile(e.placed)
         host = e.placed.host
         if host is None:
@@ -334,8 +324,10 @@ class CarriedPlan:
             del self.at[(host, e.placed.at)]
 
     def _add(self, placed: Placed) -> None:
-        e = _Entry(placed, self.seq)
+        e = Entry(placed, self.seq)
         self.seq += 1
+        self.by_job[placed.job.id] = e
+        self.longest = max(self.longest, placed.job.spec.req_time)
         self.order.append(e)
         self.alive += 1
         self.tied += _fragile(placed)
@@ -400,7 +392,12 @@ def _fragile(placed: Placed) -> bool:
     return placed.tied or placed.job.spec.req_time <= 0
 
 
-def _seq(e: _Entry) -> int:
+def _job_id(d: Decision) -> int:
+    assert isinstance(d, Start)
+    return d.job.id
+
+
+def _seq(e: Entry) -> int:
     return e.seq
 
 
@@ -411,6 +408,8 @@ def _trim(prof: Profile, now: float) -> None:
     if k > 0:
         del times[:k], prof.procs[:k], prof.mem[:k]
     times[0] = now
+    if prof.holes:
+        prof.holes = [h for h in prof.holes if h[1] > now]
 
 
 def _by_time(

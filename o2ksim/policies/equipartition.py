@@ -117,7 +117,9 @@ class HostJob(NamedTuple):
     prefer: tuple = ()
 
 
-def host_allocation(procs: int, jobs: Sequence[HostJob], whole_long: bool = False) -> dict[Hashable, int]:
+def host_allocation(
+    procs: int, jobs: Sequence[HostJob], whole_long: bool = False
+) -> dict[Hashable, int]:
     """Target processors of every job on a host of ``procs`` processors.
 
     Privileged jobs first (catching up before long-running, each kind by

@@ -205,7 +205,9 @@ class WeightedPriority(Priority):
         self.name = name
         self.weights = {k: float(weights.get(k, 0.0)) for k in WEIGHT_NAMES}
         # per run: the queue index, every job's base and slope, and them as lists
-        self._per_run: tuple[QueueIndex, np.ndarray, np.ndarray, tuple[list, ...] | None] | None = None
+        self._per_run: tuple[QueueIndex, np.ndarray, np.ndarray, tuple[list, ...] | None] | None = (
+            None
+        )
         self._instants: tuple[QueueIndex, InstantIndex | None] | None = None  # per run
 
     def terms(self, procs: Any, mem: Any, req_time: Any) -> tuple[Any, Any]:

@@ -41,9 +41,11 @@ import numpy as np
 
 from o2ksim.engine.releases import ReleaseIndex
 from o2ksim.engine.snapshot import HostView, Snapshot
+from o2ksim.policies.profile_memo import remember, unneeded_releases
 from o2ksim.policies.release_arrays import SortedReleases, with_added
 
-ARRAY_PROFILE_MIN = 64  # running jobs from which a host's profile is built from the engine's arrays
+ARRAY_PROFILE_MIN = 64
+HOLES_MAX = 64  # resources given back in one profile before its search memos are dropped  # running jobs from which a host's profile is built from the engine's arrays
 
 #: A job started earlier in the pass, as a release: (host, predicted end, procs, memory).
 Started = tuple[str, float, int, float]
@@ -69,7 +71,7 @@ class Profile:
     ``short`` and ``found``: what :meth:`earliest` has learnt.  ``short[p]``
     is a time before which no step has ``p`` free processors;
     ``found[(p, m)]`` the answers of earlier searches for ``p`` processors and ``m``
-    memory, as durations and answers both rising (:func:`_remember`): a request for
+    memory, as durations and answers both rising (:func:`~o2ksim.policies.profile_memo.remember`): a request for
     at least as long cannot start before the answer for the longest duration
     not above its own.  A
     profile only loses resources (:meth:`take`; a step it splits has the
@@ -80,7 +82,7 @@ class Profile:
     filled).  A profile that gained resources would have to clear them.
     """
 
-    __slots__ = ("found", "mem", "procs", "releases", "rising", "short", "times")
+    __slots__ = ("found", "holes", "mem", "procs", "releases", "rising", "short", "times")
 
     def __init__(
         self,
@@ -108,6 +110,7 @@ class Profile:
         self.rising = True
         self.short: dict[int, float] = {}
         self.found: dict[tuple[int, float], tuple[list[float], list[float]]] = {}
+        self.holes: list[tuple[float, float]] = []
 
     @classmethod
     def _of(
@@ -122,6 +125,7 @@ class Profile:
         profile.rising = True
         profile.short = {}
         profile.found = {}
+        profile.holes = []
         return profile
 
     @classmethod
@@ -229,17 +233,68 @@ class Profile:
         self.short[procs] = times[i]
         key = (procs, mem)
         memo = self.found.get(key)
+        after = -math.inf
         if memo is not None:
             j = bisect.bisect_right(memo[0], duration) - 1
             if j >= 0:
                 after = memo[1][j]
-                if after == math.inf:
+                if after == math.inf and not self.holes:
                     return after
                 if after > times[i]:
                     i = bisect.bisect_right(times, after) - 1
-        at = self._search(i, floor, procs, mem, duration)
-        _remember(self.found, key, duration, at)
+        at = math.inf if after == math.inf else self._search(i, floor, procs, mem, duration)
+        for lo, hi in self.holes:  # starts the memos ruled out before resources came back
+            if hi > floor and lo - duration < at:
+                at = self._search_covering(lo, hi, floor, at, procs, mem, duration)
+        remember(self.found, key, duration, at)
         return at
+
+    def _search_covering(
+        self,
+        lo: float,
+        hi: float,
+        floor: float,
+        before: float,
+        procs: int,
+        mem: float,
+        duration: float,
+    ) -> float:
+        """The earliest start before ``before`` whose window meets ``[lo, hi)`` and fits;
+        ``before`` when none does."""
+        times = self.times
+        i = max(bisect.bisect_right(times, max(floor, lo - duration)) - 1, 0)
+        n = len(times)
+        while i < n and times[i] < hi:
+            start = times[i] if times[i] > floor else floor
+            if start >= before:
+                break
+            if start + duration > lo and self.fits(start, procs, mem, duration):
+                return start
+            i += 1
+        return before
+
+    def give_back(self, start: float, procs: int, mem: float, duration: float) -> None:
+        """Undo :meth:`take` over ``[start, start + duration)``: the resources come back,
+        so the memos of :meth:`earliest` no longer rule out starts whose windows meet it
+        (a *hole*, searched first; ``short`` lowered)."""
+        if duration <= 0:
+            return
+        self.take(start, -procs, -mem, duration)
+        self.gained(start, start + duration)
+
+    def gained(self, lo: float, hi: float) -> None:
+        """Resources came back over ``[lo, hi)`` (:meth:`give_back`, or a :meth:`take` of
+        a negative amount): keep the memos of :meth:`earliest` true."""
+        if not self.found and not self.short:
+            return
+        if len(self.holes) >= HOLES_MAX:
+            self.found, self.short, self.holes = {}, {}, []
+            return
+        self.holes.append((lo, hi))
+        short = self.short
+        for p, t in short.items():
+            if t > lo:
+                short[p] = lo
 
     def _search(self, i: int, floor: float, procs: int, mem: float, duration: float) -> float:
         """:meth:`earliest` from step ``i`` on (no earlier step start can do)."""
@@ -301,50 +356,6 @@ class Profile:
         for k in range(i, j):
             self.procs[k] -= procs
             self.mem[k] -= mem
-
-
-def _remember(
-    found: dict[tuple[int, float], tuple[list[float], list[float]]],
-    key: tuple[int, float],
-    duration: float,
-    at: float,
-) -> None:
-    """Add the answer ``at`` for ``duration`` to ``found[key]``, keeping only the answers
-    that bound a later search further than a shorter duration's (both lists rising)."""
-    memo = found.get(key)
-    if memo is None:
-        found[key] = ([duration], [at])
-        return
-    durations, answers = memo
-    j = bisect.bisect_right(durations, duration)
-    if j and answers[j - 1] >= at:
-        return  # a request no longer than this one already bounds as far
-    k = j
-    while k < len(answers) and answers[k] <= at:
-        k += 1  # longer requests bounded no further: this answer bounds them
-    if j and durations[j - 1] == duration:
-        j -= 1
-    durations[j:k] = [duration]
-    answers[j:k] = [at]
-
-
-def unneeded_releases(
-    rel: Sequence[tuple[int, float]], have: tuple[int, float], procs: int, mem: float
-) -> tuple[int, float]:
-    """What a reservation of ``procs``/``mem`` at a release time does not need of the
-    releases ``rel`` there (smallest first), when the profile has ``have`` free then:
-    :meth:`Profile.reserve` defers it by one instant (the tie rule of the class docstring)."""
-    have_p = have[0] - sum(p for p, _ in rel)
-    have_m = have[1] - sum(m for _, m in rel)
-    spare_p, spare_m = 0, 0.0
-    for p, m in rel:
-        if have_p >= procs and have_m >= mem:
-            spare_p += p
-            spare_m += m
-        else:
-            have_p += p
-            have_m += m
-    return spare_p, spare_m
 
 
 class Releasing(Protocol):

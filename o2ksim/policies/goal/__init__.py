@@ -232,7 +232,9 @@ class GoalOriented(Policy):
     @property
     def objective_name(self) -> str:
         p = self.params
-        name = f"{self.objective.name}, {p['search'].upper()}-{p['branching'].upper()}, L={self.limit}"
+        name = (
+            f"{self.objective.name}, {p['search'].upper()}-{p['branching'].upper()}, L={self.limit}"
+        )
         restart = " with restart" if self.local_restart else " warm" if self.local_warm else ""
         if self.local_kind != "first":
             kick = f" (kick {self.local_kick})" if self._ils else ""
@@ -276,7 +278,12 @@ class GoalOriented(Policy):
         warm = warm_order(self._previous, queue, lxf) if self.local_warm else None
         if search is None:
             result = planner.search(
-                self.objective, heuristic, self.search_method, self.limit, self.prune, record=explain
+                self.objective,
+                heuristic,
+                self.search_method,
+                self.limit,
+                self.prune,
+                record=explain,
             )
             c["goal_searches_python"] += 1
             if self.local and self.local_restart:
@@ -397,7 +404,9 @@ class GoalOriented(Policy):
     ) -> list[Decision]:
         out: list[Start | Reserve] = []
         planned: dict[int, tuple[str, float]] = {}
-        for pos, (j, s, h) in enumerate(zip(result.order, result.starts, result.hosts, strict=True)):
+        for pos, (j, s, h) in enumerate(
+            zip(result.order, result.starts, result.hosts, strict=True)
+        ):
             if h < 0:
                 continue
             job = queue[j]
@@ -458,7 +467,9 @@ class GoalOriented(Policy):
         win = tuple(result.order)
         for k, e in enumerate(result.evaluated[:EXPLAIN_SCHEDULES]):
             mark = "*" if e.order == win else " "
-            lines.append(f"{pad}{mark}#{k + 1:<3} [{name(e.order)}]  {meas(e.measures)}  {e.verdict}")
+            lines.append(
+                f"{pad}{mark}#{k + 1:<3} [{name(e.order)}]  {meas(e.measures)}  {e.verdict}"
+            )
         if len(result.evaluated) > EXPLAIN_SCHEDULES:
             lines.append(f"{pad} ... {len(result.evaluated) - EXPLAIN_SCHEDULES} more")
         first = next((k for k, e in enumerate(result.evaluated) if e.order == win), None)

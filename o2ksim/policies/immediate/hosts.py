@@ -115,12 +115,16 @@ class HostTrials:
             ]
         return free
 
-    def _try(self, job: Job, snap: Snapshot, out: list[Any], only: str | None = None, own_mem: int = 0) -> bool:
+    def _try(
+        self, job: Job, snap: Snapshot, out: list[Any], only: str | None = None, own_mem: int = 0
+    ) -> bool:
         free = self._free
         if free is None:
             free = self._free = self._free_now(snap)
         busy = self.blocked_hosts()
-        hosts = [v for v in snap.hosts if v.name not in busy and only in (None, v.name)]  # one trial per host
+        hosts = [
+            v for v in snap.hosts if v.name not in busy and only in (None, v.name)
+        ]  # one trial per host
         settings = self.settings
         if only is not None and only in free:
             free[only][1] += own_mem  # the job's own promise on its host

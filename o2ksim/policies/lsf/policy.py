@@ -19,6 +19,7 @@ from o2ksim.policies.lsf.rules import PassRules, QueuedJob, QueuePart, QueueStat
 
 WAKE_TAG = "lsf-drain-wait"
 
+
 class NCSALSF(Policy):
     """NCSA-LSF*: static job classes, per-host class priority and limits, draining."""
 
@@ -291,7 +292,12 @@ class NCSALSF(Policy):
         return decisions
 
     def _start(
-        self, p: PassRules, e: QueuedJob, host: LSFHost, now: float, note: str,
+        self,
+        p: PassRules,
+        e: QueuedJob,
+        host: LSFHost,
+        now: float,
+        note: str,
         decisions: list[Any],
     ) -> None:
         """Start ``e`` on ``host``: the decision, the pass's free resources and the counts."""
@@ -405,7 +411,6 @@ class NCSALSF(Policy):
 
     def _remember_idle(self, p: PassRules, now: float) -> None:
         self._idle_since = {h: (now, p.free[h][0]) for h in self.state.drained}
-
 
 
 POLICIES.register(NCSALSF)
