@@ -106,9 +106,7 @@ class EQSpatial(Policy):
         self.counters: Counter[str] = Counter()
         self._blocked: set[str] = set()
         self._placed_now: list[Job] = []  # placed on arrival in this pass
-        self._in_trial: set[int] = (
-            set()
-        )  # placed jobs in an immediate-service trial (new_job_service)
+        self._in_trial: set[int] = set()  # placed jobs in an immediate-service trial (new_job_service)
         self._job_counts: dict[str, set[int]] = {
             "placed_on_arrival": set(), "waited": set(), "catchups": set(), "long_jobs": set(),
             "started_on_free": set(),
@@ -148,9 +146,7 @@ class EQSpatial(Policy):
         self._deadlines(now, out)
         self._place(snap, out)
         if self._trials.awaiting and (snap.departed or snap.timers):
-            self._trials.retry(
-                snap, out, self._waiting
-            )  # free processors or eligibility may have changed
+            self._trials.retry(snap, out, self._waiting)  # free processors or eligibility may have changed
         if self.new_job_service == "immediate" and self._placed_now:
             self._serve_new_jobs(snap, out)
         self._blocked = self._trials.blocked_hosts()
@@ -228,15 +224,11 @@ class EQSpatial(Policy):
     def _place(self, snap: Snapshot, out: list[Any]) -> None:
         new = [j for j in snap.arrived if j.state is JobState.QUEUED]
         # back from a trial run (a placed job back from its trial stays where it is)
-        new.extend(
-            j for j in snap.departed if j.state is JobState.QUEUED and j.id not in self._where
-        )
+        new.extend(j for j in snap.departed if j.state is JobState.QUEUED and j.id not in self._where)
         retry = bool(snap.departed) and bool(self._waiting)
         if not new and not retry:
             return
-        candidates = (
-            [j for j in self._waiting.values() if j.state is JobState.QUEUED] if retry else []
-        )
+        candidates = [j for j in self._waiting.values() if j.state is JobState.QUEUED] if retry else []
         candidates.extend(j for j in new if j.id not in self._waiting)
         candidates.sort(key=lambda j: (j.spec.submit, j.id))
         loads = [self._load(h, snap.host_by_name[h.name]) for h in self._hosts.values()]
@@ -335,9 +327,7 @@ class EQSpatial(Policy):
                 continue  # it repartitions in this pass: every placed job gets a processor
             jobs = [j for j in h.pending.values() if j.id not in self._in_trial]
             free = 0 if held else max(view.free_procs, 0)
-            shares = dict(
-                zip([j.id for j in jobs], equipartition(free, [j.procs for j in jobs]), strict=True)
-            )
+            shares = dict(zip([j.id for j in jobs], equipartition(free, [j.procs for j in jobs]), strict=True))
             for job in new:
                 if shares[job.id] == 0 and self._trials.try_now(job, snap, out, h.name, job.mem):
                     self._in_trial.add(job.id)
@@ -418,6 +408,7 @@ class EQSpatial(Policy):
         h.dirty = False
         h.reasons.clear()
 
+
     def _start_on_free(self, h: HostState, view: HostView, snap: Snapshot, out: list[Any]) -> None:
         """The host may not repartition yet: placed jobs share the free processors (T§3.2.3)."""
         free = view.free_procs
@@ -434,9 +425,7 @@ class EQSpatial(Policy):
                 self._start(h, job, n, snap.now, out, note)
                 self._count("started_on_free", job.id)
 
-    def _start(
-        self, h: HostState, job: Job, procs: int, now: float, out: list[Any], note: str
-    ) -> None:
+    def _start(self, h: HostState, job: Job, procs: int, now: float, out: list[Any], note: str) -> None:
         del h.pending[job.id]
         h.pending_mem -= job.mem
         placed = self._notes.pop(job.id, "")
@@ -462,9 +451,7 @@ class EQSpatial(Policy):
             out.append(WakeAt(when, tag="long-running"))
         return True
 
-    def _catchup_timer(
-        self, h: HostState, job: Job, procs: int, now: float, out: list[Any]
-    ) -> None:
+    def _catchup_timer(self, h: HostState, job: Job, procs: int, now: float, out: list[Any]) -> None:
         credit = self._credit.get(job.id)
         if credit is None or procs <= 0:
             return

@@ -56,6 +56,7 @@ from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.jobs import Job
 from o2ksim.policies.base import POLICIES, Param, Policy
 from o2ksim.policies.goal.columns import JobTable
+from o2ksim.policies.goal.decision_log import search_account
 from o2ksim.policies.goal.local import (
     LOCAL_KINDS,
     LOCAL_SUFFIX,
@@ -67,7 +68,6 @@ from o2ksim.policies.goal.local import (
     warm_order,
 )
 from o2ksim.policies.goal.objectives import (
-    MEASURE_LABELS,
     MEASURES,
     MODELS,
     REFERENCE_ORDER,
@@ -84,7 +84,6 @@ SEARCH_CHOICES = (*SEARCHES, *(s + LOCAL_SUFFIX for s in SEARCHES))
 """``search`` choices: a discrepancy search, alone or followed by the hill climb."""
 KERNELS = ("auto", "numba", "python")
 """``search_kernel`` choices: numba when installed (auto), numba (required), the Python reference."""
-EXPLAIN_SCHEDULES = 40  # schedules listed per decision in the decision log
 
 
 def _measure_pair(v: Any) -> tuple[str, str]:
@@ -430,65 +429,13 @@ class GoalOriented(Policy):
         return list(out)
 
     def _summary(self, queue: list[Job], result: SearchResult) -> str:
-        """The decision-log account of a search: schedules evaluated, measures, the winner."""
-        ob = self.objective
-        ids = [queue[j].id for j in range(len(queue))]
-
-        def name(order: tuple[int, ...] | list[int]) -> str:
-            return " ".join(f"J{ids[j]}" for j in order)
-
-        def meas(m: tuple[float, ...]) -> str:
-            return "  ".join(
-                f"{MEASURE_LABELS[k]}={_fmt(k, v)}" for k, v in zip(MEASURES, m, strict=True)
-            )
-
-        pad = " " * 27
-        lines = [
-            f"{pad}search {self.objective_name}: {len(queue)} waiting, {result.visits} node visits, "
-            f"{result.leaves} schedules evaluated, {result.pruned} subtrees pruned"
-            + (" (whole tree)" if result.complete else " (node limit reached)")
-        ]
-        if self.local:
-            lines.append(f"{pad}then a hill climb over the best order (swaps, forward moves; at most "
-                         f"{self.local_budget} visits, counted above); its result, if better, wins")  # fmt: skip
-            if self._last:
-                lines.append(f"{pad}each pass of the climb scanning from the last position")
-            if self.local_restart:
-                other = "FCFS" if self._branch_lxf else "LXF"
-                lines.append(f"{pad}and, if it ends with visits left, a second climb from the {other} "
-                             "order; the better of the two wins")  # fmt: skip
-            if self._ils:
-                lines.append(f"{pad}then, while visits are left, the best schedule kicked by "
-                             f"{self.local_kick} random forward moves and climbed again; the "
-                             "better wins")  # fmt: skip
-            if self.local_warm:
-                lines.append(f"{pad}starting from the better of the search's schedule and the previous "
-                             "decision point's best order")  # fmt: skip
-        win = tuple(result.order)
-        for k, e in enumerate(result.evaluated[:EXPLAIN_SCHEDULES]):
-            mark = "*" if e.order == win else " "
-            lines.append(
-                f"{pad}{mark}#{k + 1:<3} [{name(e.order)}]  {meas(e.measures)}  {e.verdict}"
-            )
-        if len(result.evaluated) > EXPLAIN_SCHEDULES:
-            lines.append(f"{pad} ... {len(result.evaluated) - EXPLAIN_SCHEDULES} more")
-        first = next((k for k, e in enumerate(result.evaluated) if e.order == win), None)
-        lines.append(
-            f"{pad}winner [{name(win)}] (#{'?' if first is None else first + 1}): no later schedule "
-            f"is better under {ob.name}; among equally good ones the first evaluated wins"
-        )
-        return "\n".join(lines)
-
-
-def _fmt(measure: str, v: float) -> str:
-    """avgX with two decimals; times as ``H:MM:SS`` (the decision log's clock)."""
-    if measure == "avgx":
-        return f"{v:.2f}"
-    if not math.isfinite(v):
-        return "inf"
-    h, rest = divmod(round(v), 3600)
-    m, sec = divmod(rest, 60)
-    return f"{h}:{m:02d}:{sec:02d}"
+        """The decision-log account of a search (:func:`~o2ksim.policies.goal.decision_log.search_account`)."""
+        return search_account(
+            [job.id for job in queue], result, self.objective, self.objective_name,
+            climb_budget=self.local_budget if self.local else None, from_last=self._last,
+            restart_from=("FCFS" if self._branch_lxf else "LXF") if self.local_restart else None,
+            kick=self.local_kick if self._ils else None, warm=self.local_warm,
+        )  # fmt: skip
 
 
 def _any_fits_now(queue: list[Job], hosts: Any) -> bool:
