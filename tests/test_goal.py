@@ -348,6 +348,19 @@ def test_invariants_on_random_workloads(jobs, preset, search, version) -> None:
     assert again.jobs["start"].tolist() == r.jobs["start"].tolist()
 
 
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workloads())
+def test_the_climb_preset_searches_with_its_climb_and_keeps_the_invariants(jobs) -> None:
+    # tradeoff-tw-avgx-climb: DDS at L = 300, then a warm hill climb of 2,000 visits
+    pol = make_policy("tradeoff-tw-avgx-climb")
+    assert (pol.local, pol.limit, pol.local_budget, pol.local_warm) == (True, 300, 2000, True)
+    r = simulate(jobs, MACHINE, "tradeoff-tw-avgx-climb")
+    assert violations(r.jobs, r.segments, MACHINE, [j.job_id for j in jobs]) == []
+    fits = [j.job_id for j in jobs if j.procs <= 16 and j.mem <= 8 * KB_PER_GB]
+    done = r.jobs.loc[r.jobs["status"] == "completed", "job_id"]
+    assert sorted(done) == sorted(fits)
+
+
 def test_presets_and_parameters() -> None:
     pol = make_policy("tradeoff-tw-avgx")
     assert isinstance(pol, GoalOriented)
