@@ -15,6 +15,7 @@ field; any other table runs, and every job of it is in ``result.jobs`` once.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import pandas as pd
@@ -23,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from o2ksim import simulate
-from o2ksim.errors import O2KSimError
+from o2ksim.errors import O2KSimError, PerfectEstimatesWarning
 from o2ksim.workloads.swf_fields import SWF_FIELDS
 
 TIMES = {"avg_cpu", "submit", "wait", "run_time", "req_time", "think_time"}
@@ -87,7 +88,13 @@ def test_generated_job_tables_run_or_are_refused_in_one_line(case: Any) -> None:
     frame, hostile = case
     refused_fields = {f for f, v in hostile if is_refused(f, v)}
     try:
-        result = simulate(frame, machine={"name": "m", "host": [{"name": "h", "procs": 8}]})
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            result = simulate(frame, machine={"name": "m", "host": [{"name": "h", "procs": 8}]})
+        # the only warning a table may draw: jobs without a requested runtime, said in one line
+        for w in said:
+            assert issubclass(w.category, PerfectEstimatesWarning), w.message
+            assert "\n" not in str(w.message)
     except O2KSimError as exc:
         message = str(exc)
         assert refused_fields, f"a table SWF's rules accept was refused: {message}"
