@@ -413,8 +413,9 @@ class PlanRepair:
     def _query(self, g: Region) -> Entry | None:
         """The first live reservation at or after :attr:`pos` whose request may fit a window
         meeting the gain ``g`` in ``g_pos`` (:class:`Bound`, an upper bound of every later
-        ``g_k``: the profile only loses resources near ``g`` now, gains being merged);
-        ``None`` when none may, now or later."""
+        ``g_k``: the profile only loses resources near ``g`` now, gains being merged;
+        kept until a loss lands within the span it reads, which would tighten it, or
+        ``g`` is merged); ``None`` when none may, now or later."""
         index: QueueIndex | None = self.p.snap.queue_index
         last = self.last
         if index is None:
