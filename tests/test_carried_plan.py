@@ -331,3 +331,44 @@ def test_resources_given_back_reopen_the_searches_the_memos_closed():
     assert prof.earliest(4, 0.0, 30.0) == 0.0
     assert prof.earliest(6, 0.0, 5.0) == 10.0
     assert prof.earliest(11, 0.0, 1.0) == math.inf
+
+
+def cascade_workload(seed=2, n=300):
+    """A 16-processor job holding the host for 1,000 s while ``n`` jobs (1-16 processors,
+    exact runtimes of 5-60 s) arrive one a second: a deep plan on integer times, where
+    one changed deferral moves a reservation later and the next ones no longer fit
+    where it took (seed 2: a cascade of 100 changes, 99 of them moves later)."""
+    rnd = random.Random(seed)
+    jobs = [JobSpec(1, 0.0, 16, 0, 1000.0, 1000.0)]
+    for i in range(n):
+        req = float(rnd.randint(5, 60))
+        jobs.append(JobSpec(i + 2, float(i + 1), rnd.randint(1, 16), 0, req, req))
+    return jobs
+
+
+def test_a_cascade_longer_than_the_cap_is_repaired_exactly(monkeypatch):
+    """With the cap on changes lifted, a cascade of more than the default
+    ``CHANGES_MAX`` (64) changes is repaired, not declined, and the repaired pass holds
+    the fresh pass's starts and plan to the last bit; with the default cap the same pass
+    is fresh instead."""
+    jobs = cascade_workload()
+    default_cap = plan_repair.CHANGES_MAX
+    _, capped = run(jobs, ONE, True, monkeypatch)
+    changes: list[int] = []
+    repair_run = plan_repair.PlanRepair.run
+
+    def counted_run(self, touched, gains):
+        out = repair_run(self, touched, gains)
+        changes.append(self.changed)
+        return out
+
+    monkeypatch.setattr(plan_repair.PlanRepair, "run", counted_run)
+    monkeypatch.setattr(plan_repair, "CHANGES_MAX", 10**6)
+    check_every_carried_pass(monkeypatch)
+    carried, counts = run(jobs, ONE, True, monkeypatch)
+    assert counts is not None and capped is not None
+    assert max(changes) > default_cap
+    assert counts["repaired"] == capped["repaired"] + 1
+    assert counts["fresh"] == capped["fresh"] - 1
+    fresh, _ = run(jobs, ONE, False, monkeypatch)
+    pd.testing.assert_frame_equal(carried, fresh)

@@ -168,6 +168,7 @@ class PlanRepair:
         self.span = plan.longest
         self.gains: list[Region] = []
         self.cand: dict[Region, float] = {}  # per gain: its next reservation to decide
+        self.bounds: dict[Region, Bound] = {}  # per gain: its bound, built at its first query
         self.heap: list[tuple[int, int, Entry | None, Region | None]] = []
         self.pushed: set[int] = set()
         self.changed = 0
@@ -378,6 +379,9 @@ class PlanRepair:
             if e.seq > seq:
                 self._push(e)
         if loss:  # a job started now behind it must still fit (the fresh pass's backfill)
+            for g in [g for g in self.bounds if g.host == r.host]:
+                if g.lo - self.span < r.hi and r.lo < g.hi + self.span:
+                    del self.bounds[g]  # tighter now: rebuilt at its next query
             now = self.now
             for e in self.plan.due_now:
                 spec = e.placed.job.spec
@@ -399,6 +403,7 @@ class PlanRepair:
             if g.host == r.host and g.lo <= hi + near and lo <= g.hi + near:
                 lo, hi = min(lo, g.lo), max(hi, g.hi)
                 self.cand.pop(g, None)
+                self.bounds.pop(g, None)
             else:
                 keep.append(g)
         keep.append(Region(r.host, lo, hi))
@@ -408,8 +413,9 @@ class PlanRepair:
     def _query(self, g: Region) -> Entry | None:
         """The first live reservation at or after :attr:`pos` whose request may fit a window
         meeting the gain ``g`` in ``g_pos`` (:class:`Bound`, an upper bound of every later
-        ``g_k``: the profile only loses resources near ``g`` now, gains being merged);
-        ``None`` when none may, now or later."""
+        ``g_k``: the profile only loses resources near ``g`` now, gains being merged;
+        kept until a loss lands within the span it reads, which would tighten it, or
+        ``g`` is merged); ``None`` when none may, now or later."""
         index: QueueIndex | None = self.p.snap.queue_index
         last = self.last
         if index is None:
@@ -424,8 +430,11 @@ class PlanRepair:
             return None  # every later job started (the repair backfilled the last ones)
         row = index.row_of[order[i].placed.job.id]
         stop = index.row_of[last.placed.job.id] + 1
-        lo = max(self.now, g.lo - self.span)
-        bound = Bound(g, self._prefix(g.host, self.pos, lo, g.hi + self.span))
+        bound = self.bounds.get(g)
+        if bound is None:  # still an upper bound of every later g_k while g is not merged
+            lo = max(self.now, g.lo - self.span)
+            bound = Bound(g, self._prefix(g.host, self.pos, lo, g.hi + self.span))
+            self.bounds[g] = bound
         while True:
             r = index.first(row, bound.admits, bound.top, stop)
             if r < 0:
