@@ -183,3 +183,38 @@ def test_the_api_of_predict_names_the_parameter(kw):
 
     with pytest.raises(O2KSimError, match=f"^{next(iter(kw))}: '"):
         predict(TINY, **kw)
+
+
+def test_a_sweep_refused_after_its_folder_check_leaves_no_folder(capsys, tmp_path, monkeypatch):
+    """Found by the issue-27 audit: ``scenario run --out NEW`` made NEW for its up-front
+    write check, and a refusal after it (here an injected one from the sweep) left NEW
+    behind, empty."""
+    from o2ksim.cli import scenario as scenario_cli
+
+    def refuse(*_a, **_k):
+        raise O2KSimError("refused after the folder check")
+
+    monkeypatch.setattr(scenario_cli, "run_sweep", refuse)
+    out = tmp_path / "new" / "sweep"
+    refused(capsys, ["scenario", "run", str(ROOT / "scenarios" / "kth-backfill.toml"),
+                     "--out", str(out), "-q"], "refused after the folder check")  # fmt: skip
+    assert not out.exists()
+
+
+def test_a_report_refused_after_its_folder_check_leaves_no_folder(capsys, tmp_path, monkeypatch):
+    """The same for ``report DIR --out NEW``; a folder that existed before stays."""
+    from o2ksim.cli import report as report_cli
+
+    def refuse(*_a, **_k):
+        raise O2KSimError("refused after the folder check")
+
+    monkeypatch.setattr(report_cli, "write_report", refuse)
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "plan.json").write_text("{}")
+    out = tmp_path / "page"
+    refused(capsys, ["report", str(results), "--out", str(out)], "refused after the folder check")
+    assert not out.exists()
+    out.mkdir()
+    refused(capsys, ["report", str(results), "--out", str(out)], "refused after the folder check")
+    assert out.is_dir()  # not the command's to remove

@@ -8,7 +8,7 @@ from pathlib import Path
 from o2ksim.errors import O2KSimError
 from o2ksim.report.html import write_report
 from o2ksim.report.prediction import is_prediction_dir
-from o2ksim.validation import writable_dir
+from o2ksim.validation import output_folder
 
 HELP = "write the HTML report (figures, tables, scenario, versions) of a results directory"
 
@@ -55,9 +55,12 @@ def results_dir_of(path: str, command: str) -> tuple[Path, Path | None]:
 def run(args: argparse.Namespace) -> int:
     results, run_out = results_dir_of(args.results, "report")
     out = args.out if args.out is not None or run_out is None else run_out / "report"
-    if args.out is not None:  # a file in the way or an unwritable place: one line, before the work
-        writable_dir(args.out, "--out")
-    page = write_report(results, out)
+    if args.out is None:
+        page = write_report(results, out)
+    else:  # a file in the way or an unwritable place: one line, before the work; a folder
+        # made for the report is removed again if the report then fails
+        with output_folder(args.out, "--out"):
+            page = write_report(results, out)
     if not args.quiet:
         print(f"report: {page}")
     return 0

@@ -16,7 +16,7 @@ from o2ksim.experiments.expected import compare_expected, expected_path, write_e
 from o2ksim.experiments.scenario import available_scenarios, load_scenario
 from o2ksim.experiments.sweep import check_windows, perfect_estimates_notes, run_sweep
 from o2ksim.report.html import write_report
-from o2ksim.validation import check_dask_address, writable_dir
+from o2ksim.validation import check_dask_address, output_folder
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -145,19 +145,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     check_windows(sc)  # a window that selects nothing: refused before the folder is made
     for note in [] if args.quiet else perfect_estimates_notes(sc):
         print(f"o2ksim: warning: {note}", file=sys.stderr)
-    writable_dir(out, "--out" if args.out else f"{sc.path or sc.name}: [outputs] dir")
     say = (lambda _m: None) if args.quiet else (lambda m: print(m, flush=True))
     progress = (sys.stderr.isatty() and not args.quiet) if args.progress is None else args.progress
     try:
-        res = run_sweep(
-            sc,
-            out,
-            workers=args.workers,
-            scheduler=args.scheduler,
-            progress=progress,
-            retry_failed=args.retry_failed,
-            log=say,
-        )
+        # a folder made here is removed again if the sweep is refused before writing into it
+        with output_folder(out, "--out" if args.out else f"{sc.path or sc.name}: [outputs] dir"):
+            res = run_sweep(
+                sc,
+                out,
+                workers=args.workers,
+                scheduler=args.scheduler,
+                progress=progress,
+                retry_failed=args.retry_failed,
+                log=say,
+            )
     except OSError as exc:  # a full disk: each run's folder is written whole, or not at all
         where = exc.filename or out
         raise O2KSimError(
