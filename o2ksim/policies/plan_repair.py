@@ -116,6 +116,15 @@ def _ulp(t: float) -> float:
     return _next(t) - t
 
 
+def _give_back(prof: Profile, placed: Placed) -> None:
+    """Give ``placed``'s reservation back to the carried profile: the releases it deferred
+    by the tie rule (its spare resources over one ulp), then its job's resources."""
+    spec = placed.job.spec
+    if placed.spare != (0, 0.0):
+        prof.give_back(placed.at, placed.spare[0], placed.spare[1], _ulp(placed.at))
+    prof.give_back(placed.at, spec.procs, spec.mem, spec.req_time)
+
+
 def _add(span: Local, a: float, b: float, procs: int, mem: float) -> None:
     times, free, fmem = span
     i = bisect.bisect_left(times, a) if a > times[0] else 0
@@ -342,9 +351,7 @@ class PlanRepair:
                 Region(host, old.at, old.at + ulp), e.seq, dp < 0 or dm < 0, dp > 0 or dm > 0
             )
             return
-        if old.spare != (0, 0.0):
-            prof.give_back(old.at, old.spare[0], old.spare[1], _ulp(old.at))
-        prof.give_back(old.at, spec.procs, spec.mem, spec.req_time)
+        _give_back(prof, old)
         if new.spare != (0, 0.0):
             prof.take(new.at, new.spare[0], new.spare[1], _ulp(new.at))
         prof.take(new.at, spec.procs, spec.mem, spec.req_time)
@@ -365,9 +372,7 @@ class PlanRepair:
         prof = self.profiles[host]
         spec = placed.job.spec
         self._count()
-        if placed.spare != (0, 0.0):
-            prof.give_back(placed.at, placed.spare[0], placed.spare[1], _ulp(placed.at))
-        prof.give_back(placed.at, spec.procs, spec.mem, spec.req_time)
+        _give_back(prof, placed)
         prof.take(self.now, spec.procs, spec.mem, spec.req_time)
         self._region(Region(host, placed.at, placed.at + spec.req_time), e.seq, True, False)
         self._region(Region(host, self.now, self.now + spec.req_time), e.seq, False, True)
