@@ -106,9 +106,28 @@ class TraceClock:
 
     unix_start: int | None = None
     zone: tzinfo | None = None
+    read_in: str = ""  # the zone and where it came from (:func:`trace_zone`'s label)
 
     def show(self, seconds: float) -> str:
         return format_trace_time(seconds, self.unix_start, self.zone)
+
+    def as_written(self, text: object, seconds: float) -> str:
+        """A bound as the user wrote it: the typed date when it reads back as itself
+        (``2001-09-14``), else what was typed with the date it stands for
+        (``3d (2001-09-11 21:46:40 EDT)``); durations as durations (``3d``)."""
+        if self.unix_start is None:
+            return format_duration(seconds)
+        shown = self.show(seconds)
+        typed = str(text).strip()
+        if is_date(typed) and shown.startswith(typed.replace("T", " ")):
+            return typed
+        return f"{typed} ({shown})"
+
+    @property
+    def zone_said(self) -> str:
+        """``; dates read in America/New_York (the trace header's TimeZoneString)``, or ``""``
+        for durations: appended to a message about dates the user typed."""
+        return f"; dates read in {self.read_in}" if self.unix_start is not None and self.read_in else ""
 
 
 def format_trace_time(seconds: float, unix_start: int | None = None, zone: tzinfo | None = None) -> str:

@@ -68,8 +68,9 @@ def test_an_empty_window_is_refused_in_dates(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert err == (
         "o2ksim: error: --window 2002-01-01 2002-01-02: no job of the trace is submitted in "
-        "[2002-01-01 00:00 EST, 2002-01-02 00:00 EST) (its jobs are submitted from "
-        "2001-09-08 21:46:40 EDT to 2001-09-18 15:46:40 EDT)"
+        "[2002-01-01, 2002-01-02) (its jobs are submitted from "
+        "2001-09-08 21:46:40 EDT to 2001-09-18 15:46:40 EDT); dates read in America/New_York "
+        "(the trace header's TimeZoneString)"
     )
 
 
@@ -103,7 +104,7 @@ def test_a_scenario_window_reads_dates_in_the_header_zone_too(tmp_path):
     [
         (["2001-09-14", "2001-09-12"], "must be after its start"),  # reversed
         (["2001-09-12", "2001-09-12"], "must be after its start"),  # empty
-        (["2005-01-01", "2005-02-01"], "no job is submitted in the window"),  # beyond the trace
+        (["2005-01-01", "2005-02-01"], "no job of the trace is submitted in [2005-01-01, 2005-02-01)"),
         (["1000d", "2000d"], "no job is submitted in the window"),  # beyond, in durations
     ],
 )

@@ -32,7 +32,6 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -60,9 +59,9 @@ from o2ksim.run.api import run_config
 from o2ksim.run.config import RunConfig
 from o2ksim.run.results import Result, write_json
 from o2ksim.run.workload import load_workload
-from o2ksim.units import parse_duration, parse_time, trace_zone
+from o2ksim.units import parse_duration
 from o2ksim.workloads.swf import Trace
-from o2ksim.workloads.transforms import Window
+from o2ksim.workloads.transforms import DEFAULT_WARMUP, Window, read_window
 
 __all__ = ["EXCLUSION_REASONS", "ValidationResult", "inferred_availability", "validate"]
 
@@ -248,7 +247,7 @@ def validate(
             f"{source}: no job has a recorded wait (SWF field 3 is -1 for all {len(tr)} jobs); "
             "0 jobs can be compared"
         )
-    win = _window(window, unix, trace_zone(tr.header)[0])
+    win = _window(window, tr.header, np.asarray(jobs["submit"], dtype=float))
     replayed = availability
     if isinstance(availability, str) and availability in INFERRED:
         if machine is None:
@@ -349,17 +348,16 @@ def _note(tr: Trace) -> str | None:
     return str(notes) if notes else None
 
 
-def _window(
-    window: Window | Sequence[float | str] | None, unix: int | None, zone: tzinfo | None = None
-) -> Window | None:
-    """The window with date bounds read against the trace's ``UnixStartTime``, in ``zone``."""
+def _window(window: Window | Sequence[float | str] | None, header: Any, submit: np.ndarray) -> Window | None:
+    """The window with date bounds read against the trace header's ``UnixStartTime``, in its
+    time zone, refused when it is reversed or holds no submitted job (in the user's terms)."""
     if window is None or isinstance(window, Window):
         return window
     parts = list(window)
     if len(parts) not in (2, 3):
         raise O2KSimError(f"window: expected (start, end[, warmup]), got {window!r}")
-    start, end = (parse_time(t, unix, zone) if isinstance(t, str) else float(t) for t in parts[:2])
-    return Window(start, end) if len(parts) == 2 else Window(start, end, parts[2])  # type: ignore[arg-type]
+    warmup = parts[2] if len(parts) == 3 else DEFAULT_WARMUP
+    return read_window(parts[:2], header, warmup, submit)[0]  # refusals in the dates typed
 
 
 def _match(tr: Trace, result: Result, unix: int | None) -> tuple[pd.DataFrame, pd.DataFrame]:

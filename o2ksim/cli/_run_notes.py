@@ -2,8 +2,9 @@
 
 Warnings about the trace as read (reordered or skipped lines, jobs left out by
 ``--window``, jobs without a requested runtime planned with perfect
-estimates), the machine chosen when ``--machine`` is not given, the rejected
-jobs counted per reason, and the refusal of a window that holds no job.
+estimates), the machine chosen when ``--machine`` is not given, and the rejected
+jobs counted per reason.  (A window is read, and refused when it selects nothing, by
+:func:`o2ksim.workloads.transforms.read_window`.)
 """
 
 from __future__ import annotations
@@ -124,20 +125,6 @@ def rejection_lines(groups: list[tuple[int, str, list[int]]], label: str, shown:
     return lines
 
 
-def check_window_has_jobs(trace, window: Window, clock: TraceClock = SECONDS) -> None:
-    """Refuse, before anything runs, a window in which the trace submits no job (times shown
-    by ``clock``: as dates when the user typed dates)."""
-    submit = column(trace.table, "submit")
-    inside = (submit >= window.start) & (submit < window.end)
-    if not inside.any():
-        since = "" if clock.unix_start is not None else " after the trace start"
-        raise O2KSimError(
-            f"no job of the trace is submitted in [{clock.show(window.start)}, "
-            f"{clock.show(window.end)}) (its jobs are submitted from "
-            f"{clock.show(float(submit.min()))} to {clock.show(float(submit.max()))}{since})"
-        )
-
-
 def warn_about_window(
     trace, window: Window, args: argparse.Namespace, clock: TraceClock = SECONDS
 ) -> None:
@@ -184,7 +171,6 @@ def warn_about_reading(trace, args: argparse.Namespace) -> None:
 
 
 __all__ = [
-    "check_window_has_jobs",
     "reason_groups",
     "rejected_line",
     "rejection_lines",

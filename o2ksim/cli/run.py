@@ -9,7 +9,6 @@ from pathlib import Path
 
 from o2ksim.cli._policy_options import add_policy_options, refuse_foreign_options
 from o2ksim.cli._run_notes import (
-    check_window_has_jobs,
     rejected_line,
     say_machine,
     warn_about_estimates,
@@ -28,8 +27,7 @@ from o2ksim.run.checks import (
 from o2ksim.run.config import RunConfig, WorkloadRecipe
 from o2ksim.run.outfiles import Interrupted, Signalled, claim, signals_raise
 from o2ksim.run.workload import load_workload
-from o2ksim.table import NO_VALUE, TEXT_COLUMNS
-from o2ksim.units import TraceClock, is_date, trace_zone
+from o2ksim.table import NO_VALUE, TEXT_COLUMNS, column
 from o2ksim.validation import (
     check_interval_option,
     check_span_option,
@@ -37,7 +35,7 @@ from o2ksim.validation import (
     output_folder,
     seed_value,
 )
-from o2ksim.workloads.transforms import ESTIMATES_HELP, Window, format_duration, parse_time
+from o2ksim.workloads.transforms import ESTIMATES_HELP, Window, format_duration, read_window
 
 HELP = "simulate one policy over a trace or a generated workload (default: a synthetic O2K month)"
 
@@ -251,23 +249,17 @@ def _run(args: argparse.Namespace) -> int:
             raise O2KSimError(f"{args.trace}: the trace has no jobs")
         window = None
         if args.window:
-            unix = getattr(trace.header, "unix_start_time", None)
-            zone, zone_label = trace_zone(trace.header)
-            dated = any(is_date(t) for t in args.window)
-            clock = TraceClock(unix if dated else None, zone)  # messages in the user's units
             warmup = parse_warmup(args.warmup) if args.warmup is not None else DEFAULT_WARMUP_DAYS * 86400
-            try:
-                start, end = (parse_time(t, unix, zone) for t in args.window)
-                window = Window(start, end, warmup)
-                check_window_has_jobs(trace, window, clock)
+            try:  # messages in the user's units: dates (and their zone) when dates were typed
+                window, clock = read_window(args.window, trace.header, warmup, column(trace.table, "submit"))
             except O2KSimError as exc:
                 raise O2KSimError(f"--window {' '.join(args.window)}: {exc}") from None
-            if dated:
-                args.window_zone = zone_label.split(" ")[0]
+            if clock.unix_start is not None:
+                args.window_zone = clock.read_in.split(" ")[0]
                 if not args.quiet:
                     print(
-                        f"o2ksim: note: --window dates read in {zone_label}: "
-                        f"[{clock.show(start)}, {clock.show(end)})",
+                        f"o2ksim: note: --window dates read in {clock.read_in}: "
+                        f"[{clock.show(window.start)}, {clock.show(window.end)})",
                         file=sys.stderr,
                     )
             warn_about_window(trace, window, args, clock)

@@ -12,9 +12,9 @@ from o2ksim.cli.run import parse_overrides, parse_warmup, warn_about_reading
 from o2ksim.errors import O2KSimError
 from o2ksim.report.validation import write_validation_page
 from o2ksim.run.workload import load_workload
-from o2ksim.units import parse_time, trace_zone
+from o2ksim.table import column
 from o2ksim.validation import check_interval_option, option_duration, output_folder
-from o2ksim.workloads.transforms import Window
+from o2ksim.workloads.transforms import read_window
 
 HELP = "replay a trace under a policy and compare each job's simulated wait with its recorded one"
 
@@ -99,12 +99,9 @@ def _run(args: argparse.Namespace) -> int:
     warn_about_reading(trace, args)
     window = None
     if args.window:
-        unix = trace.header.unix_start_time if trace.header is not None else None
-        zone = trace_zone(trace.header)[0]  # dates in the header's time zone, as `o2ksim run`
         warmup = parse_warmup(args.warmup) if args.warmup is not None else 7 * 86400.0
-        try:
-            start, end = (parse_time(t, unix, zone) for t in args.window)
-            window = Window(start, end, warmup)
+        try:  # dates in the header's time zone, refused in those dates, as `o2ksim run`
+            window = read_window(args.window, trace.header, warmup, column(trace.table, "submit"))[0]
         except O2KSimError as exc:
             raise O2KSimError(f"--window {' '.join(args.window)}: {exc}") from None
     elif args.warmup is not None:

@@ -51,6 +51,7 @@ from o2ksim.experiments.store import (
 from o2ksim.experiments.workers import RunOutcome, execute_run, run_dask, run_pool
 from o2ksim.run.checks import perfect_estimates_note
 from o2ksim.run.config import WorkloadRecipe
+from o2ksim.units import is_date
 from o2ksim.workloads.transforms import select_window
 
 
@@ -135,9 +136,10 @@ def check_windows(scenario: Scenario) -> None:
             text = str(exc)
             if text.startswith(f"{scenario.path}:"):  # already names the file and the field
                 raise
+            dated = any(is_date(t) for t in bounds)  # the message quotes the dates and their zone
             raise ConfigError(
                 scenario.path or "<scenario>",
-                f"{' .. '.join(map(str, bounds))}: {text}",
+                text if dated else f"{' .. '.join(map(str, bounds))}: {text}",
                 field="protocol.window",
             ) from None
 

@@ -64,7 +64,7 @@ from o2ksim.run.api import simulate
 from o2ksim.run.outfiles import Staging, claim
 from o2ksim.run.workload import load_workload
 from o2ksim.units import trace_zone
-from o2ksim.workloads.transforms import parse_time
+from o2ksim.workloads.transforms import parse_time, read_bounds
 
 __all__ = ["PredictionResult", "Replay", "accuracy", "predict", "recorded_schedule", "replay"]
 
@@ -204,9 +204,10 @@ def _window(value: Sequence[Any] | None, trace: Any, what: str) -> tuple[float, 
         return None
     if isinstance(value, str) or len(value) != 2:
         raise O2KSimError(f"{what} needs START END")
-    a, b = _time(value[0], trace, what), _time(value[1], trace, what)
-    if b <= a:
-        raise O2KSimError(f"{what}: END must be after START")
+    try:  # a reversed window is refused in the user's terms (the dates typed and their zone)
+        a, b, _ = read_bounds(value, trace.header)
+    except O2KSimError as exc:
+        raise O2KSimError(f"{what}: {exc}") from None
     return a, b
 
 

@@ -77,7 +77,9 @@ def simulate(
     ``window``: analyse only jobs submitted in the window (with warm-up); the
     run continues until each of them has finished.  A :class:`Window` or
     ``(start, end[, warmup])``; times and durations are seconds or what the CLI
-    takes (``("14d", "28d")``); the warm-up defaults to 7 days, as on the CLI.
+    takes (``("14d", "28d")``, or dates of a trace with a UnixStartTime,
+    ``("1997-08-01", "1997-09-01")``, read in its header's time zone as
+    ``--window`` reads them); the warm-up defaults to 7 days, as on the CLI.
     ``interval``/``overrun_grace``: seconds or a duration (``"5m"``).
     ``estimates``: runtime-estimate scenario (see
     :func:`~o2ksim.workloads.transforms.apply_estimates`).

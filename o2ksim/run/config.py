@@ -53,11 +53,12 @@ from o2ksim.run.config_values import (
     as_machine,
     as_policy,
     as_settings,
+    as_window_of,
     as_workload,
     named,
 )
-from o2ksim.table import is_frame
-from o2ksim.units import is_date, parse_duration, parse_time, trace_zone
+from o2ksim.table import column, is_frame
+from o2ksim.units import is_date, parse_duration
 from o2ksim.validation import (
     check_bool,
     check_keys,
@@ -65,7 +66,7 @@ from o2ksim.validation import (
     check_str,
 )
 from o2ksim.workloads.swf import Trace
-from o2ksim.workloads.transforms import Estimates, Window, as_window
+from o2ksim.workloads.transforms import Estimates, Window, read_window
 
 RECIPE_KEYS = ("trace", "model", "params", "span", "seed", "jobs", "load", "lenient")
 """The keys of a :class:`WorkloadRecipe` (a scenario's ``[workload]``, normalised)."""
@@ -171,7 +172,8 @@ class RunConfig:
         a list of :class:`~o2ksim.jobs.JobSpec`.  ``machine``: a
         :class:`MachineSpec` (kept as is), a name in ``hosts/``, a TOML path, a
         machine table, or ``None``.  ``window``: a :class:`Window` or ``(start,
-        end[, warmup])`` in seconds or durations.  ``interval`` and
+        end[, warmup])`` in seconds, durations or dates (read in the trace
+        header's time zone, :func:`~o2ksim.run.config_values.as_window_of`).  ``interval`` and
         ``overrun_grace``: seconds or durations; ``kill_overrun`` and
         ``overrun_grace`` default to the machine's ``[options]``.  ``overrun``:
         ``now`` (default) or ``requested`` (:class:`RunSettings`).
@@ -184,13 +186,14 @@ class RunConfig:
         if isinstance(pol, PolicyChoice):
             check_params_have_effect(pol.name, pol.params, pol.params)
             check_policy_times(pol.name, pol.params)
-        win = named("window", as_window, window)
+        workload = as_workload(workload)
+        win = named("window", lambda w: as_window_of(w, workload, mach), window)
         interval, overrun_grace = (
             None if v is None else named(name, parse_duration, v)
             for name, v in (("interval", interval), ("overrun_grace", overrun_grace))
         )
         return cls(
-            workload=as_workload(workload),
+            workload=workload,
             machine=mach,
             policy=pol,
             estimates=Estimates.parse(estimates),
@@ -245,13 +248,12 @@ class RunConfig:
         if bounds:
             if not isinstance(bounds, Sequence) or isinstance(bounds, str) or len(bounds) != 2:
                 raise ConfigError(where, "must be [START, END]", field="protocol.window")
-            unix, zone = None, None
+            header, submit = None, None
             if any(is_date(t) for t in bounds):  # dates: in the trace header's time zone
                 trace = recipe.build(mach.total_procs if mach is not None else None)
-                unix = getattr(trace.header, "unix_start_time", None)
-                zone = trace_zone(trace.header)[0]
-            start, end = (parse_time(t, unix, zone) for t in bounds)
-            window = Window(start, end, proto.get("warmup") or 0.0)
+                header, submit = trace.header, column(trace.table, "submit")
+            # refusals in the user's terms: the dates typed, and the zone they were read in
+            window = read_window(bounds, header, proto.get("warmup") or 0.0, submit)[0]
         return cls.create(
             recipe,
             mach,

@@ -22,9 +22,11 @@ from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.jobs import JobSpec
 from o2ksim.machine import MachineSpec, load_machine, parse_machine
 from o2ksim.run.workload import build_workload, workload_label
-from o2ksim.table import is_frame
+from o2ksim.table import column, is_frame
+from o2ksim.units import is_date
 from o2ksim.validation import check_bool, check_keys, check_run_settings, check_str
 from o2ksim.workloads.swf import Trace
+from o2ksim.workloads.transforms import DEFAULT_WARMUP, Window, as_window, read_window
 
 WHERE = "run configuration"
 """The ``where`` of a refusal about a run's arguments."""
@@ -103,6 +105,30 @@ def as_workload(source: Any) -> Workload:
     if isinstance(source, Sequence) and source and all(isinstance(s, JobSpec) for s in source):
         return tuple(source)
     raise O2KSimError(f"cannot use {type(source).__name__} as a workload")
+
+
+def as_window_of(value: Any, workload: Workload, machine: MachineSpec | None) -> Window | None:
+    """The ``window`` argument of :func:`~o2ksim.run.api.simulate`: a :class:`Window`, or
+    ``(start, end[, warmup])`` in seconds, durations or dates.  Dates are read against the
+    trace header (its UnixStartTime, in its time zone), as ``o2ksim run --window`` reads
+    them, and a reversed window of dates, or one in which the trace submits no job, is
+    refused in those dates (:func:`~o2ksim.workloads.transforms.read_window`)."""
+    if (
+        value is None
+        or isinstance(value, Window | str)
+        or not isinstance(value, Sequence)
+        or len(value) not in (2, 3)
+        or not any(is_date(t) for t in value[:2])
+    ):
+        return as_window(value)
+    trace = None
+    if isinstance(workload, Trace):
+        trace = workload
+    elif isinstance(workload, WorkloadRecipe) and workload.spec.get("trace"):
+        trace = workload.build(machine.total_procs if machine is not None else None)
+    header, submit = (trace.header, column(trace.table, "submit")) if trace is not None else (None, None)
+    warmup = value[2] if len(value) == 3 else DEFAULT_WARMUP
+    return read_window(value[:2], header, warmup, submit)[0]
 
 
 def as_machine(machine: Any, where: str = WHERE) -> MachineSpec | None:

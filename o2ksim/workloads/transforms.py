@@ -1,5 +1,7 @@
 """Workload transformations the protocol and the policy studies need.
 
+* :func:`read_window` — a window as users write it (seconds, durations or dates read
+  in the trace header's zone), refused in their terms when it is reversed or empty.
 * :func:`select_window` — the month-with-warm-up protocol (T§3.4, SPEC §5): keep the
   jobs submitted from ``start - warmup`` on, and name the jobs submitted in
   ``[start, end)`` as the ones to analyse.
@@ -27,7 +29,14 @@ import numpy as np
 
 from o2ksim.errors import O2KSimError
 from o2ksim.table import ColumnTable, column
-from o2ksim.units import format_duration, parse_duration, parse_time
+from o2ksim.units import (
+    TraceClock,
+    format_duration,
+    is_date,
+    parse_duration,
+    parse_time,
+    trace_zone,
+)
 from o2ksim.validation import MAX_TIME, check_number
 
 if TYPE_CHECKING:  # pandas only for the types: a run's tables are numpy columns (o2ksim.table)
@@ -76,6 +85,62 @@ def as_window(value: Window | Sequence[Any] | None) -> Window | None:
             f"not {value!r}"
         )
     return Window(*value)
+
+
+DEFAULT_WARMUP = 7 * 86400.0  # a window's warm-up unless told: T§3.4's week before each month
+
+
+def read_bounds(bounds: Sequence[Any], header: Any = None) -> tuple[float, float, TraceClock]:
+    """``[start, end)`` in trace seconds from bounds as users write them, and the clock to
+    speak of them in: seconds, durations or dates (ISO, read against the ``header``'s
+    UnixStartTime in its time zone, :func:`~o2ksim.units.trace_zone`).
+
+    A reversed or empty window of dates is refused with the dates as typed and the zone
+    they were read in (``window end 2001-09-12 must be after its start 2001-09-14; dates
+    read in America/New_York (...)``), not as day offsets from the trace start (issue 27).
+    Durations are left to :class:`Window` (its message speaks in durations already).
+    """
+    if isinstance(bounds, str) or not isinstance(bounds, Sequence) or len(bounds) != 2:
+        raise O2KSimError(f"expected [START, END], e.g. ['14d', '28d'] or dates, not {bounds!r}")
+    if not any(is_date(t) for t in bounds):
+        window = Window(bounds[0], bounds[1], 0.0)
+        return window.start, window.end, TraceClock()
+    unix = getattr(header, "unix_start_time", None)
+    zone, label = trace_zone(header)
+    clock = TraceClock(unix, zone, label)
+    start, end = (parse_time(t, unix, zone) for t in bounds)
+    if end <= start:
+        raise O2KSimError(
+            f"window end {clock.as_written(bounds[1], end)} must be after its start "
+            f"{clock.as_written(bounds[0], start)}{clock.zone_said}"
+        )
+    return start, end, clock
+
+
+def read_window(
+    bounds: Sequence[Any],
+    header: Any = None,
+    warmup: float | str = DEFAULT_WARMUP,
+    submit: np.ndarray | None = None,
+) -> tuple[Window, TraceClock]:
+    """The :class:`Window` of ``bounds`` (:func:`read_bounds`) with its ``warmup``, and the
+    clock to speak of it in (dates when the user typed dates).  Given the trace's ``submit``
+    times, a window in which no job is submitted is refused too, in the same terms."""
+    start, end, clock = read_bounds(bounds, header)
+    window = Window(start, end, warmup)  # type: ignore[arg-type]  # Window parses a duration
+    if submit is not None:
+        inside = (submit >= window.start) & (submit < window.end)
+        if not inside.any():
+            since = "" if clock.unix_start is not None else " after the trace start"
+            when = (
+                f"its jobs are submitted from {clock.show(float(submit.min()))} to "
+                f"{clock.show(float(submit.max()))}{since}" if len(submit) else "the trace has no jobs"
+            )
+            raise O2KSimError(
+                f"no job of the trace is submitted in [{clock.as_written(bounds[0], start)}, "
+                f"{clock.as_written(bounds[1], end)}) ({when}){clock.zone_said}"
+            )
+    return window, clock
 
 
 def select_window(jobs: pd.DataFrame, win: Window) -> tuple[pd.DataFrame, np.ndarray]:
@@ -298,6 +363,7 @@ def apply_estimates(jobs: pd.DataFrame, scenario: Estimates | str | None) -> pd.
 
 
 __all__ = [
+    "DEFAULT_WARMUP",
     "ESTIMATES_HELP",
     "Estimates",
     "Window",
@@ -306,6 +372,8 @@ __all__ = [
     "format_duration",
     "parse_duration",
     "parse_time",
+    "read_bounds",
+    "read_window",
     "select_window",
     "user_recent_runtimes",
 ]
