@@ -81,7 +81,9 @@ def test_the_page_starts_at_the_window_and_names_only_its_jobs(day9):
 
 
 def test_dates_are_read_against_the_traces_unix_start_time(stored):
-    start = datetime(1996, 10, 2, tzinfo=UTC).timestamp() - UNIX_START  # by hand
+    """In the header's zone (Europe/Stockholm), as ``run --window`` reads them: on 1996-10-02
+    Stockholm is on summer time, UTC+2, so midnight there is 22:00 UTC the day before."""
+    start = datetime(1996, 10, 1, 22, tzinfo=UTC).timestamp() - UNIX_START  # by hand
     data = run_folder_data(stored, "1996-10-02", "1996-10-02T06:00")
     assert data["begin"] == pytest.approx(start) and data["end"] == pytest.approx(start + 6 * 3600)
     assert all(start <= line[0] <= start + 6 * 3600 for line in data["log"])

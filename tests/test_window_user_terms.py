@@ -162,3 +162,48 @@ def test_durations_keep_their_message(tmp_path, capsys):
     trace = _trace(tmp_path / "t.swf", "new-york")
     assert main(["run", "--trace", str(trace), "--window", "5d", "3d"]) == 2
     assert capsys.readouterr().err == "o2ksim: error: --window 5d 3d: window end (3d) must be after its start (5d)\n"
+
+
+NY = "; dates read in America/New_York (the trace header's TimeZoneString)"
+
+
+@pytest.fixture(scope="module")
+def run_folder(tmp_path_factory) -> Path:
+    """An ``o2ksim run --out`` folder of the New York trace (every job runs 60 s, one by one)."""
+    root = tmp_path_factory.mktemp("runfolder")
+    trace = _trace(root / "t.swf", "new-york")
+    assert main(["run", "--trace", str(trace), "--policy", "fcfs", "--out", str(root / "r"), "-q"]) == 0
+    return root / "r"
+
+
+@pytest.mark.parametrize("command", ["gantt", "play"])
+def test_gantt_and_play_read_dates_in_the_header_zone_and_say_them(run_folder, tmp_path, capsys, command):
+    """``--start``/``--end`` of a run folder: dates in the trace's zone, as ``--window``, and a
+    reversed range quoted as typed.  They used to be read in UTC, 4 hours off in New York."""
+    out = tmp_path / ("g.png" if command == "gantt" else "p.html")
+    args = [command, str(run_folder), "-o", str(out)]
+    assert main([*args, "--start", "2001-09-14", "--end", "2001-09-12"]) == 2
+    assert capsys.readouterr().err == (
+        "o2ksim: error: --start 2001-09-14 --end 2001-09-12: the end 2001-09-12 must be after the "
+        f"start 2001-09-14{NY}\n"
+    )
+    # the job submitted 4 x 6 h = 24 h after 2001-09-08 21:46:40 EDT runs 21:46:40 to 21:47:40 EDT
+    # on 2001-09-09: in New York's 21:00-22:00 (in UTC that hour holds no job: 01:46:40 is its)
+    assert main([*args, "--start", "2001-09-09T21:00", "--end", "2001-09-09T22:00"]) == 0
+    assert out.exists()
+    assert "no job holds" not in capsys.readouterr().err
+    assert main([*args, "--start", "2001-09-14T02:00", "--end", "2001-09-14T03:00"]) == (0 if command == "gantt" else 2)
+    said = "warning: no job holds processors" if command == "gantt" else "error: nothing happens"
+    where = "" if command == "gantt" else f" in {run_folder}"
+    tail = "; no chart written" if command == "gantt" else ""
+    assert capsys.readouterr().err == (
+        f"o2ksim: {said} between 2001-09-14T02:00 and 2001-09-14T03:00{where}{NY}{tail}\n"
+    )
+
+
+def test_play_after_the_run_says_its_end_as_a_date(run_folder, tmp_path, capsys):
+    """The last job is submitted at 2001-09-18 15:46:40 EDT and runs 60 s: the run ends then."""
+    assert main(["play", str(run_folder), "-o", str(tmp_path / "p.html"), "--start", "2002-01-01"]) == 2
+    assert capsys.readouterr().err == (
+        f"o2ksim: error: --start 2002-01-01: the run ends at 2001-09-18 15:47:40 EDT; choose a start before it{NY}\n"
+    )

@@ -23,7 +23,7 @@ from o2ksim.report.gantt import (
     write_gantt,
 )
 from o2ksim.report.replay import StoredRun, has_replay
-from o2ksim.units import parse_time
+from o2ksim.units import TraceClock, is_date, parse_time, trace_zone
 
 HELP = "draw a Gantt chart (processors per host over time) of a run, as PNG"
 
@@ -89,7 +89,6 @@ def _policy_title(policy: dict, workload: str, estimates: str | None = None) -> 
 def run(args: argparse.Namespace) -> int:
     parent_folder(args.out, "-o")  # refused before a scenario is simulated
     src = Path(args.source)
-    unix = None  # the trace's UnixStartTime, for --start/--end given as dates
     replayed = (src.is_dir() and not (src / "results" / "plan.json").exists()
                 and has_replay(src))  # fmt: skip
     if replayed:
@@ -128,10 +127,10 @@ def run(args: argparse.Namespace) -> int:
         title = _policy_title(
             result.policy, result.config["workload"], result.config.get("estimates")
         )
-    return _draw(args, segments, hosts, teaching, rejected, title, unix)
+    return _draw(args, segments, hosts, teaching, rejected, title)
 
 
-def _replayed(folder: Path) -> tuple[Any, dict[str, int], Teaching, Any, str, int | None]:
+def _replayed(folder: Path) -> tuple[Any, dict[str, int], Teaching, Any, str, Any]:
     """An ``o2ksim run --out`` folder without --report: the run simulated again from its
     ``run.json`` (checked against its ``jobs.csv``), with the chart's recorder attached, so
     the chart has the reservations and their history too."""
@@ -143,27 +142,43 @@ def _replayed(folder: Path) -> tuple[Any, dict[str, int], Teaching, Any, str, in
     workload = str((stored.meta.get("config") or {}).get("workload") or "")
     title = _policy_title(result.policy, Path(workload).name if workload else "",
                           result.config.get("estimates"))  # fmt: skip
-    unix = getattr(stored.trace.header, "unix_start_time", None)
     return (result.segments, hosts, recorder.teaching, jobs.loc[jobs["status"] == "rejected"],
-            title, unix)  # fmt: skip
+            title, stored.trace.header)  # fmt: skip
 
 
 def _draw(args: argparse.Namespace, segments: Any, hosts: Any, teaching: Teaching | None,
-          rejected: Any, title: str, unix: int | None = None) -> int:  # fmt: skip
+          rejected: Any, title: str, header: Any = None) -> int:  # fmt: skip
+    """Draw the chart; --start/--end dates are read against the trace ``header`` (a run
+    folder's) in its time zone, as ``o2ksim run --window``, and messages say them as typed."""
     title = args.title or title
     names = [h.strip() for h in args.hosts.split(",")] if args.hosts else None
+    unix = getattr(header, "unix_start_time", None)
+    zone, label = trace_zone(header)
+    said = TraceClock(unix, zone, label) if is_date(args.start) or is_date(args.end) else TraceClock()
     try:
-        start = parse_time(args.start, unix) if args.start else None
-        end = parse_time(args.end, unix) if args.end else None
+        start = parse_time(args.start, unix, zone) if args.start else None
+        end = parse_time(args.end, unix, zone) if args.end else None
     except O2KSimError as exc:
         raise O2KSimError(f"--start/--end: {exc}") from None
+    if start is not None and end is not None and not end > start:
+        raise O2KSimError(
+            f"--start {args.start} --end {args.end}: the end {said.as_written(args.end, end)} must "
+            f"be after the start {said.as_written(args.start, start)}{said.zone_said}"
+        )
     try:
         write_gantt(
             segments, hosts, args.out, start=start, end=end, host_names=names, title=title,
             teaching=teaching,
         )  # fmt: skip
     except EmptyWindow as exc:
-        print(f"o2ksim: warning: {exc}; no chart written", file=sys.stderr)
+        text = str(exc)
+        if said.unix_start is not None:  # the range in the dates typed, not in day offsets
+            t0 = float(segments["start"].min()) if start is None else start
+            t1 = float(segments["end"].max()) if end is None else end
+            text = (f"no job holds processors between {said.as_written(args.start, t0) if args.start else said.show(t0)}"
+                    f" and {said.as_written(args.end, t1) if args.end else said.show(t1)}"
+                    + (f" on {', '.join(names)}" if names else "") + said.zone_said)  # fmt: skip
+        print(f"o2ksim: warning: {text}; no chart written", file=sys.stderr)
         return 0
     except ValueError as exc:
         raise O2KSimError(str(exc)) from None

@@ -9,7 +9,7 @@ configuration, checked against ``jobs.csv``), with the player's
 frames of the window only.
 
 >>> from o2ksim.report.player_run import window_of
->>> window_of("14d", None, unix_start=None)
+>>> window_of("14d", None)[:2]
 (1209600.0, 1296000.0)
 """
 
@@ -24,7 +24,7 @@ from o2ksim.clock import clock
 from o2ksim.errors import O2KSimError
 from o2ksim.report.player_data import PlayerRecorder, pack_player
 from o2ksim.report.replay import StoredRun
-from o2ksim.units import format_duration, parse_time
+from o2ksim.units import TraceClock, format_duration, is_date, parse_time, trace_zone
 
 __all__ = ["MAX_EVENTS", "is_run_folder", "run_folder_data", "window_of"]
 
@@ -39,21 +39,28 @@ def is_run_folder(path: str | os.PathLike[str]) -> bool:
     return Path(path).is_dir() and (Path(path) / "run.json").is_file()
 
 
-def window_of(start: Any, end: Any, *, unix_start: int | None) -> tuple[float, float]:
-    """``(start, end)`` in seconds since the trace start, from durations (``14d``, ``90m``,
-    seconds) or ISO dates (read against the trace's ``UnixStartTime``); ``end`` defaults
-    to one day after ``start``."""
+def window_of(start: Any, end: Any, header: Any = None) -> tuple[float, float, TraceClock]:
+    """``(start, end)`` in seconds since the trace start, and the clock to speak of them in,
+    from durations (``14d``, ``90m``, seconds) or ISO dates, read against the ``header``'s
+    ``UnixStartTime`` in its time zone (as ``o2ksim run --window`` reads them; messages then
+    say dates and the zone, not day offsets); ``end`` defaults to one day after ``start``."""
+    unix = getattr(header, "unix_start_time", None)
+    zone, label = trace_zone(header)
+    said = TraceClock(unix, zone, label) if is_date(start) or is_date(end) else TraceClock()
     try:
-        a = parse_time(start, unix_start)
+        a = parse_time(start, unix, zone)
     except O2KSimError as exc:
         raise O2KSimError(f"--start {start}: {exc}") from None
     try:
-        b = a + DAY if end is None else parse_time(end, unix_start)
+        b = a + DAY if end is None else parse_time(end, unix, zone)
     except O2KSimError as exc:
         raise O2KSimError(f"--end {end}: {exc}") from None
     if not b > a:
-        raise O2KSimError(f"--start {start} --end {end}: the end must be after the start")
-    return float(a), float(b)
+        raise O2KSimError(
+            f"--start {start} --end {end}: the end {said.as_written(end, b)} must be after the "
+            f"start {said.as_written(start, a)}{said.zone_said}"
+        )
+    return float(a), float(b), said
 
 
 def run_folder_data(
@@ -72,13 +79,11 @@ def run_folder_data(
     where = Path(folder)
     stored = StoredRun.open(where)
     trace, meta = stored.trace, stored.meta
-    a, b = window_of(start, end, unix_start=getattr(trace.header, "unix_start_time", None))
+    a, b, said = window_of(start, end, trace.header)
     until = float((meta.get("stats") or {}).get("simulated_until") or math.inf)
-    if a >= until:
-        raise O2KSimError(
-            f"--start {start}: the run ends at {format_duration(until)} ({clock(until)}); "
-            f"choose a start before it"
-        )
+    if a >= until:  # in dates when dates were typed
+        ends = said.show(until) if said.unix_start is not None else f"{format_duration(until)} ({clock(until)})"
+        raise O2KSimError(f"--start {start}: the run ends at {ends}; choose a start before it{said.zone_said}")
     rec = PlayerRecorder(stored.machine, window=(a, b))
     result = stored.replay([rec])
     rec.close()
@@ -88,7 +93,10 @@ def run_folder_data(
             "choose a shorter window (--start/--end) or raise --max-events"
         )
     if not rec.entries:
-        raise O2KSimError(f"nothing happens between {clock(a)} and {clock(b)} in {where}")
+        between = f"{clock(a)} and {clock(b)}"
+        if said.unix_start is not None:  # the dates typed (the end a day after the start if none)
+            between = f"{said.as_written(start, a)} and {said.show(b) if end is None else said.as_written(end, b)}"
+        raise O2KSimError(f"nothing happens between {between} in {where}{said.zone_said}")
     workload = (meta.get("config") or {}).get("workload") or result.config.get("workload", "")
     run = f"{result.policy.get('name', '?')}: {Path(str(workload)).name}"
     heading = title or f"{run}, {clock(a)} to {clock(b)} ({where.name})"
