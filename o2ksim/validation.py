@@ -290,11 +290,12 @@ def check_interval_option(seconds: float, option: str = "--interval") -> float:
     return seconds
 
 
-def check_span_option(seconds: float, option: str = "--span") -> float:
-    """Refuse a generated workload longer than :data:`MAX_SPAN` with the reason."""
+def check_span_option(seconds: float, option: str = "--span", warmup: bool = True) -> float:
+    """Refuse a generated workload longer than :data:`MAX_SPAN` with the reason (``warmup``:
+    the span counted includes ``o2ksim run``'s warm-up)."""
     if seconds > MAX_SPAN:
         raise O2KSimError(
-            f"{option}: at most {MAX_SPAN / 86400:g} days including the warm-up, got "
+            f"{option}: at most {MAX_SPAN / 86400:g} days{' including the warm-up' if warmup else ''}, got "
             f"{seconds / 86400:g} days (a longer generated workload exhausts memory; "
             "simulate a recorded trace or several shorter spans)"
         )

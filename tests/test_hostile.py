@@ -240,6 +240,16 @@ def test_bad_generated_workload_options_are_refused_up_front(capsys, args, needl
     assert time.perf_counter() - t0 < 10
 
 
+@pytest.mark.parametrize("span", ["1e9d", "3661d", "1e12"])
+def test_generate_refuses_a_span_beyond_the_limit_before_generating(tmp_path, capsys, span):
+    """``generate --span 1e9d`` was taken and the process was killed for its memory (found
+    while checking issue 27's window messages); 3660 days is the limit ``run --span`` keeps."""
+    t0 = time.perf_counter()
+    code = main(["generate", "--span", span, "--out", str(tmp_path / "x.swf")])
+    one_line_error(capsys, code, "--span: at most 3660 days, got")
+    assert time.perf_counter() - t0 < 10 and not (tmp_path / "x.swf").exists()
+
+
 def test_out_in_an_unwritable_place(tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("x")

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from o2ksim.errors import O2KSimError
 from o2ksim.files import parent_folder
 from o2ksim.run.checks import MACHINE_LABEL
+from o2ksim.validation import check_span_option
 from o2ksim.workloads import models
 from o2ksim.workloads.reshape import offered_load, scale_load
 from o2ksim.workloads.swf import write_swf
@@ -91,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
         span = models.parse_span(args.span) if isinstance(args.span, str) else args.span
     except O2KSimError as exc:
         raise O2KSimError(f"--span {args.span}: {exc}") from None
+    check_span_option(span, warmup=False)  # '1e9d' was taken and the generator was killed for its memory
     params = args.params
     overrides = None
     if (args.month or args.dedicated) and args.model != "o2k":
