@@ -25,6 +25,14 @@ class PerfectEstimatesWarning(UserWarning):
     without importing the run layer."""
 
 
+class UnusedSeedWarning(UserWarning):
+    """A seed was given, but neither the workload (read from a trace, not generated) nor the
+    policy drew a random number from the run's generator: every seed gives the same run
+    (:func:`o2ksim.run.api.unused_seed_note`).  Known only after the run, since a user's
+    policy may draw; here with the errors for the same reason as
+    :class:`PerfectEstimatesWarning`."""
+
+
 class InputError(O2KSimError):
     """A problem at a known place in an input file.
 

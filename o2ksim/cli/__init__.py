@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from o2ksim import __version__
-from o2ksim.errors import O2KSimError, PerfectEstimatesWarning
+from o2ksim.errors import O2KSimError, PerfectEstimatesWarning, UnusedSeedWarning
 from o2ksim.validation import join_negative_values
 
 VALUE_OPTIONS = (
@@ -123,8 +123,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
-    # the API's PerfectEstimatesWarning: `run` and `scenario run` print it once, in one line
+    # the API's PerfectEstimatesWarning and UnusedSeedWarning: `run` and `scenario run` print
+    # them once, in one line
     warnings.filterwarnings("ignore", category=PerfectEstimatesWarning)
+    warnings.filterwarnings("ignore", category=UnusedSeedWarning)
     try:
         return int(args.func(args) or 0)
     except O2KSimError as exc:

@@ -17,7 +17,7 @@ from o2ksim.cli._run_notes import (
 )
 from o2ksim.errors import O2KSimError
 from o2ksim.policies import make_policy
-from o2ksim.run.api import run_config
+from o2ksim.run.api import run_config, unused_seed_note
 from o2ksim.run.checks import (
     check_grace_has_effect,
     check_overrun_has_effect,
@@ -141,7 +141,9 @@ def register(parser: argparse.ArgumentParser) -> None:
         "'policy parameters' below override the same way",
     )
     parser.add_argument(
-        "--seed", type=seed_value, default=0, help="seed of the run's random generator (default 0)"
+        "--seed", type=seed_value, default=None,
+        help="seed of the run's random generator (default 0) and of a generated workload; a "
+        "trace run whose policy draws nothing warns that the seed changed nothing",
     )
     parser.add_argument(
         "--check",
@@ -299,7 +301,7 @@ def _run(args: argparse.Namespace) -> int:
         kill_overrun=args.kill_overrun,
         overrun_grace=grace,
         overrun=args.overrun,
-        seed=args.seed,
+        seed=args.seed or 0,
         progress=progress and not args.quiet,
         availability=_availability_file(args.availability, machine),
     )
@@ -309,6 +311,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.trace and not args.quiet:  # after every check: a refusal stays one line
         warn_about_estimates(trace, args)
     result = run_config(config)  # a generated month gets its cool-down tail (T§3.4)
+    unused = unused_seed_note(result, config, f"--seed {args.seed}") if args.seed is not None else ""
+    if unused and not args.quiet:  # known only now: whether the policy drew from the generator
+        print(f"o2ksim: warning: {unused}", file=sys.stderr)
     result.config["workload"] = source
     if getattr(args, "window_zone", None):  # the zone the --window dates were read in
         result.summary["window_zone"] = args.window_zone
@@ -432,9 +437,9 @@ def generated_workload(args: argparse.Namespace):
     span = option_duration("--span", args.span or DEFAULT_SPAN, positive=True)
     warmup = parse_warmup(args.warmup) if args.warmup is not None else DEFAULT_WARMUP_DAYS * 86400
     check_span_option(warmup + span)
-    recipe = WorkloadRecipe.generated(model, warmup + span, seed=args.seed, params=args.params)
+    recipe = WorkloadRecipe.generated(model, warmup + span, seed=args.seed or 0, params=args.params)
     window = Window(warmup, warmup + span, warmup)
-    source = f"model {model} (seed {args.seed}, {warmup / 86400:g} d warm-up + {span / 86400:g} d)"
+    source = f"model {model} (seed {args.seed or 0}, {warmup / 86400:g} d warm-up + {span / 86400:g} d)"
     return recipe, window, source
 
 

@@ -166,6 +166,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"{out}/ are complete, the others are not stored: run the same command again "
             "once there is room (finished runs are kept)"
         ) from None
+    if res.unused_seeds and not args.quiet:  # once for the scenario (the API warns it)
+        print(f"o2ksim: warning: {res.unused_seeds}", file=sys.stderr)
     if not args.quiet:
         print(format_table(res.table, ["policy", *sc.factors, "seed"]))
         print(

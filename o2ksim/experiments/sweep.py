@@ -37,7 +37,7 @@ from typing import Any
 import pandas as pd
 from tqdm import tqdm
 
-from o2ksim.errors import ConfigError, O2KSimError, PerfectEstimatesWarning
+from o2ksim.errors import ConfigError, O2KSimError, PerfectEstimatesWarning, UnusedSeedWarning
 from o2ksim.experiments.scenario import RunSpec, Scenario
 from o2ksim.experiments.store import (
     adopt_renamed,
@@ -66,6 +66,9 @@ class SweepResult:
     failed: list[str]
     table: pd.DataFrame
     wall_seconds: float
+    unused_seeds: str = ""
+    """The note that the scenario's seeds changed nothing in the runs of some policies
+    (:func:`unused_seeds_note`), ``""`` when they did or no seed was given."""
 
     @property
     def ok(self) -> bool:
@@ -101,7 +104,33 @@ def run_sweep(
     for note in perfect_estimates_notes(scenario):  # once per trace, not once per run
         warnings.warn(note, PerfectEstimatesWarning, stacklevel=2)
     with results_lock(out):
-        return _sweep(scenario, out, workers, scheduler, client, progress, retry_failed, log)
+        res = _sweep(scenario, out, workers, scheduler, client, progress, retry_failed, log)
+    if res.unused_seeds:  # once per scenario, not once per run
+        warnings.warn(res.unused_seeds, UnusedSeedWarning, stacklevel=2)
+    return res
+
+
+def unused_seeds_note(scenario: Scenario, runs: list[RunSpec], draws: dict[str, bool | None]) -> str:
+    """One line naming the policies whose runs never drew from their random generator,
+    although the scenario gives seeds (``protocol.seeds`` other than the default ``[0]``)
+    and reads its workload rather than generating it from them: for those policies every
+    seed gives the same schedule.  ``draws``: run id to
+    :attr:`RunOutcome.random_draws <o2ksim.experiments.workers.RunOutcome.random_draws>`
+    of the runs this sweep ran (those finished before are not known)."""
+    if scenario.seeds == (0,):
+        return ""
+    seen: dict[str, list[bool | None]] = {}
+    for run in runs:
+        if run.run_id in draws and not run.config["workload"].get("model"):
+            seen.setdefault(str(run.factors["policy"]), []).append(draws[run.run_id])
+    quiet = [policy for policy, drew in seen.items() if drew and all(d is False for d in drew)]
+    if not quiet:
+        return ""
+    return (
+        f"{scenario.path or scenario.name}: protocol.seeds {', '.join(map(str, scenario.seeds))} "
+        f"changed nothing in the runs of {', '.join(quiet)}: neither the workload (read, not "
+        "generated) nor the policy drew a random number, so every seed gives the same schedule"
+    )
 
 
 def check_windows(scenario: Scenario) -> None:
@@ -238,6 +267,7 @@ def _sweep(
     )
     ran: list[str] = []
     failed: list[str] = []
+    draws: dict[str, bool | None] = {}
     if todo:
         bar = tqdm(
             total=len(todo),
@@ -251,6 +281,7 @@ def _sweep(
         def finished(run: RunSpec, outcome: RunOutcome) -> None:
             store_outcome(out, run, outcome)
             ran.append(run.run_id)
+            draws[run.run_id] = outcome.random_draws
             if outcome.status != "ok":
                 failed.append(run.run_id)
                 bar.set_postfix(failed=len(failed))
@@ -278,6 +309,7 @@ def _sweep(
         failed,
         table,
         time.perf_counter() - t0,
+        unused_seeds_note(scenario, runs, draws),
     )
 
 

@@ -62,6 +62,9 @@ class RunOutcome:
     segments: pd.DataFrame | None = None
     error: str = ""
     info: dict[str, Any] = field(default_factory=dict)
+    #: whether the run drew from its random generator (:attr:`Result.random_draws
+    #: <o2ksim.run.results.Result.random_draws>`); not stored, said once per sweep
+    random_draws: bool | None = None
 
 
 def execute_run(
@@ -125,6 +128,7 @@ def outcome_of(
         jobs=result.jobs,
         segments=result.segments if keep_segments else None,
         info=info,
+        random_draws=result.random_draws,
     )
 
 

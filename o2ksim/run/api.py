@@ -26,7 +26,7 @@ from o2ksim import metrics
 from o2ksim.engine.contract import PolicyProtocol
 from o2ksim.engine.core import Simulation
 from o2ksim.engine.monitor import Observer
-from o2ksim.errors import O2KSimError
+from o2ksim.errors import O2KSimError, UnusedSeedWarning
 from o2ksim.jobs import JobSpec
 from o2ksim.machine import MachineSpec, load_machine, machine_from_header
 from o2ksim.partitioning import JobColumns
@@ -59,7 +59,7 @@ def simulate(
     interval: float | str | None = None,
     kill_overrun: bool | None = None,
     overrun_grace: float | str | None = None,
-    seed: int = 0,
+    seed: int | None = None,
     progress: bool = False,
     explain: bool = False,
     observers: Sequence[Observer] = (),
@@ -81,6 +81,10 @@ def simulate(
     ``("1997-08-01", "1997-09-01")``, read in its header's time zone as
     ``--window`` reads them); the warm-up defaults to 7 days, as on the CLI.
     ``interval``/``overrun_grace``: seconds or a duration (``"5m"``).
+    ``seed``: the seed of the run's random generator (``None``: 0), which the
+    policy may draw from (NCSA-LSF picks a host among equals); when one is
+    given and the run never drew from it, an :class:`~o2ksim.errors.UnusedSeedWarning`
+    says that the seed changed nothing.
     ``estimates``: runtime-estimate scenario (see
     :func:`~o2ksim.workloads.transforms.apply_estimates`).
     ``interval``, ``kill_overrun``, ``overrun_grace``: the run settings
@@ -109,7 +113,7 @@ def simulate(
         interval=interval,
         kill_overrun=kill_overrun,
         overrun_grace=overrun_grace,
-        seed=seed,
+        seed=0 if seed is None else seed,
         explain=explain,
         progress=progress,
         availability=availability,
@@ -117,7 +121,11 @@ def simulate(
     )
     check_grace_has_effect(config, overrun_grace)
     check_overrun_has_effect(config, overrun)
-    return run_config(config, observers=check_observers(observers))
+    result = run_config(config, observers=check_observers(observers))
+    note = "" if seed is None else unused_seed_note(result, config, f"seed={seed}")
+    if note:  # only a seed given: the default (None, read as 0) says nothing
+        warnings.warn(note, UnusedSeedWarning, stacklevel=2)
+    return result
 
 
 def check_observers(observers: Any) -> Sequence[Observer]:
@@ -229,6 +237,8 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
     obs = list(observers)
     if cfg.progress:
         obs.append(ProgressBar(len(analysed) if analysed is not None else len(specs)))
+    rng = np.random.default_rng(seed)
+    fresh = rng.bit_generator.state  # drawn from iff this changes (a user policy may draw)
     sim = Simulation(
         mach,
         specs,
@@ -236,7 +246,7 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
         settings=cfg.settings,
         watch=None if analysed is None else analysed.tolist(),
         observers=obs,
-        rng=np.random.default_rng(seed),
+        rng=rng,
         availability=cfg.availability,
     )
     stats = sim.run()
@@ -289,7 +299,27 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
     }
     if cfg.availability:
         config["availability"] = [o.row() for o in cfg.availability]
-    return Result(jobs, summ, segments, stats, mach, describe_policy(pol), config, counters)
+    result = Result(jobs, summ, segments, stats, mach, describe_policy(pol), config, counters)
+    result.random_draws = rng.bit_generator.state != fresh
+    return result
+
+
+def unused_seed_note(result: Result, config: RunConfig, given: str) -> str:
+    """The note for a seed the user gave (``given``: ``--seed 7``, ``seed=7``) that changed
+    nothing: the workload was not generated and the run's generator was never drawn from
+    (:attr:`Result.random_draws <o2ksim.run.results.Result.random_draws>`); ``""`` otherwise.
+
+    Whether a policy draws is known only after the run (NCSA-LSF draws a host among equals,
+    FCFS never; a user's policy may), so the note follows the run rather than refusing it.
+    """
+    generated = isinstance(config.workload, WorkloadRecipe) and bool(config.workload.model)
+    if result.random_draws is not False or generated:
+        return ""
+    return (
+        f"{given} changed nothing in this run: neither the workload (read, not generated) nor "
+        f"the policy {result.policy.get('name', '?')} drew a random number, so every seed gives "
+        "the same schedule"
+    )
 
 
 def _mapped(job_ids: np.ndarray, values: Mapping[int, Any]) -> np.ndarray:

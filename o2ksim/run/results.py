@@ -77,6 +77,10 @@ class Result:
         #: can be simulated again (``o2ksim play DIR``); ``None`` for a workload or policy held
         #: in memory, which has no such form
         self.replay: dict[str, Any] | None = None
+        #: whether the run's random generator (``np.random.default_rng(seed)``, bound to the
+        #: policy) was drawn from, seen by its ``bit_generator.state`` changing; ``None``: not
+        #: known (a result read back from files).  Not stored: the seed's use is said on screen
+        self.random_draws: bool | None = None
 
     @property
     def jobs(self) -> pd.DataFrame:
