@@ -165,3 +165,18 @@ def test_run_sweep_warns_once(files, tmp_path):
         [w for w in caught if w.category is UnusedSeedWarning]
     ) == 1
     assert res.unused_seeds.endswith("every seed gives the same schedule") and len(res.ran) == 3
+
+
+def test_validate_warns_too(tmp_path):
+    """``validate`` runs the same way: FCFS on a trace with recorded waits, seed given."""
+    from o2ksim.analysis.validate import validate
+
+    trace = tmp_path / "w.swf"
+    lines = ["; UnixStartTime: 1000000000", "; MaxProcs: 4"]
+    lines += [f"{i} {3600 * i} 0 60 1 -1 -1 1 60 -1 1 1 1 1 1 1 -1 -1" for i in range(1, 6)]
+    trace.write_text("\n".join(lines) + "\n")
+    with pytest.warns(UnusedSeedWarning, match="^seed=3 changed nothing in this run"):
+        validate(str(trace), policy="fcfs", seed=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnusedSeedWarning)
+        validate(str(trace), policy="fcfs")

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,9 +54,9 @@ from o2ksim.analysis.validate_stats import (
     month_labels,
 )
 from o2ksim.availability import Outage, write_availability
-from o2ksim.errors import O2KSimError, output_dir
+from o2ksim.errors import O2KSimError, UnusedSeedWarning, output_dir
 from o2ksim.machine import MachineSpec
-from o2ksim.run.api import run_config
+from o2ksim.run.api import run_config, unused_seed_note
 from o2ksim.run.config import RunConfig
 from o2ksim.run.results import Result, write_json
 from o2ksim.run.workload import load_workload
@@ -208,7 +209,7 @@ def validate(
     window: Window | Sequence[float | str] | None = None,
     estimates: str | None = None,
     interval: float | str | None = None,
-    seed: int = 0,
+    seed: int | None = None,
     progress: bool = False,
     lenient: bool = False,
     outage_min: float | str = 3600.0,
@@ -219,10 +220,12 @@ def validate(
     ``trace``: an SWF path or a :class:`~o2ksim.workloads.swf.Trace`.
     ``machine``, ``policy``, ``policy_params``, ``estimates``, ``interval``,
     ``seed``: as :func:`o2ksim.simulate` (the run goes through the same
-    :func:`~o2ksim.run.api.run_config`).  ``window``: compare only jobs
+    :func:`~o2ksim.run.api.run_config`; a seed given that changed nothing warns
+    :class:`~o2ksim.errors.UnusedSeedWarning`).  ``window``: compare only jobs
     submitted in ``[start, end)``; a :class:`Window` or ``(start, end[,
     warmup])`` whose bounds may also be dates (``"1997-01-01"``, read with
-    the trace's ``UnixStartTime``); the warm-up defaults to 7 days.
+    the trace's ``UnixStartTime`` in its header's time zone, as ``o2ksim run
+    --window``); the warm-up defaults to 7 days.
     ``outage_min``: the shortest suspected outage reported (seconds or a
     duration, default 1 hour).  ``availability``: replay with processors down
     between times -- ``"inferred"`` (the suspected outages, each taking its
@@ -263,11 +266,14 @@ def validate(
         window=win,
         estimates=estimates,
         interval=interval,
-        seed=seed,
+        seed=0 if seed is None else seed,
         progress=progress,
         availability=replayed,
     )
     result = run_config(config)
+    unused = "" if seed is None else unused_seed_note(result, config, f"seed={seed}")
+    if unused:
+        warnings.warn(unused, UnusedSeedWarning, stacklevel=2)
     result.config["workload"] = source
     compared, excluded = _match(tr, result, unix)
     tables = pd.concat(
