@@ -44,7 +44,7 @@ def register(parser: argparse.ArgumentParser) -> None:
         "--start",
         metavar="TIME",
         help="start of the time range (seconds since the trace start, 90m, 2d; an ISO date "
-        "with a run folder)",
+        "with a run folder, read in the trace header's time zone as run --window)",
     )
     parser.add_argument("--end", metavar="TIME", help="end of the time range")
     parser.add_argument("--hosts", metavar="H1,H2", help="hosts to draw, in order (default all)")

@@ -28,7 +28,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--start", metavar="TIME",
         help="with a run folder: start of the window to play, since the trace start (14d, "
-        "14.5d, seconds) or an ISO date (1996-10-07, needs the trace's UnixStartTime)",
+        "14.5d, seconds) or an ISO date (1996-10-07, needs the trace's UnixStartTime; read in "
+        "its header's time zone, as run --window)",
     )  # fmt: skip
     parser.add_argument(
         "--end", metavar="TIME", help="with a run folder: end of the window (default: a day later)"
