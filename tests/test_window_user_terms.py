@@ -207,3 +207,25 @@ def test_play_after_the_run_says_its_end_as_a_date(run_folder, tmp_path, capsys)
     assert capsys.readouterr().err == (
         f"o2ksim: error: --start 2002-01-01: the run ends at 2001-09-18 15:47:40 EDT; choose a start before it{NY}\n"
     )
+
+
+def test_predict_fit_window_too_few_jobs_in_the_dates_typed(tmp_path, capsys):
+    """``predict --fit-window`` of dates that hold too few jobs said
+    ``[9.8612e+06, 1.25396e+07) s`` (found by this change's search for seconds in messages)."""
+    trace = _trace(tmp_path / "t.swf", "new-york")
+    out = tmp_path / "pred"
+    args = ["predict", str(trace), "--out", str(out), "--fit-window", "2002-01-01", "2002-02-01"]
+    assert main(args) == 2
+    assert capsys.readouterr().err == (
+        "o2ksim: error: --fit-window 2002-01-01 2002-02-01: only 0 job(s) submitted in "
+        f"[2002-01-01, 2002-02-01) with a positive run time to fit (need at least 10){NY}\n"
+    )
+    assert not out.exists()
+    # jobs come at 03:46:40, 09:46:40, 15:46:40 and 21:46:40 EDT; from 2001-09-09 12:00 to
+    # 2001-09-11 00:00 EDT: 15:46:40 and 21:46:40 on the 9th, four on the 10th: 6, fewer than 10
+    args[-2:] = ["2001-09-09T12:00", "2001-09-11"]
+    assert main(args) == 2
+    assert capsys.readouterr().err == (
+        "o2ksim: error: --fit-window 2001-09-09T12:00 2001-09-11: only 6 job(s) submitted in "
+        f"[2001-09-09T12:00, 2001-09-11) with a positive run time to fit (need at least 10){NY}\n"
+    )

@@ -199,15 +199,30 @@ PREDICTION_FILES = (
 """What ``PredictionResult.save`` writes; a new prediction replaces all of an earlier one's."""
 
 
-def _window(value: Sequence[Any] | None, trace: Any, what: str) -> tuple[float, float] | None:
+def _window(
+    value: Sequence[Any] | None, trace: Any, what: str, jobs: pd.DataFrame | None = None
+) -> tuple[float, float] | None:
+    """``value`` as ``(start, end)`` trace seconds; a reversed window is refused in the user's
+    terms (the dates typed and their zone).  Given the fitted ``jobs``, a window holding fewer
+    than the 10 jobs with a positive run time a fit needs is refused in those terms too."""
     if value is None:
         return None
     if isinstance(value, str) or len(value) != 2:
         raise O2KSimError(f"{what} needs START END")
-    try:  # a reversed window is refused in the user's terms (the dates typed and their zone)
-        a, b, _ = read_bounds(value, trace.header)
+    try:
+        a, b, said = read_bounds(value, trace.header)
     except O2KSimError as exc:
         raise O2KSimError(f"{what}: {exc}") from None
+    if jobs is not None:
+        submit, run = jobs["submit"].to_numpy(dtype=float), jobs["run_time"].to_numpy(dtype=float)
+        n = int(((submit >= a) & (submit < b) & (run > 0)).sum())
+        if n < 10:
+            since = "" if said.unix_start is not None else " after the trace start"
+            raise O2KSimError(
+                f"{what}: only {n} job(s) submitted in [{said.as_written(value[0], a)}, "
+                f"{said.as_written(value[1], b)}){since} with a positive run time to fit (need "
+                f"at least 10){said.zone_said}"
+            )
     return a, b
 
 
@@ -327,7 +342,7 @@ def predict(
     elif fit is not None:
         clm = load_clm(fit)
     else:
-        clm = fit_clm(jobs, tr.header, window=_window(fit_window, tr, "fit_window"), **fit_opts)
+        clm = fit_clm(jobs, tr.header, window=_window(fit_window, tr, "fit_window", jobs), **fit_opts)
     timings["load_fit"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()

@@ -52,6 +52,7 @@ from o2ksim.prediction.classes import (
     queue_names,
     select_jobs,
 )
+from o2ksim.units import format_duration
 
 __all__ = [
     "ALL",
@@ -429,7 +430,9 @@ def fit_clm(
     run = sel["run_time"].to_numpy(dtype=float)
     ok = run > 0
     if ok.sum() < 10:
-        where = "" if window is None else f" submitted in [{window[0]:g}, {window[1]:g}) s"
+        where = "" if window is None else (
+            f" submitted in [{format_duration(window[0])}, {format_duration(window[1])}) after the trace start"
+        )  # durations, not 9.8612e+06 s
         raise O2KSimError(
             f"{source}: only {int(ok.sum())} job(s){where} with a positive run time to fit "
             "(need at least 10)"
