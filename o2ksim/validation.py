@@ -29,7 +29,7 @@ from typing import Any
 
 from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.jobs import OVERRUN_RULES
-from o2ksim.units import parse_duration
+from o2ksim.units import format_duration, parse_duration
 
 # ------------------------------------------------------------------------------------- limits
 MAX_TIME = 10**12
@@ -173,7 +173,9 @@ def check_duration(
     if seconds < 0 or not math.isfinite(seconds):
         raise ConfigError(where, "must be a non-negative duration", field=field)
     if seconds >= MAX_TIME:
-        raise ConfigError(where, f"must be below {MAX_TIME:g} s, got {seconds:g}", field=field)
+        raise ConfigError(  # the limit in days too, and the value as it was written
+            where, f"must be below {MAX_TIME:g} s ({format_duration(MAX_TIME)}), got {value!r}", field=field
+        )
     return seconds
 
 
@@ -182,7 +184,7 @@ def check_interval(value: Any, where: str | None, field: str) -> float | None:
     seconds = check_duration(value, where, field)
     if seconds is not None and seconds < MIN_INTERVAL:
         raise ConfigError(
-            where, f"must be at least {MIN_INTERVAL:g} s, got {seconds:g}", field=field
+            where, f"must be at least {MIN_INTERVAL:g} s, got {value!r}", field=field
         )
     return seconds
 

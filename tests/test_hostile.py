@@ -250,6 +250,21 @@ def test_generate_refuses_a_span_beyond_the_limit_before_generating(tmp_path, ca
     assert time.perf_counter() - t0 < 10 and not (tmp_path / "x.swf").exists()
 
 
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ('overrun_grace = "20000000d"', "protocol.overrun_grace: must be below 1e+12 s (11,574,074d), got '20000000d'"),
+        ('interval = "0.5s"', "protocol.interval: must be at least 1 s, got '0.5s'"),
+    ],
+)
+def test_a_scenario_duration_out_of_range_is_quoted_as_written(tmp_path, capsys, line, said):
+    """It said ``got 1.728e+12`` (seconds) for 20,000,000 days typed (issue 27: "warnings give
+    seconds where the user typed days").  10^12 s / 86,400 = 11,574,074 days."""
+    path = tmp_path / "s.toml"
+    path.write_text(f'name = "s"\npolicies = ["fcfs"]\n[workload]\ntrace = "{TINY}"\n[protocol]\n{line}\n')
+    assert one_line_error(capsys, main(["scenario", "show", str(path)])) == f"o2ksim: error: {path}: field {said}"
+
+
 def test_out_in_an_unwritable_place(tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("x")
