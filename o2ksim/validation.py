@@ -179,6 +179,15 @@ def check_duration(
     return seconds
 
 
+def duration_below_limit(value: Any) -> float:
+    """Seconds from a duration as the API takes it (``3600``, ``"90m"``), refused beyond
+    :data:`MAX_TIME` with the value as written (``got '20000000d'``, not ``1.728e+12``)."""
+    seconds = parse_duration(value)
+    if seconds >= MAX_TIME:
+        raise O2KSimError(f"must be below {MAX_TIME:g} s ({format_duration(MAX_TIME)}), got {value!r}")
+    return seconds
+
+
 def check_interval(value: Any, where: str | None, field: str) -> float | None:
     """A scheduling interval: a duration (or ``None``, every event) of at least :data:`MIN_INTERVAL`."""
     seconds = check_duration(value, where, field)
@@ -410,6 +419,7 @@ __all__ = [
     "check_span",
     "check_span_option",
     "check_str",
+    "duration_below_limit",
     "join_negative_values",
     "nearest",
     "option_duration",

@@ -265,6 +265,13 @@ def test_a_scenario_duration_out_of_range_is_quoted_as_written(tmp_path, capsys,
     assert one_line_error(capsys, main(["scenario", "show", str(path)])) == f"o2ksim: error: {path}: field {said}"
 
 
+def test_an_api_duration_out_of_range_is_quoted_as_written():
+    """``simulate(overrun_grace="20000000d")`` said ``got 1.728e+12`` (seconds)."""
+    with pytest.raises(O2KSimError) as caught:
+        simulate(str(TINY), overrun_grace="20000000d", kill_overrun=True)
+    assert str(caught.value) == "overrun_grace: must be below 1e+12 s (11,574,074d), got '20000000d'"
+
+
 def test_out_in_an_unwritable_place(tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("x")

@@ -58,12 +58,13 @@ from o2ksim.run.config_values import (
     named,
 )
 from o2ksim.table import column, is_frame
-from o2ksim.units import is_date, parse_duration
+from o2ksim.units import is_date
 from o2ksim.validation import (
     check_bool,
     check_keys,
     check_seed,
     check_str,
+    duration_below_limit,
 )
 from o2ksim.workloads.swf import Trace
 from o2ksim.workloads.transforms import Estimates, Window, read_window
@@ -189,7 +190,7 @@ class RunConfig:
         workload = as_workload(workload)
         win = named("window", lambda w: as_window_of(w, workload, mach), window)
         interval, overrun_grace = (
-            None if v is None else named(name, parse_duration, v)
+            None if v is None else named(name, duration_below_limit, v)
             for name, v in (("interval", interval), ("overrun_grace", overrun_grace))
         )
         return cls(
