@@ -183,7 +183,7 @@ def duration_below_limit(value: Any) -> float:
     """Seconds from a duration as the API takes it (``3600``, ``"90m"``), refused beyond
     :data:`MAX_TIME` with the value as written (``got '20000000d'``, not ``1.728e+12``)."""
     seconds = parse_duration(value)
-    if seconds >= MAX_TIME:
+    if math.isfinite(seconds) and seconds >= MAX_TIME:  # inf and NaN: "a finite number" later
         raise O2KSimError(f"must be below {MAX_TIME:g} s ({format_duration(MAX_TIME)}), got {value!r}")
     return seconds
 
