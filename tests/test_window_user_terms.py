@@ -229,3 +229,21 @@ def test_predict_fit_window_too_few_jobs_in_the_dates_typed(tmp_path, capsys):
         "o2ksim: error: --fit-window 2001-09-09T12:00 2001-09-11: only 6 job(s) submitted in "
         f"[2001-09-09T12:00, 2001-09-11) with a positive run time to fit (need at least 10){NY}\n"
     )
+
+
+def test_validate_says_the_zone_its_dates_were_read_in(tmp_path, capsys):
+    """As ``run`` does: jobs come at 03:46:40, 09:46:40, 15:46:40, 21:46:40 EDT, so the two New
+    York days hold 8 of the 40 (in UTC, 4 hours earlier, the window would start at 20:00 EDT
+    and still hold 8, so the count alone cannot tell: the note says which zone)."""
+    trace = _trace(tmp_path / "t.swf", "new-york")
+    assert main(["validate", str(trace), "--policy", "fcfs", "--window", "2001-09-12", "2001-09-14"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[:2] == [
+        "o2ksim: note: --window dates read in America/New_York (the trace header's TimeZoneString): "
+        "[2001-09-12 00:00 EDT, 2001-09-14 00:00 EDT)",
+        f"o2ksim: note: {trace}: 8 of 40 jobs compared (32 outside the window)",
+    ]
+    assert main(["validate", str(trace), "--policy", "fcfs", "--window", "2001-09-14", "2001-09-12"]) == 2
+    assert capsys.readouterr().err == (
+        f"o2ksim: error: --window 2001-09-14 2001-09-12: window end 2001-09-12 must be after its start 2001-09-14{NY}\n"
+    )

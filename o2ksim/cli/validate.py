@@ -101,9 +101,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.window:
         warmup = parse_warmup(args.warmup) if args.warmup is not None else 7 * 86400.0
         try:  # dates in the header's time zone, refused in those dates, as `o2ksim run`
-            window = read_window(args.window, trace.header, warmup, column(trace.table, "submit"))[0]
+            window, said = read_window(args.window, trace.header, warmup, column(trace.table, "submit"))
         except O2KSimError as exc:
             raise O2KSimError(f"--window {' '.join(args.window)}: {exc}") from None
+        if said.unix_start is not None and not args.quiet:  # the zone, never silently
+            print(f"o2ksim: note: --window dates read in {said.read_in}: "
+                  f"[{said.show(window.start)}, {said.show(window.end)})", file=sys.stderr)  # fmt: skip
     elif args.warmup is not None:
         raise O2KSimError("--warmup needs --window")
     params = parse_overrides(args.set)
