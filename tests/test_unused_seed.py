@@ -24,7 +24,7 @@ from o2ksim.policies import make_policy
 
 NOTE = (
     "{given} changed nothing in this run: neither the workload (read, not generated) nor the "
-    "policy {policy} drew a random number, so every seed gives the same schedule"
+    "policy {policy} drew from the run's random generator, so every seed gives the same schedule"
 )
 
 # two hosts of 2 processors, the LSF classes of tests/test_lsf.py (a 2 h job is "st": drain after 5 h)
@@ -150,8 +150,8 @@ def test_a_sweep_says_it_once_for_the_scenario(files, tmp_path, capsys, policies
     listed = seeds.partition("[")[2].rstrip("]")
     expected = [] if quiet is None else [
         f"o2ksim: warning: {path}: protocol.seeds {listed} changed nothing in the runs of {quiet}: "
-        "neither the workload (read, not generated) nor the policy drew a random number, so every "
-        "seed gives the same schedule"
+        "neither the workload (read, not generated) nor the policy drew from the run's random "
+        "generator, so every seed gives the same schedule"
     ]  # fmt: skip
     assert said == expected
 

@@ -129,7 +129,8 @@ def unused_seeds_note(scenario: Scenario, runs: list[RunSpec], draws: dict[str, 
     return (
         f"{scenario.path or scenario.name}: protocol.seeds {', '.join(map(str, scenario.seeds))} "
         f"changed nothing in the runs of {', '.join(quiet)}: neither the workload (read, not "
-        "generated) nor the policy drew a random number, so every seed gives the same schedule"
+        "generated) nor the policy drew from the run's random generator, so every seed gives the same "
+        "schedule"
     )
 
 

@@ -317,8 +317,8 @@ def unused_seed_note(result: Result, config: RunConfig, given: str) -> str:
         return ""
     return (
         f"{given} changed nothing in this run: neither the workload (read, not generated) nor "
-        f"the policy {result.policy.get('name', '?')} drew a random number, so every seed gives "
-        "the same schedule"
+        f"the policy {result.policy.get('name', '?')} drew from the run's random generator, so "
+        "every seed gives the same schedule"
     )
 
 
