@@ -247,3 +247,15 @@ def test_validate_says_the_zone_its_dates_were_read_in(tmp_path, capsys):
     assert capsys.readouterr().err == (
         f"o2ksim: error: --window 2001-09-14 2001-09-12: window end 2001-09-12 must be after its start 2001-09-14{NY}\n"
     )
+
+
+@pytest.mark.parametrize("command", ["run", "validate"])
+def test_a_later_refusal_stays_one_line_after_a_dated_window(tmp_path, capsys, command):
+    """The zone note waits for every check: a window of dates and an unknown machine printed
+    the note, then the error (two lines for a refusal)."""
+    trace = _trace(tmp_path / "t.swf", "new-york")
+    args = ["--window", "2001-09-12", "2001-09-14", "--machine", "nosuch"]
+    argv = ["run", "--trace", str(trace), *args] if command == "run" else ["validate", str(trace), *args]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("o2ksim: error: unknown machine 'nosuch'")

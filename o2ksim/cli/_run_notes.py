@@ -128,8 +128,15 @@ def rejection_lines(groups: list[tuple[int, str, list[int]]], label: str, shown:
 def warn_about_window(
     trace, window: Window, args: argparse.Namespace, clock: TraceClock = SECONDS
 ) -> None:
-    """Say how many jobs ``--window`` leaves out of the simulation (never silently), at a
-    time shown as the user wrote the window (a date, else days since the trace start)."""
+    """Say the time zone ``--window`` dates were read in, and how many jobs the window leaves
+    out of the simulation (never silently), at a time shown as the user wrote the window (a
+    date, else days since the trace start)."""
+    if clock.unix_start is not None and not args.quiet:
+        print(
+            f"o2ksim: note: --window dates read in {clock.read_in}: "
+            f"[{clock.show(window.start)}, {clock.show(window.end)})",
+            file=sys.stderr,
+        )
     first = window.start - window.warmup
     before = int((column(trace.table, "submit") < first).sum())
     if before and not args.quiet:

@@ -258,13 +258,6 @@ def _run(args: argparse.Namespace) -> int:
                 raise O2KSimError(f"--window {' '.join(args.window)}: {exc}") from None
             if clock.unix_start is not None:
                 args.window_zone = clock.read_in.split(" ")[0]
-                if not args.quiet:
-                    print(
-                        f"o2ksim: note: --window dates read in {clock.read_in}: "
-                        f"[{clock.show(window.start)}, {clock.show(window.end)})",
-                        file=sys.stderr,
-                    )
-            warn_about_window(trace, window, args, clock)
         elif args.warmup is not None:
             raise O2KSimError("--warmup needs --window")
         machine = args.machine or header_machine(trace.header)
@@ -309,6 +302,8 @@ def _run(args: argparse.Namespace) -> int:
     check_overrun_has_effect(config, args.overrun, "--overrun")
     make_policy(args.policy, **params)  # an unknown name or parameter: refused before any note
     if args.trace and not args.quiet:  # after every check: a refusal stays one line
+        if window is not None:  # the zone its dates were read in, the jobs it leaves out
+            warn_about_window(trace, window, args, clock)
         warn_about_estimates(trace, args)
     result = run_config(config)  # a generated month gets its cool-down tail (T§3.4)
     unused = unused_seed_note(result, config, f"--seed {args.seed}") if args.seed is not None else ""

@@ -97,16 +97,13 @@ def _run(args: argparse.Namespace) -> int:
     )
     trace = load_workload(Path(args.trace), lenient=args.lenient)
     warn_about_reading(trace, args)
-    window = None
+    window, said = None, None
     if args.window:
         warmup = parse_warmup(args.warmup) if args.warmup is not None else 7 * 86400.0
         try:  # dates in the header's time zone, refused in those dates, as `o2ksim run`
             window, said = read_window(args.window, trace.header, warmup, column(trace.table, "submit"))
         except O2KSimError as exc:
             raise O2KSimError(f"--window {' '.join(args.window)}: {exc}") from None
-        if said.unix_start is not None and not args.quiet:  # the zone, never silently
-            print(f"o2ksim: note: --window dates read in {said.read_in}: "
-                  f"[{said.show(window.start)}, {said.show(window.end)})", file=sys.stderr)  # fmt: skip
     elif args.warmup is not None:
         raise O2KSimError("--warmup needs --window")
     params = parse_overrides(args.set)
@@ -126,6 +123,9 @@ def _run(args: argparse.Namespace) -> int:
     )
     if not len(v.compared):
         raise O2KSimError(f"{args.trace}: {v.message()}")
+    if window is not None and said is not None and said.unix_start is not None and not args.quiet:
+        print(f"o2ksim: note: --window dates read in {said.read_in}: "  # the zone, never silently
+              f"[{said.show(window.start)}, {said.show(window.end)})", file=sys.stderr)  # fmt: skip
     if len(v.excluded) and not args.quiet:
         print(f"o2ksim: note: {args.trace}: {v.message()}", file=sys.stderr)
     if args.out:
