@@ -76,7 +76,9 @@ def easy_together(jobs, total):
         est_end[j.job_id] = (now + j.req_time, j.procs)
 
     while i < n or running:
-        now = min(jobs[i].submit if i < n else float("inf"), running[0][0] if running else float("inf"))
+        now = min(
+            jobs[i].submit if i < n else float("inf"), running[0][0] if running else float("inf")
+        )
         while running and running[0][0] <= now:
             _, jid, p = heapq.heappop(running)
             free += p
@@ -198,6 +200,8 @@ def test_the_oracles_see_the_tie_the_default_rule_reads():
 def test_a_tie_rule_without_reservations_is_refused():
     with pytest.raises(O2KSimError, match="release_ties"):
         simulate(
-            HAND, machine=TEN, policy="fcfs-backfill",
+            HAND,
+            machine=TEN,
+            policy="fcfs-backfill",
             policy_params={"reservations": 0, "release_ties": "together"},
         )
