@@ -160,14 +160,15 @@ def hold(steps, s, procs, duration):
 
 
 def integer_jobs(seed, n, total, exact):
-    """Jobs on a grid of whole seconds, so that ends coincide often."""
+    """Jobs submitted in bursts on a 10-second grid with runtimes of 10, 20 or 100 s (or
+    half of it when not ``exact``), so that several jobs often end at one instant."""
     rng = random.Random(seed)
     jobs, t = [], 0.0
     for k in range(n):
-        t += rng.choice([0, 0, 1, 5, 20])
-        req = float(rng.choice([10, 20, 30, 50, 100]))
-        run = req if exact else float(rng.randint(1, int(req)))
-        jobs.append(JobSpec(k + 1, t, rng.randint(1, total), 0, req, run))
+        t += rng.choice([0, 0, 0, 10])
+        req = float(rng.choice([10, 10, 20, 100]))
+        run = req if exact else float(rng.choice([req, req, req / 2]))
+        jobs.append(JobSpec(k + 1, t, rng.choice([1, 1, 2, 3, 5, 8]), 0, req, run))
     return jobs
 
 
@@ -205,3 +206,18 @@ def test_a_tie_rule_without_reservations_is_refused():
             policy="fcfs-backfill",
             policy_params={"reservations": 0, "release_ties": "together"},
         )
+
+
+def test_the_random_workloads_meet_ties_where_the_rules_differ():
+    """The oracle tests above could not tell the two rules apart without such ties."""
+    easy = [integer_jobs(seed, 400, 10, exact=seed % 2 == 0) for seed in range(6)]
+    assert sum(starts(j, TEN) != starts(j, TEN, release_ties="together") for j in easy) >= 3
+    conservative = [integer_jobs(100 + seed, 150, 10, exact=seed % 2 == 0) for seed in range(6)]
+    assert (
+        sum(
+            starts(j, TEN, reservations="all")
+            != starts(j, TEN, reservations="all", release_ties="together")
+            for j in conservative
+        )
+        >= 3
+    )
