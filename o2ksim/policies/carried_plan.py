@@ -77,7 +77,8 @@ from o2ksim.engine.snapshot import HostView
 from o2ksim.jobs import Job, JobState
 from o2ksim.policies.backfill_pass import BackfillPass, Placed
 from o2ksim.policies.plan_repair import Declined, Entry, PlanRepair, Region
-from o2ksim.policies.profile import Profile, release_time, running_jobs
+from o2ksim.policies.profile import Profile
+from o2ksim.policies.running_releases import release_time, running_jobs
 
 ENABLED = True  # tests switch the carried plan off to compare with the fresh pass
 # below this many waiting jobs a fresh pass costs less than keeping the plan (KTH-SP2's

@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from o2ksim.engine.snapshot import HostView
-from o2ksim.policies.profile import raise_due, release_time, running_jobs
+from o2ksim.policies.running_releases import raise_due, release_time, running_jobs
 
 
 class Shadow:
@@ -401,7 +401,7 @@ def host_releases(
     (:func:`_update_releases`) where that is exact, and rebuilt otherwise.
     Either way it is rebuilt once a running job has its prediction raised to
     its request (the overrun rule ``requested``; ``valid_until``,
-    :func:`~o2ksim.policies.profile.raise_due`): that release time changes
+    :func:`~o2ksim.policies.running_releases.raise_due`): that release time changes
     its constant.
     """
     if not added:
