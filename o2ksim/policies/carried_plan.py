@@ -163,7 +163,7 @@ class CarriedPlan:
             self.due_now.append(e)
         profiles = self.profiles
         for name, prof in profiles.items():
-            _trim(prof, now)
+            prof.advance(now)
             if not self.together:
                 prof.releases = _by_time(releases[name], p.started, name, now)
         for job, start in zip(
@@ -405,17 +405,6 @@ def _job_id(d: Decision) -> int:
 
 def _seq(e: Entry) -> int:
     return e.seq
-
-
-def _trim(prof: Profile, now: float) -> None:
-    """Drop the steps of ``prof`` before ``now`` (its first step then starts at ``now``)."""
-    times = prof.times
-    k = bisect.bisect_right(times, now) - 1
-    if k > 0:
-        del times[:k], prof.procs[:k], prof.mem[:k]
-    times[0] = now
-    if prof.holes:
-        prof.holes = [h for h in prof.holes if h[1] > now]
 
 
 def _by_time(

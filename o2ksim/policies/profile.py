@@ -83,7 +83,7 @@ class Profile:
     filled).  A profile that gained resources would have to clear them.
     """
 
-    __slots__ = ("found", "holes", "mem", "procs", "releases", "rising", "short", "times")
+    __slots__ = ("found", "holes", "lo", "mem", "procs", "releases", "rising", "short", "times")
 
     def __init__(
         self,
@@ -109,6 +109,7 @@ class Profile:
         self.mem = mem
         self.releases: Any = at  # time -> [(procs, mem)] released then (``.get`` only)
         self.rising = True
+        self.lo = 0  # the step in force at now (the steps before it are past: advance)
         self.short: dict[int, float] = {}
         self.found: dict[tuple[int, float], tuple[list[float], list[float]]] = {}
         self.holes: list[tuple[float, float]] = []
@@ -124,6 +125,7 @@ class Profile:
         profile = cls.__new__(cls)
         profile.times, profile.procs, profile.mem, profile.releases = times, procs, mem, releases
         profile.rising = True
+        profile.lo = 0
         profile.short = {}
         profile.found = {}
         profile.holes = []
@@ -179,6 +181,25 @@ class Profile:
             releases[now] = merged
         return Profile._of([now, *times[k + 1 :]], self.procs[k:], self.mem[k:], releases)
 
+    def advance(self, now: float) -> None:
+        """Start the profile at ``now`` (a plan carried from pass to pass, later than its start).
+
+        The step in force at ``now`` is made to start there and becomes :attr:`lo`,
+        where every search begins; the steps before it are past.  They are deleted
+        only once they are over half of the list, so that a pass costs O(1)
+        amortized rather than moving every later step (a list's front deletion:
+        221 us a pass, 65 of 316 s profiled, with 3x10^5 jobs queued).
+        """
+        times = self.times
+        k = max(bisect.bisect_right(times, now) - 1, 0)
+        times[k] = now
+        if 2 * k > len(times):
+            del times[:k], self.procs[:k], self.mem[:k]
+            k = 0
+        self.lo = k
+        if self.holes:
+            self.holes = [h for h in self.holes if h[1] > now]
+
     def _split(self, t: float) -> int:
         """Index of the step starting exactly at ``t`` (creating it if needed)."""
         i = bisect.bisect_right(self.times, t) - 1
@@ -209,14 +230,15 @@ class Profile:
         stay free for ``duration``; ``inf`` when never."""
         times = self.times
         n = len(times)
-        if not_before is None or not_before <= times[0]:
-            i, floor = 0, times[0]
+        at_now = self.lo  # the step in force now
+        if not_before is None or not_before <= times[at_now]:
+            i, floor = at_now, times[at_now]
         else:
             i, floor = bisect.bisect_right(times, not_before) - 1, not_before
         if self.rising:  # the first step with enough of both keeps enough for ever
             first = max(bisect.bisect_left(self.procs, procs), bisect.bisect_left(self.mem, mem), i)
             return math.inf if first >= n else max(times[first], floor)
-        if floor != times[0]:  # a non-sliding reservation's earliest time: no memo
+        if floor != times[at_now]:  # a non-sliding reservation's earliest time: no memo
             return self._search(i, floor, procs, mem, duration)
         # Memos of this profile's earlier searches (class docstring): no step before
         # short[procs] has the processors, and no request as long fits before found[(procs, mem)]

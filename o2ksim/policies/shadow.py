@@ -86,12 +86,12 @@ class Shadow:
         )
         if k >= len(times) or times[k] != at:
             return None  # the reservation made no step of its own (nothing to protect there)
-        procs, mem = profile.procs, profile.mem
-        if k and not _lowest_first(procs, mem, 0, k):
+        procs, mem, lo = profile.procs, profile.mem, profile.lo  # lo: the step at now
+        if k > lo and not _lowest_first(procs, mem, lo, k):
             return None
         if not _lowest_first(procs, mem, k, len(times)):
             return None
-        return cls(times[0], procs[0], mem[0], at, procs[k], mem[k])
+        return cls(times[lo], procs[lo], mem[lo], at, procs[k], mem[k])
 
     def fits(self, start: float, procs: float, mem: float, duration: float) -> bool:
         """Whether a job starting now (``start``) delays no reservation (``Profile.fits``)."""
