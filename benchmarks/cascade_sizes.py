@@ -95,7 +95,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--sizes", nargs="+", type=int, default=[30_000, 100_000])
-    ap.add_argument("--release-ties", choices=RELEASE_TIES, default="smallest-first")
+    ap.add_argument("--release-ties", choices=RELEASE_TIES[1:], default="smallest-first")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="o2ksim-cascades-") as tmp:
         for n in args.sizes:

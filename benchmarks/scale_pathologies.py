@@ -17,8 +17,9 @@ not slow the next), timing the simulation's CPU seconds:
   while ``n`` jobs arrive one a second, then all of them are scheduled with
   ``--reservations all`` (conservative backfilling), one departure pass at a time
   (exact estimates: every pass after the first carries the last one's plan,
-  :mod:`o2ksim.policies.carried_plan`); ``reservations-together``: the same
-  with ``release_ties = "together"`` (no tie rule: no plan repair, no cascade).
+  :mod:`o2ksim.policies.carried_plan`), with ``release_ties = "smallest-first"``
+  (repairs and cascades); ``reservations-together``: the same with
+  ``"together"``, the default for ``--reservations all`` (no repair, no cascade).
 
 Prints a Markdown table (n, CPU s, wall s, peak RSS of the run's process in
 MB, simulation passes, the carried plan's passes by kind for ``reservations``, the
@@ -84,7 +85,7 @@ case, path = sys.argv[1], sys.argv[2]
 kw = {
     "idle": {"interval": 1}, "flood": {}, "flood-sjf": {"policy": "sjf-backfill"},
     "flood-lxfw": {"policy": "lxfw-backfill"},
-    "reservations": {"policy": Backfill(reservations="all")},
+    "reservations": {"policy": Backfill(reservations="all", release_ties="smallest-first")},
     "reservations-together": {"policy": Backfill(reservations="all", release_ties="together")},
 }[case]
 t, w = time.process_time(), time.perf_counter()

@@ -54,7 +54,7 @@ def test_by_hand_the_two_rules_differ_where_a_reservation_meets_a_tie(reservatio
     across 100 only 2 + 2 - 4 = 0 processors are left and J (2 processors, 500 s) waits
     until A and B end: H and J start at 100.  together: across 100 there are
     2 + 2 + 6 - 4 = 6 left, J starts at once (2); H still at 100 (8 free then)."""
-    minimal = starts(HAND, TEN, reservations=reservations)
+    minimal = starts(HAND, TEN, reservations=reservations, release_ties="smallest-first")
     together = starts(HAND, TEN, reservations=reservations, release_ties="together")
     assert minimal == {1: 0.0, 2: 0.0, 3: 100.0, 4: 100.0}
     assert together == {1: 0.0, 2: 0.0, 3: 100.0, 4: 2.0}
@@ -215,9 +215,16 @@ def test_the_random_workloads_meet_ties_where_the_rules_differ():
     conservative = [integer_jobs(100 + seed, 150, 10, exact=seed % 2 == 0) for seed in range(6)]
     assert (
         sum(
-            starts(j, TEN, reservations="all")
+            starts(j, TEN, reservations="all", release_ties="smallest-first")
             != starts(j, TEN, reservations="all", release_ties="together")
             for j in conservative
         )
         >= 3
     )
+
+
+def test_auto_is_smallest_first_with_a_number_and_together_with_all():
+    """The default: EASY's reference rule for N reservations, the plain profile for all."""
+    assert starts(HAND, TEN) == starts(HAND, TEN, release_ties="smallest-first")
+    assert starts(HAND, TEN, reservations=2)[4] == 100.0
+    assert starts(HAND, TEN, reservations="all")[4] == 2.0
