@@ -1,6 +1,7 @@
 """Pathological sizes: CPU seconds against n, and the fitted exponent (issue 27).
 
-Usage: python benchmarks/scale_pathologies.py [--cases idle flood flood-sjf flood-lxfw reservations]
+Usage: python benchmarks/scale_pathologies.py [--cases idle flood flood-sjf flood-lxfw reservations
+       reservations-together]
        [--sizes 10000 100000 1000000] [--reservation-sizes 1000 10000 100000]
 
 Writes its hostile SWF traces into a temporary directory and runs each one
@@ -16,7 +17,9 @@ not slow the next), timing the simulation's CPU seconds:
   while ``n`` jobs arrive one a second, then all of them are scheduled with
   ``--reservations all`` (conservative backfilling), one departure pass at a time
   (exact estimates: every pass after the first carries the last one's plan,
-  :mod:`o2ksim.policies.carried_plan`).
+  :mod:`o2ksim.policies.carried_plan`), with ``release_ties = "smallest-first"``
+  (repairs and cascades); ``reservations-together``: the same with
+  ``"together"``, the default for ``--reservations all`` (no repair, no cascade).
 
 Prints a Markdown table (n, CPU s, wall s, peak RSS of the run's process in
 MB, simulation passes, the carried plan's passes by kind for ``reservations``, the
@@ -38,7 +41,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-CASES = ("idle", "flood", "flood-sjf", "flood-lxfw", "reservations")
+CASES = ("idle", "flood", "flood-sjf", "flood-lxfw", "reservations", "reservations-together")
 
 
 def _line(job_id: int, submit: int, run: int, procs: int, req: int) -> str:
@@ -47,7 +50,7 @@ def _line(job_id: int, submit: int, run: int, procs: int, req: int) -> str:
 
 def write_trace(case: str, n: int, folder: Path) -> Path:
     """The hostile trace of ``case`` at size ``n`` (deterministic)."""
-    case = "flood" if case.startswith("flood") else case
+    case = "flood" if case.startswith("flood") else case.split("-")[0]
     path = folder / f"{case}-{n}.swf"
     if path.exists():
         return path
@@ -82,7 +85,8 @@ case, path = sys.argv[1], sys.argv[2]
 kw = {
     "idle": {"interval": 1}, "flood": {}, "flood-sjf": {"policy": "sjf-backfill"},
     "flood-lxfw": {"policy": "lxfw-backfill"},
-    "reservations": {"policy": Backfill(reservations="all")},
+    "reservations": {"policy": Backfill(reservations="all", release_ties="smallest-first")},
+    "reservations-together": {"policy": Backfill(reservations="all", release_ties="together")},
 }[case]
 t, w = time.process_time(), time.perf_counter()
 r = simulate(path, **kw)
@@ -130,7 +134,7 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="o2ksim-scale-") as tmp:
         for case in args.cases:
-            sizes = args.reservation_sizes if case == "reservations" else args.sizes
+            sizes = args.reservation_sizes if case.startswith("reservations") else args.sizes
             done: list[tuple[int, float, float]] = []
             print(
                 f"\n{case}\n\n| n | CPU s | wall s | peak RSS MB | passes | by kind | load |"

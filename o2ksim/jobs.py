@@ -207,7 +207,7 @@ class Job:
 
         Until then its predicted end keeps the form ``max(constant, now)``, which
         the policies' memos of predicted ends rely on
-        (:func:`o2ksim.policies.profile.raise_due`).
+        (:func:`o2ksim.policies.running_releases.raise_due`).
         """
         if not self.overrun_time or not self.alloc_procs:
             return math.inf

@@ -45,12 +45,13 @@ COLUMNS = ["job_id", "start", "end", "host", "status"]
 UNPATCHED_CARRY = carried_plan.CarriedPlan.carry
 
 
-def run(jobs, machine, carried, monkeypatch, **kw):
+def run(jobs, machine, carried, monkeypatch, ties="smallest-first", **kw):
     """The schedule of ``--reservations all`` (FCFS), with the carried plan on or off;
-    returns it and the policy's pass counts."""
+    returns it and the policy's pass counts.  ``ties``: the release tie rule, by default
+    the one whose deferrals the plan must repair (``together`` repairs nothing)."""
     monkeypatch.setattr(carried_plan, "ENABLED", carried)
     monkeypatch.setattr(carried_plan, "MIN_QUEUE", 0)  # small examples take the carried path
-    policy = Backfill(reservations="all")
+    policy = Backfill(reservations="all", release_ties=ties)
     r = simulate(jobs, machine=machine, policy=policy, **kw)
     counts = policy.carried.counts if policy.carried is not None else None
     return r.jobs[COLUMNS], counts
@@ -76,15 +77,19 @@ def workloads(draw):
     jobs=workloads(),
     machine=st.sampled_from([ONE, THREE]),
     interval=st.sampled_from([None, None, 40.0]),
+    ties=st.sampled_from(["smallest-first", "together"]),
 )
-def test_carried_plan_gives_the_fresh_schedule(jobs, machine, interval, monkeypatch):
-    carried, counts = run(jobs, machine, True, monkeypatch, interval=interval)
-    fresh, off = run(jobs, machine, False, monkeypatch, interval=interval)
+def test_carried_plan_gives_the_fresh_schedule(jobs, machine, interval, ties, monkeypatch):
+    carried, counts = run(jobs, machine, True, monkeypatch, ties, interval=interval)
+    fresh, off = run(jobs, machine, False, monkeypatch, ties, interval=interval)
     assert off is None  # switched off: no plan carried
     assert counts is not None
     pd.testing.assert_frame_equal(carried, fresh)
     reference = simulate(
-        jobs, machine=machine, policy=ReferenceBackfill(reservations="all"), interval=interval
+        jobs,
+        machine=machine,
+        policy=ReferenceBackfill(reservations="all", release_ties=ties),
+        interval=interval,
     ).jobs[COLUMNS]
     pd.testing.assert_frame_equal(carried, reference)
 
@@ -125,13 +130,17 @@ def check_every_carried_pass(monkeypatch):
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
-@given(jobs=workloads(), machine=st.sampled_from([ONE, THREE]))
-def test_every_carried_pass_holds_the_fresh_pass_plan(jobs, machine, monkeypatch):
+@given(
+    jobs=workloads(),
+    machine=st.sampled_from([ONE, THREE]),
+    ties=st.sampled_from(["smallest-first", "together"]),
+)
+def test_every_carried_pass_holds_the_fresh_pass_plan(jobs, machine, ties, monkeypatch):
     """Pass by pass, not only in the end: each carried pass starts the jobs the fresh pass
     starts and leaves every waiting job with the fresh pass's reservation (host and
     time to the last bit: the tie rule's deferrals included)."""
     check_every_carried_pass(monkeypatch)
-    run(jobs, machine, True, monkeypatch)
+    run(jobs, machine, True, monkeypatch, ties)
 
 
 def deep_queue(n):
@@ -267,8 +276,10 @@ def test_a_changed_deferral_is_repaired_locally(monkeypatch, seed):
     assert seen["moved"] >= 1 and seen["kept"] >= 1
     fresh, _ = run(jobs, ONE, False, monkeypatch)
     pd.testing.assert_frame_equal(carried, fresh)
-    reference = simulate(jobs, machine=ONE, policy=ReferenceBackfill(reservations="all")).jobs
-    pd.testing.assert_frame_equal(carried, reference[COLUMNS])
+    reference = ReferenceBackfill(reservations="all", release_ties="smallest-first")
+    pd.testing.assert_frame_equal(
+        carried, simulate(jobs, machine=ONE, policy=reference).jobs[COLUMNS]
+    )
 
 
 @st.composite

@@ -35,6 +35,21 @@ Reservation options (T§3.2.1, T§5.1, T§5.3.3):
   processors is chosen": the host is picked by its free resources alone, and
   the job is backfilled only if it delays no reservation on that host (an
   ablation for issue 23; docs/background/fidelity/immediate-trials.md).
+* ``release_ties = "smallest-first"`` (the default with a number of reservations,
+  ``"auto"``): jobs ending at one instant are
+  counted one at a time, smallest first, and a reservation there takes only
+  the releases it needs; the others come an instant later, so a job
+  backfilled across that instant may use only what that minimal set leaves
+  (EASY's *extra* processors, as the reference implementation computes them:
+  ``checks/easy_oracle.py``).  ``"together"``: every release at one instant
+  is free at that instant, as in the availability profile of conservative
+  backfilling (Mu'alem and Feitelson 2001), the default with
+  ``reservations = "all"``.  The two differ only where a reservation starts
+  exactly when jobs end.  Smallest-first treats an end differently once its job
+  has started (a release, read smallest first) than while it is reserved (a
+  step of the profile): with every waiting job reserved, one job starting can
+  move most of the plan and its own start move it back (docs/guides/scaling.md);
+  with ``"together"`` the plan carried between passes never needs repairing.
 * ``sliding = true`` (default): a reservation is recomputed at every pass, so
   it moves earlier when a job ends early (Fig. 2).  ``false`` reproduces the
   NCSA-MS* error of T§5.3.3 (Fig. 56): a job keeps the reservation time (and
@@ -144,6 +159,7 @@ class FCFS(Policy):
 
 
 RESERVATION_KINDS = ("dynamic", "fixed")
+RELEASE_TIES = ("auto", "smallest-first", "together")
 BACKFILL_HOSTS = ("delays-none", "fewest-free")
 ALL_RESERVATIONS = ("all", "inf")
 
@@ -203,6 +219,16 @@ class Backfill(Policy):
             "false = the non-sliding NCSA-MS* error of T§5.3.3",
             option=True,
         ),
+        "release_ties": Param(
+            str,
+            "auto",
+            "jobs ending at one instant: smallest-first = a reservation there takes only the "
+            "releases it needs, the others come an instant later (EASY's extra processors); "
+            "together = all are free at that instant (conservative backfilling's profile); "
+            "auto = smallest-first with a number of reservations, together with 'all'",
+            choices=RELEASE_TIES,
+            option=True,
+        ),
         "backfill_host": Param(
             str,
             "delays-none",
@@ -226,6 +252,10 @@ class Backfill(Policy):
         # reservations carried from one pass to the next (fixed-job or non-sliding)
         self.stateful: bool = self.fixed or not self.sliding
         self.host_first: bool = p["backfill_host"] == "fewest-free"
+        ties = p["release_ties"]
+        if ties == "auto":
+            ties = "together" if self.n_reservations == math.inf else "smallest-first"
+        self.ties_together: bool = ties == "together"
         self.held: dict[Job, tuple[str, float]] = {}  # job -> (host, start), in granted order
         self._wakes: set[float] = set()
         # per-host memos kept between passes while a host's allocations are unchanged
@@ -239,7 +269,7 @@ class Backfill(Policy):
             self.n_reservations, self.stateful, type(self.priority) is FCFSPriority,
             self.immediate is not None,
         ):  # fmt: skip
-            self.carried = CarriedPlan()
+            self.carried = CarriedPlan(self.ties_together)
 
     def bind(self, machine: Any, rng: Any = None) -> None:
         """Called before each run: everything kept between passes belongs to the previous run.
@@ -255,7 +285,7 @@ class Backfill(Policy):
         self.profile_cache.clear()
         self.release_cache.clear()
         if self.carried is not None:
-            self.carried = CarriedPlan()
+            self.carried = CarriedPlan(self.ties_together)
         if self.immediate is not None:
             self.immediate = self.immediate.fresh()
 

@@ -174,10 +174,11 @@ def fits_somewhere(
             here &= prof.admits(procs, mem, req)
         elif prof is not None:
             fit = np.flatnonzero(here)  # only these need the profile
-            last = np.asarray(prof.times).searchsorted(now + req[fit], side="left") - 1
+            lo = prof.lo  # the step in force now (a carried profile keeps past steps)
+            last = np.asarray(prof.times[lo:]).searchsorted(now + req[fit], side="left") - 1
             np.maximum(last, 0, out=last)
-            min_procs = np.minimum.accumulate(np.asarray(prof.procs, dtype=float))
-            min_mem = np.minimum.accumulate(np.asarray(prof.mem, dtype=float))
+            min_procs = np.minimum.accumulate(np.asarray(prof.procs[lo:], dtype=float))
+            min_mem = np.minimum.accumulate(np.asarray(prof.mem[lo:], dtype=float))
             here[fit] = (min_procs[last] >= procs[fit]) & (min_mem[last] >= mem[fit])
         ok |= here
     return ok

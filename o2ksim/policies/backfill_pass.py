@@ -58,6 +58,7 @@ from o2ksim.policies.profile import (
     host_profiles,
     indexed,
 )
+from o2ksim.policies.profile_memo import NO_TIES
 from o2ksim.policies.release_arrays import with_added
 from o2ksim.policies.shadow import Releases, Shadow, host_releases
 
@@ -80,6 +81,7 @@ class Reservations(Protocol):
     sliding: bool
     stateful: bool  # fixed-job or non-sliding: reservations carried between passes
     host_first: bool  # backfill_host = "fewest-free": host by free resources, then the test
+    ties_together: bool  # release_ties = "together": no release deferred by the tie rule
     held: dict[Job, tuple[str, float]]  # carried from the last pass: job -> (host, start)
     profile_cache: dict[str, ProfileMemo]
     release_cache: dict[str, Releases]
@@ -155,6 +157,9 @@ class BackfillPass:
         """Every host's profile, with the jobs started so far in this pass running."""
         policy = self.policy
         self.profiles = host_profiles(self.snap, self.started, policy.profile_cache)
+        if policy.ties_together:  # no release is deferred by the tie rule (Profile.deferred)
+            for profile in self.profiles.values():
+                profile.releases = NO_TIES
 
     def reserve(self, job: Job) -> None:
         """Step 2: reserve the earliest start of ``job`` (kept if non-sliding)."""
@@ -238,7 +243,9 @@ class BackfillPass:
         self.guarded = {}
         if best is not None:
             host, found = best
-            shadow = found.reserve(now, (procs, mem, spec.req_time))[1]
+            shadow = found.reserve(
+                now, (procs, mem, spec.req_time), self.policy.ties_together
+            )[1]
             assert shadow is not None
             self.guarded[host] = shadow
             self.reserved_hosts.add(host)

@@ -55,7 +55,8 @@ checked in this pass (a fallback when it fails):
    *repaired* (counted).  When the repair cannot decide locally (a cascade of
    more than :data:`~o2ksim.policies.plan_repair.CHANGES_MAX` changes, a tie
    with another host, a reservation that would start now in front of the
-   queue, ...) the pass is fresh.
+   queue, ...) the pass is fresh.  With ``release_ties = "together"`` no
+   reservation defers anything: this condition always holds, nothing is repaired.
 
 The new arrivals then meet the carried profiles, equal to the fresh pass's
 (values and releases), and are placed by the pass's own methods.  A carried
@@ -76,7 +77,8 @@ from o2ksim.engine.snapshot import HostView
 from o2ksim.jobs import Job, JobState
 from o2ksim.policies.backfill_pass import BackfillPass, Placed
 from o2ksim.policies.plan_repair import Declined, Entry, PlanRepair, Region
-from o2ksim.policies.profile import Profile, release_time, running_jobs
+from o2ksim.policies.profile import Profile
+from o2ksim.policies.running_releases import release_time, running_jobs
 
 ENABLED = True  # tests switch the carried plan off to compare with the fresh pass
 # below this many waiting jobs a fresh pass costs less than keeping the plan (KTH-SP2's
@@ -99,7 +101,8 @@ class CarriedPlan:
     fresh in this run (the tests check which path is taken).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, together: bool = False) -> None:
+        self.together = together  # release_ties = "together": no tie rule, nothing to repair
         self.counts = {"carried": 0, "fresh": 0, "repaired": 0}
         self.seq = 0  # the next entry's position in queue order (never reused)
         self.forget()
@@ -160,8 +163,9 @@ class CarriedPlan:
             self.due_now.append(e)
         profiles = self.profiles
         for name, prof in profiles.items():
-            _trim(prof, now)
-            prof.releases = _by_time(releases[name], p.started, name, now)
+            prof.advance(now)
+            if not self.together:
+                prof.releases = _by_time(releases[name], p.started, name, now)
         for job, start in zip(
             arrivals[:started], p.started[len(p.started) - started :], strict=True
         ):
@@ -257,6 +261,8 @@ class CarriedPlan:
         now (the fresh pass defers nothing for them) reach (:mod:`.plan_repair`);
         ``False``: the repair declined, run the fresh pass."""
         assert self.profiles is not None
+        if self.together:  # no release is deferred: the profiles are the fresh pass's
+            return True
         now = p.now
         changed = self.backfill_ends + [(host, end) for host, end, _p, _m in p.started]
         touched = [
@@ -399,17 +405,6 @@ def _job_id(d: Decision) -> int:
 
 def _seq(e: Entry) -> int:
     return e.seq
-
-
-def _trim(prof: Profile, now: float) -> None:
-    """Drop the steps of ``prof`` before ``now`` (its first step then starts at ``now``)."""
-    times = prof.times
-    k = bisect.bisect_right(times, now) - 1
-    if k > 0:
-        del times[:k], prof.procs[:k], prof.mem[:k]
-    times[0] = now
-    if prof.holes:
-        prof.holes = [h for h in prof.holes if h[1] > now]
 
 
 def _by_time(

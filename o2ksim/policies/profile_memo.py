@@ -7,7 +7,12 @@ answers between searches.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+
+#: The releases of a profile under ``release_ties = "together"``: none is looked up, so no
+#: reservation defers any (``Profile.deferred``); every release counts at its time.
+NO_TIES: Mapping[float, list[tuple[int, float]]] = MappingProxyType({})
 
 
 def remember(
@@ -54,4 +59,4 @@ def unneeded_releases(
     return spare_p, spare_m
 
 
-__all__ = ["remember", "unneeded_releases"]
+__all__ = ["NO_TIES", "remember", "unneeded_releases"]

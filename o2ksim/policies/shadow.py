@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from o2ksim.engine.snapshot import HostView
-from o2ksim.policies.profile import raise_due, release_time, running_jobs
+from o2ksim.policies.running_releases import raise_due, release_time, running_jobs
 
 
 class Shadow:
@@ -86,12 +86,12 @@ class Shadow:
         )
         if k >= len(times) or times[k] != at:
             return None  # the reservation made no step of its own (nothing to protect there)
-        procs, mem = profile.procs, profile.mem
-        if k and not _lowest_first(procs, mem, 0, k):
+        procs, mem, lo = profile.procs, profile.mem, profile.lo  # lo: the step at now
+        if k > lo and not _lowest_first(procs, mem, lo, k):
             return None
         if not _lowest_first(procs, mem, k, len(times)):
             return None
-        return cls(times[0], procs[0], mem[0], at, procs[k], mem[k])
+        return cls(times[lo], procs[lo], mem[lo], at, procs[k], mem[k])
 
     def fits(self, start: float, procs: float, mem: float, duration: float) -> bool:
         """Whether a job starting now (``start``) delays no reservation (``Profile.fits``)."""
@@ -300,7 +300,7 @@ class Releases:
         return at if at > now else now
 
     def reserve(
-        self, now: float, request: tuple[float, float, float]
+        self, now: float, request: tuple[float, float, float], together: bool = False
     ) -> tuple[float, Shadow | None]:
         """Where one reservation for ``request`` (processors, memory, requested runtime)
         goes on this host, and the :class:`Shadow` it leaves; ``(inf, None)`` when the
@@ -309,7 +309,8 @@ class Releases:
         What building the host's profile, taking its earliest start and reserving
         it there would give (``Profile.earliest``, ``Profile.reserve``, then
         :meth:`Shadow.of`), without building it: the extra is what is left at the
-        start once the releases the job needs there (smallest first) are counted.
+        start once the releases the job needs there (smallest first) are counted,
+        or, ``together`` (``release_ties = "together"``), every release at the start.
         """
         procs, mem = request[0], request[1]
         times, cum_procs, cum_mem = self.times, self.cum_procs, self.cum_mem
@@ -321,7 +322,11 @@ class Releases:
         now_mem = cum_mem[due - 1] if due else float(self.free_mem)
         if at > now:  # at release ``enough``, the first whose running sums suffice
             enough = self._enough(procs, mem)
+            if together:  # ... and every other release at that time
+                enough = _right(times, times[enough]) - 1
             have_procs, have_mem = cum_procs[enough], cum_mem[enough]
+        elif together:  # now: every release due by now
+            have_procs, have_mem = now_procs, now_mem
         else:  # now: the releases due by now, smallest first, until both suffice
             have_procs, have_mem = _due_until_enough(
                 float(self.free_procs),
@@ -396,7 +401,7 @@ def host_releases(
     (:func:`_update_releases`) where that is exact, and rebuilt otherwise.
     Either way it is rebuilt once a running job has its prediction raised to
     its request (the overrun rule ``requested``; ``valid_until``,
-    :func:`~o2ksim.policies.profile.raise_due`): that release time changes
+    :func:`~o2ksim.policies.running_releases.raise_due`): that release time changes
     its constant.
     """
     if not added:

@@ -6,7 +6,7 @@ call these before anything runs:
 
 * :func:`check_params_have_effect` -- immediate-service parameters
   (``quantum``, ``initial_memory``, ``eligible_after``) for a policy that runs
-  without immediate service;
+  without immediate service, ``release_ties`` for one without reservations;
 * :func:`check_policy_times` -- a trial quantum beyond the simulated range;
 * :func:`check_grace_has_effect` -- an overrun grace for a run that kills no job;
 * :func:`check_overrun_has_effect` -- the overrun rule ``requested`` for
@@ -57,14 +57,23 @@ def check_params_have_effect(
     they do.  ``name_of(key)`` names the parameter as
     the user gave it (``--quantum`` on the command line).
     """
+    given = list(given)
     keys = [k for k in given if k in IMMEDIATE_ONLY]
-    if not keys:
+    if not keys and "release_ties" not in given:
         return
     try:
         resolved = make_policy(policy, **params).params
     except O2KSimError:
         return  # building the policy for the run says what is wrong
-    if not isinstance(resolved, Mapping) or "immediate_service" not in resolved:
+    if not isinstance(resolved, Mapping):
+        return
+    if "release_ties" in given and resolved.get("reservations") == 0:
+        raise O2KSimError(
+            f"{name_of('release_ties')}: has no effect: policy '{policy}' runs with "
+            "reservations = 0, and release_ties only changes how a reservation reads the "
+            "jobs ending at its start (give reservations >= 1)"
+        )
+    if "immediate_service" not in resolved:
         return
     mode = resolved.get("immediate_service") or "off"
     for key in keys:

@@ -60,6 +60,9 @@ class ReferenceBackfill(Backfill):
                 if self.n_reservations == 0:
                     continue
                 profiles = {h.name: build_profile(h, now, started.get(h.name, ())) for h in hosts}
+                if self.ties_together:  # every release at its time: no deferral
+                    for prof in profiles.values():
+                        prof.releases = {}
             else:
                 prof = profiles
 

@@ -34,7 +34,7 @@ scenario of :func:`~o2ksim.workloads.transforms.apply_estimates` applies to
 it: requested (the default), actual (the paper's assumption, G§4), the
 thesis's Scenario A and B (T§6.2.1) or ``user-recent`` (a predictor fitted on
 each user's earlier jobs).  A running job past its estimate is predicted to
-end *now* until it ends (SPEC §2, :func:`o2ksim.policies.profile.release_time`,
+end *now* until it ends (SPEC §2, :func:`o2ksim.policies.running_releases.release_time`,
 the rule of the backfill pass), or at start + its requested runtime first
 under the overrun rule ``requested`` (``RunSettings.overrun``), or by its
 kill time when the kill rule applies.
