@@ -231,3 +231,28 @@ def test_conservative_backfill_with_its_carried_plan(interval):
     pd.testing.assert_frame_equal(skipping, ticking)
     assert s1.passes < s2.passes / 2
     assert s1.extra == s2.extra
+
+
+def test_a_policy_object_without_quiet_until_is_refused_by_name():
+    from o2ksim.errors import ConfigError
+
+    class FiveMethods:  # the contract before quiet_until
+        name = "five"
+
+        def schedule(self, snap):
+            return []
+
+        def bind(self, machine, rng):
+            pass
+
+        def admit(self, job):
+            return None
+
+        def stats(self):
+            return {}
+
+        def summary_counts(self, ids=None):
+            return {}
+
+    with pytest.raises(ConfigError, match=r"which lacks quiet_until$"):
+        simulate([job(1, 0, 1, 10)], machine=one_host(4), policy=FiveMethods())
