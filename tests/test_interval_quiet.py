@@ -150,12 +150,12 @@ GUARANTEED = [
 ]
 
 
-def schedules(jobs, policy, params, interval, *, skip, machine=THREE_HOSTS):
+def schedules(jobs, policy, params, interval, *, skip, machine=THREE_HOSTS, down=()):
     """(job, host, start, end, status) of every job, the skip on or off."""
     Scheduler.skip_ticks = skip
     try:
         r = simulate(jobs, machine=machine, policy=policy, policy_params=params,
-                     interval=interval)  # fmt: skip
+                     interval=interval, availability=list(down))  # fmt: skip
     finally:
         Scheduler.skip_ticks = True
     cols = ["job_id", "host", "start", "end", "status"]
@@ -206,15 +206,32 @@ OVERRUN_PARAMS = [
 ]  # fmt: skip
 
 
+@st.composite
+def outages(draw):
+    """Up to two periods of processors down on the two hosts (each may start or end while
+    a quiet stretch is being skipped)."""
+    out = []
+    for _ in range(draw(st.integers(0, 2))):
+        start = draw(st.integers(0, 600))
+        end = start + draw(st.integers(1, 600))
+        out.append(Outage(draw(st.sampled_from(["x", "y"])), float(start), float(end),
+                          draw(st.integers(1, 4))))  # fmt: skip (two overlap within 8)
+    return sorted(out, key=lambda o: o.start)
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     jobs=overrunning(),
-    params=st.sampled_from(OVERRUN_PARAMS),
+    params=st.sampled_from([*OVERRUN_PARAMS, {"policy": "fcfs"}]),
     interval=st.sampled_from([1.0, 5.0]),
+    down=outages(),
 )
-def test_same_schedule_as_ticking_through_with_overruns(jobs, params, interval):
-    skipping, _ = schedules(jobs, "backfill", params, interval, skip=True, machine=TWIN)
-    ticking, _ = schedules(jobs, "backfill", params, interval, skip=False, machine=TWIN)
+def test_same_schedule_as_ticking_through_with_overruns(jobs, params, interval, down):
+    policy = params.get("policy", "backfill")
+    params = {k: v for k, v in params.items() if k != "policy"}
+    kw = {"machine": TWIN, "down": down}
+    skipping, _ = schedules(jobs, policy, params, interval, skip=True, **kw)
+    ticking, _ = schedules(jobs, policy, params, interval, skip=False, **kw)
     pd.testing.assert_frame_equal(skipping, ticking)
 
 
