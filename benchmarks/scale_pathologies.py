@@ -1,7 +1,7 @@
 """Pathological sizes: CPU seconds against n, and the fitted exponent (issue 27).
 
-Usage: python benchmarks/scale_pathologies.py [--cases idle flood flood-sjf flood-lxfw reservations
-       reservations-together]
+Usage: python benchmarks/scale_pathologies.py [--cases idle waiting flood flood-sjf flood-lxfw
+       reservations reservations-together]
        [--sizes 10000 100000 1000000] [--reservation-sizes 1000 10000 100000]
 
 Writes its hostile SWF traces into a temporary directory and runs each one
@@ -10,6 +10,10 @@ not slow the next), timing the simulation's CPU seconds:
 
 * ``idle``: two 10-second jobs ``n`` seconds apart, ``--interval 1s``: the
   machine is idle for ``n`` seconds (before the idle skip, one pass per second);
+* ``waiting``: a job on 3 of 4 processors runs ``n`` seconds (requesting
+  ``2n``) and a 2-processor job submitted at 5 s waits behind it, ``--interval
+  1s``, FCFS-backfill: a quiet stretch of ``n`` seconds (before the quiet skip,
+  :meth:`~o2ksim.policies.base.Policy.quiet_until`, one pass per second);
 * ``flood``: ``n`` jobs submitted at the same second on a 128-processor host,
   default policy (FCFS-backfill: one reservation); ``flood-sjf`` and
   ``flood-lxfw``: the same trace under SJF-backfill and LXF&W-backfill;
@@ -41,7 +45,9 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-CASES = ("idle", "flood", "flood-sjf", "flood-lxfw", "reservations", "reservations-together")
+CASES = (
+    "idle", "waiting", "flood", "flood-sjf", "flood-lxfw", "reservations", "reservations-together",
+)  # fmt: skip
 
 
 def _line(job_id: int, submit: int, run: int, procs: int, req: int) -> str:
@@ -60,6 +66,10 @@ def write_trace(case: str, n: int, folder: Path) -> Path:
             f.write("; MaxProcs: 4\n")
             f.write(_line(1, 0, 10, 1, 10))
             f.write(_line(2, n, 10, 1, 10))
+        elif case == "waiting":
+            f.write("; MaxProcs: 4\n")
+            f.write(_line(1, 0, n, 3, 2 * n))
+            f.write(_line(2, 5, 10, 2, 20))
         elif case == "flood":
             f.write("; MaxProcs: 128\n")
             runs = rng.integers(1, 2000, n)
@@ -83,7 +93,7 @@ from o2ksim import simulate
 from o2ksim.policies.backfill import Backfill
 case, path = sys.argv[1], sys.argv[2]
 kw = {
-    "idle": {"interval": 1}, "flood": {}, "flood-sjf": {"policy": "sjf-backfill"},
+    "idle": {"interval": 1}, "waiting": {"interval": 1}, "flood": {}, "flood-sjf": {"policy": "sjf-backfill"},
     "flood-lxfw": {"policy": "lxfw-backfill"},
     "reservations": {"policy": Backfill(reservations="all", release_ties="smallest-first")},
     "reservations-together": {"policy": Backfill(reservations="all", release_ties="together")},
@@ -125,7 +135,8 @@ def main() -> None:
     )
     ap.add_argument("--cases", nargs="+", choices=CASES, default=list(CASES))
     ap.add_argument("--sizes", nargs="+", type=int, default=[10_000, 100_000, 1_000_000],
-                    help="n for idle (gap in seconds) and flood (jobs)")  # fmt: skip
+                    help="n for idle (gap in seconds), waiting (the long job's seconds) "
+                         "and flood (jobs)")  # fmt: skip
     ap.add_argument("--reservation-sizes", nargs="+", type=int, default=[1000, 10_000, 100_000],
                     help="n for reservations (queued jobs)")  # fmt: skip
     ap.add_argument(

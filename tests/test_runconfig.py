@@ -68,7 +68,7 @@ def test_settings_default_to_the_machine_options_and_to_off_without_a_machine():
         ({"workload": []}, "cannot use list as a workload"),
         ({"machine": 3.5}, "field machine: must be a machine name"),
         ({"machine": {"host": []}}, "at least one [[host]]"),
-        ({"policy": 5}, "field policy: must be a policy name or an object"),
+        ({"policy": 5}, "field policy: must be a policy name or a policy object"),
         ({"policy_params": ["x"]}, "field policy_params: must be a table"),
         ({"label": ""}, "field label: must be a non-empty string"),
         ({"window": ("2d", "1d")}, "window end (1d) must be after its start (2d)"),

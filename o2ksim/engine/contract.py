@@ -1,6 +1,6 @@
 """The engine–policy contract: what a policy must offer and what a run is configured with.
 
-A policy is any object with the five methods of :class:`PolicyProtocol` and a
+A policy is any object with the six methods of :class:`PolicyProtocol` and a
 ``name``; the engine and the run call each of them directly, at fixed moments,
 and never probe a policy for optional methods:
 
@@ -11,6 +11,10 @@ and never probe a policy for optional methods:
 * ``schedule(snapshot) -> Sequence[Decision]`` — at each scheduling pass:
   the decisions to apply, in order (the only method a policy really has to
   write);
+* ``quiet_until(snapshot) -> float`` — with a fixed interval, after a pass
+  that decided nothing: until when every later pass on the same state
+  (nothing has happened but time) decides nothing too; ``snapshot.now``
+  promises nothing, and the engine then passes at every tick;
 * ``stats() -> Mapping[str, float]`` — once, after the run: the policy's own
   counters, stored with the run's statistics (``run.json``);
 * ``summary_counts(ids) -> Mapping[str, int]`` — once, after the run: the
@@ -18,8 +22,8 @@ and never probe a policy for optional methods:
   printed in ``o2ksim run``'s summary.
 
 :class:`o2ksim.policies.base.Policy` implements ``bind``, ``admit``,
-``stats`` and ``summary_counts`` with do-nothing defaults, so a subclass
-writes only ``schedule``.
+``quiet_until``, ``stats`` and ``summary_counts`` with do-nothing defaults, so a
+subclass writes only ``schedule``.
 
 When passes happen is the engine's business alone (:mod:`o2ksim.engine.scheduler`):
 one pass at every instant where a job arrived, a job ended, a ``WakeAt``
@@ -64,6 +68,10 @@ class PolicyProtocol(Protocol):
 
     def schedule(self, snap: Snapshot) -> Sequence[Decision]:
         """The decisions of one scheduling pass, applied in order."""
+
+    def quiet_until(self, snap: Snapshot) -> float:
+        """After a pass on ``snap`` that decided nothing: until when a pass on the same
+        state decides nothing too (``snap.now``: no promise)."""
 
     def stats(self) -> Mapping[str, float]:
         """The policy's own counters after the run (e.g. drains given)."""

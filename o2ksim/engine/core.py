@@ -180,15 +180,17 @@ class Simulation:
         self.env.process(self.arrivals())
         self.env.process(self.scheduler.process())
         if self.interval is not None:
-            self.env.process(self.ticker(self.interval))
+            self.scheduler.ticker = self.env.process(self.ticker(self.interval))
         for record in self.outages:
-            self.env.process(self.hosts[record.outage.host].outage(self.env, record, self.capacity_back))
+            host = self.hosts[record.outage.host]
+            self.env.process(host.outage(self.env, record, self.scheduler.stir, self.capacity_back))
         if self._outstanding == 0:
             self._done.succeed()
         # Stop when _done is processed; when no event is left first, env.run returns and the
         # run has stalled (env.run(until=_done) would raise instead).
         self._done.callbacks.append(StopSimulation.callback)
         self.env.run()
+        self.scheduler.close()
         if not self._done.triggered:  # nothing more can happen, yet watched jobs remain
             self.stats.stalled = self._outstanding
         if self.scheduler.error is not None:
@@ -212,8 +214,10 @@ class Simulation:
 
     def capacity_back(self) -> None:
         """Processors came back at the end of a period down: a pass may start jobs on them."""
-        if self.interval is None:  # with a fixed interval, the next tick sees them
+        if self.interval is None:
             self.request_pass()
+        else:  # with a fixed interval, the next tick sees them (cut a quiet skip short)
+            self.scheduler.stir()
 
     # ----------------------------------------------------------------------------- processes
     def arrivals(self) -> Generator[simpy.Event, Any, None]:
@@ -228,8 +232,12 @@ class Simulation:
     def ticker(self, interval: float) -> Generator[simpy.Event, Any, None]:
         """A pass every ``interval`` seconds (the fixed scheduling cycle), until the run ends
         (:meth:`~o2ksim.engine.scheduler.Scheduler.tick`)."""
-        while not self._done.triggered:  # the scheduler skips the ticks of an idle machine
-            yield self.env.timeout(self.scheduler.tick(interval))
+        scheduler = self.scheduler
+        while not self._done.triggered:  # the scheduler skips the ticks of idle and quiet stretches
+            try:
+                yield self.env.timeout(scheduler.tick(interval))
+            except simpy.Interrupt:  # something happened during a quiet skip: back on the grid
+                yield self.env.timeout(scheduler.back_on_grid())
 
     # ----------------------------------------------------------------------------- the books
     def arrive(self, job: Job) -> None:

@@ -190,7 +190,11 @@ class Host:
 
     # -- capacity over time --------------------------------------------------------------------
     def outage(
-        self, env: simpy.Environment, record: OutageRecord, back: Callable[[], None]
+        self,
+        env: simpy.Environment,
+        record: OutageRecord,
+        gone: Callable[[], None],
+        back: Callable[[], None],
     ) -> Generator[simpy.Event, Any, None]:
         """The process of one period of processors down: drain and take them, give them back.
 
@@ -198,7 +202,9 @@ class Host:
         ``get`` waits (ahead of any later one: a Container serves its gets in
         order) until the running jobs have put enough back, and meanwhile
         :attr:`free_procs` leaves them out.  It holds them until the period's
-        end, puts them back and calls ``back`` (which asks for a pass).
+        end, puts them back and calls ``back`` (which asks for a pass).  ``gone``
+        is called when the period starts (a pass at a later tick sees fewer
+        processors: it cuts a quiet skip of the scheduler short).
         """
         down = record.outage
         if down.start > env.now:
@@ -207,6 +213,7 @@ class Host:
         request = self.procs.get(down.procs)
         self.drains.append(request)
         self._changed()
+        gone()
         if not request.triggered:
             yield request | env.timeout(down.end - env.now)
         self.drains.remove(request)

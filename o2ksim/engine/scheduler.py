@@ -42,6 +42,7 @@ from o2ksim.engine.decisions import (
 )
 from o2ksim.engine.job_process import Cause, Killed, Preempted, Resized, Resumed, job_process
 from o2ksim.engine.snapshot import HostView, Snapshot, Timer
+from o2ksim.engine.ticks import exact_tick, last_exact_tick, ticks_to
 from o2ksim.jobs import Job, JobState
 
 if TYPE_CHECKING:
@@ -51,6 +52,10 @@ if TYPE_CHECKING:
 
 class Scheduler:
     """The scheduler of one :class:`~o2ksim.engine.core.Simulation`: its process and its actions."""
+
+    #: Skip the ticks of idle and quiet stretches (:meth:`tick`).  Switched off only by
+    #: tests, whose oracle is the same run ticking through every interval.
+    skip_ticks: bool = True
 
     def __init__(self, sim: Simulation) -> None:
         self.sim = sim
@@ -65,46 +70,113 @@ class Scheduler:
         self._views_by_name: Mapping[str, HostView] = MappingProxyType({})
         self._views_changes = -1  # the machine's change count they were built at
         self._next_arrival = 0  # arrival-order position of the first job not yet submitted
-        self.skipped_ticks = 0  # interval ticks skipped while the machine was idle (:meth:`tick`)
+        self.skipped_ticks = 0  # interval ticks skipped while idle or quiet (:meth:`tick`)
+        self.ticker: simpy.Process | None = None  # the interval's ticker (Simulation.ticker)
+        self.quiet_until = -math.inf  # the last pass decided nothing; the policy's guarantee
+        self._quiet_changes = -1  # the machine's change count at that pass
+        self._skip: tuple[float, int, float] | None = None  # a quiet skip: first tick, ticks, interval
+        self._skip_cut: tuple[float, int, float] = (0.0, 0, 1.0)  # the skip :meth:`stir` cut short
 
     def request(self) -> None:
         """Ask for one pass at the current instant; requests before it runs are one pass."""
         if not self.pending:
             self.pending = True
             self.wakeup.succeed()
+        self.stir()
 
     def tick(self, interval: float) -> float:
         """One tick of the fixed interval: ask for a pass; return the delay to the next tick.
 
-        When the machine is idle -- nothing waits, runs or is preempted, and no
-        arrival, departure, timer or request is pending for a pass -- the pass
-        would see an empty snapshot, and so would every tick until the next
-        arrival.  Then no pass is asked for, and the delay returned is to the
-        first tick at or after the next submit time: an idle stretch costs one
-        timeout instead of one pass per interval.  The ticks stay on the grid
-        ``k * interval`` of ticking through, exactly, because the skip is
-        taken only while every tick is exactly representable
-        (:func:`exact_tick`), where adding ``interval`` k times and adding
-        ``k * interval`` once give the same float.
+        A pass is skipped, with the ticks after it up to a *horizon*, when it
+        would see the same snapshot as the last pass (but for the time) and
+        the policy has said that such a pass decides nothing
+        (:meth:`_horizon`); the delay returned is then to the first tick at or
+        after the horizon.  Two cases:
+
+        * the machine is idle -- nothing waits, runs or is preempted, and no
+          arrival, departure, timer or request is pending for a pass: every
+          pass until the next arrival sees an empty snapshot;
+        * the last pass was *quiet* -- it decided nothing, and nothing has
+          happened since (no arrival, departure, timer, request or change of
+          any host's resources): every pass on that state decides nothing
+          until the policy's :meth:`~o2ksim.policies.base.Policy.quiet_until`
+          or the next arrival, whichever comes first.  Anything that happens
+          before then (a job ending early, a timer, a period of processors
+          down) cuts the skip short (:meth:`stir`): the ticker goes back on the
+          grid at the first tick at or after that instant, where a pass runs.
+
+        Either way a quiet or idle stretch costs one timeout instead of one
+        pass per interval.  The ticks stay on the grid ``k * interval`` of
+        ticking through, exactly: a skip is taken only while every tick up to
+        its end is exactly representable (:func:`exact_tick`), where adding
+        ``interval`` k times and adding ``k * interval`` once give the same
+        float.  :attr:`skip_ticks` switched off (tests only) ticks through.
         """
         now = self.env.now
-        if self.pending or not self._idle():
-            self.request()
-            return interval
-        nxt = self._next_submit()
-        if nxt <= now or math.isinf(nxt):  # an arrival due at this instant, or none left
-            self.request()
-            return interval
-        k = math.ceil((nxt - now) / interval)
-        while k > 1 and now + (k - 1) * interval >= nxt:  # the division may round up
-            k -= 1
-        while now + k * interval < nxt:  # ... or down
-            k += 1
-        if not exact_tick(now + k * interval, interval):
+        self._skip = None  # the last skip, if any, has run its course
+        horizon = now if self.pending or not self.skip_ticks else self._horizon(now, interval)
+        k = ticks_to(now, horizon, interval)
+        if k == 0 or not exact_tick(now + k * interval, interval):
             self.request()
             return interval
         self.skipped_ticks += k  # this tick and the k - 1 before the next one
+        if not self._idle():  # a quiet skip: what happens before its end cuts it short
+            self._skip = (now, k, interval)
         return k * interval
+
+    def _horizon(self, now: float, interval: float) -> float:
+        """The time before which every tick's pass would decide nothing (``now``: none).
+
+        Idle machine: the next submit time.  Quiet last pass with nothing
+        happened since: the earlier of the next submit time and the policy's
+        guarantee (capped at the last exactly representable tick).
+        """
+        if self._idle():
+            nxt = self._next_submit()
+            return now if math.isinf(nxt) else nxt
+        sim = self.sim
+        if (
+            self.quiet_until <= now or sim.arrived or sim.departed or self.due
+            or sim.changes[0] != self._quiet_changes
+        ):  # fmt: skip
+            return now
+        return min(self._next_submit(), self.quiet_until, last_exact_tick(interval))
+
+    def stir(self) -> None:
+        """Something happened that a pass must see: cut a quiet skip short (:meth:`tick`).
+
+        Called at a departure, a policy timer or any request for a pass, and at
+        the start and end of a period of processors down.  The ticker is
+        interrupted; it then waits for :meth:`back_on_grid`.
+        """
+        if self._skip is not None:
+            self._skip_cut = self._skip
+            self._skip = None
+            if self.ticker is not None:
+                self.ticker.interrupt("stirred")
+
+    def back_on_grid(self) -> float:
+        """After :meth:`stir`: the delay to the first tick of the grid at or after now.
+
+        The ticks from the skip's first one up to that one are the ones skipped;
+        the others are given back to :attr:`skipped_ticks`.  The delay ``g -
+        now`` is exact and lands on ``g`` exactly: the skip began at a tick
+        ``t0 >= interval`` (a quiet skip follows a pass at an earlier tick), so
+        ``t0 <= now <= g < now + interval <= 2 * now``, where the subtraction
+        of two floats within a factor of two is exact (Sterbenz).
+        """
+        t0, k, interval = self._skip_cut
+        now = self.env.now
+        j = ticks_to(t0, now, interval)
+        self.skipped_ticks -= k - j
+        return (t0 + j * interval) - now
+
+    def close(self) -> None:
+        """The run has ended: a quiet skip still under way skipped only the ticks before now."""
+        if self._skip is not None:
+            t0, k, interval = self._skip
+            self.skipped_ticks -= k - ticks_to(t0, self.env.now, interval)
+            self._skip = None
 
     def _idle(self) -> bool:
         """Nothing waits, runs or is preempted, and no event is waiting for a pass."""
@@ -128,9 +200,14 @@ class Scheduler:
         The request is made here, when the process's end event is processed,
         rather than when the job's books close a moment earlier: by then the
         processors the process put back are in the Container and the instant is
-        usually quiet, so the pass needs no extra wait (:meth:`process`).
+        usually quiet, so the pass needs no extra wait (:meth:`process`).  With
+        a fixed interval no pass is asked for (the next tick sees the
+        departure), but a quiet skip is cut short (:meth:`stir`).
         """
-        self.request()
+        if self.sim.interval is None:
+            self.request()
+        else:
+            self.stir()
 
     def process(self) -> Generator[simpy.Event, Any, None]:
         """The scheduler's SimPy process: one pass per wake-up, after the instant is quiet.
@@ -191,6 +268,12 @@ class Scheduler:
         for decision in sim.policy.schedule(snap):
             self.apply(decision, now)
             n += 1
+        if n == 0 and sim.interval is not None and not sim.explain and self.skip_ticks:
+            # a quiet pass: until when would a pass on the same state decide nothing too?
+            self.quiet_until = sim.policy.quiet_until(snap)
+            self._quiet_changes = sim.changes[0]
+        else:
+            self.quiet_until = -math.inf
         for hook in sim.hooks.on_pass:
             hook(now, n)
 
@@ -273,8 +356,7 @@ class Scheduler:
         for hook in sim.hooks.on_allocation:
             hook(job, now)
         process = self.env.process(job_process(sim, job, host, procs, mem))
-        if sim.interval is None:  # event-driven: the job's departure asks for a pass
-            process.callbacks.append(self.departure)
+        process.callbacks.append(self.departure)
         self.processes[job.id] = process
         if d.resumes:
             self.lent[job.id] = tuple(d.resumes)
@@ -391,20 +473,6 @@ class Scheduler:
             for obs in sim.observers[1:]:
                 obs.on_decision(now, d)
             self.resume(v, None, now)
-
-
-def exact_tick(t: float, interval: float) -> bool:
-    """Whether every tick ``k * interval`` up to ``t`` is an exact float (so the same
-    float however it is summed).
-
-    ``interval`` is ``m / 2**e`` for integers ``m`` and ``e``; each tick is
-    then ``k * m / 2**e``, exact while ``k * m`` (with ``k = t / interval``)
-    fits a float's 53-bit significand.  True for whole seconds up to
-    about 9e15 s; false, for example, beyond the third tick of 0.1 s.
-    """
-    m, _d = interval.as_integer_ratio()
-    k = round(t / interval)
-    return k * m < 2**53
 
 
 def check_cap(job: Job, procs: int, now: float, action: str) -> None:

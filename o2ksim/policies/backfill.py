@@ -95,6 +95,7 @@ from o2ksim.policies.priority import (
     make_priority,
 )
 from o2ksim.policies.profile import ProfileMemo
+from o2ksim.policies.quiet import first_release, proved_for
 from o2ksim.policies.shadow import Releases
 
 
@@ -156,6 +157,11 @@ class FCFS(Policy):
                 break
             decisions.append(Start(job, host, note="next in FCFS order and fits"))
         return decisions
+
+    def quiet_until(self, snap: Snapshot) -> float:
+        """Forever, until something happens: the order is the queue's and only a departure or
+        a change of capacity frees anything (:mod:`o2ksim.policies.quiet`)."""
+        return math.inf if proved_for(self, FCFS, "schedule") else snap.now
 
 
 RESERVATION_KINDS = ("dynamic", "fixed")
@@ -304,6 +310,22 @@ class Backfill(Policy):
         if self.immediate is not None:
             return self.immediate.schedule(snap, self.backfill_pass)
         return self.backfill_pass(snap)
+
+    def quiet_until(self, snap: Snapshot) -> float:
+        """The first predicted release of a running job, for a static order with dynamic
+        sliding reservations and no immediate service; ``snap.now`` (no promise) otherwise.
+
+        Why a pass on the same state decides nothing before then, and why the
+        other settings get no promise: :mod:`o2ksim.policies.quiet`.
+        """
+        prio = self.priority
+        static = type(prio) is FCFSPriority or prio.is_static()
+        if (
+            self.stateful or self.immediate is not None or not static or snap.explain
+            or not proved_for(self, Backfill, "schedule", "backfill_pass", "order")
+        ):  # fmt: skip
+            return snap.now
+        return first_release(snap)
 
     def summary_counts(self, ids: Collection[int] | None = None) -> dict[str, int]:
         """Immediate-service counters over ``ids`` (empty without immediate service)."""

@@ -2,7 +2,7 @@
 
 A policy is a small object with one decision method (the engine's
 :class:`~o2ksim.engine.contract.PolicyProtocol`; this base class gives the
-optional ``bind``, ``admit`` and ``stats`` do-nothing defaults)::
+optional ``bind``, ``admit``, ``quiet_until`` and ``stats`` do-nothing defaults)::
 
     class MyPolicy(Policy):
         kind = "my-policy"
@@ -81,8 +81,8 @@ class Policy:
     """Base class of scheduling policies.  Subclasses set ``kind``, ``PARAMS``, ``schedule``.
 
     It satisfies :class:`~o2ksim.engine.contract.PolicyProtocol`: ``bind``,
-    ``admit``, ``stats`` and ``summary_counts`` have defaults a subclass
-    overrides when it needs them.
+    ``admit``, ``quiet_until``, ``stats`` and ``summary_counts`` have defaults a
+    subclass overrides when it needs them.
     """
 
     kind: ClassVar[str] = ""
@@ -166,6 +166,21 @@ class Policy:
     def schedule(self, snap: Snapshot) -> Sequence[Decision]:
         """Decide what to do at this instant."""
         raise NotImplementedError
+
+    def quiet_until(self, snap: Snapshot) -> float:
+        """The pass just made on ``snap`` decided nothing: until what time would every later
+        pass on the same state decide nothing too?
+
+        "The same state": no arrival, departure, timer, request or change of a
+        host's resources since, so a later pass sees ``snap`` with a later
+        ``now`` (and no ``arrived``, ``departed`` or ``timers``).  With a fixed
+        interval the engine skips the ticks before that time (until something
+        happens).  The default, ``snap.now``, promises nothing: a pass at
+        every tick.  A policy that overrides it must be able to prove it
+        (:mod:`o2ksim.policies.quiet` gives the arguments for the built-in
+        ones); a wrong answer changes the schedule.
+        """
+        return snap.now
 
     def stats(self) -> Mapping[str, float]:
         """The policy's own counters after a run (stored in ``run.json``); none by default."""

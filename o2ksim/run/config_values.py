@@ -144,6 +144,10 @@ def as_machine(machine: Any, where: str = WHERE) -> MachineSpec | None:
     )
 
 
+#: The methods of :class:`~o2ksim.engine.contract.PolicyProtocol`, named when one is missing.
+PROTOCOL_METHODS = ("schedule", "bind", "admit", "quiet_until", "stats", "summary_counts")
+
+
 def as_policy(
     policy: Any, params: Mapping[str, Any] | None, label: str | None
 ) -> PolicyChoice | PolicyProtocol:
@@ -154,9 +158,12 @@ def as_policy(
             check_str(label, WHERE, "label")
         return PolicyChoice(os.fspath(policy), dict(params or {}), label)
     if not isinstance(policy, PolicyProtocol):
+        missing = [m for m in PROTOCOL_METHODS if not callable(getattr(policy, m, None))]
         raise ConfigError(
             WHERE,
-            f"must be a policy name or an object with schedule(snapshot), got {policy!r}",
+            f"must be a policy name or a policy object (an o2ksim.policies.Policy subclass, "
+            f"or an object with the methods of o2ksim.engine.contract.PolicyProtocol), got "
+            f"{policy!r}, which lacks {', '.join(missing) or 'a name'}",
             field="policy",
         )
     if params:

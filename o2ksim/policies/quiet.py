@@ -1,0 +1,105 @@
+"""How long a pass that decided nothing stays true: the policies' quiet guarantees.
+
+With a fixed ``--interval`` the engine asks for a pass at every tick.  When
+a pass starts, preempts, resizes, kills and asks for nothing, and nothing
+happens afterwards (no arrival, departure, timer, request or change of a
+host's resources), the next pass sees the same snapshot but for its time.
+:meth:`Policy.quiet_until <o2ksim.policies.base.Policy.quiet_until>` says
+until when such passes decide nothing too; the engine then skips their ticks
+(:meth:`Scheduler.tick <o2ksim.engine.scheduler.Scheduler.tick>`), and
+anything that happens meanwhile ends the skip at the next tick.  The default
+is the pass's own time: no guarantee, a pass at every tick.
+
+Which policies declare one, and why it holds (the pass at ``t0`` decided
+nothing; ``t`` is a later pass on the same state, ``t0 < t < H``):
+
+* **Strict FCFS** (:class:`~o2ksim.policies.backfill.FCFS`): it starts the
+  queue in submission order while the head fits the free processors and
+  memory of some host.  Neither the order nor the free resources change
+  without an arrival, a departure or a change of capacity, so ``H = inf``.
+* **Priority backfill with a static order and dynamic sliding
+  reservations** (:class:`~o2ksim.policies.backfill.Backfill` with priority
+  ``fcfs``, ``sjf`` or weights without ``w`` and ``x``; any number of
+  reservations, ``all`` included with its carried plan; either
+  ``backfill_host``; no immediate service): ``H`` is the first predicted
+  release of a running job (:func:`first_release`).  Over ``[t0, H)`` every
+  host's availability profile, as a function of absolute time, is the same at
+  ``t0`` and at ``t``: the free resources until ``H``, then the same releases
+  at the same times (none is clamped to *now*, none moves with *now*).  The
+  queue order does not depend on time.  Job by job in that order:
+
+  - a job that did not fit at ``t0`` does not fit at ``t``: its window
+    ``[t0, t0 + est)`` met a point ``p`` with too little room on every host
+    (processors or memory, the reservations made before it included).  If
+    ``p < t``, the profile at ``p`` is the free resources, as at ``t``;
+    otherwise ``p`` lies in ``[t, t + est)`` (rounding of ``t + est`` is
+    monotone).  The window only grows into the later profile;
+  - its reservation is the earliest time from which its window fits: no time
+    in ``[t0, H)`` fits (the same argument from each such time), so the
+    earliest at or after ``t`` is the earliest at or after ``t0``, at or after
+    ``H``, on the same host (ties go to the fewest free processors *now*,
+    which have not changed).  The reservations, and so the profiles the next
+    jobs meet, are the same;
+  - a backfill candidate is tested against those same profiles and
+    reservations, so it is refused again.
+
+  The carried plan of ``--reservations all`` gives the fresh pass's
+  decisions (:mod:`~o2ksim.policies.carried_plan`), so the argument covers
+  it; its reservations lie at or after ``H`` and none comes due before ``H``.
+
+No guarantee (the default), and why:
+
+* fixed-job or non-sliding reservations: a kept reservation time that passes
+  changes the next pass (and with an interval no timer marks it);
+* orders that grow with the wait (LXF, LXF&W, any weight on ``w`` or ``x``,
+  priority functions): the order at ``t`` may differ from the order at
+  ``t0``, and with it the reservations;
+* immediate service (trials, quanta), preemption, EQspatial and
+  equipartition (MinInterval timers, partitions that follow the work done),
+  the LSF variants and the goal-oriented policies: their passes read time
+  otherwise than through the releases;
+* a running job whose prediction moves with *now* (it has overrun its
+  estimate, or was resized, reduced, preempted or raised by the overrun
+  rule ``requested``), or any preempted job: ``H = now``;
+* user policies, and subclasses that change how a pass decides
+  (:func:`proved_for`), until they declare their own.
+"""
+
+from __future__ import annotations
+
+import math
+
+from o2ksim.engine.snapshot import Snapshot
+
+
+def first_release(snap: Snapshot) -> float:
+    """The earliest predicted release of a running job: ``inf`` when nothing runs, and
+    ``snap.now`` (no guarantee) when a prediction moves with time.
+
+    A prediction is a fixed time when the job runs on its full request and was
+    never resized or preempted (the engine's regular releases,
+    :class:`~o2ksim.engine.releases.ReleaseIndex`) and that time is after now;
+    at or before now the scheduler predicts it *now*, which moves.  A
+    snapshot without the engine's release index (built by hand) gets no
+    guarantee either.
+    """
+    now = snap.now
+    first = math.inf
+    for h in snap.hosts:
+        index = h.releases
+        if h.preempted or index is None or index.irregular:
+            return now
+        if len(index):
+            times, _procs, _mem = index.arrays()
+            t = float(times[0])
+            if t <= now:
+                return now
+            first = min(first, t)
+    return first
+
+
+def proved_for(policy: object, cls: type, *methods: str) -> bool:
+    """Whether ``policy`` decides with ``cls``'s own ``methods``: a guarantee proved for
+    ``cls``'s passes does not extend to a subclass that changes them."""
+    kind = type(policy)
+    return all(getattr(kind, m) is getattr(cls, m) for m in methods)
