@@ -228,3 +228,11 @@ def test_auto_is_smallest_first_with_a_number_and_together_with_all():
     assert starts(HAND, TEN) == starts(HAND, TEN, release_ties="smallest-first")
     assert starts(HAND, TEN, reservations=2)[4] == 100.0
     assert starts(HAND, TEN, reservations="all")[4] == 2.0
+
+
+def test_a_run_records_the_rule_it_used():
+    """run.json's policy says which rule ``auto`` stood for."""
+    assert Backfill(reservations="all").describe()["release_ties"] == "together"
+    assert Backfill().describe()["release_ties"] == "smallest-first"
+    given = Backfill(reservations="all", release_ties="smallest-first")
+    assert given.describe()["release_ties"] == "smallest-first"

@@ -299,6 +299,8 @@ class Backfill(Policy):
         d = super().describe()
         if not isinstance(d["priority"], str | dict):
             d["priority"] = self.priority.describe()
+        if d.get("release_ties") == "auto":  # the rule the run used, in its results
+            d["release_ties"] = "together" if self.ties_together else "smallest-first"
         return d
 
     def held_reservations(self) -> dict[int, tuple[str, float]]:
