@@ -145,6 +145,8 @@ GUARANTEED = [
     ("backfill", {"priority": "fcfs", "reservations": 0}),
     ("backfill", {"priority": "sjf", "reservations": 2}),
     ("backfill", {"priority": "fcfs", "reservations": "all"}),
+    ("backfill", {"priority": "fcfs", "reservations": "all", "release_ties": "smallest-first"}),
+    ("backfill", {"priority": "sjf", "reservations": 2, "release_ties": "together"}),
     ("backfill", {"priority": {"p": 1, "m": 0.5}, "reservations": 3}),
     ("backfill", {"priority": {"pe": 1}, "reservations": 1, "backfill_host": "fewest-free"}),
 ]
@@ -202,6 +204,7 @@ def overrunning(draw):
 
 OVERRUN_PARAMS = [
     {"reservations": 1}, {"reservations": 2}, {"reservations": "all"},
+    {"reservations": "all", "release_ties": "smallest-first"},
     {"priority": "sjf", "reservations": 1},
 ]  # fmt: skip
 
