@@ -24,6 +24,7 @@ from o2ksim.availability import Outage
 from o2ksim.engine.core import Simulation
 from o2ksim.engine.monitor import Observer
 from o2ksim.engine.scheduler import Scheduler
+from o2ksim.jobs import JobSpec
 from o2ksim.machine import HostSpec, MachineSpec
 from o2ksim.policies import quiet
 from o2ksim.policies.backfill import Backfill
@@ -276,3 +277,15 @@ def test_a_policy_object_without_quiet_until_is_refused_by_name():
 
     with pytest.raises(ConfigError, match=r"which lacks quiet_until$"):
         simulate([job(1, 0, 1, 10)], machine=one_host(4), policy=FiveMethods())
+
+
+def test_the_last_departures_end_a_skip_after_the_ticker_has_stopped():
+    """Found by CI: two 3 s jobs started at 0 on two hosts, one reservation, 1 s ticks.  The
+    pass at 0 starts both; the quiet skip runs to their release at 3, where the run ends and
+    the ticker stops; the departures' own stir then found a ticker that could no longer be
+    interrupted (a SimPy RuntimeError).  Both jobs run 0-3."""
+    jobs = [JobSpec(1, 0.0, 1, 0, 3.0, 3.0), JobSpec(2, 0.0, 1, 0, 3.0, 3.0)]
+    for skip in (True, False):
+        schedule, _ = schedules(jobs, "backfill", {"reservations": 1}, 1.0, skip=skip, machine=TWIN)
+        assert schedule["start"].tolist() == [0.0, 0.0]
+        assert schedule["end"].tolist() == [3.0, 3.0]

@@ -147,12 +147,14 @@ class Scheduler:
 
         Called at a departure, a policy timer or any request for a pass, and at
         the start and end of a period of processors down.  The ticker is
-        interrupted; it then waits for :meth:`back_on_grid`.
+        interrupted; it then waits for :meth:`back_on_grid`.  A ticker that has
+        stopped (the run ended at this instant: the last departures stir after
+        it) has nothing left to cut short.
         """
         if self._skip is not None:
             self._skip_cut = self._skip
             self._skip = None
-            if self.ticker is not None:
+            if self.ticker is not None and self.ticker.is_alive:
                 self.ticker.interrupt("stirred")
 
     def back_on_grid(self) -> float:
