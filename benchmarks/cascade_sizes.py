@@ -14,7 +14,7 @@ places before it are restored from a journal of the repair's moves
 behaviour).
 
 Prints the run's pass counts and CPU seconds, and one Markdown row per fresh
-pass: time, queue length, reservations moved (earlier, later).
+pass: time, queue length, reservations moved (earlier, later), the largest move.
 """
 
 from __future__ import annotations
@@ -70,6 +70,7 @@ def measure(path: Path, ties: str) -> tuple[list[dict[str, Any]], dict[str, int]
             rows.append({
                 "now": p.now, "queue": len(p.plan), "moved": len(moves),
                 "earlier": sum(m < 0 for m in moves), "later": sum(m > 0 for m in moves),
+                "largest": max((abs(m) for m in moves), default=0.0),
             })  # fmt: skip
 
     plan_repair.PlanRepair._apply = journal_apply  # type: ignore[method-assign]
@@ -105,12 +106,12 @@ def main() -> None:
             print(
                 f"\nn = {n}, release_ties = {args.release_ties}: passes {counts}, CPU {cpu:.1f} s"
             )
-            print("\n| time s | queue | moved | earlier | later |")
-            print("|---|---|---|---|---|")
+            print("\n| time s | queue | moved | earlier | later | largest move s |")
+            print("|---|---|---|---|---|---|")
             for r in rows:
                 print(
                     f"| {r['now']:.0f} | {r['queue']} | {r['moved']} | {r['earlier']} | "
-                    f"{r['later']} |"
+                    f"{r['later']} | {r['largest']:.0f} |"
                 )
 
 
