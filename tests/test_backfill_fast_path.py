@@ -33,6 +33,7 @@ from o2ksim.jobs import Job, JobSpec, JobState
 from o2ksim.machine import HostSpec
 from o2ksim.policies import backfill_scan, profile
 from o2ksim.policies.profile import Profile
+from o2ksim.policies.profile_memo import NO_TIES
 from o2ksim.policies.shadow import Releases, Shadow
 
 MACHINE = THREE_HOSTS
@@ -240,17 +241,22 @@ def shadow_cases(draw):
 
 
 @settings(max_examples=400, deadline=None)
-@given(case=shadow_cases())
-def test_shadow_answers_like_the_profile_holding_one_reservation(case):
+@given(case=shadow_cases(), together=st.booleans())
+def test_shadow_answers_like_the_profile_holding_one_reservation(case, together):
     # EASY's shadow time and extra resources stand for the whole profile once one
     # reservation is placed: the reservation lands where the list profile puts it, and
     # every later job starting now fits (and books) exactly as on the list profile.
+    # ``together`` (release_ties): the profile defers no release (NO_TIES), the shadow
+    # counts every release at its time.
     now, (free_p, free_m), releases, (rp, rm, rd), starts = case
     now = float(now)
     plain = Profile(now, free_p, float(free_m), [(float(t), p, float(m)) for t, p, m in releases])
+    if together:
+        plain.releases = NO_TIES
     expected_at = plain.earliest(rp, rm, rd)
     t, p, m = _Releases(releases).arrays()
-    at, shadow = Releases.from_arrays(t, p, m, free_p, free_m).reserve(now, (rp, rm, rd))
+    found = Releases.from_arrays(t, p, m, free_p, free_m)
+    at, shadow = found.reserve(now, (rp, rm, rd), together)
     assert at == expected_at
     if math.isinf(at):
         assert shadow is None
