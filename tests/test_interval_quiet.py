@@ -111,12 +111,83 @@ def test_processors_coming_back_cut_the_skip_short():
 
 
 def test_a_policy_without_a_guarantee_ticks_through():
-    # LXF&W's order grows with the wait: a pass at every tick while B waits (0 .. 300) and
-    # while it runs (301 .. 309; its end at 310 ends the run before that tick's pass)
+    # fixed-job reservations (a kept reservation time passes without an event): a pass at
+    # every tick while B waits (0 .. 300) and while it runs (301 .. 309; its end at 310
+    # ends the run before that tick's pass)
     jobs = [job(1, 0, 3, 300), job(2, 5, 2, 10)]
-    sim, at = run(one_host(4), jobs, "lxfw-backfill", 1.0)
+    policy = Backfill(priority={"w": 0.02, "x": 1}, reservation_kind="fixed")
+    sim, at = run(one_host(4), jobs, policy, 1.0)
     assert at == [float(t) for t in range(0, 310)]
     assert placed(sim)[1] == (2, "m", 300.0, 310.0)
+
+
+def test_lxf_skips_until_two_waiting_jobs_swap_places():
+    # LXF (score 1 + wait / R) on 4 processors, a pass every second.  A (3 procs, 1000 s)
+    # starts at 0; C (2 procs, R = 400) waits from 0, B (2 procs, R = 100) from 10.  By
+    # hand: at 10 C is ahead (1 + 10/400 = 1.025 against 1); B's score grows faster and
+    # meets C's at t = 13 1/3 (t/400 = (t - 10)/100), so the order holds until then: the
+    # tick at 14 passes (B ahead: 1.04 against 1.035) and, B now gaining for ever, the
+    # next pass is A's release at 1000, where B and C both start.  Passes at 0 (A
+    # starts), 1 (quiet), 10 (B arrives), 14, 1000; ticking through gives the same.
+    jobs = [job(1, 0, 3, 1000), job(2, 0, 2, 400), job(3, 10, 2, 100)]
+    sim, at = run(one_host(4), jobs, "lxf-backfill", 1.0)
+    assert at[:5] == [0.0, 1.0, 10.0, 14.0, 1000.0]
+    expected = [(1, "m", 0.0, 1000.0), (2, "m", 1000.0, 1400.0), (3, "m", 1000.0, 1100.0)]
+    assert placed(sim) == expected
+    Scheduler.skip_ticks = False
+    try:
+        ticking, every = run(one_host(4), jobs, "lxf-backfill", 1.0)
+    finally:
+        Scheduler.skip_ticks = True
+    assert placed(ticking) == expected and every[:15] == [float(t) for t in range(15)]
+
+
+def test_a_swap_of_the_head_lets_a_job_backfill_at_the_next_tick():
+    # LXF on 4 processors, a pass every second.  A (3 procs, 1000 s) runs from 0.
+    # Waiting: H4 (4 procs, R = 400) from 0, H3 (3 procs, R = 100) from 10, X (1 proc,
+    # R = 2000) from 12.  At 12 the order is H4 (1.03), H3 (1.02), X (1): the head H4 is
+    # reserved at 1000 with no processor to spare, so X (past 1000) waits.  H3 overtakes
+    # H4 at 13 1/3: at the tick of 14 the head is H3, which leaves 1 processor at 1000,
+    # and X starts (EASY's extra processor).  A skip past 13 1/3 would start X later.
+    # By hand: X 14-2014; H3 at A's end, 1000-1100; H4 once X ends, 2014-2414.
+    jobs = [job(1, 0, 3, 1000), job(2, 0, 4, 400), job(3, 10, 3, 100), job(4, 12, 1, 2000)]
+    expected = [
+        (1, "m", 0.0, 1000.0), (2, "m", 2014.0, 2414.0), (3, "m", 1000.0, 1100.0),
+        (4, "m", 14.0, 2014.0),
+    ]  # fmt: skip
+    sim, at = run(one_host(4), jobs, "lxf-backfill", 1.0)
+    assert at[:6] == [0.0, 1.0, 10.0, 12.0, 14.0, 15.0]
+    assert placed(sim) == expected
+    assert sim.scheduler.skipped_ticks > 2000
+
+
+def test_order_holds_until_gives_no_promise_for_neighbours_too_close_to_tell():
+    # Two jobs whose LXF scores differ by less than the rounding margin: no guarantee
+    # (now); the same two apart by more: the meeting time, by hand.
+    from o2ksim.engine.queue_index import QueueIndex
+    from o2ksim.jobs import Job
+    from o2ksim.policies.priority import LXFPriority
+    from o2ksim.policies.quiet import order_holds_until
+
+    def index_of(*specs):
+        jobs = [Job(spec) for spec in specs]
+        index = QueueIndex(jobs)
+        for j in jobs:
+            index.add(j)
+        return index
+
+    lxf = LXFPriority()
+    # C: R = 400 from 0; B: R = 100 from 10.  At 10: 1.025 against 1; they meet at 40/3.
+    far = index_of(JobSpec(2, 0.0, 2, 0, 400.0, 400.0), JobSpec(3, 10.0, 2, 0, 100.0, 100.0))
+    assert order_holds_until(lxf, far, 10.0, 1000.0) == pytest.approx(40 / 3, rel=1e-8)
+    assert order_holds_until(lxf, far, 10.0, 1000.0) < 40 / 3
+    assert order_holds_until(lxf, far, 10.0, 12.0) == 12.0  # the cap comes first
+    # R = 400 from 0 and R = 400 from 1e-13 s later: scores 1e-13 / 400 apart at 10
+    near = index_of(JobSpec(2, 0.0, 2, 0, 400.0, 400.0), JobSpec(3, 1e-13, 2, 0, 400.0, 400.0))
+    assert order_holds_until(lxf, near, 10.0, 1000.0) == 10.0
+    # the same base, slope and submission time: tied for ever, in queue order
+    same = index_of(JobSpec(2, 5.0, 2, 0, 400.0, 400.0), JobSpec(3, 5.0, 1, 0, 400.0, 400.0))
+    assert order_holds_until(lxf, same, 10.0, 1000.0) == 1000.0
 
 
 def test_a_subclass_that_decides_otherwise_inherits_no_guarantee():
@@ -148,6 +219,12 @@ GUARANTEED = [
     ("backfill", {"priority": "fcfs", "reservations": "all"}),
     ("backfill", {"priority": "fcfs", "reservations": "all", "release_ties": "smallest-first"}),
     ("backfill", {"priority": "sjf", "reservations": 2, "release_ties": "together"}),
+    ("lxfw-backfill", {"reservations": 1}),
+    ("backfill", {"priority": "lxf", "reservations": 2}),
+    ("lxfw-backfill", {"reservations": "all"}),
+    ("ncsa-ms", {"reservation_kind": "dynamic"}),
+    ("backfill", {"priority": {"w": 1, "x": 3, "p": 0.5}, "reservations": 1}),
+    ("backfill", {"priority": {"w": -1, "x": 2}, "reservations": 1}),
     ("backfill", {"priority": {"p": 1, "m": 0.5}, "reservations": 3}),
     ("backfill", {"priority": {"pe": 1}, "reservations": 1, "backfill_host": "fewest-free"}),
 ]
@@ -207,6 +284,7 @@ OVERRUN_PARAMS = [
     {"reservations": 1}, {"reservations": 2}, {"reservations": "all"},
     {"reservations": "all", "release_ties": "smallest-first"},
     {"priority": "sjf", "reservations": 1},
+    {"priority": {"w": 0.02, "x": 1}, "reservations": 1},
 ]  # fmt: skip
 
 

@@ -91,11 +91,12 @@ from o2ksim.policies.priority import (
     WEIGHT_NAMES,
     FCFSPriority,
     Priority,
+    WeightedPriority,
     check_priority,
     make_priority,
 )
 from o2ksim.policies.profile import ProfileMemo
-from o2ksim.policies.quiet import first_release, proved_for
+from o2ksim.policies.quiet import first_release, order_holds_until, proved_for
 from o2ksim.policies.shadow import Releases
 
 
@@ -315,19 +316,28 @@ class Backfill(Policy):
 
     def quiet_until(self, snap: Snapshot) -> float:
         """The first predicted release of a running job, for a static order with dynamic
-        sliding reservations and no immediate service; ``snap.now`` (no promise) otherwise.
+        sliding reservations and no immediate service, and for a weighted order the first
+        time it may change if earlier; ``snap.now`` (no promise) otherwise.
 
         Why a pass on the same state decides nothing before then, and why the
         other settings get no promise: :mod:`o2ksim.policies.quiet`.
         """
         prio = self.priority
         static = type(prio) is FCFSPriority or prio.is_static()
+        weighted = isinstance(prio, WeightedPriority)
         if (
-            self.stateful or self.immediate is not None or not static or snap.explain
-            or not proved_for(self, Backfill, "schedule", "backfill_pass", "order")
+            self.stateful or self.immediate is not None or not (static or weighted)
+            or snap.explain or not proved_for(self, Backfill, "schedule", "backfill_pass", "order")
         ):  # fmt: skip
             return snap.now
-        return first_release(snap)
+        release = first_release(snap)
+        if static or release <= snap.now:
+            return release
+        index = snap.queue_index  # a weighted order that grows with the wait
+        if index is None or len(index) != len(snap.queue):
+            return snap.now
+        assert isinstance(prio, WeightedPriority)
+        return order_holds_until(prio, index, snap.now, release)
 
     def summary_counts(self, ids: Collection[int] | None = None) -> dict[str, int]:
         """Immediate-service counters over ``ids`` (empty without immediate service)."""

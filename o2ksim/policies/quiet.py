@@ -47,13 +47,30 @@ nothing; ``t`` is a later pass on the same state, ``t0 < t < H``):
   decisions (:mod:`~o2ksim.policies.carried_plan`), so the argument covers
   it; its reservations lie at or after ``H`` and none comes due before ``H``.
 
+* **Priority backfill with a weighted order that grows with the wait** (LXF,
+  LXF&W, any weights: :class:`~o2ksim.policies.priority.WeightedPriority`),
+  otherwise as above: ``H`` is the earlier of the first predicted release and
+  the first time the order of the waiting jobs may change
+  (:func:`order_holds_until`).  Until then the order at ``t`` is the order at
+  ``t0``, and the argument above holds as it stands.  Each score is
+  ``base + slope * (t - submit)``, linear in ``t``, so the order first changes
+  where two neighbours in it meet (kinetic sorting): for neighbours ``i``
+  ahead of ``j`` whose exact scores differ by ``D`` at ``t0`` and whose slopes
+  differ by ``slope_j - slope_i > 0``, not before ``t0 + D / (slope_j -
+  slope_i)``.  The scores are floats: each is within 4 units in the last
+  place of ``|base| + |slope| * wait`` of its exact value (two roundings of
+  the product and sum, one of ``t - submit``), so the bound keeps a margin
+  of four such errors, computed at ``H``'s cap where the waits are longest;
+  neighbours closer than that margin now give no guarantee, unless both have
+  the same base, slope and submission time (the same floats at every ``t``:
+  tied for ever, in queue order).
+
 No guarantee (the default), and why:
 
 * fixed-job or non-sliding reservations: a kept reservation time that passes
   changes the next pass (and with an interval no timer marks it);
-* orders that grow with the wait (LXF, LXF&W, any weight on ``w`` or ``x``,
-  priority functions): the order at ``t`` may differ from the order at
-  ``t0``, and with it the reservations;
+* priority functions: the order at ``t`` may differ from the order at ``t0``,
+  and with it the reservations;
 * immediate service (trials, quanta), preemption, EQspatial and
   equipartition (MinInterval timers, partitions that follow the work done),
   the LSF variants and the goal-oriented policies: their passes read time
@@ -69,7 +86,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from o2ksim.engine.queue_index import QueueIndex
 from o2ksim.engine.snapshot import Snapshot
+from o2ksim.policies.priority import WeightedPriority
+
+UNIT_ROUNDOFF = 2.0**-53
+SCORE_ERROR = 4 * UNIT_ROUNDOFF  # of a score, relative to |base| + |slope| * wait
 
 
 def first_release(snap: Snapshot) -> float:
@@ -96,6 +120,40 @@ def first_release(snap: Snapshot) -> float:
                 return now
             first = min(first, t)
     return first
+
+
+def order_holds_until(prio: WeightedPriority, index: QueueIndex, now: float, cap: float) -> float:
+    """The first time, at most ``cap``, at which the weighted order of the waiting jobs
+    (``index``: the engine's columns of the queue) may differ from the order at ``now``;
+    ``now`` when two neighbours in it are too close to tell (module docstring).
+
+    Computed from the same ``base`` and ``slope`` floats as the order itself
+    (:meth:`~o2ksim.policies.priority.WeightedPriority.terms`); O(q log q).
+    """
+    rows = index.rows()
+    n = len(rows)
+    if n < 2 or not math.isfinite(cap):
+        return cap if n < 2 else now
+    base, slope = prio.terms(index.procs[rows], index.mem[rows], index.req_time[rows])
+    b = np.broadcast_to(np.asarray(base, dtype=float), (n,))
+    m = np.broadcast_to(np.asarray(slope, dtype=float), (n,))
+    submit = index.submit[rows]
+    ranked = np.argsort(-(b + m * (now - submit)), kind="stable")  # the order now
+    b, m, submit = b[ranked], m[ranked], submit[ranked]
+    score = b + m * (now - submit)
+    ahead, behind = slice(0, n - 1), slice(1, n)
+    gap = score[ahead] - score[behind]  # >= 0: neighbours, the one ahead first
+    size = np.abs(b) + np.abs(m) * (cap - submit)  # what a score's error scales with, to cap
+    margin = 4 * SCORE_ERROR * (size[ahead] + size[behind]) + 4 * UNIT_ROUNDOFF * gap
+    same = (b[ahead] == b[behind]) & (m[ahead] == m[behind]) & (submit[ahead] == submit[behind])
+    if np.any((gap <= margin) & ~same):
+        return now
+    closing = m[behind] - m[ahead]  # > 0: the one behind catches up
+    meets = (closing > 0) & ~same
+    if not np.any(meets):
+        return cap
+    first = float(np.min((gap[meets] - margin[meets]) / closing[meets]))
+    return min(cap, now + first * (1 - 1e-9))
 
 
 def proved_for(policy: object, cls: type, *methods: str) -> bool:
