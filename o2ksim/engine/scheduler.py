@@ -45,6 +45,8 @@ from o2ksim.engine.snapshot import HostView, Snapshot, Timer
 from o2ksim.engine.ticks import exact_tick, last_exact_tick, ticks_to
 from o2ksim.jobs import Job, JobState
 
+ASK_TICKS = 2  # ticks a skip must be able to pass before the policy is asked (the cost of asking)
+
 if TYPE_CHECKING:
     from o2ksim.engine.core import Simulation
     from o2ksim.engine.hosts import Host
@@ -73,6 +75,7 @@ class Scheduler:
         self.skipped_ticks = 0  # interval ticks skipped while idle or quiet (:meth:`tick`)
         self.ticker: simpy.Process | None = None  # the interval's ticker (Simulation.ticker)
         self.quiet_until = -math.inf  # the last pass decided nothing; the policy's guarantee
+        self._quiet_snap: Snapshot | None = None  # that pass's snapshot, until it is asked
         self._quiet_changes = -1  # the machine's change count at that pass
         self._skip: tuple[float, int, float] | None = None  # a quiet skip: first tick, ticks, interval
         self._skip_cut: tuple[float, int, float] = (0.0, 0, 1.0)  # the skip :meth:`stir` cut short
@@ -129,7 +132,11 @@ class Scheduler:
 
         Idle machine: the next submit time.  Quiet last pass with nothing
         happened since: the earlier of the next submit time and the policy's
-        guarantee (capped at the last exactly representable tick).
+        guarantee (capped at the last exactly representable tick).  The policy
+        is asked once, on that pass's snapshot (the state has not changed), and
+        only when the next submit leaves :data:`ASK_TICKS` ticks or more to
+        skip: a weighted order's guarantee costs a ranking of the queue, more
+        than the few early-exit passes before an imminent arrival.
         """
         if self._idle():
             nxt = self._next_submit()
@@ -140,7 +147,13 @@ class Scheduler:
             or sim.changes[0] != self._quiet_changes
         ):  # fmt: skip
             return now
-        return min(self._next_submit(), self.quiet_until, last_exact_tick(interval))
+        cap = min(self._next_submit(), last_exact_tick(interval))
+        if self._quiet_snap is not None:
+            if cap < now + ASK_TICKS * interval:
+                return now
+            self.quiet_until = sim.policy.quiet_until(self._quiet_snap)
+            self._quiet_snap = None
+        return min(cap, self.quiet_until)
 
     def stir(self) -> None:
         """Something happened that a pass must see: cut a quiet skip short (:meth:`tick`).
@@ -272,10 +285,11 @@ class Scheduler:
             n += 1
         if n == 0 and sim.interval is not None and not sim.explain and self.skip_ticks:
             # a quiet pass: until when would a pass on the same state decide nothing too?
-            self.quiet_until = sim.policy.quiet_until(snap)
+            # (asked at the next tick that could skip: _horizon)
+            self.quiet_until, self._quiet_snap = math.inf, snap
             self._quiet_changes = sim.changes[0]
         else:
-            self.quiet_until = -math.inf
+            self.quiet_until, self._quiet_snap = -math.inf, None
         for hook in sim.hooks.on_pass:
             hook(now, n)
 

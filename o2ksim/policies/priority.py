@@ -247,22 +247,13 @@ class WeightedPriority(Priority):
         a :class:`~o2ksim.policies.order_scan.MergedOrder` instead (:meth:`_merged`)."""
         if len(queue) <= 1 or index is None or len(index) != len(queue) or self.is_static():
             return super().order(queue, now, index)
-        per_run = self._per_run
-        if per_run is None or per_run[0] is not index:
-            base, slope = self.terms(index.procs, index.mem, index.req_time)
-            base = np.broadcast_to(np.asarray(base, dtype=float), index.procs.shape)
-            slope = np.broadcast_to(np.asarray(slope, dtype=float), index.procs.shape)
-            per_run = self._per_run = (index, base, slope, None)
-        _, base, slope, lists = per_run
+        _, base, slope, _lists = self._run_terms(index)
         if len(queue) >= MERGE_MIN:
             merged = self._merged(index, slope, now)
             if merged is not None:
                 return merged
         if len(queue) <= SMALL_QUEUE:
-            if lists is None:
-                lists = (base.tolist(), slope.tolist(), index.submit.tolist())
-                self._per_run = (index, base, slope, lists)
-            b, m, t = lists
+            b, m, t = self.term_lists(index)
             row_of = index.row_of
             in_queue = [row_of[job.id] for job in queue]  # queue order; sorted() is stable
             ranked = sorted(in_queue, key=lambda r: -(b[r] + m[r] * (now - t[r])))
@@ -271,6 +262,28 @@ class WeightedPriority(Priority):
         rows = index.rows()
         score = base[rows] + slope[rows] * (now - index.submit[rows])
         return RankedQueue(index.jobs, rows[np.argsort(-score, kind="stable")])
+
+    def _run_terms(
+        self, index: QueueIndex
+    ) -> tuple[QueueIndex, np.ndarray, np.ndarray, tuple[list, ...] | None]:
+        """Every job's ``base`` and ``slope`` over the run's queue index, computed once."""
+        per_run = self._per_run
+        if per_run is None or per_run[0] is not index:
+            base, slope = self.terms(index.procs, index.mem, index.req_time)
+            base = np.broadcast_to(np.asarray(base, dtype=float), index.procs.shape)
+            slope = np.broadcast_to(np.asarray(slope, dtype=float), index.procs.shape)
+            per_run = self._per_run = (index, base, slope, None)
+        return per_run
+
+    def term_lists(self, index: QueueIndex) -> tuple[list, list, list]:
+        """Every job's ``base``, ``slope`` and submit time by index row, as Python lists
+        (the same floats as the arrays): for loops over a short queue."""
+        _, base, slope, lists = self._run_terms(index)
+        if lists is None:
+            lists = (base.tolist(), slope.tolist(), index.submit.tolist())
+            self._per_run = (index, base, slope, lists)
+        b, m, t = lists
+        return b, m, t
 
     def _merged(self, index: QueueIndex, slope: np.ndarray, now: float) -> MergedOrder | None:
         """The queue as a merge of fixed-order runs, one per submission instant

@@ -86,8 +86,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from o2ksim.engine.queue_index import QueueIndex
 from o2ksim.engine.snapshot import Snapshot
 from o2ksim.policies.priority import WeightedPriority
@@ -127,33 +125,34 @@ def order_holds_until(prio: WeightedPriority, index: QueueIndex, now: float, cap
     (``index``: the engine's columns of the queue) may differ from the order at ``now``;
     ``now`` when two neighbours in it are too close to tell (module docstring).
 
-    Computed from the same ``base`` and ``slope`` floats as the order itself
-    (:meth:`~o2ksim.policies.priority.WeightedPriority.terms`); O(q log q).
+    From the same ``base`` and ``slope`` floats as the order itself
+    (:meth:`~o2ksim.policies.priority.WeightedPriority.term_lists`).  O(q log q) in
+    plain Python: it is asked after a quiet pass, where the queue is short.
     """
-    rows = index.rows()
-    n = len(rows)
-    if n < 2 or not math.isfinite(cap):
-        return cap if n < 2 else now
-    base, slope = prio.terms(index.procs[rows], index.mem[rows], index.req_time[rows])
-    b = np.broadcast_to(np.asarray(base, dtype=float), (n,))
-    m = np.broadcast_to(np.asarray(slope, dtype=float), (n,))
-    submit = index.submit[rows]
-    ranked = np.argsort(-(b + m * (now - submit)), kind="stable")  # the order now
-    b, m, submit = b[ranked], m[ranked], submit[ranked]
-    score = b + m * (now - submit)
-    ahead, behind = slice(0, n - 1), slice(1, n)
-    gap = score[ahead] - score[behind]  # >= 0: neighbours, the one ahead first
-    size = np.abs(b) + np.abs(m) * (cap - submit)  # what a score's error scales with, to cap
-    margin = 4 * SCORE_ERROR * (size[ahead] + size[behind]) + 4 * UNIT_ROUNDOFF * gap
-    same = (b[ahead] == b[behind]) & (m[ahead] == m[behind]) & (submit[ahead] == submit[behind])
-    if np.any((gap <= margin) & ~same):
-        return now
-    closing = m[behind] - m[ahead]  # > 0: the one behind catches up
-    meets = (closing > 0) & ~same
-    if not np.any(meets):
+    rows = index.rows().tolist()
+    if len(rows) < 2:
         return cap
-    first = float(np.min((gap[meets] - margin[meets]) / closing[meets]))
-    return min(cap, now + first * (1 - 1e-9))
+    if not math.isfinite(cap):
+        return now
+    b, m, t = prio.term_lists(index)
+    ranked = sorted(rows, key=lambda r: -(b[r] + m[r] * (now - t[r])))  # the order now
+    holds = cap
+    ahead = ranked[0]
+    ahead_score = b[ahead] + m[ahead] * (now - t[ahead])
+    for r in ranked[1:]:
+        score = b[r] + m[r] * (now - t[r])
+        if b[r] != b[ahead] or m[r] != m[ahead] or t[r] != t[ahead]:  # else tied for ever
+            gap = ahead_score - score  # >= 0
+            size = abs(b[ahead]) + abs(m[ahead]) * (cap - t[ahead])  # errors grow to cap
+            size += abs(b[r]) + abs(m[r]) * (cap - t[r])
+            margin = 4 * SCORE_ERROR * size + 4 * UNIT_ROUNDOFF * gap
+            if gap <= margin:
+                return now
+            closing = m[r] - m[ahead]  # > 0: the one behind catches up
+            if closing > 0:
+                holds = min(holds, now + (gap - margin) / closing * (1 - 1e-9))
+        ahead, ahead_score = r, score
+    return holds
 
 
 def proved_for(policy: object, cls: type, *methods: str) -> bool:
