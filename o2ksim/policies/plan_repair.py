@@ -338,7 +338,6 @@ class PlanRepair:
         host = old.host
         assert host is not None
         prof = self.profiles[host]
-        spec = old.job.spec
         self._count()
         if new.at == old.at:
             dp, dm = new.spare[0] - old.spare[0], new.spare[1] - old.spare[1]
@@ -351,13 +350,8 @@ class PlanRepair:
                 Region(host, old.at, old.at + ulp), e.seq, dp < 0 or dm < 0, dp > 0 or dm > 0
             )
             return
-        _give_back(prof, old)
-        if new.spare != (0, 0.0):
-            prof.take(new.at, new.spare[0], new.spare[1], _ulp(new.at))
-        prof.take(new.at, spec.procs, spec.mem, spec.req_time)
         self.plan.move(e, new)
-        self._region(Region(host, old.at, old.at + spec.req_time), e.seq, True, False)
-        self._region(Region(host, new.at, new.at + spec.req_time), e.seq, False, True)
+        self._relocate(e.seq, old, new.at, new.spare)
 
     def _count(self) -> None:
         self.changed += 1
@@ -366,16 +360,25 @@ class PlanRepair:
 
     def _started(self, e: Entry) -> None:
         """``e``'s job was just started now as a backfill instead of its reservation."""
-        placed = e.placed
-        host = placed.host
-        assert host is not None
-        prof = self.profiles[host]
-        spec = placed.job.spec
         self._count()
-        _give_back(prof, placed)
-        prof.take(self.now, spec.procs, spec.mem, spec.req_time)
-        self._region(Region(host, placed.at, placed.at + spec.req_time), e.seq, True, False)
-        self._region(Region(host, self.now, self.now + spec.req_time), e.seq, False, True)
+        self._relocate(e.seq, e.placed, self.now)
+
+    def _relocate(
+        self, seq: int, old: Placed, start: float, spare: tuple[int, float] = (0, 0.0)
+    ) -> None:
+        """Give ``old``'s reservation back, hold its job from ``start`` on instead (with
+        the releases ``spare`` deferred there), and re-decide what the freed and the taken
+        windows meet (a move, or a start now)."""
+        host = old.host
+        assert host is not None
+        spec = old.job.spec
+        prof = self.profiles[host]
+        _give_back(prof, old)
+        if spare != (0, 0.0):
+            prof.take(start, spare[0], spare[1], _ulp(start))
+        prof.take(start, spec.procs, spec.mem, spec.req_time)
+        self._region(Region(host, old.at, old.at + spec.req_time), seq, True, False)
+        self._region(Region(host, start, start + spec.req_time), seq, False, True)
 
     def _region(self, r: Region, seq: int, gain: bool, loss: bool) -> None:
         """A change in force after position ``seq``: re-decide the reservations after it
