@@ -96,7 +96,13 @@ from o2ksim.policies.priority import (
     make_priority,
 )
 from o2ksim.policies.profile import ProfileMemo
-from o2ksim.policies.quiet import first_release, order_holds_until, proved_for
+from o2ksim.policies.quiet import (
+    LastPass,
+    first_release,
+    held_holds_until,
+    order_holds_until,
+    proved_for,
+)
 from o2ksim.policies.shadow import Releases
 
 
@@ -264,6 +270,7 @@ class Backfill(Policy):
             ties = "together" if self.n_reservations == math.inf else "smallest-first"
         self.ties_together: bool = ties == "together"
         self.held: dict[Job, tuple[str, float]] = {}  # job -> (host, start), in granted order
+        self.last_pass = LastPass()  # what the last pass did to ``held`` (quiet_until)
         self._wakes: set[float] = set()
         # per-host memos kept between passes while a host's allocations are unchanged
         self.profile_cache: dict[str, ProfileMemo] = {}
@@ -288,6 +295,7 @@ class Backfill(Policy):
         """
         super().bind(machine, rng)
         self.held = {}
+        self.last_pass = LastPass()
         self._wakes = set()
         self.profile_cache.clear()
         self.release_cache.clear()
@@ -315,9 +323,10 @@ class Backfill(Policy):
         return self.backfill_pass(snap)
 
     def quiet_until(self, snap: Snapshot) -> float:
-        """The first predicted release of a running job, for a static order with dynamic
-        sliding reservations and no immediate service, and for a weighted order the first
-        time it may change if earlier; ``snap.now`` (no promise) otherwise.
+        """The first predicted release of a running job, for a static order and no immediate
+        service, and for a weighted order the first time it may change if earlier; with
+        fixed-job or non-sliding reservations, only after a pass that left them as it found
+        them, and not after the earliest of their times; ``snap.now`` (no promise) otherwise.
 
         Why a pass on the same state decides nothing before then, and why the
         other settings get no promise: :mod:`o2ksim.policies.quiet`.
@@ -325,12 +334,18 @@ class Backfill(Policy):
         prio = self.priority
         static = type(prio) is FCFSPriority or prio.is_static()
         weighted = isinstance(prio, WeightedPriority)
+        methods = ("schedule", "backfill_pass", "order", "_decides_nothing")
         if (
-            self.stateful or self.immediate is not None or not (static or weighted)
-            or snap.explain or not proved_for(self, Backfill, "schedule", "backfill_pass", "order")
+            self.immediate is not None or not (static or weighted)
+            or snap.explain or not proved_for(self, Backfill, *methods)
         ):  # fmt: skip
             return snap.now
-        release = first_release(snap)
+        kept = math.inf
+        if self.stateful:
+            kept = held_holds_until(self.last_pass, self.held, snap.now)
+            if kept <= snap.now or self.last_pass.early:
+                return kept
+        release = min(first_release(snap), kept)
         if static or release <= snap.now:
             return release
         index = snap.queue_index  # a weighted order that grows with the wait
@@ -359,6 +374,8 @@ class Backfill(Policy):
         if carried is not None:
             carried.note_arrivals(snap.arrived)
         if not snap.explain and self._decides_nothing(snap):
+            if self.stateful:
+                self.last_pass = LastPass(snap.now, early=True, moved=False)
             return []
         free = free_resources(snap)
         if len(snap.queue) == 1 and not self.stateful and not snap.explain:
@@ -384,6 +401,8 @@ class Backfill(Policy):
         if carried is not None:
             carried.record(p)
         if self.stateful:
+            moved = list(p.placed.items()) != list(self.held.items())  # granted order too
+            self.last_pass = LastPass(snap.now, early=False, moved=moved)
             self.held = p.placed
             if p.wake:
                 p.decisions.extend(self._wake_ups(p.wake, snap.now))

@@ -85,9 +85,12 @@ No guarantee (the default), and why:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import NamedTuple
 
 from o2ksim.engine.queue_index import QueueIndex
 from o2ksim.engine.snapshot import Snapshot
+from o2ksim.jobs import Job
 from o2ksim.policies.priority import WeightedPriority
 
 UNIT_ROUNDOFF = 2.0**-53
@@ -160,3 +163,25 @@ def proved_for(policy: object, cls: type, *methods: str) -> bool:
     ``cls``'s passes does not extend to a subclass that changes them."""
     kind = type(policy)
     return all(getattr(kind, m) is getattr(cls, m) for m in methods)
+
+
+class LastPass(NamedTuple):
+    """What a backfill pass with fixed-job or non-sliding reservations did to the
+    reservations it carries (:attr:`~o2ksim.policies.backfill.Backfill.held`)."""
+
+    at: float = -math.inf  # the pass's time
+    early: bool = False  # it returned at once (Backfill._decides_nothing): held untouched
+    moved: bool = True  # it granted, dropped or moved a reservation, or reordered them
+
+
+def held_holds_until(last: LastPass, held: Mapping[Job, tuple[str, float]], now: float) -> float:
+    """How long the reservations carried out of the pass at ``now`` keep the next pass on
+    the same state quiet (module docstring): ``now`` (no promise) unless that pass left
+    them exactly as it found them; ``inf`` after the early exit; else the earliest of
+    their times, ``now`` if one is not after ``now``."""
+    if last.at != now or last.moved:
+        return now
+    if last.early:
+        return math.inf
+    first = min((at for _host, at in held.values()), default=math.inf)
+    return first if first > now else now
