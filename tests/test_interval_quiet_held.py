@@ -137,6 +137,7 @@ def test_held_holds_until():
     assert held_holds_until(LastPass(99.0, early=False, moved=False), held, 100.0) == 100.0
     assert held_holds_until(LastPass(), {}, 100.0) == 100.0  # before any pass
     assert held_holds_until(LastPass(200.0, early=False, moved=False), held, 200.0) == 200.0
+    assert held_holds_until(LastPass(250.0, early=False, moved=False), held, 250.0) == 250.0
     assert held_holds_until(LastPass(300.0, early=True, moved=False), held, 300.0) == math.inf
 
 

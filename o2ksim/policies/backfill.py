@@ -58,7 +58,8 @@ Reservation options (T§3.2.1, T§5.1, T§5.3.3):
   departure opens is backfilled.  The time is recomputed (never earlier) only
   when it has passed or become impossible (a running job overran its
   request).  The policy asks for a pass at each kept time (``WakeAt``) unless
-  it runs on a fixed ``interval``.
+  it runs on a fixed ``interval`` (where the kept times bound its quiet
+  guarantee: :mod:`o2ksim.policies.quiet`).
 
 Per-run state (held reservations, per-host memos) lives on the policy object:
 one instance serves one run (:meth:`Backfill.bind` clears it).  Strict FCFS

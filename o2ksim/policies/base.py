@@ -173,7 +173,9 @@ class Policy:
 
         "The same state": no arrival, departure, timer, request or change of a
         host's resources since, so a later pass sees ``snap`` with a later
-        ``now`` (and no ``arrived``, ``departed`` or ``timers``).  With a fixed
+        ``now`` (and no ``arrived``, ``departed`` or ``timers``), and the policy's
+        own state is the one that pass left (the engine asks before any other
+        pass: a policy carrying state between passes answers for it).  With a fixed
         interval the engine skips the ticks before that time (until something
         happens).  The default, ``snap.now``, promises nothing: a pass at
         every tick.  A policy that overrides it must be able to prove it

@@ -65,10 +65,54 @@ nothing; ``t`` is a later pass on the same state, ``t0 < t < H``):
   the same base, slope and submission time (the same floats at every ``t``:
   tied for ever, in queue order).
 
+* **Fixed-job or non-sliding reservations** (``reservation_kind = "fixed"``,
+  ``sliding = false`` or both, as NCSA-MS* and ``--no-sliding``; a static or
+  weighted order as above): the policy carries ``held``, the reservations of
+  the last pass (job -> host, time, in granted order), into the next, where
+  they change the pass -- under fixed-job the held jobs come first in the
+  order, and a non-sliding reservation is kept at its time while that is in
+  the future and still possible, else recomputed from it, never earlier.  So a
+  pass on the same state behaves as the quiet one only if it starts from the
+  same ``held``: the guarantee is given only after a quiet pass that was a
+  *fixed point*, leaving ``held`` exactly as it found it (the same jobs, hosts
+  and times in the same order; :class:`LastPass`, recorded by the pass).  A
+  pass that granted, dropped or moved a reservation promises nothing; the next
+  tick's pass then starts from the new ``held``, and is usually the fixed
+  point (one pass more per change).  After a fixed point, ``H`` is the earliest
+  of the first predicted release, for a weighted order the first time it may
+  change, and the earliest held time ``K`` (:func:`held_holds_until`; no
+  guarantee if ``K <= t0``).  Every reservation of the quiet pass is in
+  ``held``, so all lie at or after ``H``; the profiles are the same on
+  ``[t, inf)`` at ``t0`` and at ``t``, and on ``[t0, t)`` they are the free
+  resources at ``t0``.  Job by job in the same order (the held prefix is the
+  same list, the rest the same order until ``H``): a job that could not start
+  or be backfilled at ``t0`` cannot at ``t``, as above; a reservation computed
+  afresh (fixed-job slides; a job not held before) is the earliest fit from
+  ``t``, which is the one from ``t0``: each host's earliest fit from ``t0`` is
+  either ``t0`` itself (then ``K <= t0``, excluded) or at or after ``H``,
+  since on ``[t0, H)`` the profile is constant; a kept time ``k`` (``k >= K >
+  t``) is kept at ``t`` exactly when it was at ``t0``, its window lying where
+  the profiles agree, and when it was not, the earliest fit from ``k`` is the
+  same.  So the pass at ``t`` decides nothing and leaves ``held`` as it was,
+  and the next tick's pass starts from the same state again.  At ``t = K`` a
+  kept time is no longer in the future: the pass recomputes it and may move it
+  (another host, the same time), so passes at or after ``K`` are not
+  covered; the scheduler runs the pass at the first tick at or after ``H``.
+  In fact a fixed point's ``K`` is never before the first predicted release
+  (a kept time that fits the profile with no step of it in ``(t0, K]`` would
+  fit at ``t0``, and the job would have been backfilled), so ``K`` is a
+  safeguard that costs nothing.  With a kept time, without an interval, the
+  policy asks for a pass at that time (``WakeAt``); with one it does not, and
+  this bound takes its place.
+
+  The pass that returns at once (sliding fixed-job reservations, ``N`` held,
+  and no processor free, or every holder still waiting and no job fitting
+  any host: ``Backfill._decides_nothing``) reads neither time nor order and
+  touches nothing, so a pass on the same state returns at once too: ``H =
+  inf``.
+
 No guarantee (the default), and why:
 
-* fixed-job or non-sliding reservations: a kept reservation time that passes
-  changes the next pass (and with an interval no timer marks it);
 * priority functions: the order at ``t`` may differ from the order at ``t0``,
   and with it the reservations;
 * immediate service (trials, quanta), preemption, EQspatial and
