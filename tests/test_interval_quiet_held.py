@@ -23,6 +23,7 @@ from test_interval_quiet import TWIN, outages, overrunning, placed, run, schedul
 
 from o2ksim.engine.scheduler import Scheduler
 from o2ksim.jobs import Job, JobSpec
+from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
 from o2ksim.policies.backfill import Backfill
 from o2ksim.policies.quiet import LastPass, held_holds_until
 
@@ -107,6 +108,37 @@ def test_non_sliding_reservations_kept_and_handed_on():
     assert placed(every) == expected
 
 
+def test_a_kept_time_before_the_first_release_bounds_the_skip():
+    # The kept time binds only where a job is refused on the host picked by its free
+    # resources (backfill_host = "fewest-free"): FCFS, two non-sliding reservations, a
+    # pass every second.  x: 4 procs, 8 GB; y: 8 procs, 1 GB.  A (8 procs on y, requests
+    # 100, runs 20) and X (2 procs on x, 150 s) start at 0.  B (4 procs, 4 GB: only x)
+    # arrives at 1: reserved on x at 150.  J (2 procs, 146 s) arrives at 5: it fits now on
+    # x alone and would delay B there; reserved on y at A's predicted end, 100.  A leaves
+    # at 20: J now fits on both hosts, the fewest-free reading picks x, where it still
+    # delays B, and J keeps y at 100 (y is empty: nothing ends there any more).  That pass
+    # is a fixed point: quiet until 100, the kept time, before X's release at 150.  At
+    # 100 the kept time is no longer in the future: J is reserved afresh at *now* on y,
+    # a new time at every tick (no promise) until X leaves at 150, where B starts on x
+    # and J on y.  By hand: 0, 1 (B: new), 2 (quiet until 5), 5 (J: new), 6 (quiet until
+    # 100), 20 (A leaves: quiet until 100), 100 .. 150 every tick, 151 (quiet until J's
+    # end), 296 (J ends: quiet until B's end, 650, the last event).
+    two = MachineSpec("xy", (HostSpec("x", 4, 8 * KB_PER_GB), HostSpec("y", 8, KB_PER_GB)))
+    jobs = [job(1, 0, 8, 100, 20), job(2, 0, 2, 150), job(3, 1, 4, 500, mem_gb=4),
+            job(4, 5, 2, 146)]  # fmt: skip
+
+    def policy():
+        return Backfill(reservations=2, sliding=False, backfill_host="fewest-free")
+
+    expected = [(1, "y", 0.0, 20.0), (2, "x", 0.0, 150.0), (3, "x", 150.0, 650.0),
+                (4, "y", 150.0, 296.0)]  # fmt: skip
+    sim, at = run(two, jobs, policy(), 1.0)
+    assert at == [0.0, 1.0, 2.0, 5.0, 6.0, 20.0, *range(100, 152), 296.0]
+    assert placed(sim) == expected
+    every, at_every = ticking(two, jobs, policy(), 1.0)
+    assert len(at_every) == 650 and placed(every) == expected
+
+
 def test_the_early_exit_with_every_reservation_held_promises_until_something_happens():
     # One fixed-job reservation, 4 processors.  A (4 procs) requests 100 s and runs 1000;
     # B (2 procs, 10 s) arrives at 5 and is granted the reservation (at 100).  From 6 on
@@ -149,6 +181,8 @@ HELD = [
     ("mhpcc-ms", {"sliding": False}),
     ("mhpcc-ms", {"reservation_kind": "fixed", "reservations": 3}),
     ("backfill", {"priority": "fcfs", "reservations": 2, "sliding": False}),
+    ("backfill", {"priority": "fcfs", "reservations": 2, "sliding": False, "backfill_host": "fewest-free"}),
+    ("backfill", {"priority": NCSA, "reservations": 2, "sliding": False, "backfill_host": "fewest-free"}),
     ("backfill", {"priority": "sjf", "reservations": 1, "reservation_kind": "fixed"}),
     ("backfill", {"priority": NCSA, "reservations": 3, "reservation_kind": "fixed", "sliding": False}),
     ("backfill", {"priority": "lxf", "reservations": 2, "sliding": False, "release_ties": "together"}),
