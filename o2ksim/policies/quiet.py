@@ -82,7 +82,7 @@ nothing; ``t`` is a later pass on the same state, ``t0 < t < H``):
   of the first predicted release, for a weighted order the first time it may
   change, and the earliest held time ``K`` (:func:`held_holds_until`; no
   guarantee if ``K <= t0``).  Every reservation of the quiet pass is in
-  ``held``, so all lie at or after ``H``; the profiles are the same on
+  ``held``, so all lie at or after ``K``, hence ``H``; the profiles are the same on
   ``[t, inf)`` at ``t0`` and at ``t``, and on ``[t0, t)`` they are the free
   resources at ``t0``.  Job by job in the same order (the held prefix is the
   same list, the rest the same order until ``H``): a job that could not start
@@ -98,12 +98,15 @@ nothing; ``t`` is a later pass on the same state, ``t0 < t < H``):
   kept time is no longer in the future: the pass recomputes it and may move it
   (another host, the same time), so passes at or after ``K`` are not
   covered; the scheduler runs the pass at the first tick at or after ``H``.
-  In fact a fixed point's ``K`` is never before the first predicted release
-  (a kept time that fits the profile with no step of it in ``(t0, K]`` would
-  fit at ``t0``, and the job would have been backfilled), so ``K`` is a
-  safeguard that costs nothing.  With a kept time, without an interval, the
-  policy asks for a pass at that time (``WakeAt``); with one it does not, and
-  this bound takes its place.
+  With ``backfill_host = "delays-none"`` a fixed point's ``K`` is never
+  before the first predicted release (a window that fits the profile at
+  ``K`` with no step of it in ``(t0, K]`` fits at ``t0`` too, and the job
+  would have been backfilled); with ``"fewest-free"`` it can be: a job refused
+  on the host picked by its free resources keeps a time on another host where
+  nothing ends any more, and from ``K`` on it is reserved afresh at *now*, at
+  every pass (``tests/test_interval_quiet_held.py``).  With a kept time and
+  no interval, the policy asks for a pass at that time (``WakeAt``); with an
+  interval it does not, and this bound takes its place.
 
   The pass that returns at once (sliding fixed-job reservations, ``N`` held,
   and no processor free, or every holder still waiting and no job fitting
