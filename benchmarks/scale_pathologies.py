@@ -1,6 +1,7 @@
 """Pathological sizes: CPU seconds against n, and the fitted exponent (issue 27).
 
-Usage: python benchmarks/scale_pathologies.py [--cases idle waiting flood flood-sjf flood-lxfw
+Usage: python benchmarks/scale_pathologies.py [--cases idle waiting waiting-ncsa flood flood-sjf
+       flood-lxfw
        reservations reservations-together]
        [--sizes 10000 100000 1000000] [--reservation-sizes 1000 10000 100000]
 
@@ -14,6 +15,8 @@ not slow the next), timing the simulation's CPU seconds:
   ``2n``) and a 2-processor job submitted at 5 s waits behind it, ``--interval
   1s``, FCFS-backfill: a quiet stretch of ``n`` seconds (before the quiet skip,
   :meth:`~o2ksim.policies.base.Policy.quiet_until`, one pass per second);
+  ``waiting-ncsa``: the same pair under NCSA-MS* (two fixed-job reservations,
+  weights on the wait, the expansion factor and max(p, m));
 * ``flood``: ``n`` jobs submitted at the same second on a 128-processor host,
   default policy (FCFS-backfill: one reservation); ``flood-sjf`` and
   ``flood-lxfw``: the same trace under SJF-backfill and LXF&W-backfill;
@@ -46,7 +49,8 @@ import numpy as np
 from tqdm import tqdm
 
 CASES = (
-    "idle", "waiting", "flood", "flood-sjf", "flood-lxfw", "reservations", "reservations-together",
+    "idle", "waiting", "waiting-ncsa", "flood", "flood-sjf", "flood-lxfw", "reservations",
+    "reservations-together",
 )  # fmt: skip
 
 
@@ -66,7 +70,7 @@ def write_trace(case: str, n: int, folder: Path) -> Path:
             f.write("; MaxProcs: 4\n")
             f.write(_line(1, 0, 10, 1, 10))
             f.write(_line(2, n, 10, 1, 10))
-        elif case == "waiting":
+        elif case in ("waiting", "waiting-ncsa"):
             f.write("; MaxProcs: 4\n")
             f.write(_line(1, 0, n, 3, 2 * n))
             f.write(_line(2, 5, 10, 2, 20))
@@ -93,7 +97,8 @@ from o2ksim import simulate
 from o2ksim.policies.backfill import Backfill
 case, path = sys.argv[1], sys.argv[2]
 kw = {
-    "idle": {"interval": 1}, "waiting": {"interval": 1}, "flood": {}, "flood-sjf": {"policy": "sjf-backfill"},
+    "idle": {"interval": 1}, "waiting": {"interval": 1},
+    "waiting-ncsa": {"interval": 1, "policy": "ncsa-ms"}, "flood": {}, "flood-sjf": {"policy": "sjf-backfill"},
     "flood-lxfw": {"policy": "lxfw-backfill"},
     "reservations": {"policy": Backfill(reservations="all", release_ties="smallest-first")},
     "reservations-together": {"policy": Backfill(reservations="all", release_ties="together")},
@@ -115,6 +120,7 @@ def run(case: str, path: Path, timeout: float) -> dict[str, Any] | None:
         out = subprocess.run(
             [sys.executable, "-c", RUNNER, case, str(path)],
             capture_output=True, text=True, check=True, timeout=timeout,
+            cwd=path.parent,  # not the caller's: ``-c`` puts the cwd first on sys.path
         )  # fmt: skip
     except subprocess.TimeoutExpired:
         return None
