@@ -274,8 +274,8 @@ def test_a_signal_during_the_simulation_is_one_line_not_a_traceback(earlier, tmp
     """Found by the issue-27 audit: SimPy re-raises an exception from a process as
     ``type(exc)(*exc.args)``, and the interrupt could not be rebuilt from its name: a signal
     during a pass printed a traceback.  This run is inside its SimPy loop for good (a job
-    waits behind one running 10^9 s, with a pass every second: under NCSA-MS*'s fixed-job
-    reservations every tick is a pass; o2ksim.policies.quiet)."""
+    waits behind one running 10^9 s, with a pass every second: with immediate service,
+    which keeps no quiet guarantee, every tick is a pass; o2ksim.policies.quiet)."""
     before = snapshot(earlier)
     trace = tmp_path / "long.swf"
     trace.write_text(
@@ -284,7 +284,7 @@ def test_a_signal_during_the_simulation_is_one_line_not_a_traceback(earlier, tmp
     )
     proc = subprocess.Popen(
         [sys.executable, "-m", "o2ksim", "run", "--trace", str(trace), "--interval", "1s",
-         "--policy", "ncsa-ms", "--out", str(earlier)],
+         "--policy", "fcfs-backfill", "--immediate-service", "soon", "--out", str(earlier)],
         env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     deadline = time.monotonic() + 30
