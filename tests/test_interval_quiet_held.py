@@ -181,6 +181,7 @@ HELD = [
     ("mhpcc-ms", {"sliding": False}),
     ("mhpcc-ms", {"reservation_kind": "fixed", "reservations": 3}),
     ("backfill", {"priority": "fcfs", "reservations": 2, "sliding": False}),
+    ("backfill", {"priority": "fcfs", "reservations": "all", "sliding": False}),
     ("backfill", {"priority": "fcfs", "reservations": 2, "sliding": False, "backfill_host": "fewest-free"}),
     ("backfill", {"priority": NCSA, "reservations": 2, "sliding": False, "backfill_host": "fewest-free"}),
     ("backfill", {"priority": "sjf", "reservations": 1, "reservation_kind": "fixed"}),
