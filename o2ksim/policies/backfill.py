@@ -316,8 +316,9 @@ class Backfill(Policy):
 
     def quiet_until(self, snap: Snapshot) -> float:
         """The first predicted release of a running job, for a static order with dynamic
-        sliding reservations and no immediate service, and for a weighted order the first
-        time it may change if earlier; ``snap.now`` (no promise) otherwise.
+        sliding reservations, and for a weighted order the first time it may change if
+        earlier; with immediate service, also the first time a refused trial may be
+        granted; ``snap.now`` (no promise) otherwise.
 
         Why a pass on the same state decides nothing before then, and why the
         other settings get no promise: :mod:`o2ksim.policies.quiet`.
@@ -326,18 +327,20 @@ class Backfill(Policy):
         static = type(prio) is FCFSPriority or prio.is_static()
         weighted = isinstance(prio, WeightedPriority)
         if (
-            self.stateful or self.immediate is not None or not (static or weighted)
+            self.stateful or not (static or weighted)
             or snap.explain or not proved_for(self, Backfill, "schedule", "backfill_pass", "order")
         ):  # fmt: skip
             return snap.now
-        release = first_release(snap)
-        if static or release <= snap.now:
-            return release
+        holds = first_release(snap)
+        if self.immediate is not None and holds > snap.now:  # trials refused stay refused
+            holds = min(holds, self.immediate.quiet_until(snap))
+        if static or holds <= snap.now:
+            return holds
         index = snap.queue_index  # a weighted order that grows with the wait
         if index is None or len(index) != len(snap.queue):
             return snap.now
         assert isinstance(prio, WeightedPriority)
-        return order_holds_until(prio, index, snap.now, release)
+        return order_holds_until(prio, index, snap.now, holds)
 
     def summary_counts(self, ids: Collection[int] | None = None) -> dict[str, int]:
         """Immediate-service counters over ``ids`` (empty without immediate service)."""

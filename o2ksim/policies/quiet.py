@@ -65,13 +65,32 @@ nothing; ``t`` is a later pass on the same state, ``t0 < t < H``):
   the same base, slope and submission time (the same floats at every ``t``:
   tied for ever, in queue order).
 
+* **Priority backfill with immediate service** (``immediate_service`` ``soon``
+  or ``preemptive``, T§3.2.2), otherwise as above: ``H`` is also at most the
+  first time a refused trial may be granted
+  (:meth:`ImmediateService.quiet_until
+  <o2ksim.policies.immediate.service.ImmediateService.quiet_until>`).  A pass
+  with immediate service runs the backfill pass, then offers a trial to each
+  job awaiting one; quiet, it started nothing and every such job was refused.
+  With no trial's victim preempted or owed (else a host's ``preempted`` is not
+  empty: ``H = now``), the backfill pass sees the plain snapshot, and the
+  argument above holds for it.  A refused ``soon`` trial needs free processors
+  and memory on one host, which do not change.  A refused ``preemptive`` trial
+  needs, on one host with the memory, the free processors plus those of the
+  eligible running jobs to reach its request (victims are chosen in order
+  until they do, so order does not matter); the eligible set only loses jobs
+  until a running job completes ``t`` of uninterrupted run with more than
+  ``t`` still predicted (:func:`~o2ksim.policies.immediate.service.victims_may_grow_at`,
+  a few ulps early for the rounding of that test).  The WakeAt the pass asks
+  for at that time also ends a skip; the bound does not rely on it.
+
 No guarantee (the default), and why:
 
 * fixed-job or non-sliding reservations: a kept reservation time that passes
   changes the next pass (and with an interval no timer marks it);
 * priority functions: the order at ``t`` may differ from the order at ``t0``,
   and with it the reservations;
-* immediate service (trials, quanta), preemption, EQspatial and
+* preemption (a trial's victims), EQspatial and
   equipartition (MinInterval timers, partitions that follow the work done),
   the LSF variants and the goal-oriented policies: their passes read time
   otherwise than through the releases;
