@@ -61,13 +61,13 @@ def test_a_refused_preemptive_trial_waits_for_its_victim_to_become_eligible():
     # runs 10^4) starts at 0; B (2 procs, 5 s) arrives at 5: nothing free, and A has not
     # run 100 s, so no trial; the pass asks for one at 100 (a WakeAt: not quiet).  By
     # hand: passes at 0, 1 (quiet: skip to B's arrival), 5, 6 (quiet: the release is at
-    # 10^4, A eligible at 100: skip to 100), 100 (B's trial preempts A; B completes at
-    # 105) and every tick from there on: A resumed has a prediction that moves with time
-    # (no promise), to 10004; A ends at 10005.
+    # 10^4, A eligible at 100: skip to 100), 100 (B's trial preempts A), 101 to 104 (A
+    # preempted: no promise), 105 (B has completed; the engine resumes A, predicted from
+    # the work it owes: 105 + (4 * 10^4 - 4 * 100) / 4 = 10005, a fixed time) and no
+    # other: A ends at 10005, which ends the run.
     policy = Backfill(immediate_service="preemptive", quantum=10, eligible_after=100)
     sim, at = run(one_host(4), [job(1, 0, 4, 10**4), job(2, 5, 2, 1000, 5)], policy, 1.0)
-    assert at[:5] == [0.0, 1.0, 5.0, 6.0, 100.0]
-    assert at[4:] == [float(t) for t in range(100, 10005)]
+    assert at == [0.0, 1.0, 5.0, 6.0, *(float(t) for t in range(100, 106))]
     assert placed(sim) == [(1, "m", 0.0, 10005.0), (2, "m", 100.0, 105.0)]
 
 
@@ -126,9 +126,8 @@ def test_same_schedule_as_ticking_through_with_overruns(jobs, choice, interval):
 @pytest.mark.parametrize("mode", ["preemptive", "soon"])
 def test_quiet_passes_are_skipped_on_a_busy_queue(mode):
     # many short jobs behind one long one: ticking through makes a pass at every tick,
-    # the skip far fewer, with the same schedule.  The long job never becomes eligible
-    # for preemption (t = 5000 is past its end): once preempted and resumed, a job's
-    # prediction moves with time and no pass is skipped while it runs.
+    # the skip far fewer, with the same schedule (``t`` = 5000: the long job is never
+    # preempted; while a victim is preempted no pass is skipped).
     jobs = [job(1, 0, 6, 3000), *(job(i, 10 * i, 1 + i % 4, 40 + 7 * i, 30 + 5 * i)
                                    for i in range(2, 40))]  # fmt: skip
     params = {"immediate_service": mode, "quantum": 10, "eligible_after": 5000}

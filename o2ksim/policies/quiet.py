@@ -95,8 +95,11 @@ No guarantee (the default), and why:
   the LSF variants and the goal-oriented policies: their passes read time
   otherwise than through the releases;
 * a running job whose prediction moves with *now* (it has overrun its
-  estimate, or was resized, reduced, preempted or raised by the overrun
-  rule ``requested``), or any preempted job: ``H = now``;
+  estimate, or will be raised by the overrun rule ``requested``), or any
+  preempted job: ``H = now``.  A job resized, reduced or resumed is
+  predicted from the work owed at its current rate, a time fixed through
+  each segment (:meth:`~o2ksim.jobs.Job.rate_end`): its release counts as
+  any other;
 * user policies, and subclasses that change how a pass decides
   (:func:`proved_for`), until they declare their own.
 """
@@ -108,6 +111,7 @@ import math
 from o2ksim.engine.queue_index import QueueIndex
 from o2ksim.engine.snapshot import Snapshot
 from o2ksim.policies.priority import WeightedPriority
+from o2ksim.policies.running_releases import release_time
 
 UNIT_ROUNDOFF = 2.0**-53
 SCORE_ERROR = 4 * UNIT_ROUNDOFF  # of a score, relative to |base| + |slope| * wait
@@ -117,26 +121,31 @@ def first_release(snap: Snapshot) -> float:
     """The earliest predicted release of a running job: ``inf`` when nothing runs, and
     ``snap.now`` (no guarantee) when a prediction moves with time.
 
-    A prediction is a fixed time when the job runs on its full request and was
-    never resized or preempted (the engine's regular releases,
-    :class:`~o2ksim.engine.releases.ReleaseIndex`) and that time is after now;
-    at or before now the scheduler predicts it *now*, which moves.  A
-    snapshot without the engine's release index (built by hand) gets no
-    guarantee either.
+    A prediction is a fixed time while it is after now: the engine's regular
+    releases (:class:`~o2ksim.engine.releases.ReleaseIndex`: a job on its full
+    request, never resized or preempted, ``last_start + req_time``) and the
+    others it lists apart, predicted from the work owed at their current rate
+    (:meth:`~o2ksim.jobs.Job.rate_end`, fixed through each segment; a resize,
+    preemption or resumption is an event).  Not a fixed time: a prediction at
+    or before now (the scheduler predicts *now*, which moves), one the overrun
+    rule ``requested`` will raise (``overrun_time``), and a preempted job (the
+    trial it waits for may overrun).  A snapshot without the engine's release
+    index (built by hand) gets no guarantee either.
     """
     now = snap.now
     first = math.inf
     for h in snap.hosts:
         index = h.releases
-        if h.preempted or index is None or index.irregular:
+        if h.preempted or index is None:
             return now
-        if len(index):
-            times, _procs, _mem = index.arrays()
-            t = float(times[0])
-            if t <= now:
+        times, _procs, _mem = index.arrays()
+        if len(times):
+            first = min(first, float(times[0]))
+        for job in index.irregular.values():
+            if job.overrun_time:
                 return now
-            first = min(first, t)
-    return first
+            first = min(first, release_time(job, now))
+    return now if first <= now else first
 
 
 def order_holds_until(prio: WeightedPriority, index: QueueIndex, now: float, cap: float) -> float:

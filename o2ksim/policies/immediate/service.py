@@ -29,8 +29,8 @@ def victims_may_grow_at(snap: Snapshot, t: float, protected: Collection[int]) ->
     one is within rounding of it now, or its prediction may move.
 
     Eligible means run uninterrupted for ``t`` and predicted to need more than ``t``.
-    For a prediction ``e`` fixed in time (a job on its full request, never resized,
-    preempted or raised: the release index's regular jobs) the second only turns
+    For a prediction ``e`` fixed in time (every running job but one the overrun rule
+    ``requested`` will raise: :func:`~o2ksim.policies.quiet.first_release`) the second only turns
     false as time goes on, so a job not eligible now is not eligible before
     ``last_start + t``, and never if ``e`` leaves no more than ``t`` after that.
     Both are tested in floats, so the bound is taken a few units in the last
@@ -42,7 +42,7 @@ def victims_may_grow_at(snap: Snapshot, t: float, protected: Collection[int]) ->
     soonest = math.inf
     for h in snap.hosts:
         index = h.releases
-        if index is None or index.irregular or h.preempted:
+        if index is None or h.preempted or any(j.overrun_time for j in index.irregular.values()):
             return now
         for v in h.running:
             if v.id in protected or is_eligible_victim(v, now, t):
