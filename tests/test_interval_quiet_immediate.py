@@ -135,3 +135,22 @@ def test_quiet_passes_are_skipped_on_a_busy_queue(mode):
     ticking, s2 = schedules(jobs, "backfill", params, 1.0, skip=False, machine=one_host(8))
     pd.testing.assert_frame_equal(skipping, ticking)
     assert s1.passes < s2.passes / 2
+
+
+def test_a_resized_jobs_prediction_is_one_float_through_its_segment():
+    # P = 3, R = 3600.7 s (work owed 10802.1), resized to 5 processors at 777.7 with
+    # 5401.15 processor-seconds still owed: by hand it ends at 777.7 + 5401.15 / 5 =
+    # 1857.93.  From *now* it was now + (work owed now) / 5, a float that moved with now
+    # (two values over these 100 passes); from the segment's start it is one float.
+    from o2ksim.jobs import Job, JobSpec, JobState
+
+    j = Job(JobSpec(1, 0.0, 3, 0, 3600.7, 3600.7))
+    j.state, j.host, j.alloc_procs = JobState.RUNNING, "h", 5
+    j.first_start = 0.0
+    j.last_start = j.segment_start = 777.7
+    j.remaining_work, j.resizes = 3 * 3600.7 / 2 + 0.1, 1
+    nows = [777.7 + k * 0.1 for k in range(100)]
+    assert {j.predicted_end(now) for now in nows} == {777.7 + 5401.15 / 5}
+    assert abs(777.7 + 5401.15 / 5 - 1857.93) < 1e-9
+    moving = {now + (3 * 3600.7 - j.work_done(now)) / 5 for now in nows}  # the old form
+    assert len(moving) == 2
