@@ -315,32 +315,36 @@ class Backfill(Policy):
         return self.backfill_pass(snap)
 
     def quiet_until(self, snap: Snapshot) -> float:
-        """The first predicted release of a running job, for a static order with dynamic
-        sliding reservations, and for a weighted order the first time it may change if
-        earlier; with immediate service, also the first time a refused trial may be
-        granted; ``snap.now`` (no promise) otherwise.
+        """Until an event when no waiting job fits any host now (dynamic reservations, any
+        order); else the first predicted release of a running job, for a static order
+        with dynamic sliding reservations, and for a weighted order the first time it
+        may change if earlier; with immediate service, also the first time a refused
+        trial may be granted; ``snap.now`` (no promise) otherwise.
 
         Why a pass on the same state decides nothing before then, and why the
         other settings get no promise: :mod:`o2ksim.policies.quiet`.
         """
-        prio = self.priority
-        static = type(prio) is FCFSPriority or prio.is_static()
-        weighted = isinstance(prio, WeightedPriority)
-        if (
-            self.stateful or not (static or weighted)
-            or snap.explain or not proved_for(self, Backfill, "schedule", "backfill_pass", "order")
-        ):  # fmt: skip
+        if snap.explain or not proved_for(
+            self, Backfill, "schedule", "backfill_pass", "order", "_decides_nothing"
+        ):
             return snap.now
-        holds = first_release(snap)
+        if not self.stateful and self._decides_nothing(snap):
+            holds = math.inf  # the pass's early exit, whatever the order: until an event
+        else:
+            prio = self.priority
+            static = type(prio) is FCFSPriority or prio.is_static()
+            if self.stateful or not (static or isinstance(prio, WeightedPriority)):
+                return snap.now
+            holds = first_release(snap)
+            if holds > snap.now and not static:  # a weighted order that grows with the wait
+                index = snap.queue_index
+                if index is None or len(index) != len(snap.queue):
+                    return snap.now
+                assert isinstance(prio, WeightedPriority)
+                holds = order_holds_until(prio, index, snap.now, holds)
         if self.immediate is not None and holds > snap.now:  # trials refused stay refused
             holds = min(holds, self.immediate.quiet_until(snap))
-        if static or holds <= snap.now:
-            return holds
-        index = snap.queue_index  # a weighted order that grows with the wait
-        if index is None or len(index) != len(snap.queue):
-            return snap.now
-        assert isinstance(prio, WeightedPriority)
-        return order_holds_until(prio, index, snap.now, holds)
+        return holds
 
     def summary_counts(self, ids: Collection[int] | None = None) -> dict[str, int]:
         """Immediate-service counters over ``ids`` (empty without immediate service)."""

@@ -65,6 +65,18 @@ nothing; ``t`` is a later pass on the same state, ``t0 < t < H``):
   the same base, slope and submission time (the same floats at every ``t``:
   tied for ever, in queue order).
 
+* **Nothing fits** (priority backfill with dynamic reservations and any
+  order, priority functions included; the goal-oriented policies): ``H =
+  inf`` (until an event) when no waiting job fits the free processors and
+  memory of any host.  Backfill's pass then returns at once
+  (``Backfill._decides_nothing``): with dynamic reservations nothing is kept
+  between passes, so whatever order the jobs would have had, it decides
+  nothing and changes nothing; the free resources, and with them the test,
+  do not change without an event.  The goal-oriented pass skips its search
+  in the same case (``_any_fits_now``) and keeps nothing either (its warm
+  start and random kicks are read and drawn only by a search).  When
+  something fits, a priority function or a search may hold it back for a
+  reason that moves with time: no promise.
 * **Priority backfill with immediate service** (``immediate_service`` ``soon``
   or ``preemptive``, T§3.2.2), otherwise as above: ``H`` is also at most the
   first time a refused trial may be granted
@@ -88,12 +100,12 @@ No guarantee (the default), and why:
 
 * fixed-job or non-sliding reservations: a kept reservation time that passes
   changes the next pass (and with an interval no timer marks it);
-* priority functions: the order at ``t`` may differ from the order at ``t0``,
-  and with it the reservations;
+* priority functions while something fits: the order at ``t`` may differ
+  from the order at ``t0``, and with it the reservations;
 * preemption (a trial's victims), EQspatial and
   equipartition (MinInterval timers, partitions that follow the work done),
-  the LSF variants and the goal-oriented policies: their passes read time
-  otherwise than through the releases;
+  the LSF variants and the goal-oriented policies while something fits:
+  their passes read time otherwise than through the releases;
 * a running job whose prediction moves with *now* (it has overrun its
   estimate, or will be raised by the overrun rule ``requested``), or any
   preempted job: ``H = now``.  A job resized, reduced or resumed is
