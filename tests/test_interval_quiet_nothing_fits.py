@@ -13,12 +13,18 @@ computations, and the same run ticking through every interval
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
-from conftest import THREE_HOSTS, bursty_jobs, job, one_host
+from conftest import job, one_host
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_interval_quiet import TWIN, overrunning, placed, run, schedules
+from test_interval_quiet import (
+    TWIN,
+    overrunning,
+    placed,
+    run,
+    same_as_ticking_through,
+    workloads,
+)
 
 from o2ksim.policies.backfill import Backfill
 
@@ -73,20 +79,16 @@ def test_a_job_that_fits_but_is_held_back_gets_no_promise_from_a_function():
     assert placed(sim) == [(1, "m", 0.0, 300.0), (2, "m", 300.0, 400.0), (3, "m", 400.0, 1400.0)]
 
 
+# fmt: off
 NOTHING_FITS = [
     ("backfill", {"priority": by_wait_mod_7, "reservations": 1}),
     ("backfill", {"priority": by_wait_mod_7, "reservations": 3, "immediate_service": "soon",
-                  "quantum": 20}),  # fmt: skip
+                  "quantum": 20}),
     ("goal", {"limit": 60}),
     ("goal", {"limit": 60, "search": "dds+local", "local_budget": 30, "local_warm": True}),
     ("goal", {"limit": 60, "search": "lds+local", "local_budget": 30, "local_kind": "ils"}),
 ]
-
-
-@st.composite
-def workloads(draw):
-    """Bursty jobs (under- and overrunning their requests, with memory) on three hosts."""
-    return bursty_jobs(draw, st, 30, [0, 512, 1024, 3072, 6000])
+# fmt: on
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -96,20 +98,13 @@ def workloads(draw):
     interval=st.sampled_from([1.0, 2.5, 7.0, 40.0]),
 )
 def test_same_schedule_as_ticking_through(jobs, choice, interval):
-    policy, params = choice
-    skipping, s1 = schedules(jobs, policy, params, interval, skip=True, machine=THREE_HOSTS)
-    ticking, s2 = schedules(jobs, policy, params, interval, skip=False, machine=THREE_HOSTS)
-    pd.testing.assert_frame_equal(skipping, ticking)
-    assert s1.passes <= s2.passes
+    same_as_ticking_through(jobs, *choice, interval)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(jobs=overrunning(), choice=st.sampled_from(NOTHING_FITS), interval=st.sampled_from([1.0, 5.0]))
 def test_same_schedule_as_ticking_through_with_overruns(jobs, choice, interval):
-    policy, params = choice
-    skipping, _ = schedules(jobs, policy, params, interval, skip=True, machine=TWIN)
-    ticking, _ = schedules(jobs, policy, params, interval, skip=False, machine=TWIN)
-    pd.testing.assert_frame_equal(skipping, ticking)
+    same_as_ticking_through(jobs, *choice, interval, machine=TWIN)
 
 
 def test_the_function_is_a_real_reordering():
