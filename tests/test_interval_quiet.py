@@ -273,6 +273,47 @@ def same_as_ticking_through(jobs, policy, params, interval, machine=THREE_HOSTS,
     assert s1.passes <= s2.passes
 
 
+# Other guarantees: immediate service (refused trials stay refused) and any backfill
+# order or goal-oriented search while no waiting job fits (test_interval_quiet_immediate.py,
+# test_interval_quiet_nothing_fits.py have the hand-computed cases).
+def by_wait_mod_7(q):
+    """A priority that reads time and reorders the queue every second."""
+    return (q.wait % 7.0) - q.procs
+
+
+IMMEDIATE = [
+    ("fcfs-backfill-immediate", {"quantum": 20, "eligible_after": 60}),
+    ("fcfs-backfill-immediate", {"quantum": 5}),
+    ("lxfw-backfill-immediate", {"quantum": 30, "eligible_after": 45}),
+    ("lxfw-backfill-soon", {"quantum": 20}),
+    ("backfill", {"priority": "sjf", "reservations": 2, "immediate_service": "soon",
+                  "quantum": 15}),
+    ("backfill", {"reservations": "all", "immediate_service": "preemptive", "quantum": 10,
+                  "eligible_after": 25}),
+]  # fmt: skip
+
+# fmt: off
+NOTHING_FITS = [
+    ("backfill", {"priority": by_wait_mod_7, "reservations": 1}),
+    ("backfill", {"priority": by_wait_mod_7, "reservations": 3, "immediate_service": "soon",
+                  "quantum": 20}),
+    ("goal", {"limit": 60}),
+    ("goal", {"limit": 60, "search": "dds+local", "local_budget": 30, "local_warm": True}),
+    ("goal", {"limit": 60, "search": "lds+local", "local_budget": 30, "local_kind": "ils"}),
+]
+# fmt: on
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    jobs=workloads(),
+    choice=st.sampled_from([*IMMEDIATE, *NOTHING_FITS]),
+    interval=st.sampled_from([1.0, 2.5, 7.0, 40.0]),
+)
+def test_same_schedule_as_ticking_through_trials_and_nothing_fits(jobs, choice, interval):
+    same_as_ticking_through(jobs, *choice, interval)
+
+
 TWIN = MachineSpec("twin", (HostSpec("x", 8, math.inf), HostSpec("y", 8, math.inf)))
 
 
@@ -323,6 +364,15 @@ def test_same_schedule_as_ticking_through_with_overruns(jobs, params, interval, 
     policy = params.get("policy", "backfill")
     params = {k: v for k, v in params.items() if k != "policy"}
     same_as_ticking_through(jobs, policy, params, interval, machine=TWIN, down=down)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(jobs=overrunning(), choice=st.sampled_from([*IMMEDIATE, *NOTHING_FITS]),
+       interval=st.sampled_from([1.0, 5.0]))  # fmt: skip
+def test_same_schedule_as_ticking_through_with_overruns_trials_and_nothing_fits(
+    jobs, choice, interval
+):
+    same_as_ticking_through(jobs, *choice, interval, machine=TWIN)
 
 
 @pytest.mark.parametrize("interval", [1.0, 30.0])

@@ -6,8 +6,9 @@ predicted release (the backfill argument) a refused trial stays refused:
 ``soon`` needs free processors, which only an event frees; ``preemptive``
 needs enough processors from the eligible running jobs of one host, and that
 set grows only when a running job has run ``t`` (``victims_may_grow_at``).
-Expected values: hand computations, and the same run ticking through every
-interval (``Scheduler.skip_ticks`` off), which does not use the guarantee.
+Expected values: hand computations here; the same run ticking through every
+interval (``Scheduler.skip_ticks`` off), which does not use the guarantee, in
+``test_interval_quiet.py`` (``IMMEDIATE``).
 """
 
 from __future__ import annotations
@@ -17,17 +18,7 @@ import math
 import pandas as pd
 import pytest
 from conftest import job, one_host
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from test_interval_quiet import (
-    TWIN,
-    overrunning,
-    placed,
-    run,
-    same_as_ticking_through,
-    schedules,
-    workloads,
-)
+from test_interval_quiet import placed, run, schedules
 
 from o2ksim.policies.backfill import Backfill
 from o2ksim.policies.immediate.service import victims_may_grow_at
@@ -90,32 +81,6 @@ def test_a_refused_soon_trial_stays_refused_until_processors_are_free():
     assert placed(sim) == [(1, "m", 0.0, 10**4), (2, "m", 10**4, 10**4 + 5)]
 
 
-IMMEDIATE = [
-    ("fcfs-backfill-immediate", {"quantum": 20, "eligible_after": 60}),
-    ("fcfs-backfill-immediate", {"quantum": 5}),
-    ("lxfw-backfill-immediate", {"quantum": 30, "eligible_after": 45}),
-    ("lxfw-backfill-soon", {"quantum": 20}),
-    ("backfill", {"priority": "sjf", "reservations": 2, "immediate_service": "soon",
-                  "quantum": 15}),
-    ("backfill", {"reservations": "all", "immediate_service": "preemptive", "quantum": 10,
-                  "eligible_after": 25}),
-]  # fmt: skip
-
-
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    jobs=workloads(),
-    choice=st.sampled_from(IMMEDIATE),
-    interval=st.sampled_from([1.0, 2.5, 7.0, 40.0]),
-)
-def test_same_schedule_as_ticking_through(jobs, choice, interval):
-    same_as_ticking_through(jobs, *choice, interval)
-
-
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(jobs=overrunning(), choice=st.sampled_from(IMMEDIATE), interval=st.sampled_from([1.0, 5.0]))
-def test_same_schedule_as_ticking_through_with_overruns(jobs, choice, interval):
-    same_as_ticking_through(jobs, *choice, interval, machine=TWIN)
 
 
 @pytest.mark.parametrize("mode", ["preemptive", "soon"])

@@ -6,8 +6,9 @@ reservations (backfill) or a search that it then skips (goal-oriented),
 keeps nothing either: every pass on the same state returns the same nothing
 until an event.  So priority functions and the goal-oriented policies, whose
 passes otherwise read time, skip such stretches.  Expected values: hand
-computations, and the same run ticking through every interval
-(``Scheduler.skip_ticks`` off), which does not use the guarantee.
+computations here; the same run ticking through every interval
+(``Scheduler.skip_ticks`` off), which does not use the guarantee, in
+``test_interval_quiet.py`` (``NOTHING_FITS``).
 """
 
 from __future__ import annotations
@@ -15,23 +16,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import job, one_host
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from test_interval_quiet import (
-    TWIN,
-    overrunning,
-    placed,
-    run,
-    same_as_ticking_through,
-    workloads,
-)
+from test_interval_quiet import by_wait_mod_7, placed, run
 
 from o2ksim.policies.backfill import Backfill
-
-
-def by_wait_mod_7(q):
-    """A priority that reads time and reorders the queue every second."""
-    return (q.wait % 7.0) - q.procs
 
 
 def widest_first(q):
@@ -79,32 +66,6 @@ def test_a_job_that_fits_but_is_held_back_gets_no_promise_from_a_function():
     assert placed(sim) == [(1, "m", 0.0, 300.0), (2, "m", 300.0, 400.0), (3, "m", 400.0, 1400.0)]
 
 
-# fmt: off
-NOTHING_FITS = [
-    ("backfill", {"priority": by_wait_mod_7, "reservations": 1}),
-    ("backfill", {"priority": by_wait_mod_7, "reservations": 3, "immediate_service": "soon",
-                  "quantum": 20}),
-    ("goal", {"limit": 60}),
-    ("goal", {"limit": 60, "search": "dds+local", "local_budget": 30, "local_warm": True}),
-    ("goal", {"limit": 60, "search": "lds+local", "local_budget": 30, "local_kind": "ils"}),
-]
-# fmt: on
-
-
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    jobs=workloads(),
-    choice=st.sampled_from(NOTHING_FITS),
-    interval=st.sampled_from([1.0, 2.5, 7.0, 40.0]),
-)
-def test_same_schedule_as_ticking_through(jobs, choice, interval):
-    same_as_ticking_through(jobs, *choice, interval)
-
-
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(jobs=overrunning(), choice=st.sampled_from(NOTHING_FITS), interval=st.sampled_from([1.0, 5.0]))
-def test_same_schedule_as_ticking_through_with_overruns(jobs, choice, interval):
-    same_as_ticking_through(jobs, *choice, interval, machine=TWIN)
 
 
 def test_the_function_is_a_real_reordering():
