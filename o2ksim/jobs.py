@@ -174,7 +174,8 @@ class Job:
         ``last_start + req_time`` for a job that has always run on its full
         request; a job that started on fewer processors, was resized or was
         preempted is predicted from the requested runtime still owed
-        (``P * R - work done``) at its current rate.  A job that has overrun
+        (``P * R - work done``) at its current rate (:meth:`rate_end`, a time
+        fixed through each segment).  A job that has overrun
         its estimate (its predicted end is not after ``now``) is predicted the
         same way from ``overrun_time`` when the engine set one (the overrun
         rule ``requested``: the prediction raised to the user's request, the
@@ -190,10 +191,9 @@ class Job:
             if predicted <= now and self.overrun_time:
                 predicted = self.last_start + self.overrun_time
         elif self.alloc_procs:
-            done = self.work_done(now)
-            predicted = now + (spec.procs * spec.req_time - done) / self.alloc_procs
+            predicted = self.rate_end(spec.req_time)
             if predicted <= now and self.overrun_time:
-                predicted = now + (spec.procs * self.overrun_time - done) / self.alloc_procs
+                predicted = self.rate_end(self.overrun_time)
         else:
             return math.inf
         if self.time_limit < predicted:
@@ -215,8 +215,22 @@ class Job:
         if self.alloc_procs == spec.procs and not (self.resizes or self.preemptions or self.reduced):
             end = self.last_start + spec.req_time
         else:
-            end = now + (spec.procs * spec.req_time - self.work_done(now)) / self.alloc_procs
+            end = self.rate_end(spec.req_time)
         return end if now < end < self.time_limit else math.inf
+
+    def rate_end(self, runtime: float) -> float:
+        """When this running job would have done ``procs * runtime`` of work at its current
+        rate: the start of the current segment plus the work then still owed over the
+        processors it holds.
+
+        The same value, in exact arithmetic, as *now* plus the work owed *now* over
+        them; written from the segment's start it is the same float at every pass
+        of a segment (a prediction that does not move with *now*, as a plain
+        job's ``last_start + req_time``), and takes fewer roundings.
+        """
+        spec = self.spec
+        done = spec.work - self.remaining_work  # by the start of the current segment
+        return self.segment_start + (spec.procs * runtime - done) / self.alloc_procs
 
     def progress_since_segment(self, now: float) -> float:
         """Processor-seconds done since the current rate began."""

@@ -127,16 +127,20 @@ def test_a_policy_without_a_guarantee_ticks_through():
 
 def test_lxf_skips_until_two_waiting_jobs_swap_places():
     # LXF (score 1 + wait / R) on 4 processors, a pass every second.  A (3 procs, 1000 s)
-    # starts at 0; C (2 procs, R = 400) waits from 0, B (2 procs, R = 100) from 10.  By
-    # hand: at 10 C is ahead (1 + 10/400 = 1.025 against 1); B's score grows faster and
-    # meets C's at t = 13 1/3 (t/400 = (t - 10)/100), so the order holds until then: the
-    # tick at 14 passes (B ahead: 1.04 against 1.035) and, B now gaining for ever, the
-    # next pass is A's release at 1000, where B and C both start.  Passes at 0 (A
-    # starts), 1 (quiet), 10 (B arrives), 14, 1000; ticking through gives the same.
-    jobs = [job(1, 0, 3, 1000), job(2, 0, 2, 400), job(3, 10, 2, 100)]
+    # starts at 0; C (4 procs, R = 400) and D (1 proc, R = 5000) wait from 0, B (4 procs,
+    # R = 100) from 10.  D fits the free processor but would delay the head's reservation
+    # at 1000, so something fits and the order matters.  By hand: at 1 the order C, D
+    # holds for ever (C gains); at 10 it is C (1.025), D (1.002), B (1): B meets D at
+    # 10.2 and C at 13 1/3 (t/400 = (t - 10)/100), so passes at 11 and 14, after which
+    # B leads and the order holds for ever: the next pass is A's release at 1000, where
+    # B starts (1000-1100), then C (1100-1500), then D (1500-6500).  Passes at 0 (A
+    # starts), 1 (quiet), 10 (B arrives), 11, 14, 1000, 1001, 1100, 1101, 1500, 1501;
+    # ticking through gives the same schedule.
+    jobs = [job(1, 0, 3, 1000), job(2, 0, 4, 400), job(4, 0, 1, 5000), job(3, 10, 4, 100)]
     sim, at = run(one_host(4), jobs, "lxf-backfill", 1.0)
-    assert at[:5] == [0.0, 1.0, 10.0, 14.0, 1000.0]
-    expected = [(1, "m", 0.0, 1000.0), (2, "m", 1000.0, 1400.0), (3, "m", 1000.0, 1100.0)]
+    assert at == [0.0, 1.0, 10.0, 11.0, 14.0, 1000.0, 1001.0, 1100.0, 1101.0, 1500.0, 1501.0]
+    expected = [(1, "m", 0.0, 1000.0), (2, "m", 1100.0, 1500.0), (4, "m", 1500.0, 6500.0),
+                (3, "m", 1000.0, 1100.0)]  # fmt: skip
     assert placed(sim) == expected
     Scheduler.skip_ticks = False
     try:
@@ -261,11 +265,57 @@ def workloads(draw):
     interval=st.sampled_from([1.0, 2.5, 7.0, 40.0, 3.3]),
 )
 def test_same_schedule_as_ticking_through(jobs, choice, interval):
-    policy, params = choice
-    skipping, s1 = schedules(jobs, policy, params, interval, skip=True)
-    ticking, s2 = schedules(jobs, policy, params, interval, skip=False)
+    same_as_ticking_through(jobs, *choice, interval)
+
+
+def same_as_ticking_through(jobs, policy, params, interval, machine=THREE_HOSTS, down=()):
+    """Assert that skipping quiet ticks gives the schedule of a pass at every tick, in no
+    more passes (the property every quiet guarantee is tested with)."""
+    skipping, s1 = schedules(jobs, policy, params, interval, skip=True, machine=machine, down=down)
+    ticking, s2 = schedules(jobs, policy, params, interval, skip=False, machine=machine, down=down)
     pd.testing.assert_frame_equal(skipping, ticking)
     assert s1.passes <= s2.passes
+
+
+# Other guarantees: immediate service (refused trials stay refused) and any backfill
+# order or goal-oriented search while no waiting job fits (test_interval_quiet_immediate.py,
+# test_interval_quiet_nothing_fits.py have the hand-computed cases).
+def by_wait_mod_7(q):
+    """A priority that reads time and reorders the queue every second."""
+    return (q.wait % 7.0) - q.procs
+
+
+IMMEDIATE = [
+    ("fcfs-backfill-immediate", {"quantum": 20, "eligible_after": 60}),
+    ("fcfs-backfill-immediate", {"quantum": 5}),
+    ("lxfw-backfill-immediate", {"quantum": 30, "eligible_after": 45}),
+    ("lxfw-backfill-soon", {"quantum": 20}),
+    ("backfill", {"priority": "sjf", "reservations": 2, "immediate_service": "soon",
+                  "quantum": 15}),
+    ("backfill", {"reservations": "all", "immediate_service": "preemptive", "quantum": 10,
+                  "eligible_after": 25}),
+]  # fmt: skip
+
+# fmt: off
+NOTHING_FITS = [
+    ("backfill", {"priority": by_wait_mod_7, "reservations": 1}),
+    ("backfill", {"priority": by_wait_mod_7, "reservations": 3, "immediate_service": "soon",
+                  "quantum": 20}),
+    ("goal", {"limit": 60}),
+    ("goal", {"limit": 60, "search": "dds+local", "local_budget": 30, "local_warm": True}),
+    ("goal", {"limit": 60, "search": "lds+local", "local_budget": 30, "local_kind": "ils"}),
+]
+# fmt: on
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    jobs=workloads(),
+    choice=st.sampled_from([*IMMEDIATE, *NOTHING_FITS]),
+    interval=st.sampled_from([1.0, 2.5, 7.0, 40.0]),
+)
+def test_same_schedule_as_ticking_through_trials_and_nothing_fits(jobs, choice, interval):
+    same_as_ticking_through(jobs, *choice, interval)
 
 
 TWIN = MachineSpec("twin", (HostSpec("x", 8, math.inf), HostSpec("y", 8, math.inf)))
@@ -317,10 +367,16 @@ def outages(draw):
 def test_same_schedule_as_ticking_through_with_overruns(jobs, params, interval, down):
     policy = params.get("policy", "backfill")
     params = {k: v for k, v in params.items() if k != "policy"}
-    kw = {"machine": TWIN, "down": down}
-    skipping, _ = schedules(jobs, policy, params, interval, skip=True, **kw)
-    ticking, _ = schedules(jobs, policy, params, interval, skip=False, **kw)
-    pd.testing.assert_frame_equal(skipping, ticking)
+    same_as_ticking_through(jobs, policy, params, interval, machine=TWIN, down=down)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(jobs=overrunning(), choice=st.sampled_from([*IMMEDIATE, *NOTHING_FITS]),
+       interval=st.sampled_from([1.0, 5.0]))  # fmt: skip
+def test_same_schedule_as_ticking_through_with_overruns_trials_and_nothing_fits(
+    jobs, choice, interval
+):
+    same_as_ticking_through(jobs, *choice, interval, machine=TWIN)
 
 
 @pytest.mark.parametrize("interval", [1.0, 30.0])

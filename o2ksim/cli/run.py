@@ -112,9 +112,10 @@ def register(parser: argparse.ArgumentParser) -> None:
         metavar="DURATION",
         help="scheduling pass every DURATION (e.g. 5m) instead of at every event; "
         "ticks while nothing waits or runs, or while the policy guarantees that nothing "
-        "would change (FCFS, priority backfill with a static or weighted order, NCSA-MS*'s "
-        "fixed-job and non-sliding reservations included), are skipped (same schedule, fewer "
-        "passes)",
+        "would change (FCFS; priority backfill with a static or weighted order, with or "
+        "without immediate service, and with NCSA-MS*'s fixed-job and non-sliding "
+        "reservations; any backfill or goal-oriented policy while no waiting job fits), are "
+        "skipped (same schedule, fewer passes)",
     )
     parser.add_argument(
         "--kill-overrun",

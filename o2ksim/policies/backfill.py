@@ -324,36 +324,45 @@ class Backfill(Policy):
         return self.backfill_pass(snap)
 
     def quiet_until(self, snap: Snapshot) -> float:
-        """The first predicted release of a running job, for a static order and no immediate
-        service, and for a weighted order the first time it may change if earlier; with
-        fixed-job or non-sliding reservations, only after a pass that left them as it found
-        them, and not after the earliest of their times; ``snap.now`` (no promise) otherwise.
+        """Until an event when no waiting job fits any host now (dynamic reservations, any
+        order); else the first predicted release of a running job, for a static order, and
+        for a weighted order the first time it may change if earlier; with immediate
+        service, also the first time a refused trial may be granted; with fixed-job or
+        non-sliding reservations (no immediate service), only after a pass that left them
+        as it found them, and not after the earliest of their times; ``snap.now`` (no
+        promise) otherwise.
 
         Why a pass on the same state decides nothing before then, and why the
         other settings get no promise: :mod:`o2ksim.policies.quiet`.
         """
-        prio = self.priority
-        static = type(prio) is FCFSPriority or prio.is_static()
-        weighted = isinstance(prio, WeightedPriority)
+        now = snap.now
         methods = ("schedule", "backfill_pass", "order", "_decides_nothing")
-        if (
-            self.immediate is not None or not (static or weighted)
-            or snap.explain or not proved_for(self, Backfill, *methods)
-        ):  # fmt: skip
-            return snap.now
-        kept = math.inf
-        if self.stateful:
-            kept = held_holds_until(self.last_pass, self.held, snap.now)
-            if kept <= snap.now or self.last_pass.early:
-                return kept
-        release = min(first_release(snap), kept)
-        if static or release <= snap.now:
-            return release
-        index = snap.queue_index  # a weighted order that grows with the wait
-        if index is None or len(index) != len(snap.queue):
-            return snap.now
-        assert isinstance(prio, WeightedPriority)
-        return order_holds_until(prio, index, snap.now, release)
+        if snap.explain or not proved_for(self, Backfill, *methods):
+            return now
+        if not self.stateful and self._decides_nothing(snap):
+            holds = math.inf  # the pass's early exit, whatever the order: until an event
+        else:
+            prio = self.priority
+            static = type(prio) is FCFSPriority or prio.is_static()
+            if not (static or isinstance(prio, WeightedPriority)):
+                return now
+            kept = math.inf
+            if self.stateful:
+                if self.immediate is not None:
+                    return now  # trials around kept reservations: not argued
+                kept = held_holds_until(self.last_pass, self.held, now)
+                if kept <= now or self.last_pass.early:
+                    return kept
+            holds = min(first_release(snap), kept)
+            if holds > now and not static:  # a weighted order that grows with the wait
+                index = snap.queue_index
+                if index is None or len(index) != len(snap.queue):
+                    return now
+                assert isinstance(prio, WeightedPriority)
+                holds = order_holds_until(prio, index, now, holds)
+        if self.immediate is not None and holds > now:  # trials refused stay refused
+            holds = min(holds, self.immediate.quiet_until(snap))
+        return holds
 
     def summary_counts(self, ids: Collection[int] | None = None) -> dict[str, int]:
         """Immediate-service counters over ``ids`` (empty without immediate service)."""

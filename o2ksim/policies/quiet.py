@@ -114,17 +114,52 @@ nothing; ``t`` is a later pass on the same state, ``t0 < t < H``):
   touches nothing, so a pass on the same state returns at once too: ``H =
   inf``.
 
+* **Nothing fits** (priority backfill with dynamic reservations and any
+  order, priority functions included; the goal-oriented policies): ``H =
+  inf`` (until an event) when no waiting job fits the free processors and
+  memory of any host.  Backfill's pass then returns at once
+  (``Backfill._decides_nothing``): with dynamic reservations nothing is kept
+  between passes, so whatever order the jobs would have had, it decides
+  nothing and changes nothing; the free resources, and with them the test,
+  do not change without an event.  The goal-oriented pass skips its search
+  in the same case (``_any_fits_now``) and keeps nothing either (its warm
+  start and random kicks are read and drawn only by a search).  When
+  something fits, a priority function or a search may hold it back for a
+  reason that moves with time: no promise.
+* **Priority backfill with immediate service** (``immediate_service`` ``soon``
+  or ``preemptive``, T§3.2.2), otherwise as above: ``H`` is also at most the
+  first time a refused trial may be granted
+  (:meth:`ImmediateService.quiet_until
+  <o2ksim.policies.immediate.service.ImmediateService.quiet_until>`).  A pass
+  with immediate service runs the backfill pass, then offers a trial to each
+  job awaiting one; quiet, it started nothing and every such job was refused.
+  With no trial's victim preempted or owed (else a host's ``preempted`` is not
+  empty: ``H = now``), the backfill pass sees the plain snapshot, and the
+  argument above holds for it.  A refused ``soon`` trial needs free processors
+  and memory on one host, which do not change.  A refused ``preemptive`` trial
+  needs, on one host with the memory, the free processors plus those of the
+  eligible running jobs to reach its request (victims are chosen in order
+  until they do, so order does not matter); the eligible set only loses jobs
+  until a running job completes ``t`` of uninterrupted run with more than
+  ``t`` still predicted (:func:`~o2ksim.policies.immediate.service.victims_may_grow_at`,
+  a few ulps early for the rounding of that test).  The WakeAt the pass asks
+  for at that time also ends a skip; the bound does not rely on it.
+
 No guarantee (the default), and why:
 
-* priority functions: the order at ``t`` may differ from the order at ``t0``,
-  and with it the reservations;
-* immediate service (trials, quanta), preemption, EQspatial and
+* priority functions while something fits: the order at ``t`` may differ
+  from the order at ``t0``, and with it the reservations;
+* fixed-job or non-sliding reservations with immediate service (not argued);
+* preemption (a trial's victims), EQspatial and
   equipartition (MinInterval timers, partitions that follow the work done),
-  the LSF variants and the goal-oriented policies: their passes read time
-  otherwise than through the releases;
+  the LSF variants and the goal-oriented policies while something fits:
+  their passes read time otherwise than through the releases;
 * a running job whose prediction moves with *now* (it has overrun its
-  estimate, or was resized, reduced, preempted or raised by the overrun
-  rule ``requested``), or any preempted job: ``H = now``;
+  estimate, or will be raised by the overrun rule ``requested``), or any
+  preempted job: ``H = now``.  A job resized, reduced or resumed is
+  predicted from the work owed at its current rate, a time fixed through
+  each segment (:meth:`~o2ksim.jobs.Job.rate_end`): its release counts as
+  any other;
 * user policies, and subclasses that change how a pass decides
   (:func:`proved_for`), until they declare their own.
 """
@@ -139,6 +174,7 @@ from o2ksim.engine.queue_index import QueueIndex
 from o2ksim.engine.snapshot import Snapshot
 from o2ksim.jobs import Job
 from o2ksim.policies.priority import WeightedPriority
+from o2ksim.policies.running_releases import release_time
 
 UNIT_ROUNDOFF = 2.0**-53
 SCORE_ERROR = 4 * UNIT_ROUNDOFF  # of a score, relative to |base| + |slope| * wait
@@ -148,26 +184,31 @@ def first_release(snap: Snapshot) -> float:
     """The earliest predicted release of a running job: ``inf`` when nothing runs, and
     ``snap.now`` (no guarantee) when a prediction moves with time.
 
-    A prediction is a fixed time when the job runs on its full request and was
-    never resized or preempted (the engine's regular releases,
-    :class:`~o2ksim.engine.releases.ReleaseIndex`) and that time is after now;
-    at or before now the scheduler predicts it *now*, which moves.  A
-    snapshot without the engine's release index (built by hand) gets no
-    guarantee either.
+    A prediction is a fixed time while it is after now: the engine's regular
+    releases (:class:`~o2ksim.engine.releases.ReleaseIndex`: a job on its full
+    request, never resized or preempted, ``last_start + req_time``) and the
+    others it lists apart, predicted from the work owed at their current rate
+    (:meth:`~o2ksim.jobs.Job.rate_end`, fixed through each segment; a resize,
+    preemption or resumption is an event).  Not a fixed time: a prediction at
+    or before now (the scheduler predicts *now*, which moves), one the overrun
+    rule ``requested`` will raise (``overrun_time``), and a preempted job (the
+    trial it waits for may overrun).  A snapshot without the engine's release
+    index (built by hand) gets no guarantee either.
     """
     now = snap.now
     first = math.inf
     for h in snap.hosts:
         index = h.releases
-        if h.preempted or index is None or index.irregular:
+        if h.preempted or index is None:
             return now
-        if len(index):
-            times, _procs, _mem = index.arrays()
-            t = float(times[0])
-            if t <= now:
+        times, _procs, _mem = index.arrays()
+        if len(times):
+            first = min(first, float(times[0]))
+        for job in index.irregular.values():
+            if job.overrun_time:
                 return now
-            first = min(first, t)
-    return first
+            first = min(first, release_time(job, now))
+    return now if first <= now else first
 
 
 def order_holds_until(prio: WeightedPriority, index: QueueIndex, now: float, cap: float) -> float:

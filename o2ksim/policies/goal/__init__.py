@@ -77,6 +77,7 @@ from o2ksim.policies.goal.objectives import (
 from o2ksim.policies.goal.search import SEARCHES, Planner, SearchResult
 from o2ksim.policies.priority import LXFPriority, rank
 from o2ksim.policies.profile import host_profiles
+from o2ksim.policies.quiet import proved_for
 from o2ksim.units import parse_duration
 
 BRANCHINGS = ("fcfs", "lxf")
@@ -251,6 +252,15 @@ class GoalOriented(Policy):
         if not any(h.procs >= spec.procs and h.memory >= spec.mem for h in self.machine.hosts):
             return "no host can ever hold the job"
         return None
+
+    def quiet_until(self, snap: Snapshot) -> float:
+        """Until an event when no waiting job fits any host now: the pass then skips the
+        search and keeps nothing (:mod:`o2ksim.policies.quiet`); no promise otherwise
+        (a search that starts nothing may still move its planned starts, and its warm
+        start and random kicks carry from one decision point to the next)."""
+        if snap.explain or not proved_for(self, GoalOriented, "schedule"):
+            return snap.now
+        return snap.now if _any_fits_now(list(snap.queue), snap.hosts) else math.inf
 
     def schedule(self, snap: Snapshot) -> list[Decision]:
         queue = list(snap.queue)

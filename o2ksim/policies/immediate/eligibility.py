@@ -125,7 +125,7 @@ class EligibilityCache:
             if exact:
                 end = v.last_start + spec.req_time
             elif v.alloc_procs:
-                end = now + (spec.procs * spec.req_time - v.work_done(now)) / v.alloc_procs
+                end = v.rate_end(spec.req_time)
             else:
                 end = math.inf
             if v.time_limit < end:

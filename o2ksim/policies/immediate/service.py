@@ -20,7 +20,41 @@ from o2ksim.policies.base import Param
 from o2ksim.policies.immediate.book import TrialBook, borrowed_view
 from o2ksim.policies.immediate.eligibility import EligibilityCache, VictimLists, next_eligible
 from o2ksim.policies.immediate.settings import MODES, PARAMS, TrialSettings
-from o2ksim.policies.immediate.trials import plan_trial, trial_decisions
+from o2ksim.policies.immediate.trials import is_eligible_victim, plan_trial, trial_decisions
+
+
+def victims_may_grow_at(snap: Snapshot, t: float, protected: Collection[int]) -> float:
+    """The first time after ``snap.now`` at which a running job outside ``protected`` may
+    become eligible for preemption (:func:`~.trials.is_eligible_victim`); ``snap.now`` when
+    one is within rounding of it now, or its prediction may move.
+
+    Eligible means run uninterrupted for ``t`` and predicted to need more than ``t``.
+    For a prediction ``e`` fixed in time (every running job but one the overrun rule
+    ``requested`` will raise: :func:`~o2ksim.policies.quiet.first_release`) the second only turns
+    false as time goes on, so a job not eligible now is not eligible before
+    ``last_start + t``, and never if ``e`` leaves no more than ``t`` after that.
+    Both are tested in floats, so the bound is taken a few units in the last
+    place early (``lo``): the first condition is false below it whatever the
+    rounding, and a bound too early costs one pass, never a missed trial.  Jobs
+    with moving predictions get no promise.
+    """
+    now = snap.now
+    soonest = math.inf
+    for h in snap.hosts:
+        index = h.releases
+        if index is None or h.preempted or any(j.overrun_time for j in index.irregular.values()):
+            return now
+        for v in h.running:
+            if v.id in protected or is_eligible_victim(v, now, t):
+                continue
+            at = v.last_start + t
+            lo = at - 4 * math.ulp(at)
+            if v.predicted_end(now) - max(lo, now) <= t:
+                continue  # needs no more than t once it has run t: never eligible again
+            if lo <= now:  # not eligible only by rounding: ask at every tick
+                return now
+            soonest = min(soonest, lo)
+    return soonest
 
 
 class ImmediateService:
@@ -154,6 +188,29 @@ class ImmediateService:
             fresh = [d.job for d in inner_decisions if isinstance(d, Start)]
             decisions.extend(self._next_eligibility(snap, protected, fresh))
         return decisions
+
+    def quiet_until(self, snap: Snapshot) -> float:
+        """After a pass that decided nothing on ``snap``: until when a pass on the same
+        state gives no trial either (the holding policy's own pass bounded apart,
+        :mod:`o2ksim.policies.quiet`); ``snap.now`` for no promise.
+
+        Nothing owed: no victim waits to be resumed (else ``now``).  A job still
+        awaiting a trial was refused one on every host: ``soon`` needs free
+        processors, which do not change without an event (``inf``); ``preemptive``
+        needs the free processors and the eligible running jobs of one host to
+        reach its request (:func:`~.trials.choose_victims` succeeds exactly
+        then, whatever their order), so it stays refused until a running job
+        becomes eligible (:func:`victims_may_grow_at`).  A trial whose victims
+        are preempted leaves its host's ``preempted`` non-empty, for which the
+        holding policy promises nothing.
+        """
+        now = snap.now
+        if self.book.to_resume:
+            return now
+        if not self._awaiting or not self.settings.preemptive:
+            return math.inf
+        protected = set(self.book.running)
+        return victims_may_grow_at(snap, self.settings.eligible_after, protected)
 
     def _next_eligibility(
         self, snap: Snapshot, protected: set[int], fresh: Sequence[Job]
