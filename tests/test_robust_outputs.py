@@ -273,18 +273,21 @@ def test_a_signal_whose_handler_runs_inside_the_commit_is_delivered_after_it(
 def test_a_signal_during_the_simulation_is_one_line_not_a_traceback(earlier, tmp_path, sig):
     """Found by the issue-27 audit: SimPy re-raises an exception from a process as
     ``type(exc)(*exc.args)``, and the interrupt could not be rebuilt from its name: a signal
-    during a pass printed a traceback.  This run is inside its SimPy loop for good (a job
-    waits behind one running 10^9 s, with a pass every second: with immediate service,
-    which keeps no quiet guarantee, every tick is a pass; o2ksim.policies.quiet)."""
+    during a pass printed a traceback.  This run is inside its SimPy loop for good, a pass
+    every second: A runs 10^9 s past its 10 s request (predicted to end *now*, a time that
+    moves), H waits for the whole host, reserved at *now*, and C fits beside A but would
+    delay H: something fits and a prediction moves, so no quiet guarantee
+    (o2ksim.policies.quiet) and every tick is a pass."""
     before = snapshot(earlier)
     trace = tmp_path / "long.swf"
     trace.write_text(
-        "; MaxProcs: 4\n1 0 -1 1000000000 4 -1 -1 4 1000000000 -1 1 1 1 1 1 1 -1 -1\n"
+        "; MaxProcs: 4\n1 0 -1 1000000000 3 -1 -1 3 10 -1 1 1 1 1 1 1 -1 -1\n"
         "2 10 -1 10 4 -1 -1 4 10 -1 1 1 1 1 1 1 -1 -1\n"
+        "3 20 -1 10 1 -1 -1 1 1000000 -1 1 1 1 1 1 1 -1 -1\n"
     )
     proc = subprocess.Popen(
         [sys.executable, "-m", "o2ksim", "run", "--trace", str(trace), "--interval", "1s",
-         "--policy", "fcfs-backfill", "--immediate-service", "soon", "--out", str(earlier)],
+         "--policy", "fcfs-backfill", "--out", str(earlier)],
         env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     deadline = time.monotonic() + 30
