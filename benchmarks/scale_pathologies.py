@@ -1,7 +1,7 @@
 """Pathological sizes: CPU seconds against n, and the fitted exponent (issue 27).
 
-Usage: python benchmarks/scale_pathologies.py [--cases idle waiting waiting-ncsa flood flood-sjf
-       flood-lxfw
+Usage: python benchmarks/scale_pathologies.py [--cases idle waiting waiting-ncsa
+       waiting-immediate waiting-goal flood flood-sjf flood-lxfw
        reservations reservations-together]
        [--sizes 10000 100000 1000000] [--reservation-sizes 1000 10000 100000]
 
@@ -16,7 +16,10 @@ not slow the next), timing the simulation's CPU seconds:
   1s``, FCFS-backfill: a quiet stretch of ``n`` seconds (before the quiet skip,
   :meth:`~o2ksim.policies.base.Policy.quiet_until`, one pass per second);
   ``waiting-ncsa``: the same pair under NCSA-MS* (two fixed-job reservations,
-  weights on the wait, the expansion factor and max(p, m));
+  weights on the wait, the expansion factor and max(p, m)); ``waiting-immediate``:
+  under FCFS-backfill with preemptive immediate service (the waiting job's trial
+  preempts the long one, which is then resumed); ``waiting-goal``: under the
+  goal-oriented ``tradeoff-tw-avgx`` (nothing fits while the long job runs);
 * ``flood``: ``n`` jobs submitted at the same second on a 128-processor host,
   default policy (FCFS-backfill: one reservation); ``flood-sjf`` and
   ``flood-lxfw``: the same trace under SJF-backfill and LXF&W-backfill;
@@ -49,8 +52,8 @@ import numpy as np
 from tqdm import tqdm
 
 CASES = (
-    "idle", "waiting", "waiting-ncsa", "flood", "flood-sjf", "flood-lxfw", "reservations",
-    "reservations-together",
+    "idle", "waiting", "waiting-ncsa", "waiting-immediate", "waiting-goal", "flood", "flood-sjf",
+    "flood-lxfw", "reservations", "reservations-together",
 )  # fmt: skip
 
 
@@ -70,7 +73,7 @@ def write_trace(case: str, n: int, folder: Path) -> Path:
             f.write("; MaxProcs: 4\n")
             f.write(_line(1, 0, 10, 1, 10))
             f.write(_line(2, n, 10, 1, 10))
-        elif case in ("waiting", "waiting-ncsa"):
+        elif case.startswith("waiting"):
             f.write("; MaxProcs: 4\n")
             f.write(_line(1, 0, n, 3, 2 * n))
             f.write(_line(2, 5, 10, 2, 20))
@@ -98,7 +101,9 @@ from o2ksim.policies.backfill import Backfill
 case, path = sys.argv[1], sys.argv[2]
 kw = {
     "idle": {"interval": 1}, "waiting": {"interval": 1},
-    "waiting-ncsa": {"interval": 1, "policy": "ncsa-ms"}, "flood": {}, "flood-sjf": {"policy": "sjf-backfill"},
+    "waiting-ncsa": {"interval": 1, "policy": "ncsa-ms"},
+    "waiting-immediate": {"interval": 1, "policy": "fcfs-backfill-immediate"},
+    "waiting-goal": {"interval": 1, "policy": "tradeoff-tw-avgx"}, "flood": {}, "flood-sjf": {"policy": "sjf-backfill"},
     "flood-lxfw": {"policy": "lxfw-backfill"},
     "reservations": {"policy": Backfill(reservations="all", release_ties="smallest-first")},
     "reservations-together": {"policy": Backfill(reservations="all", release_ties="together")},
