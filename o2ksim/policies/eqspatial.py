@@ -27,9 +27,8 @@ than a job requested, with linear slowdown on fewer processors (the engine's
 
 A *repartitioning* is a recomputation that resizes at least one running job;
 only those count against MinInterval (starting a placed job on processors that
-are free is not one).  The choices the thesis leaves open:
-``docs/background/policies/eqspatial.md``; two are parameters
-(:mod:`o2ksim.policies.eqspatial_params`).
+are free is not one).  The choices the thesis leaves open: ``docs/background/policies/
+eqspatial.md``; four are parameters (:mod:`o2ksim.policies.eqspatial_params`).
 """
 
 from __future__ import annotations
@@ -48,6 +47,7 @@ from o2ksim.machine import MachineSpec
 from o2ksim.policies import immediate
 from o2ksim.policies.base import POLICIES, Param, Policy
 from o2ksim.policies.eqspatial_params import PARAMS, repartition_note
+from o2ksim.policies.eqspatial_quiet import DECIDES, quiet_bound
 from o2ksim.policies.equipartition import (
     CreditLedger,
     Deadlines,
@@ -61,6 +61,7 @@ from o2ksim.policies.equipartition import (
     placement_ratio,
 )
 from o2ksim.policies.immediate.hosts import HostTrials
+from o2ksim.policies.quiet import proved_for
 from o2ksim.units import parse_duration
 
 CATCHING_UP, LONG_RUNNING = 1, 2  # HostJob.privileged
@@ -158,6 +159,14 @@ class EQSpatial(Policy):
         else:
             self._ledger.since = now
         return out
+
+    def quiet_until(self, snap: Snapshot) -> float:
+        """Until the first deadline or MinInterval's end, with no job waiting for memory
+        (the argument: :mod:`o2ksim.policies.eqspatial_quiet`)."""
+        if snap.explain or not proved_for(self, EQSpatial, *DECIDES):
+            return snap.now
+        due = (self._catchup_due, self._long_due)
+        return quiet_bound(snap.now, self._ledger, due, self._clock, self._hosts.values())
 
     # ------------------------------------------------------------------------------ bookkeeping
     def _count(self, what: str, job_id: int) -> None:
@@ -407,7 +416,6 @@ class EQSpatial(Policy):
                 self._long_timer(job, now, new, out)
         h.dirty = False
         h.reasons.clear()
-
 
     def _start_on_free(self, h: HostState, view: HostView, snap: Snapshot, out: list[Any]) -> None:
         """The host may not repartition yet: placed jobs share the free processors (T§3.2.3)."""

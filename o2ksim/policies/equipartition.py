@@ -351,6 +351,10 @@ class Deadlines:
     def __contains__(self, job_id: int) -> bool:
         return job_id in self._when
 
+    def first(self) -> float:
+        """The earliest live deadline (``inf`` when none): the quiet guarantee's bound."""
+        return min(self._when.values(), default=math.inf)
+
 
 def shares_by_key(keys: Iterable[Hashable], shares: Mapping[Hashable, int]) -> list[int]:
     """Shares in ``keys`` order (a convenience for tests and logs)."""
