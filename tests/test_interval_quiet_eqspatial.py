@@ -68,7 +68,9 @@ def test_eqspatial_5m_skips_to_minintervals_end_and_then_to_the_end():
     # processors: 795 s, to 1100, which ends the run (1100 ticks through, 0 .. 1099).
     jobs = [job(1, 0, 3, 2000, 1000), job(2, 5, 2, 20, 10)]
     sim, at = run(one_host(4), jobs, "eqspatial-5m", 1.0)
-    assert at == [(0.0, 1), (1.0, 0), (5.0, 2), (6.0, 0), (15.0, 1), (16.0, 0), (305.0, 1), (306.0, 0)]
+    assert at == [
+        (0.0, 1), (1.0, 0), (5.0, 2), (6.0, 0), (15.0, 1), (16.0, 0), (305.0, 1), (306.0, 0),
+    ]  # fmt: skip
     assert spans(sim) == [(1, 0.0, 1100.0), (2, 5.0, 15.0)]
     assert sim.scheduler.skipped_ticks == 1100 - 8
     ticking, every = run(one_host(4), jobs, "eqspatial-5m", 1.0, skip=False)
@@ -128,6 +130,53 @@ def test_no_promise_while_a_job_waits_for_memory():
     assert spans(ticking) == spans(sim)
 
 
+def test_a_deadline_a_hair_after_a_tick_is_met_at_the_tick():
+    # MinInterval 0, the long-job threshold 100.0000000005 s (wall clock), a pass every
+    # second, 4 processors.  A (4 procs, 1000 s) starts at 0; B (4 procs, 1000 s) arrives
+    # at 60: 2 + 2.  A's 100.0000000005 s mark is due within TIME_EPS = 1e-9 s, so the
+    # tick of 100 meets it: A keeps 3, B 1.  The skip after the quiet pass at 61 must end
+    # there, not at A's timer.  By hand, the passes:
+    #   0 (A starts, its long-job timer), 1 (quiet: skip to 60), 60 (resize A, start B,
+    #   B's timer), 61 (quiet: skip to 100), 100 (resize A and B), 100.0000000005 (A's
+    #   timer: quiet, skip to B's mark), 160 (B's mark: both long, A first keeps 3, B 1:
+    #   no change), 160.0000000005 (B's timer), 1327 (the tick after A's end: B grows
+    #   to 4), 1328 (quiet).
+    # Work: A 240 + 80 by 100, 3680 more on 3: to 1326 2/3.  B 80 + 1227 by 1327, 2693
+    # more on 4 to 2000.25.
+    params = {"min_interval": 0, "long_job_threshold": 100.0000000005}
+    jobs = [job(1, 0, 4, 1000), job(2, 60, 4, 1000)]
+    sim, at = run(one_host(4), jobs, "eqspatial", 1.0, **params)
+    assert at == [
+        (0.0, 2), (1.0, 0), (60.0, 3), (61.0, 0), (100.0, 2), (100.0000000005, 0),
+        (160.0, 0), (160.0000000005, 0), (1327.0, 1), (1328.0, 0),
+    ]  # fmt: skip
+    assert spans(sim) == [(1, 0.0, 100.0 + 3680 / 3), (2, 60.0, 2000.25)]
+    ticking, _ = run(one_host(4), jobs, "eqspatial", 1.0, skip=False, **params)
+    assert spans(ticking) == spans(sim)
+
+
+def test_credit_earned_tick_by_tick_is_the_same_float():
+    # One host of 4 processors and 10 GB, no immediate service.  A (4 procs, 8 GB) runs
+    # 0-100; B and C (4 procs, 8 GB, 50 s) arrive at 5 and wait for memory: three jobs
+    # of 4 in the system, each waiting job earns 4/3 processor-second a second, booked
+    # pass by pass.  Ticking through, B's credit at 100 is 95 float additions of 4/3
+    # (not 95 * 4/3); the passes while they wait must not be skipped.  B catches up at
+    # 100 + credit / 4 (a timer) and ends at 150; C (then alone with B: 2 a second) starts
+    # at 150.  150 passes: 0, 1, every tick 5-150, B's catch-up timer, 151.
+    jobs = [job(1, 0, 4, 100, mem_gb=8), job(2, 5, 4, 50, mem_gb=8), job(3, 5, 4, 50, mem_gb=8)]
+    sim, at = run(one_host(4, mem_gb=10), jobs, "eqspatial-5m", 1.0, immediate_service="off")
+    credit = 0.0
+    for _ in range(95):
+        credit += 4 / 3
+    assert credit != 95 * (4 / 3)
+    assert sim.policy.credits[2] == credit
+    assert (100.0 + credit / 4, 0) in at and len(at) == 150
+    assert spans(sim) == [(1, 0.0, 100.0), (2, 100.0, 150.0), (3, 150.0, 200.0)]
+    ticking, _ = run(one_host(4, mem_gb=10), jobs, "eqspatial-5m", 1.0, skip=False,
+                     immediate_service="off")  # fmt: skip
+    assert ticking.policy.credits == sim.policy.credits
+
+
 def test_before_is_strictly_before_within_the_slack():
     for when in (1.0, 130.0000000005, 1e6 + 0.25, 3.5e9, 2.0**40):
         h = before(when)
@@ -174,7 +223,8 @@ def both(jobs, params, interval, machine=THREE_HOSTS):
         finally:
             Scheduler.skip_ticks = True
         cols = ["job_id", "host", "start", "end", "status", "catchup_credit", "immediate_service"]
-        out.append((r.jobs[cols].reset_index(drop=True), r.segments.reset_index(drop=True), r.stats))
+        segments = r.segments.reset_index(drop=True)
+        out.append((r.jobs[cols].reset_index(drop=True), segments, r.stats))
     return out
 
 
