@@ -65,16 +65,27 @@ nothing; ``t`` is a later pass on the same state, ``t0 < t < H``):
   the same base, slope and submission time (the same floats at every ``t``:
   tied for ever, in queue order).
 
+* **EQspatial-MinInterval** (:class:`~o2ksim.policies.eqspatial.EQSpatial`, every
+  parameter variant: MinInterval 0 or not, ``/>50hr`` with either clock, grant
+  and placement, ``new_job_service``, the immediate service of jobs waiting for
+  memory): ``H`` is the earliest of its live deadlines (a catch-up end, a
+  long-job mark) and of the times MinInterval lets a dirty host repartition,
+  each less ``TIME_EPS`` (both are checked within it); ``inf`` without either.
+  Its shares do not read the predicted releases, and trials end by departures.
+  No guarantee while a job waits for memory: its catch-up credit is booked
+  pass by pass, and one long step is not the float sum of the short ones.
+  The argument, step by step through the pass:
+  :mod:`~o2ksim.policies.eqspatial_quiet`.
+
 No guarantee (the default), and why:
 
 * fixed-job or non-sliding reservations: a kept reservation time that passes
   changes the next pass (and with an interval no timer marks it);
 * priority functions: the order at ``t`` may differ from the order at ``t0``,
   and with it the reservations;
-* immediate service (trials, quanta), preemption, EQspatial and
-  equipartition (MinInterval timers, partitions that follow the work done),
-  the LSF variants and the goal-oriented policies: their passes read time
-  otherwise than through the releases;
+* immediate service (trials, quanta) in backfill, preemption, the LSF
+  variants and the goal-oriented policies: their passes read time otherwise
+  than through the releases;
 * a running job whose prediction moves with *now* (it has overrun its
   estimate, or was resized, reduced, preempted or raised by the overrun
   rule ``requested``), or any preempted job: ``H = now``;
