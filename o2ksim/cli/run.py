@@ -112,8 +112,8 @@ def register(parser: argparse.ArgumentParser) -> None:
         metavar="DURATION",
         help="scheduling pass every DURATION (e.g. 5m) instead of at every event; "
         "ticks while nothing waits or runs, or while the policy guarantees that nothing "
-        "would change (FCFS, sliding priority backfill, EQspatial), are skipped (same schedule, "
-        "fewer passes)",
+        "would change (FCFS, sliding priority backfill, EQspatial, NCSA-LSF*), are skipped "
+        "(same schedule, fewer passes)",
     )
     parser.add_argument(
         "--kill-overrun",

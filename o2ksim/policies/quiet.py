@@ -77,15 +77,31 @@ nothing; ``t`` is a later pass on the same state, ``t0 < t < H``):
   The argument, step by step through the pass:
   :mod:`~o2ksim.policies.eqspatial_quiet`.
 
+* **NCSA-LSF*** (:class:`~o2ksim.policies.lsf.policy.NCSALSF`, every
+  parameter variant): ``H`` is the next drain deadline (``inf`` without one or
+  without draining); no guarantee while a drained host has idle processors.
+  A pass reads time in three places only: the drain deadlines that have come
+  due (none before ``H``; the deadline's own timer would also end a skip
+  there); the idle processor-seconds of drained hosts, added pass by pass
+  (a float sum that one long step would not reproduce, hence no promise while
+  one is not zero); and the timers already past (none fire without an event).
+  The rest reads the free resources, the filed queue and the running counts,
+  which only events change.  A quiet pass makes one round of the pass's loop:
+  drains dropped (a limit reached, priority lost), drains given, nothing
+  nominated.  Drains it gives pass the checks that drop drains (the same
+  limits and class priority), and the drain search ends with no candidate, so
+  a second round on that state changes nothing and draws no random number:
+  the pass at ``t`` repeats the end of the pass at ``t0``.
+
 No guarantee (the default), and why:
 
 * fixed-job or non-sliding reservations: a kept reservation time that passes
   changes the next pass (and with an interval no timer marks it);
 * priority functions: the order at ``t`` may differ from the order at ``t0``,
   and with it the reservations;
-* immediate service (trials, quanta) in backfill, preemption, the LSF
-  variants and the goal-oriented policies: their passes read time otherwise
-  than through the releases;
+* immediate service (trials, quanta) in backfill, preemption and the
+  goal-oriented policies: their passes read time otherwise than through the
+  releases;
 * a running job whose prediction moves with *now* (it has overrun its
   estimate, or was resized, reduced, preempted or raised by the overrun
   rule ``requested``), or any preempted job: ``H = now``;
