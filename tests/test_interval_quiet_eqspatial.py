@@ -2,9 +2,9 @@
 
 After a pass that decided nothing, and while nothing happens, EQspatial
 promises quiet passes until its first deadline (a catch-up end, the
-``/>50hr`` mark) or the time MinInterval lets a dirty host repartition, and
-none while a job waits for memory (its catch-up credit accrues pass by pass):
-:mod:`o2ksim.policies.eqspatial_quiet`.  Expected values: passes and shares
+``/>50hr`` mark) or the time MinInterval lets a dirty host repartition; the
+catch-up credit of jobs waiting for memory, booked once per tick, is booked
+for the skipped ticks as ticking through would: :mod:`o2ksim.policies.eqspatial_quiet`.  Expected values: passes and shares
 worked out by hand, and the same run ticking through every interval
 (``Scheduler.skip_ticks = False``: every tick a pass), an oracle that does not
 use the promise.
@@ -113,21 +113,21 @@ def test_a_repartitioning_allowed_a_hair_before_its_timer_happens_at_the_tick():
     assert spans(ticking) == spans(sim) and len(every) == 2025 + 1  # every tick and the timer
 
 
-def test_no_promise_while_a_job_waits_for_memory():
+def test_a_job_waiting_for_memory_is_skipped_over_with_its_credit_booked():
     # One host of 4 processors and 10 GB, no immediate service.  A (2 procs, 8 GB) runs
     # 0-100; B (1 proc, 8 GB, 50 s) arrives at 5: no host has the memory, it waits,
-    # earning catch-up credit pass by pass (1 processor-second a second: both fit the
-    # machine's 4 processors), so every tick from 5 to 99 is a pass.  At 100 B is placed
-    # with 95 processor-seconds of credit (its catch-up timer, at 195, is after its end at
-    # 150); 101 is quiet.  99 passes against 150 ticking through.
+    # earning catch-up credit (1 processor-second a second: both fit the machine's 4
+    # processors).  Passes: 0 (A starts), 1 (quiet: skip to B's submit), 5 (B waits:
+    # quiet), then nothing can change until A leaves: 100 (B placed with 95
+    # processor-seconds of credit; its catch-up timer, at 195, is after its end at 150),
+    # 101 (quiet).  5 passes against 150 ticking through.
     jobs = [job(1, 0, 2, 100, mem_gb=8), job(2, 5, 1, 50, mem_gb=8)]
     sim, at = run(one_host(4, mem_gb=10), jobs, "eqspatial-5m", 1.0, immediate_service="off")
-    times = [t for t, _ in at]
-    assert times == [0.0, 1.0, *[float(t) for t in range(5, 102)]]
+    assert at == [(0.0, 1), (1.0, 0), (5.0, 0), (100.0, 2), (101.0, 0)]
     assert spans(sim) == [(1, 0.0, 100.0), (2, 100.0, 150.0)] and sim.policy.credits == {2: 95.0}
-    ticking, _ = run(one_host(4, mem_gb=10), jobs, "eqspatial-5m", 1.0, skip=False,
-                     immediate_service="off")  # fmt: skip
-    assert spans(ticking) == spans(sim)
+    ticking, every = run(one_host(4, mem_gb=10), jobs, "eqspatial-5m", 1.0, skip=False,
+                         immediate_service="off")  # fmt: skip
+    assert spans(ticking) == spans(sim) and len(every) == 150
 
 
 def test_a_deadline_a_hair_after_a_tick_is_met_at_the_tick():
@@ -160,9 +160,11 @@ def test_credit_earned_tick_by_tick_is_the_same_float():
     # 0-100; B and C (4 procs, 8 GB, 50 s) arrive at 5 and wait for memory: three jobs
     # of 4 in the system, each waiting job earns 4/3 processor-second a second, booked
     # pass by pass.  Ticking through, B's credit at 100 is 95 float additions of 4/3
-    # (not 95 * 4/3); the passes while they wait must not be skipped.  B catches up at
-    # 100 + credit / 4 (a timer) and ends at 150; C (then alone with B: 2 a second) starts
-    # at 150.  150 passes: 0, 1, every tick 5-150, B's catch-up timer, 151.
+    # (not 95 * 4/3), which the pass after the skip must book the same way.  B catches
+    # up at 100 + credit / 4 (a timer: its host needs no change) and ends at 150; C (then
+    # alone with B: 2 a second) starts at 150.  Passes: 0 (A starts), 1 (quiet), 5 (B
+    # and C wait: quiet), 100 (B placed: start, catch-up timer), 101 (quiet), B's
+    # catch-up (quiet), 150 (C placed), 151 (quiet); 201 ticking through.
     jobs = [job(1, 0, 4, 100, mem_gb=8), job(2, 5, 4, 50, mem_gb=8), job(3, 5, 4, 50, mem_gb=8)]
     sim, at = run(one_host(4, mem_gb=10), jobs, "eqspatial-5m", 1.0, immediate_service="off")
     credit = 0.0
@@ -170,11 +172,11 @@ def test_credit_earned_tick_by_tick_is_the_same_float():
         credit += 4 / 3
     assert credit != 95 * (4 / 3)
     assert sim.policy.credits[2] == credit
-    assert (100.0 + credit / 4, 0) in at and len(at) == 150
+    assert [t for t, _ in at] == [0.0, 1.0, 5.0, 100.0, 101.0, 100.0 + credit / 4, 150.0, 151.0]
     assert spans(sim) == [(1, 0.0, 100.0), (2, 100.0, 150.0), (3, 150.0, 200.0)]
-    ticking, _ = run(one_host(4, mem_gb=10), jobs, "eqspatial-5m", 1.0, skip=False,
-                     immediate_service="off")  # fmt: skip
-    assert ticking.policy.credits == sim.policy.credits
+    ticking, every = run(one_host(4, mem_gb=10), jobs, "eqspatial-5m", 1.0, skip=False,
+                         immediate_service="off")  # fmt: skip
+    assert ticking.policy.credits == sim.policy.credits and len(every) == 201
 
 
 def test_before_is_strictly_before_within_the_slack():

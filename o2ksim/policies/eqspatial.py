@@ -129,7 +129,7 @@ class EQSpatial(Policy):
         out: list[Any] = []
         self._trials.begin_pass()
         self._placed_now = []
-        self._ledger.accrue(now)
+        self._ledger.accrue(now, snap.interval)
         in_system = self._in_system
         for job in snap.arrived:
             in_system[job.procs] += 1
@@ -161,12 +161,12 @@ class EQSpatial(Policy):
         return out
 
     def quiet_until(self, snap: Snapshot) -> float:
-        """Until the first deadline or MinInterval's end, with no job waiting for memory
-        (the argument: :mod:`o2ksim.policies.eqspatial_quiet`)."""
+        """Until the first deadline or the end of a dirty host's MinInterval (the argument:
+        :mod:`o2ksim.policies.eqspatial_quiet`)."""
         if snap.explain or not proved_for(self, EQSpatial, *DECIDES):
             return snap.now
-        due = (self._catchup_due, self._long_due)
-        return quiet_bound(snap.now, self._ledger, due, self._clock, self._hosts.values())
+        parts = (self._ledger, (self._catchup_due, self._long_due), self._clock)
+        return quiet_bound(snap.now, *parts, self._hosts.values(), snap.interval, self._trials)
 
     # ------------------------------------------------------------------------------ bookkeeping
     def _count(self, what: str, job_id: int) -> None:

@@ -17,18 +17,26 @@ Step by step (:meth:`~o2ksim.policies.eqspatial.EQSpatial.schedule`):
 
 1. the credit ledger books ``min(P, L) * (t - since)`` for every job waiting
    for memory (:class:`~o2ksim.policies.equipartition.CreditLedger`).  This
-   decides nothing, but it changes state, and the sum of many small steps
-   (one per tick, ticking through) is not the float of one long step (a
-   skip): a catch-up that starts later would end a rounding error apart.
-   So **no promise while a job waits for memory** (``H = now``).  With none
-   waiting the ledger only sets ``since``, which is read again only after a
-   job starts waiting, in the pass that sets it anew;
+   decides nothing, but it changes state: ticking through adds one step per
+   tick, and the float sum of those steps is not the float of one long step
+   (a catch-up that starts later would end a rounding error apart).  So the
+   ledger, given the interval, books the ticks a skip passed over one by one
+   as ticking through would (:mod:`o2ksim.policies.tick_sums`: the first
+   partial step, ``n`` equal steps in closed form, the last partial step),
+   and the level ``L`` is the one every skipped pass would have set (the jobs
+   in the system have not changed).  Nothing reads the credit of a waiting
+   job before it is placed, which takes a departure.  Without an interval
+   (never asked then) no promise while a job waits;
 2. no job arrived or departed: nothing to forget, place or retry; the trial
    book has nothing to end (its trials end by departures), and its victims
    still owed processors did not fit at ``t0`` and fit no better at ``t``
    (the free processors are the same): no ``Resume``, and the same
    ``to_resume`` lists.  The hosts where a trial runs or victims are owed
-   stay *blocked*, so whatever their state they are left alone, as at ``t0``;
+   stay *blocked*, so whatever their state they are left alone, as at ``t0``.
+   A host whose trial ended at ``t0`` with no victim owed is blocked for that
+   pass only (its processors came back after the snapshot): a job placed
+   there at ``t0`` starts at the next pass, so **no promise after a pass that
+   ended a trial** (found by the property test against ticking through);
 3. deadlines: a catch-up end or a ``/>50hr`` mark is handled by the first
    pass at or after its time (within ``TIME_EPS``), whether or not its timer
    fired (a catch-up re-checked too early is set anew without a timer).  So
@@ -68,6 +76,7 @@ from o2ksim.policies.equipartition import (
     HostState,
     RepartitionClock,
 )
+from o2ksim.policies.immediate.hosts import HostTrials
 
 #: The methods of :class:`~o2ksim.policies.eqspatial.EQSpatial` the argument is about: a
 #: subclass that overrides one of them gets no promise (:func:`~o2ksim.policies.quiet.proved_for`).
@@ -90,13 +99,17 @@ def quiet_bound(
     deadlines: Iterable[Deadlines],
     clock: RepartitionClock,
     hosts: Iterable[HostState],
+    interval: float | None,
+    trials: HostTrials,
 ) -> float:
     """The time before which an EQspatial pass on the state of a quiet pass at ``now``
-    decides nothing too (module docstring): ``now`` while a job waits for memory; else the
-    earliest live deadline and time a dirty host may repartition (each :func:`before`),
-    ``inf`` without either."""
-    if ledger.waiting:
-        return now
+    decides nothing too (module docstring): the earliest live deadline and time a dirty
+    host may repartition (each :func:`before`), ``inf`` without either; ``now`` after a
+    pass that ended a trial, and while a job waits for memory without an ``interval``."""
+    if ledger.waiting and interval is None:
+        return now  # the ledger books skipped ticks one by one only on a grid
+    if trials.settling.difference(trials.book.to_resume):
+        return now  # a trial ended in this pass: its host, held for the pass, is free at the next
     h = math.inf
     for d in deadlines:
         h = min(h, before(d.first()))

@@ -40,7 +40,9 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from o2ksim.engine.ticks import last_exact_tick
 from o2ksim.jobs import Job
+from o2ksim.policies.tick_sums import grid_between, repeat_add
 
 TIME_EPS = 1e-9  # seconds: float slack when comparing timer times with MinInterval bounds
 
@@ -264,11 +266,29 @@ class CreditLedger:
         self.waiting.pop(job_id, None)
         return self.credit.get(job_id, 0.0)
 
-    def accrue(self, now: float) -> None:
+    def accrue(self, now: float, interval: float | None = None) -> None:
+        """Book ``min(P, L) * (now - since)`` for every waiting job.
+
+        With a fixed ``interval`` (a pass at every tick ``k * interval``), a
+        pass after skipped quiet ticks books them as ticking through would, one
+        addition per tick (:mod:`o2ksim.policies.tick_sums`): the same floats.
+        """
         dt = now - self.since
         if dt > 0 and self.waiting:
-            for job_id, procs in self.waiting.items():
-                self.credit[job_id] += min(procs, self.level) * dt
+            ticks = None
+            if interval is not None and now <= last_exact_tick(interval):
+                ticks = grid_between(self.since, now, interval)
+            if ticks is None or interval is None:
+                for job_id, procs in self.waiting.items():
+                    self.credit[job_id] += min(procs, self.level) * dt
+            else:
+                k1, k2 = ticks
+                first, last = k1 * interval - self.since, now - k2 * interval
+                for job_id, procs in self.waiting.items():
+                    rate = min(procs, self.level)
+                    c = self.credit[job_id] + rate * first
+                    c = repeat_add(c, rate * interval, k2 - k1)
+                    self.credit[job_id] = c + rate * last
         self.since = now
 
     def set_level(self, now: float, total_procs: float, requests: Mapping[int, int]) -> None:
