@@ -179,6 +179,23 @@ def test_credit_earned_tick_by_tick_is_the_same_float():
     assert ticking.policy.credits == sim.policy.credits and len(every) == 201
 
 
+def test_a_host_held_for_the_pass_whose_trial_ended_is_not_skipped_over():
+    # One host of 4 processors and 8 GB, a pass every second.  A (2 procs, 6 GB) runs
+    # 0-100.  W (1 proc, 6 GB, 10 s) arrives at 5: no host has the memory, it gets the
+    # immediate-service trial on a free processor and completes in it at 15.  N (1 proc,
+    # 20 s) arrives at 15 and is placed on the host, which the pass holds (its trial has
+    # just ended): N starts at the next tick, 16, as ticking through.  By hand, the
+    # passes: 0 (A starts), 1 (quiet: skip to 5), 5 (W's trial), 6 (quiet: skip to W's
+    # end), 15 (quiet, but no promise: a trial ended), 16 (N starts), 17 (quiet: skip to
+    # N's end), 36 (N has left: A keeps its request, quiet); 100 ticking through.
+    jobs = [job(1, 0, 2, 100, mem_gb=6), job(2, 5, 1, 10, mem_gb=6), job(3, 15, 1, 20)]
+    sim, at = run(one_host(4, mem_gb=8), jobs, "eqspatial-5m", 1.0)
+    assert at == [(0.0, 1), (1.0, 0), (5.0, 1), (6.0, 0), (15.0, 0), (16.0, 1), (17.0, 0), (36.0, 0)]
+    assert spans(sim) == [(1, 0.0, 100.0), (2, 5.0, 15.0), (3, 16.0, 36.0)]
+    ticking, every = run(one_host(4, mem_gb=8), jobs, "eqspatial-5m", 1.0, skip=False)
+    assert spans(ticking) == spans(sim) and len(every) == 100
+
+
 def test_before_is_strictly_before_within_the_slack():
     for when in (1.0, 130.0000000005, 1e6 + 0.25, 3.5e9, 2.0**40):
         h = before(when)

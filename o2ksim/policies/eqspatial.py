@@ -58,6 +58,7 @@ from o2ksim.policies.equipartition import (
     choose_host,
     equipartition,
     host_allocation,
+    long_procs,
     placement_ratio,
 )
 from o2ksim.policies.immediate.hosts import HostTrials
@@ -196,9 +197,7 @@ class EQSpatial(Policy):
             h.catchup_procs -= job.procs
         else:
             h.requested -= job.procs
-        if job.id in self._long:
-            self._long.discard(job.id)
-            h.long_procs -= job.procs
+        self._long.discard(job.id)
         self._long_due.drop(job.id)
         h.touch(f"J{job.id} left")
 
@@ -226,7 +225,6 @@ class EQSpatial(Policy):
                 continue  # not there yet (it ran on fewer processors, or was preempted)
             self._long.add(job_id)
             self._count("long_jobs", job_id)
-            self._hosts[name].long_procs += self._hosts[name].jobs[job_id].procs
             self._hosts[name].touch(f"J{job_id} has run {(self.long_threshold or 0) / 3600:g} h")
 
     # ------------------------------------------------------------------------------ placement
@@ -260,7 +258,7 @@ class EQSpatial(Policy):
             most_mem = max(x.free_mem for x in loads)
 
     def _load(self, h: HostState, view: HostView) -> HostLoad:
-        long = h.long_procs if self.deduct_long else 0  # treated like catching-up jobs, or not
+        long = long_procs(h, self._long, self._credit) if self.deduct_long else 0  # or shared
         return HostLoad(
             h.name,
             h.capacity,

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -308,7 +308,6 @@ class HostState:
     pending_mem: int = 0  # memory promised to pending jobs (the engine does not know it)
     requested: int = 0  # requested processors of placed jobs not catching up
     catchup_procs: int = 0  # requested processors of placed jobs catching up
-    long_procs: int = 0  # requested processors of placed jobs past the long-job threshold
     dirty: bool = False  # the allocation may differ from an equipartition
     reasons: list[str] = field(default_factory=list)
     timer: float | None = None  # pending repartitioning wake-up
@@ -319,6 +318,14 @@ class HostState:
             self.reasons.append(reason)
         elif len(self.reasons) == 6:
             self.reasons.append("...")
+
+
+def long_procs(h: HostState, long: Collection[int], catching_up: Collection[int]) -> int:
+    """Requested processors of ``h``'s jobs past the long-job threshold that are not catching
+    up: what ``long_job_placement = "deduct"`` deducts, like a catching-up job's, from the
+    host's processors and requested processors (a job both catching up and long counts once,
+    as catching up: deducted twice, the requested processors went below zero)."""
+    return sum(j.procs for i, j in h.jobs.items() if i in long and i not in catching_up)
 
 
 class RepartitionClock:
