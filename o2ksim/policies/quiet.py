@@ -72,9 +72,11 @@ nothing; ``t`` is a later pass on the same state, ``t0 < t < H``):
   long-job mark) and of the times MinInterval lets a dirty host repartition,
   each less ``TIME_EPS`` (both are checked within it); ``inf`` without either.
   Its shares do not read the predicted releases, and trials end by departures.
-  No guarantee while a job waits for memory: its catch-up credit is booked
-  pass by pass, and one long step is not the float sum of the short ones.
-  The argument, step by step through the pass:
+  The catch-up credit of jobs waiting for memory is booked once per pass: the
+  pass after a skip books the skipped ticks one by one, in closed form
+  (:mod:`~o2ksim.policies.tick_sums`), the floats of ticking through.  No
+  guarantee after a pass that ended a trial (its host is held for that pass
+  only).  The argument, step by step through the pass:
   :mod:`~o2ksim.policies.eqspatial_quiet`.
 
 * **NCSA-LSF*** (:class:`~o2ksim.policies.lsf.policy.NCSALSF`, every
