@@ -290,3 +290,62 @@ def test_same_schedule_as_ticking_through_under_memory_pressure(jobs, params, in
     (j1, s1, _), (j2, s2, _) = both(jobs, params, interval, machine=TWIN)
     pd.testing.assert_frame_equal(j1, j2)
     pd.testing.assert_frame_equal(s1, s2)
+
+
+# -- the closed-form sums ----------------------------------------------------------------------
+def _loop(c, a, n):
+    for _ in range(n):
+        c = c + a
+    return c
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    c=st.one_of(st.just(0.0), st.floats(0, 1e7), st.integers(-8, 40).map(lambda e: 2.0**e)),
+    frac=st.sampled_from([None, 0.25, 0.5, 1.5, 2.5, 3.5, 0.49, 0.51]),
+    a=st.sampled_from([4 / 3, 1 / 3, 0.1, 2.0, 80.0, 1e-12, 7.7]),
+    n=st.integers(0, 3000),
+)
+def test_repeat_add_is_the_float_of_n_additions(c, frac, a, n):
+    # ties (a an odd multiple of half an ulp of c), additions below half an ulp, binades
+    # crossed: the same float as adding one at a time
+    from o2ksim.policies.tick_sums import repeat_add
+
+    if frac is not None and c > 0:
+        a = frac * math.ulp(c)
+    assert repeat_add(c, a, n) == _loop(c, a, n)
+
+
+def test_repeat_add_a_billion_times_in_a_few_steps():
+    from o2ksim.policies.tick_sums import repeat_add
+
+    assert repeat_add(0.0, 1.0, 10**9) == 1e9  # exact all the way
+    assert repeat_add(2.0**53, 1.0, 10**9) == 2.0**53  # a tie to even each time: it stays
+    assert repeat_add(0.0, 4 / 3, 10**6) == _loop(0.0, 4 / 3, 10**6)
+
+
+def test_grid_between_by_hand():
+    from o2ksim.policies.tick_sums import grid_between
+
+    assert grid_between(0.0, 5.0, 1.0) == (1, 4)  # ticks 1, 2, 3, 4
+    assert grid_between(0.5, 5.0, 1.0) == (1, 4)
+    assert grid_between(4.0, 5.0, 1.0) is None  # consecutive ticks: nothing between
+    assert grid_between(3.2, 3.7, 1.0) is None
+    assert grid_between(90.0000000005, 130.0, 1.0) == (91, 129)
+    assert grid_between(0.0, 10.0, 2.5) == (1, 3)  # 2.5, 5, 7.5
+
+
+def test_the_ledger_books_a_skip_as_every_tick():
+    from o2ksim.policies.equipartition import CreditLedger
+
+    skipping, ticking = CreditLedger(), CreditLedger()
+    for ledger in (skipping, ticking):
+        ledger.wait(1, 4)
+        ledger.wait(2, 1)
+        ledger.set_level(5.3, 4, {4: 3, 1: 1})  # level (4 - 1) / 2 = 1.5 from 5.3 on
+    for t in range(6, 1001):  # a pass every tick 6 .. 1000
+        ticking.accrue(float(t), 1.0)
+        ticking.set_level(float(t), 4, {4: 3, 1: 1})
+    skipping.accrue(1000.0, 1.0)  # one pass after the skip
+    assert skipping.credit == ticking.credit
+    assert skipping.credit[2] == _loop(6.0 - 5.3, 1.0, 994)  # min(1, 1.5) = 1 a second
