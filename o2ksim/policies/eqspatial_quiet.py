@@ -81,7 +81,7 @@ from o2ksim.policies.immediate.hosts import HostTrials
 #: The methods of :class:`~o2ksim.policies.eqspatial.EQSpatial` the argument is about: a
 #: subclass that overrides one of them gets no promise (:func:`~o2ksim.policies.quiet.proved_for`).
 DECIDES = ("schedule", "_deadlines", "_place", "_resolve", "_repartition", "_start_on_free",
-           "_end_trials", "_forget")  # fmt: skip
+           "_end_trials", "_forget", "_serve_new_jobs", "_start", "_load", "_host_jobs")  # fmt: skip
 
 
 def before(when: float) -> float:
