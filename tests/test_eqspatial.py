@@ -396,3 +396,19 @@ def test_report_partitioning_view():
     assert "Dynamic partitioning" in section(table, lambda df: df.to_html())
     plain = simulate(THREE, machine=one_host(8), policy="fcfs-backfill")
     assert partitioning_table({"bf": [plain.jobs]}).empty
+
+
+def test_a_catching_up_job_past_the_long_threshold_is_deducted_once():
+    # Found by the interval property test (tests/test_interval_quiet_eqspatial.py): one host
+    # of 4 processors and 8 GB, long_job_placement = deduct, threshold 30 s, no immediate
+    # service.  A (2 procs, 6 GB) runs 0-100; B (1 proc, 6 GB, 200 s) waits for memory from
+    # 5 and is placed at 100 with 95 processor-seconds of credit, catching up until 195;
+    # at 130 it passes the threshold while still catching up.  C (1 proc) arrives at 140:
+    # B counts once, as catching up (host 4 - 1 = 3 processors, 0 requested: ratio 3/1);
+    # deducted twice, the requested processors were -1 and the ratio divided by zero.
+    jobs = [job(1, 0, 2, 100, mem_gb=6), job(2, 5, 1, 200, mem_gb=6), job(3, 140, 1, 20)]
+    params = {"min_interval": 0, "long_job_threshold": 30, "long_job_placement": "deduct",
+              "immediate_service": "off"}  # fmt: skip
+    r = simulate(jobs, machine=one_host(4, mem_gb=8), policy="eqspatial", policy_params=params)
+    got = r.jobs[["job_id", "start", "end", "catchup_credit"]].values.tolist()
+    assert got == [[1, 0.0, 100.0, 0.0], [2, 100.0, 300.0, 95.0], [3, 140.0, 160.0, 0.0]]

@@ -114,8 +114,8 @@ def register(parser: argparse.ArgumentParser) -> None:
         "ticks while nothing waits or runs, or while the policy guarantees that nothing "
         "would change (FCFS; priority backfill with a static or weighted order, with or "
         "without immediate service, and with NCSA-MS*'s fixed-job and non-sliding "
-        "reservations; any backfill or goal-oriented policy while no waiting job fits), are "
-        "skipped (same schedule, fewer passes)",
+        "reservations; any backfill or goal-oriented policy while no waiting job fits; "
+        "EQspatial; NCSA-LSF*), are skipped (same schedule, fewer passes)",
     )
     parser.add_argument(
         "--kill-overrun",

@@ -27,9 +27,8 @@ than a job requested, with linear slowdown on fewer processors (the engine's
 
 A *repartitioning* is a recomputation that resizes at least one running job;
 only those count against MinInterval (starting a placed job on processors that
-are free is not one).  The choices the thesis leaves open:
-``docs/background/policies/eqspatial.md``; two are parameters
-(:mod:`o2ksim.policies.eqspatial_params`).
+are free is not one).  The choices the thesis leaves open: ``docs/background/policies/
+eqspatial.md``; four are parameters (:mod:`o2ksim.policies.eqspatial_params`).
 """
 
 from __future__ import annotations
@@ -48,6 +47,7 @@ from o2ksim.machine import MachineSpec
 from o2ksim.policies import immediate
 from o2ksim.policies.base import POLICIES, Param, Policy
 from o2ksim.policies.eqspatial_params import PARAMS, repartition_note
+from o2ksim.policies.eqspatial_quiet import DECIDES, quiet_bound
 from o2ksim.policies.equipartition import (
     CreditLedger,
     Deadlines,
@@ -58,9 +58,11 @@ from o2ksim.policies.equipartition import (
     choose_host,
     equipartition,
     host_allocation,
+    long_procs,
     placement_ratio,
 )
 from o2ksim.policies.immediate.hosts import HostTrials
+from o2ksim.policies.quiet import proved_for
 from o2ksim.units import parse_duration
 
 CATCHING_UP, LONG_RUNNING = 1, 2  # HostJob.privileged
@@ -128,7 +130,7 @@ class EQSpatial(Policy):
         out: list[Any] = []
         self._trials.begin_pass()
         self._placed_now = []
-        self._ledger.accrue(now)
+        self._ledger.accrue(now, snap.interval)
         in_system = self._in_system
         for job in snap.arrived:
             in_system[job.procs] += 1
@@ -159,6 +161,14 @@ class EQSpatial(Policy):
             self._ledger.since = now
         return out
 
+    def quiet_until(self, snap: Snapshot) -> float:
+        """Until the first deadline or the end of a dirty host's MinInterval (the argument:
+        :mod:`o2ksim.policies.eqspatial_quiet`)."""
+        if snap.explain or not proved_for(self, EQSpatial, *DECIDES):
+            return snap.now
+        parts = (self._ledger, (self._catchup_due, self._long_due), self._clock)
+        return quiet_bound(snap.now, *parts, self._hosts.values(), snap.interval, self._trials)
+
     # ------------------------------------------------------------------------------ bookkeeping
     def _count(self, what: str, job_id: int) -> None:
         self._job_counts[what].add(job_id)
@@ -187,9 +197,7 @@ class EQSpatial(Policy):
             h.catchup_procs -= job.procs
         else:
             h.requested -= job.procs
-        if job.id in self._long:
-            self._long.discard(job.id)
-            h.long_procs -= job.procs
+        self._long.discard(job.id)
         self._long_due.drop(job.id)
         h.touch(f"J{job.id} left")
 
@@ -217,7 +225,6 @@ class EQSpatial(Policy):
                 continue  # not there yet (it ran on fewer processors, or was preempted)
             self._long.add(job_id)
             self._count("long_jobs", job_id)
-            self._hosts[name].long_procs += self._hosts[name].jobs[job_id].procs
             self._hosts[name].touch(f"J{job_id} has run {(self.long_threshold or 0) / 3600:g} h")
 
     # ------------------------------------------------------------------------------ placement
@@ -251,7 +258,7 @@ class EQSpatial(Policy):
             most_mem = max(x.free_mem for x in loads)
 
     def _load(self, h: HostState, view: HostView) -> HostLoad:
-        long = h.long_procs if self.deduct_long else 0  # treated like catching-up jobs, or not
+        long = long_procs(h, self._long, self._credit) if self.deduct_long else 0  # or shared
         return HostLoad(
             h.name,
             h.capacity,
@@ -407,7 +414,6 @@ class EQSpatial(Policy):
                 self._long_timer(job, now, new, out)
         h.dirty = False
         h.reasons.clear()
-
 
     def _start_on_free(self, h: HostState, view: HostView, snap: Snapshot, out: list[Any]) -> None:
         """The host may not repartition yet: placed jobs share the free processors (T§3.2.3)."""

@@ -36,11 +36,13 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from o2ksim.engine.ticks import last_exact_tick
 from o2ksim.jobs import Job
+from o2ksim.policies.tick_sums import grid_between, repeat_add
 
 TIME_EPS = 1e-9  # seconds: float slack when comparing timer times with MinInterval bounds
 
@@ -264,11 +266,29 @@ class CreditLedger:
         self.waiting.pop(job_id, None)
         return self.credit.get(job_id, 0.0)
 
-    def accrue(self, now: float) -> None:
+    def accrue(self, now: float, interval: float | None = None) -> None:
+        """Book ``min(P, L) * (now - since)`` for every waiting job.
+
+        With a fixed ``interval`` (a pass at every tick ``k * interval``), a
+        pass after skipped quiet ticks books them as ticking through would, one
+        addition per tick (:mod:`o2ksim.policies.tick_sums`): the same floats.
+        """
         dt = now - self.since
         if dt > 0 and self.waiting:
-            for job_id, procs in self.waiting.items():
-                self.credit[job_id] += min(procs, self.level) * dt
+            ticks = None
+            if interval is not None and now <= last_exact_tick(interval):
+                ticks = grid_between(self.since, now, interval)
+            if ticks is None or interval is None:
+                for job_id, procs in self.waiting.items():
+                    self.credit[job_id] += min(procs, self.level) * dt
+            else:
+                k1, k2 = ticks
+                first, last = k1 * interval - self.since, now - k2 * interval
+                for job_id, procs in self.waiting.items():
+                    rate = min(procs, self.level)
+                    c = self.credit[job_id] + rate * first
+                    c = repeat_add(c, rate * interval, k2 - k1)
+                    self.credit[job_id] = c + rate * last
         self.since = now
 
     def set_level(self, now: float, total_procs: float, requests: Mapping[int, int]) -> None:
@@ -288,7 +308,6 @@ class HostState:
     pending_mem: int = 0  # memory promised to pending jobs (the engine does not know it)
     requested: int = 0  # requested processors of placed jobs not catching up
     catchup_procs: int = 0  # requested processors of placed jobs catching up
-    long_procs: int = 0  # requested processors of placed jobs past the long-job threshold
     dirty: bool = False  # the allocation may differ from an equipartition
     reasons: list[str] = field(default_factory=list)
     timer: float | None = None  # pending repartitioning wake-up
@@ -299,6 +318,14 @@ class HostState:
             self.reasons.append(reason)
         elif len(self.reasons) == 6:
             self.reasons.append("...")
+
+
+def long_procs(h: HostState, long: Collection[int], catching_up: Collection[int]) -> int:
+    """Requested processors of ``h``'s jobs past the long-job threshold that are not catching
+    up: what ``long_job_placement = "deduct"`` deducts, like a catching-up job's, from the
+    host's processors and requested processors (a job both catching up and long counts once,
+    as catching up: deducted twice, the requested processors went below zero)."""
+    return sum(j.procs for i, j in h.jobs.items() if i in long and i not in catching_up)
 
 
 class RepartitionClock:
@@ -350,6 +377,10 @@ class Deadlines:
 
     def __contains__(self, job_id: int) -> bool:
         return job_id in self._when
+
+    def first(self) -> float:
+        """The earliest live deadline (``inf`` when none): the quiet guarantee's bound."""
+        return min(self._when.values(), default=math.inf)
 
 
 def shares_by_key(keys: Iterable[Hashable], shares: Mapping[Hashable, int]) -> list[int]:

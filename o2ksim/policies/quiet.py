@@ -145,15 +145,44 @@ nothing; ``t`` is a later pass on the same state, ``t0 < t < H``):
   a few ulps early for the rounding of that test).  The WakeAt the pass asks
   for at that time also ends a skip; the bound does not rely on it.
 
+* **EQspatial-MinInterval** (:class:`~o2ksim.policies.eqspatial.EQSpatial`, every
+  parameter variant: MinInterval 0 or not, ``/>50hr`` with either clock, grant
+  and placement, ``new_job_service``, the immediate service of jobs waiting for
+  memory): ``H`` is the earliest of its live deadlines (a catch-up end, a
+  long-job mark) and of the times MinInterval lets a dirty host repartition,
+  each less ``TIME_EPS`` (both are checked within it); ``inf`` without either.
+  Its shares do not read the predicted releases, and trials end by departures.
+  The catch-up credit of jobs waiting for memory is booked once per pass: the
+  pass after a skip books the skipped ticks one by one, in closed form
+  (:mod:`~o2ksim.policies.tick_sums`), the floats of ticking through.  No
+  guarantee after a pass that ended a trial (its host is held for that pass
+  only).  The argument, step by step through the pass:
+  :mod:`~o2ksim.policies.eqspatial_quiet`.
+
+* **NCSA-LSF*** (:class:`~o2ksim.policies.lsf.policy.NCSALSF`, every
+  parameter variant): ``H`` is the next drain deadline (``inf`` without one or
+  without draining); no guarantee while a drained host has idle processors.
+  A pass reads time in three places only: the drain deadlines that have come
+  due (none before ``H``; the deadline's own timer would also end a skip
+  there); the idle processor-seconds of drained hosts, added pass by pass
+  (a float sum that one long step would not reproduce, hence no promise while
+  one is not zero); and the timers already past (none fire without an event).
+  The rest reads the free resources, the filed queue and the running counts,
+  which only events change.  A quiet pass makes one round of the pass's loop:
+  drains dropped (a limit reached, priority lost), drains given, nothing
+  nominated.  Drains it gives pass the checks that drop drains (the same
+  limits and class priority), and the drain search ends with no candidate, so
+  a second round on that state changes nothing and draws no random number:
+  the pass at ``t`` repeats the end of the pass at ``t0``.
+
 No guarantee (the default), and why:
 
-* priority functions while something fits: the order at ``t`` may differ
-  from the order at ``t0``, and with it the reservations;
+* priority functions and the goal-oriented policies while something fits:
+  the order at ``t`` may differ from the order at ``t0``, and with it the
+  reservations; a search reads time otherwise than through the releases;
 * fixed-job or non-sliding reservations with immediate service (not argued);
-* preemption (a trial's victims), EQspatial and
-  equipartition (MinInterval timers, partitions that follow the work done),
-  the LSF variants and the goal-oriented policies while something fits:
-  their passes read time otherwise than through the releases;
+* preemption (a trial's victims), in backfill: the trial they wait for may
+  overrun;
 * a running job whose prediction moves with *now* (it has overrun its
   estimate, or will be raised by the overrun rule ``requested``), or any
   preempted job: ``H = now``.  A job resized, reduced or resumed is

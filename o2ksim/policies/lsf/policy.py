@@ -16,8 +16,12 @@ from o2ksim.machine import KB_PER_GB, MachineSpec
 from o2ksim.policies.base import POLICIES, Param, Policy
 from o2ksim.policies.lsf.classes import HOUR, LSFConfig, LSFHost, label, lsf_config
 from o2ksim.policies.lsf.rules import PassRules, QueuedJob, QueuePart, QueueState
+from o2ksim.policies.quiet import proved_for
 
 WAKE_TAG = "lsf-drain-wait"
+#: The methods a pass decides with; a subclass that overrides one gets no quiet promise.
+_DECIDES = ("schedule", "_sync", "_sync_running", "_refresh_drains", "_assign_drains",
+            "_start_arrivals", "_account_idle", "_remember_idle")  # fmt: skip
 
 
 class NCSALSF(Policy):
@@ -290,6 +294,16 @@ class NCSALSF(Policy):
                 self._wakes.append(wake)
                 decisions.append(WakeAt(wake, tag=WAKE_TAG))
         return decisions
+
+    def quiet_until(self, snap: Snapshot) -> float:
+        """The next drain deadline (``inf`` without draining), while no drained host has idle
+        processors; ``snap.now`` (no promise) otherwise (:mod:`o2ksim.policies.quiet`)."""
+        if snap.explain or not proved_for(self, NCSALSF, *_DECIDES):
+            return snap.now
+        if any(idle for _since, idle in self._idle_since.values()):
+            return snap.now  # their idle processor-seconds are summed pass by pass
+        wake = self._next_deadline() if self.params["draining"] else None
+        return math.inf if wake is None else max(wake, snap.now)
 
     def _start(
         self,
