@@ -14,12 +14,19 @@ from __future__ import annotations
 import math
 import time
 
-import pandas as pd
 import pytest
-from conftest import THREE_HOSTS, job, one_host
+from conftest import job, one_host
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_interval_quiet import TWIN, outages, overrunning, placed, run, schedules, workloads
+from test_interval_quiet import (
+    TWIN,
+    outages,
+    overrunning,
+    placed,
+    run,
+    same_as_ticking_through,
+    workloads,
+)
 
 from o2ksim.engine.scheduler import Scheduler
 from o2ksim.jobs import Job, JobSpec
@@ -197,11 +204,7 @@ HELD = [
     interval=st.sampled_from([1.0, 2.5, 7.0, 40.0, 3.3]),
 )
 def test_same_schedule_as_ticking_through(jobs, choice, interval):
-    policy, params = choice
-    skipping, s1 = schedules(jobs, policy, params, interval, skip=True, machine=THREE_HOSTS)
-    every, s2 = schedules(jobs, policy, params, interval, skip=False, machine=THREE_HOSTS)
-    pd.testing.assert_frame_equal(skipping, every)
-    assert s1.passes <= s2.passes
+    same_as_ticking_through(jobs, *choice, interval)
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -212,8 +215,4 @@ def test_same_schedule_as_ticking_through(jobs, choice, interval):
     down=outages(),
 )
 def test_same_schedule_as_ticking_through_with_overruns(jobs, choice, interval, down):
-    policy, params = choice
-    kw = {"machine": TWIN, "down": down}
-    skipping, _ = schedules(jobs, policy, params, interval, skip=True, **kw)
-    every, _ = schedules(jobs, policy, params, interval, skip=False, **kw)
-    pd.testing.assert_frame_equal(skipping, every)
+    same_as_ticking_through(jobs, *choice, interval, machine=TWIN, down=down)
