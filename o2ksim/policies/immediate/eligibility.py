@@ -13,9 +13,9 @@ from collections.abc import Container, Iterable
 from o2ksim.engine.snapshot import HostView
 from o2ksim.jobs import Job
 
-_Entry = tuple[Job, float, float, bool]  # (job, last_start, predicted end, exact?)
+_Entry = tuple[Job, float, float]  # (job, last_start, predicted end)
 _Kept = tuple[float, int, float, _Entry]  # (segment start, processors, time limit, entry)
-_SLACK = 1e-3  # s: within this of the eligibility boundary, ask the job itself (rounding)
+_SLACK = 1e-3  # s: the answer is kept until this before a job's eligibility could change
 
 
 def next_eligible(
@@ -44,13 +44,13 @@ class EligibilityCache:
     preemption, resumption, resize or departure on the host), so between two
     such events a pass reuses the host's entries instead of asking every
     running job again.  An entry keeps the job, the start of its current
-    uninterrupted run and its predicted end, constant during the run: exact
-    for a job running on its full request as it started (the same sum
-    :meth:`Job.predicted_end` makes), otherwise the end at its current rate
-    seen when the entry was made, which can differ from the job's own answer
-    by rounding only -- so within ``_SLACK`` of the boundary the pass asks the
-    job.  The per-pass eligibility test is then two float comparisons per job,
-    with the same outcome as :func:`is_eligible_victim`.
+    uninterrupted run and its predicted end, constant during the run and the
+    same float :meth:`Job.predicted_end` gives while it is after now (start +
+    requested runtime, or :meth:`Job.rate_end` for a job resized, reduced or
+    resumed, capped by the time limit).  The per-pass eligibility test is then
+    two float comparisons per job, with the same outcome as
+    :func:`is_eligible_victim`; a job whose prediction the overrun rule
+    ``requested`` will raise is asked itself.
     """
 
     __slots__ = ("_eligible", "_hosts")
@@ -79,23 +79,15 @@ class EligibilityCache:
             return kept[4], kept[5]
         got: list[Job] = []
         until = math.inf
-        for v, last_start, end, exact in self.entries(host, now):
+        for v, last_start, end in self.entries(host, now):
             if now - last_start < t:
                 until = min(until, last_start + t - _SLACK)
                 continue
-            margin = end - now - t
             if v.overrun_time:  # overrun rule "requested": its prediction is raised once passed
                 ok = v.predicted_end(now) - now > t
                 until = now  # ask again next time
-            elif exact:
-                ok = end - now > t
-            elif margin > _SLACK:
-                ok = True
-            elif margin < -_SLACK:
-                ok = False
             else:
-                ok = v.predicted_end(now) - now > t
-                until = now  # rounding decides: ask again next time
+                ok = end - now > t  # end <= now: predicted *now*, 0 > t is false too
             if ok:
                 got.append(v)
                 until = min(until, end - t - _SLACK)
@@ -104,7 +96,7 @@ class EligibilityCache:
         return got, ids
 
     def entries(self, host: HostView, now: float) -> list[_Entry]:
-        """``host``'s running jobs as ``(job, last_start, predicted end, exact?)``."""
+        """``host``'s running jobs as ``(job, last_start, predicted end)``."""
         cached = self._hosts.get(host.name)
         if cached is not None and cached[0] == host.version:
             return cached[1]
@@ -121,8 +113,7 @@ class EligibilityCache:
                 got.append(old[3])  # the same run as when its entry was made
                 by_job[spec.job_id] = old
                 continue
-            exact = v.alloc_procs == spec.procs and not (v.resizes or v.preemptions or v.reduced)
-            if exact:
+            if v.alloc_procs == spec.procs and not (v.resizes or v.preemptions or v.reduced):
                 end = v.last_start + spec.req_time
             elif v.alloc_procs:
                 end = v.rate_end(spec.req_time)
@@ -130,7 +121,7 @@ class EligibilityCache:
                 end = math.inf
             if v.time_limit < end:
                 end = v.time_limit
-            entry = (v, v.last_start, end, exact)
+            entry = (v, v.last_start, end)
             got.append(entry)
             by_job[spec.job_id] = (v.segment_start, v.alloc_procs, v.time_limit, entry)
         self._hosts[host.name] = (host.version, got, by_job)
