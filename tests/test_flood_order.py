@@ -8,9 +8,11 @@ pass did before.  Checked here:
   :class:`~o2ksim.policies.order_scan.IndexedOrder` read from
   ``QueueIndex.ordered``, along random sequences of arrivals and departures
   after the ordered index was made (so the engine's index must keep it up to date);
-* LXF-like weights: the :class:`~o2ksim.policies.order_scan.MergedOrder` of a
-  queue submitted at a few instants, equal requested runtimes (ties) and waits
-  of zero (every score equal: the rounding check must refuse) included;
+* weights on the wait and the expansion factor (LXF-like), with or without
+  weights on ``p``, ``m`` and ``pe``: the
+  :class:`~o2ksim.policies.order_scan.MergedOrder` of a queue of a few runs
+  (submission instant and base), equal requested runtimes (ties) and waits of
+  zero (every score equal: the rounding check must refuse) included;
 * whole schedules: the backfill pass over these orders (blocks of two rows,
   so that small examples cross many blocks) against the job-by-job reference
   pass of ``tests/oracles/backfill_reference.py``, which ranks by a plain sort.
@@ -35,7 +37,12 @@ from o2ksim.policies.order_scan import IndexedOrder, MergedOrder
 from o2ksim.policies.priority import make_priority
 
 STATIC = st.sampled_from(["sjf", {"p": 1.0}, {"m": -2.0, "pe": 0.5}])
-LXF_LIKE = st.sampled_from(["lxf", {"w": 0.02, "x": 1.0}, {"w": 1.0}, {"x": 5.0, "w": 240.0}])
+LXF_LIKE = st.sampled_from([
+    "lxf", {"w": 0.02, "x": 1.0}, {"w": 1.0}, {"x": 5.0, "w": 240.0},
+    {"w": 1.0, "x": 5.0, "p": 0.2},  # Priority-backfill: runs of one instant and base
+    {"w": 240.0, "x": 1500.0, "pe": 100.0},  # NCSA-MS*
+    {"w": 1.0, "x": 2.0, "p": -0.5, "m": 0.3},  # a negative base weight
+])  # fmt: skip
 
 
 @pytest.fixture
@@ -150,7 +157,7 @@ def test_slopes_that_round_to_one_score_are_refused(small_blocks):
 
 
 def test_more_instants_than_the_limit_are_ranked(small_blocks, monkeypatch):
-    monkeypatch.setattr(order_scan, "MAX_INSTANTS", 2)
+    monkeypatch.setattr(order_scan, "MAX_RUNS", 2)
     jobs = [Job(JobSpec(i + 1, float(i), 1, 0, 100.0 - i, 1.0)) for i in range(3)]
     index = QueueIndex(jobs)
     for j in jobs:
@@ -158,6 +165,45 @@ def test_more_instants_than_the_limit_are_ranked(small_blocks, monkeypatch):
     pri = make_priority("lxf")
     ranked = pri.order(jobs, 50.0, index)
     assert not isinstance(ranked, MergedOrder)
+    assert [j.id for j in ranked] == _reference(pri, index, 50.0)
+
+
+def test_runs_of_one_base_merged_by_hand(small_blocks):
+    # Priority-backfill (Jw + 5 Jx + 0.2 Jp), four jobs at t = 0: A (1 proc, R = 100),
+    # B (2 procs, R = 100), C (1 proc, R = 400), D (2 procs, R = 50).  Runs by base: 5.2
+    # (A, C) and 5.4 (B, D), each by slope.  At now = 100 (wait 100 s, Jw = 1/36):
+    # A 1/36 + 5 * 2 + 0.2 = 10.228, B 10.428, C 1/36 + 5 * 1.25 + 0.2 = 6.478,
+    # D 1/36 + 5 * 3 + 0.4 = 15.428: D, B, A, C.
+    specs = [(1, 100.0), (2, 100.0), (1, 400.0), (2, 50.0)]
+    jobs = [Job(JobSpec(i + 1, 0.0, p, 0, r, 1.0)) for i, (p, r) in enumerate(specs)]
+    index = QueueIndex(jobs)
+    for j in jobs:
+        index.add(j)
+    pri = make_priority({"w": 1.0, "x": 5.0, "p": 0.2})
+    ranked = pri.order(jobs, 100.0, index)
+    assert isinstance(ranked, MergedOrder) and len(ranked.runs) == 2
+    assert [j.id for j in ranked] == [4, 2, 1, 3]
+
+
+def test_too_many_runs_are_counted_again_once_the_queue_has_halved(small_blocks, monkeypatch):
+    # 3 runs (instants 0, 1, 2) against a limit of 2: ranked, and not counted again while
+    # the queue keeps more than half of its 6 jobs; with 3 left (one run), merged
+    monkeypatch.setattr(order_scan, "MAX_RUNS", 2)
+    jobs = [Job(JobSpec(i + 1, float(i // 2), 1, 0, 100.0 + i, 1.0)) for i in range(6)]
+    index = QueueIndex(jobs)
+    for j in jobs:
+        index.add(j)
+    pri = make_priority("lxf")
+    assert not isinstance(pri.order(jobs, 50.0, index), MergedOrder)
+    inst = pri._instants[1]
+    assert inst.too_many == 6
+    index.remove(jobs[0])  # runs left: 3 (the count is not even looked at: 5 > 6 / 2)
+    assert inst.order(50.0, 5) is None and inst.too_many == 6
+    for j in jobs[1:4]:
+        index.remove(j)  # 2 jobs left, one run (instant 2)
+    queue = jobs[4:]
+    ranked = pri.order(queue, 50.0, index)
+    assert isinstance(ranked, MergedOrder) and inst.too_many == 0
     assert [j.id for j in ranked] == _reference(pri, index, 50.0)
 
 
@@ -182,7 +228,8 @@ def floods(draw):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     jobs=floods(),
-    spec=st.sampled_from(["sjf", "lxf", {"w": 0.02, "x": 1.0}, {"p": 1.0}]),
+    spec=st.sampled_from(["sjf", "lxf", {"w": 0.02, "x": 1.0}, {"p": 1.0},
+                          {"w": 1.0, "x": 5.0, "p": 0.2}, {"w": 240.0, "x": 1500.0, "pe": 100.0}]),
     reservations=st.sampled_from([1, 1, 2, "all"]),
 )
 def test_backfill_over_kept_orders_equals_the_reference_pass(small_blocks, jobs, spec, reservations):
@@ -193,8 +240,10 @@ def test_backfill_over_kept_orders_equals_the_reference_pass(small_blocks, jobs,
     pd.testing.assert_frame_equal(ref.jobs[cols], fast.jobs[cols])
 
 
-def test_a_flood_takes_the_merged_order(small_blocks, monkeypatch):
-    """The schedule test above reaches the merged order (not only the fallback)."""
+@pytest.mark.parametrize("spec", ["lxf", {"w": 1.0, "x": 5.0, "p": 0.2}])
+def test_a_flood_takes_the_merged_order(small_blocks, monkeypatch, spec):
+    """The schedule test above reaches the merged order (not only the fallback), also
+    with a weight on the processors (five runs: one per base)."""
     taken = []
     order = order_scan.InstantIndex.order
 
@@ -205,9 +254,9 @@ def test_a_flood_takes_the_merged_order(small_blocks, monkeypatch):
 
     monkeypatch.setattr(order_scan.InstantIndex, "order", counted)
     jobs = [JobSpec(i + 1, 0.0, 1 + i % 5, 0, 10.0 + i % 7, 5.0 + i % 3) for i in range(60)]
-    opts = {"priority": "lxf", "reservations": 1}
+    opts = {"priority": spec, "reservations": 1}
     fast = simulate(jobs, machine=MACHINE, policy="backfill", policy_params=opts)
     ref = simulate(jobs, machine=MACHINE, policy=ReferenceBackfill(**opts))
-    assert sum(taken) >= 3 and not taken[0]  # at t=0 every score is 1: ranked
+    assert sum(taken) >= 3 and not taken[0]  # at t=0 every score is its base: ranked
     cols = ["job_id", "start", "end", "host"]
     pd.testing.assert_frame_equal(ref.jobs[cols], fast.jobs[cols])

@@ -11,16 +11,17 @@ giving exactly the ranking of :meth:`~o2ksim.policies.priority.Priority.order`
   second :class:`~o2ksim.engine.queue_index.QueueIndex` with its rows in that
   order (:meth:`~o2ksim.engine.queue_index.QueueIndex.ordered`) is the ranking
   at every moment.
-* **Few submission instants** (:class:`InstantIndex`): a weighted priority on
-  the wait and the expansion factor alone (``w, x >= 0``: LXF, LXF&W) scores a
-  job ``Wx + slope * wait`` with ``slope = Ww / 3600 + Wx / R``.  Jobs submitted
-  at the same instant share the wait, so among them the score is a monotone
-  function of the slope: largest slope first, ties in submission order -- a
-  fixed order -- provided no two different slopes of the run round to the same
-  score at that wait (at wait 0 all do: checked, and the pass then ranks the
-  queue as before).  The queue is then the merge, by the current score, of one
-  fixed-order run per submission instant (:class:`MergedOrder`), when there
-  are at most :data:`MAX_INSTANTS` of them.
+* **Few runs** (:class:`InstantIndex`): a weighted priority with ``w, x >= 0``
+  (LXF, LXF&W, Priority-backfill's ``Jw + 5 Jx + 0.2 Jp``) scores a job
+  ``base + slope * wait`` with ``slope = Ww / 3600 + Wx / R`` and ``base`` the
+  terms that do not grow (``Wx`` and the weights on ``p``, ``m``, ``pe``).  Jobs
+  submitted at the same instant with the same ``base`` (a *run*) share both, so
+  among them the score is a monotone function of the slope: largest slope
+  first, ties in submission order -- a fixed order -- provided no two
+  different slopes round to the same score at that wait and base (at wait 0
+  all do: checked, and the pass then ranks the queue as before).  The queue is
+  then the merge, by the current score, of its fixed-order runs
+  (:class:`MergedOrder`), when there are at most :data:`MAX_RUNS` of them.
 
 The backfill scan (:class:`RowScan`, :class:`MergedScan`) finds the next job
 in the order that passes a monotone test from block minima, as FCFS does.
@@ -29,6 +30,7 @@ in the order that passes a monotone test from block minima, as FCFS does.
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Collection, Iterator
 
 import numpy as np
@@ -37,7 +39,7 @@ from o2ksim.engine.block_minima import RequestTest
 from o2ksim.engine.queue_index import QueueIndex
 from o2ksim.jobs import Job
 
-MAX_INSTANTS = 8  # submission instants among the waiting jobs for a merged order
+MAX_RUNS = 128  # runs (submission instant, base) among the waiting jobs for a merged order
 
 
 class IndexedOrder(Collection[Job]):
@@ -90,22 +92,38 @@ class RowScan:
 
 
 class InstantIndex:
-    """Per run: every job's slope, and an index of the jobs ordered by submission time,
-    then slope descending, then submission order (see the module docstring)."""
+    """Per simulation run: every job's base and slope, and an index of the jobs ordered by
+    submission time, then base, then slope descending, then submission order, in
+    runs of one submission time and base (see the module docstring)."""
 
-    __slots__ = ("base", "index", "ranked", "row", "slope", "slopes")
+    __slots__ = (
+        "base", "base_size", "gap", "index", "ranked", "row", "run_end", "run_procs", "slope",
+        "too_many", "top",
+    )  # fmt: skip
 
-    def __init__(self, index: QueueIndex, base: float, slope: np.ndarray) -> None:
+    def __init__(self, index: QueueIndex, base: np.ndarray, slope: np.ndarray) -> None:
         self.index = index
-        self.base = base
         n = len(index.jobs)
-        order = np.lexsort((np.arange(n), -slope, index.submit))
+        order = np.lexsort((np.arange(n), -slope, base, index.submit))
         key = np.empty(n)
         key[order] = np.arange(n)
         self.ranked = index.ordered(key)  # its rows: positions in ``order``
         self.row = order  # position -> the engine index's row
         self.slope = slope[order]  # by position
-        self.slopes = np.unique(slope)[::-1]  # every slope of the run, descending
+        self.base = base[order]  # by position
+        submit = index.submit[order]
+        new = np.flatnonzero((submit[1:] != submit[:-1]) | (self.base[1:] != self.base[:-1])) + 1
+        self.run_end = np.append(new, n)  # the end of each run, rising
+        starts = np.append(0, new)
+        # the fewest processors any job of each run asks for: a run asking more than the
+        # scan's test admits holds no passing job (MergedScan.first skips it unsearched)
+        self.run_procs = np.minimum.reduceat(index.procs[order], starts) if n else starts
+        slopes = np.unique(slope)
+        # the least difference of two slopes, the largest slope and |base| (for order())
+        self.gap = float(np.diff(slopes).min()) if len(slopes) > 1 else math.inf
+        self.top = float(slopes[-1]) if len(slopes) else 0.0
+        self.base_size = float(np.abs(base).max()) if len(base) else 0.0
+        self.too_many = 0  # the queue length when the runs last exceeded MAX_RUNS (0: never)
 
     @staticmethod
     def usable(index: QueueIndex, slope: np.ndarray) -> bool:
@@ -115,42 +133,68 @@ class InstantIndex:
 
     def order(self, now: float, n: int) -> MergedOrder | None:
         """The ``n`` waiting jobs ranked at ``now`` as a merge of fixed-order runs, or
-        ``None`` when they were submitted at more than :data:`MAX_INSTANTS` instants or
-        two slopes round to the same score at one instant's wait."""
+        ``None`` when there are more than :data:`MAX_RUNS` runs or two slopes round to
+        the same score at one run's wait and base.  After too many runs, counting them
+        again (a walk over :data:`MAX_RUNS` runs, every pass of a long queue submitted
+        over time) waits until the queue has halved."""
+        if self.too_many and 2 * n > self.too_many:
+            return None
+        self.too_many = 0
         ranked = self.ranked
         submit = ranked.submit
+        run_end = self.run_end
         runs: list[tuple[float, int, int]] = []
+        procs: list[float] = []
         pos = ranked.next_waiting(0)
         while pos >= 0:
-            if len(runs) == MAX_INSTANTS:
+            if len(runs) == MAX_RUNS:
+                self.too_many = n
                 return None
-            t = float(submit[pos])
-            end = int(submit.searchsorted(t, side="right"))
-            runs.append((now - t, pos, end))
+            k = int(run_end.searchsorted(pos, side="right"))
+            end = int(run_end[k])
+            runs.append((now - float(submit[pos]), pos, end))
+            procs.append(float(self.run_procs[k]))
             pos = ranked.next_waiting(end)
-        if len(self.slopes) > 1:
-            for wait, _, _ in runs:
-                scores = self.base + self.slopes * wait  # as Priority.order computes them
-                if not (scores[:-1] > scores[1:]).all():
-                    return None
-        return MergedOrder(self, runs, n)
+        if runs and math.isfinite(self.gap) and not self._distinct(runs):
+            return None
+        return MergedOrder(self, runs, n, procs)
+
+    def _distinct(self, runs: list[tuple[float, int, int]]) -> bool:
+        """Whether, at every run's wait and base, distinct slopes give distinct float scores
+        (so each run's fixed order is the order of its scores).
+
+        Scores are ``fl(base + fl(slope * wait))``; every one is at most ``M = max|base|
+        + max(slope) * max(wait)`` in size, so each rounding errs by at most half an
+        ulp of ``M``.  Two slopes at least ``gap`` apart give exact products at least
+        ``gap * wait`` apart: more than ``4 ulp(M)`` leaves the rounded scores more than
+        ``2 ulp(M)`` apart, in the slopes' order.  Tested at the least wait; a wait
+        too small for it (at wait 0 every score is the base) ranks the queue instead.
+        """
+        waits = [wait for wait, _, _ in runs]
+        size = self.base_size + self.top * max(waits)
+        return self.gap * min(waits) > 4 * math.ulp(size)
 
 
 class MergedOrder(Collection[Job]):
-    """The waiting jobs of a few submission instants, merged by the current score.
+    """The waiting jobs of a few runs (submission instant and base), merged by the
+    current score.
 
-    ``runs``: per instant, the wait and the positions ``[lo, hi)`` of its jobs in
+    ``runs``: per run, the wait and the positions ``[lo, hi)`` of its jobs in
     :attr:`InstantIndex.ranked` (fixed order: slope descending, then submission
-    order).  Iterating hands the jobs out lazily, highest score first, ties to the
-    earlier submission; :meth:`scan_after` goes on from where it stopped.
+    order); ``procs``: per run, the fewest processors one of its jobs asks for.
+    Iterating hands the jobs out lazily, highest score first, ties to the earlier
+    submission; :meth:`scan_after` goes on from where it stopped.
     """
 
-    __slots__ = ("cut", "inst", "n", "runs")
+    __slots__ = ("cut", "inst", "n", "procs", "runs")
 
-    def __init__(self, inst: InstantIndex, runs: list[tuple[float, int, int]], n: int) -> None:
+    def __init__(
+        self, inst: InstantIndex, runs: list[tuple[float, int, int]], n: int, procs: list[float]
+    ) -> None:
         self.inst = inst
         self.runs = runs
         self.n = n
+        self.procs = procs
         self.cut = [lo for _, lo, _ in runs]  # per run: the first position not handed out
 
     def __len__(self) -> int:
@@ -164,7 +208,7 @@ class MergedOrder(Collection[Job]):
     def key(self, i: int, pos: int) -> tuple[float, int]:
         """Sort key of position ``pos`` of run ``i``: (-score, row), as in Priority.order."""
         inst = self.inst
-        return -(inst.base + float(inst.slope[pos]) * self.runs[i][0]), int(inst.row[pos])
+        return -(float(inst.base[pos]) + float(inst.slope[pos]) * self.runs[i][0]), int(inst.row[pos])
 
     def __iter__(self) -> Iterator[Job]:
         ranked = self.inst.ranked
@@ -203,12 +247,26 @@ class MergedScan:
         self.best = -1  # the run of the last job found
 
     def first(self, test: RequestTest, max_procs: float) -> Job | None:
+        """The first job in the merged order that passes ``test``.  A run whose every job
+        asks for more than ``max_procs`` processors fails it whole.  The others are
+        searched best head first: within a run the keys rise with the position, so
+        once a run's first remaining key is no better than the best job found,
+        neither is any of its jobs, nor any of the runs after it (branch and bound:
+        with many runs, most are never searched)."""
         order = self.order
         ranked = order.inst.ranked
+        lo = self.lo
+        procs = order.procs
+        heads = sorted(
+            (order.key(i, lo[i]), i)
+            for i, (_, _, hi) in enumerate(order.runs)
+            if lo[i] < hi and procs[i] <= max_procs  # else no job of the run passes
+        )
         best: tuple[tuple[float, int], int, int] | None = None
-        for i, (_, _, hi) in enumerate(order.runs):
-            if self.lo[i] >= hi:
-                continue
+        for bound, i in heads:
+            if best is not None and bound >= best[0]:
+                break
+            hi = order.runs[i][2]
             pos = ranked.first(self.lo[i], test, max_procs, stop=hi)
             self.lo[i] = hi if pos < 0 else pos
             if pos >= 0:

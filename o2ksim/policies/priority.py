@@ -243,13 +243,14 @@ class WeightedPriority(Priority):
         per run over the queue index (by :meth:`terms`, so the same floats): a pass
         then costs one multiply-add per waiting job -- in plain Python for a short
         queue, where numpy's per-call cost would dominate, else in numpy.  A long
-        queue submitted at a few instants under weights on ``w`` and ``x`` alone is
-        a :class:`~o2ksim.policies.order_scan.MergedOrder` instead (:meth:`_merged`)."""
+        queue of few runs (submission instant and base) under weights on ``w`` and
+        ``x`` that are not negative is a
+        :class:`~o2ksim.policies.order_scan.MergedOrder` instead (:meth:`_merged`)."""
         if len(queue) <= 1 or index is None or len(index) != len(queue) or self.is_static():
             return super().order(queue, now, index)
         _, base, slope, _lists = self._run_terms(index)
         if len(queue) >= MERGE_MIN:
-            merged = self._merged(index, slope, now)
+            merged = self._merged(index, base, slope, now)
             if merged is not None:
                 return merged
         if len(queue) <= SMALL_QUEUE:
@@ -285,17 +286,18 @@ class WeightedPriority(Priority):
         b, m, t = lists
         return b, m, t
 
-    def _merged(self, index: QueueIndex, slope: np.ndarray, now: float) -> MergedOrder | None:
-        """The queue as a merge of fixed-order runs, one per submission instant
-        (:class:`~o2ksim.policies.order_scan.InstantIndex`), when the weights are on the
-        wait and the expansion factor alone, none negative; ``None``: rank it."""
+    def _merged(
+        self, index: QueueIndex, base: np.ndarray, slope: np.ndarray, now: float
+    ) -> MergedOrder | None:
+        """The queue as a merge of fixed-order runs, one per submission instant and base
+        (:class:`~o2ksim.policies.order_scan.InstantIndex`), when the weights on the
+        wait and the expansion factor are not negative; ``None``: rank it."""
         memo = self._instants
         if memo is None or memo[0] is not index:
             w = self.weights
-            fits = not (w["p"] or w["m"] or w["pe"]) and w["w"] >= 0 and w["x"] >= 0
             inst = None
-            if fits and InstantIndex.usable(index, slope):
-                inst = InstantIndex(index, w["x"], np.array(slope))
+            if w["w"] >= 0 and w["x"] >= 0 and InstantIndex.usable(index, slope):
+                inst = InstantIndex(index, np.array(base), np.array(slope))
             memo = self._instants = (index, inst)
         inst = memo[1]
         return None if inst is None else inst.order(now, len(index))
