@@ -443,16 +443,19 @@ class Backfill(Policy):
 
     def order(self, snap: Snapshot) -> Collection[Job]:
         """The queue in priority order; under fixed-job, held reservations first (T§3.2.1)."""
-        order = self.priority.order(snap.queue, snap.now, snap.queue_index)
-        if self.fixed and self.held:
-            # held reservations come first, in the order they were granted: each starts
-            # if it fits now and delays no earlier one, else is reserved again, and
-            # every other job is then checked against all of them
-            held = [j for j in self.held if j.state is JobState.QUEUED]
-            if held:
-                held_set = set(held)
-                return [*held, *(j for j in order if j not in held_set)]
-        return order
+        prio = self.priority
+        held = [j for j in self.held if j.state is JobState.QUEUED] if self.fixed else []
+        if not held:
+            return prio.order(snap.queue, snap.now, snap.queue_index)
+        # held reservations come first, in the order they were granted: each starts
+        # if it fits now and delays no earlier one, else is reserved again, and
+        # every other job is then checked against all of them (the order read whole)
+        if isinstance(prio, WeightedPriority):
+            order = prio.order(snap.queue, snap.now, snap.queue_index, lazy=False)
+        else:
+            order = prio.order(snap.queue, snap.now, snap.queue_index)
+        held_set = set(held)
+        return [*held, *(j for j in order if j not in held_set)]
 
     def _wake_ups(self, reservations: Iterable[tuple[str, float]], now: float) -> list[WakeAt]:
         """A pass at every kept (non-slid) reservation time not yet asked for.
