@@ -87,6 +87,7 @@ from o2ksim.policies.backfill_pass import BackfillPass
 from o2ksim.policies.backfill_scan import run_pass
 from o2ksim.policies.base import POLICIES, Param, Policy
 from o2ksim.policies.carried_plan import CarriedPlan, carries
+from o2ksim.policies.order_scan import HeldFirst, IndexedOrder, MergedOrder
 from o2ksim.policies.priority import (
     PRIORITIES,
     WEIGHT_NAMES,
@@ -443,17 +444,15 @@ class Backfill(Policy):
 
     def order(self, snap: Snapshot) -> Collection[Job]:
         """The queue in priority order; under fixed-job, held reservations first (T§3.2.1)."""
-        prio = self.priority
+        order = self.priority.order(snap.queue, snap.now, snap.queue_index)
         held = [j for j in self.held if j.state is JobState.QUEUED] if self.fixed else []
         if not held:
-            return prio.order(snap.queue, snap.now, snap.queue_index)
+            return order
         # held reservations come first, in the order they were granted: each starts
         # if it fits now and delays no earlier one, else is reserved again, and
-        # every other job is then checked against all of them (the order read whole)
-        if isinstance(prio, WeightedPriority):
-            order = prio.order(snap.queue, snap.now, snap.queue_index, lazy=False)
-        else:
-            order = prio.order(snap.queue, snap.now, snap.queue_index)
+        # every other job is then checked against all of them
+        if isinstance(order, IndexedOrder | MergedOrder):
+            return HeldFirst(held, order)  # kept as an index: scanned as one
         held_set = set(held)
         return [*held, *(j for j in order if j not in held_set)]
 

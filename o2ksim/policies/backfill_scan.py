@@ -24,7 +24,14 @@ from o2ksim.engine.queue_index import QueueIndex
 from o2ksim.jobs import Job
 from o2ksim.policies.backfill_hosts import Free, fits_somewhere
 from o2ksim.policies.backfill_pass import BackfillPass
-from o2ksim.policies.order_scan import IndexedOrder, MergedOrder, MergedScan, RowScan
+from o2ksim.policies.order_scan import (
+    HeldFirst,
+    IndexedOrder,
+    MergedOrder,
+    MergedScan,
+    RowScan,
+    SkippingScan,
+)
 from o2ksim.policies.priority import RankedQueue
 from o2ksim.policies.profile import Profile
 from o2ksim.policies.shadow import Shadow
@@ -110,8 +117,12 @@ def _backfill_rest(
     if len(order) - consumed < INDEXED_SCAN_MIN:
         _scan(p, jobs, pending, fewest)  # short rest: job by job
         return
-    if isinstance(order, IndexedOrder | MergedOrder):  # an order kept as an index
-        _backfill_blocks(p, order.scan_after(last), pending)
+    if isinstance(order, IndexedOrder | MergedOrder | HeldFirst):  # an order kept as an index
+        scan = order.scan_after(last)
+        if scan is None:
+            _scan(p, jobs, pending, fewest)
+        else:
+            _backfill_blocks(p, scan, pending)
         return
     if not isinstance(order, RankedQueue | list):  # the queue itself, in queue (= row) order
         _backfill_blocks(p, RowScan(index, index.row_of[last.id] + 1), pending)
@@ -137,7 +148,9 @@ def _backfill_rest(
         left_at = left_at[1:]
 
 
-def _backfill_blocks(p: BackfillPass, scan: RowScan | MergedScan, pending: list[Job]) -> None:
+def _backfill_blocks(
+    p: BackfillPass, scan: RowScan | MergedScan | SkippingScan, pending: list[Job]
+) -> None:
     """:func:`_backfill_rest`'s indexed scan when the rest of the order is kept as an
     index (the queue itself, or :mod:`~o2ksim.policies.order_scan`): each step asks it
     for the first job that passes :func:`_fits` (monotone in the request, so whole

@@ -280,3 +280,77 @@ class MergedScan:
 
     def skip(self, job: Job) -> None:
         self.lo[self.best] += 1
+
+
+class HeldFirst(Collection[Job]):
+    """Fixed-job reservations' order (T§3.2.1): the held jobs first, in the order they were
+    granted, then the rest of a kept order (:class:`IndexedOrder`, :class:`MergedOrder`)
+    without them, handed out lazily like it.
+
+    A pass hands out every held job before any other (each is started or reserved
+    again, and there are at most ``N`` of them), so the backfill scan after it is
+    the kept order's own scan that passes over the held jobs
+    (:class:`SkippingScan`): a pass costs what the kept order's does, where the
+    list of the whole ranking with the held jobs moved to the front cost O(q).
+    """
+
+    __slots__ = ("handed", "held", "held_set", "last_rest", "rest")
+
+    def __init__(self, held: list[Job], rest: IndexedOrder | MergedOrder) -> None:
+        self.held = held
+        self.held_set = set(held)
+        self.rest = rest
+        self.handed = 0  # held jobs handed out so far
+        self.last_rest: Job | None = None  # the last job of ``rest`` handed out
+
+    def __len__(self) -> int:
+        return len(self.rest)  # the held jobs wait: they are among the rest's jobs
+
+    def __contains__(self, job: object) -> bool:
+        return job in self.rest
+
+    def __iter__(self) -> Iterator[Job]:
+        for job in self.held:
+            self.handed += 1
+            yield job
+        held = self.held_set
+        for job in self.rest:
+            if job not in held:
+                self.last_rest = job
+                yield job
+
+    def scan_after(self, last: Job) -> SkippingScan | None:
+        """The backfill scan of the jobs not handed out yet; ``None`` while some held job
+        has not been handed out (then the rest is read job by job, in this order)."""
+        if self.handed < len(self.held):
+            return None
+        rest = self.rest
+        if self.last_rest is not None:
+            scan: RowScan | MergedScan = rest.scan_after(self.last_rest)
+        elif isinstance(rest, IndexedOrder):
+            scan = RowScan(rest.index, 0)
+        else:
+            scan = rest.scan_after(last)  # its cut: nothing of it handed out yet
+        return SkippingScan(scan, self.held_set)
+
+
+class SkippingScan:
+    """A :class:`RowScan` or :class:`MergedScan` that passes over some jobs (the held ones,
+    handed out before it): the first job that passes the test and is not one of them."""
+
+    __slots__ = ("scan", "skipped")
+
+    def __init__(self, scan: RowScan | MergedScan, skipped: set[Job]) -> None:
+        self.scan = scan
+        self.skipped = skipped
+
+    def first(self, test: RequestTest, max_procs: float) -> Job | None:
+        job = self.scan.first(test, max_procs)
+        while job is not None and job in self.skipped:
+            self.scan.skip(job)  # every job before it failed the test: go on after it
+            job = self.scan.first(test, max_procs)
+        return job
+
+    def skip(self, job: Job) -> None:
+        self.scan.skip(job)
+

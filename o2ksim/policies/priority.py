@@ -237,12 +237,7 @@ class WeightedPriority(Priority):
         return base + slope * wait
 
     def order(
-        self,
-        queue: Collection[Job],
-        now: float,
-        index: QueueIndex | None = None,
-        *,
-        lazy: bool = True,
+        self, queue: Collection[Job], now: float, index: QueueIndex | None = None
     ) -> Sequence[Job] | Collection[Job]:
         """:meth:`Priority.order`, with each job's ``base`` and ``slope`` computed once
         per run over the queue index (by :meth:`terms`, so the same floats): a pass
@@ -250,14 +245,11 @@ class WeightedPriority(Priority):
         queue, where numpy's per-call cost would dominate, else in numpy.  A long
         queue of few runs (submission instant and base) under weights on ``w`` and
         ``x`` that are not negative is a
-        :class:`~o2ksim.policies.order_scan.MergedOrder` instead (:meth:`_merged`),
-        unless the caller reads every job (``lazy`` false: fixed-job reservations
-        put their held jobs first), for whom handing the jobs out one by one costs
-        more than ranking them at once."""
+        :class:`~o2ksim.policies.order_scan.MergedOrder` instead (:meth:`_merged`)."""
         if len(queue) <= 1 or index is None or len(index) != len(queue) or self.is_static():
             return super().order(queue, now, index)
         _, base, slope, _lists = self._run_terms(index)
-        if lazy and len(queue) >= MERGE_MIN:
+        if len(queue) >= MERGE_MIN:
             merged = self._merged(index, base, slope, now)
             if merged is not None:
                 return merged
