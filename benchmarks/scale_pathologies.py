@@ -1,8 +1,8 @@
 """Pathological sizes: CPU seconds against n, and the fitted exponent (issue 27).
 
 Usage: python benchmarks/scale_pathologies.py [--cases idle waiting waiting-ncsa
-       waiting-immediate waiting-goal flood flood-sjf flood-lxfw
-       reservations reservations-together]
+       waiting-immediate waiting-goal flood flood-sjf flood-lxfw flood-priority
+       flood-ncsa flood-memory reservations reservations-together]
        [--sizes 10000 100000 1000000] [--reservation-sizes 1000 10000 100000]
 
 Writes its hostile SWF traces into a temporary directory and runs each one
@@ -21,8 +21,15 @@ not slow the next), timing the simulation's CPU seconds:
   preempts the long one, which is then resumed); ``waiting-goal``: under the
   goal-oriented ``tradeoff-tw-avgx`` (nothing fits while the long job runs);
 * ``flood``: ``n`` jobs submitted at the same second on a 128-processor host,
-  default policy (FCFS-backfill: one reservation); ``flood-sjf`` and
-  ``flood-lxfw``: the same trace under SJF-backfill and LXF&W-backfill;
+  default policy (FCFS-backfill: one reservation); ``flood-sjf``,
+  ``flood-lxfw``, ``flood-priority`` and ``flood-ncsa``: the same trace under
+  SJF-, LXF&W- and Priority-backfill (``Jw + 5 Jx + 0.2 Jp``: a run of the
+  merged order per processor count) and NCSA-MS* (two fixed-job reservations,
+  ``240 Jw + 1500 Jx + 100 Jpe``); ``flood-memory``: NCSA-MS* on a flood whose
+  jobs ask for memory too (a different amount each, so ``Jpe`` takes about as
+  many values as there are jobs) and for one of 39 runtimes, as the O2K
+  workload model's requests (:mod:`o2ksim.policies.order_scan`: runs of one
+  requested runtime);
 * ``reservations``: a job holds the whole 100-processor host for 10^7 s
   while ``n`` jobs arrive one a second, then all of them are scheduled with
   ``--reservations all`` (conservative backfilling), one departure pass at a time
@@ -53,17 +60,23 @@ from tqdm import tqdm
 
 CASES = (
     "idle", "waiting", "waiting-ncsa", "waiting-immediate", "waiting-goal", "flood", "flood-sjf",
-    "flood-lxfw", "reservations", "reservations-together",
+    "flood-lxfw", "flood-priority", "flood-ncsa", "flood-memory", "reservations", "reservations-together",
 )  # fmt: skip
 
 
-def _line(job_id: int, submit: int, run: int, procs: int, req: int) -> str:
-    return f"{job_id} {submit} -1 {run} {procs} -1 -1 {procs} {req} -1 1 1 1 -1 1 -1 -1 -1\n"
+def _line(job_id: int, submit: int, run: int, procs: int, req: int, mem: int = -1) -> str:
+    """One SWF line (``mem``: used and requested memory, KB per processor)."""
+    return f"{job_id} {submit} -1 {run} {procs} -1 {mem} {procs} {req} {mem} 1 1 1 -1 1 -1 -1 -1\n"
+
+
+#: The requested runtimes of ``flood-memory`` (s): round values, as users ask for.
+ROUND_RUNTIMES = [60 * m for m in (1, 2, 5, 15, 30)] + [3600 * h for h in range(1, 35)]
 
 
 def write_trace(case: str, n: int, folder: Path) -> Path:
     """The hostile trace of ``case`` at size ``n`` (deterministic)."""
-    case = "flood" if case.startswith("flood") else case.split("-")[0]
+    if case != "flood-memory":
+        case = "flood" if case.startswith("flood") else case.split("-")[0]
     path = folder / f"{case}-{n}.swf"
     if path.exists():
         return path
@@ -85,6 +98,14 @@ def write_trace(case: str, n: int, folder: Path) -> Path:
                 f.write(
                     _line(i + 1, 0, int(runs[i]), procs, int(runs[i]) + int(rng.integers(0, 3000)))
                 )
+        elif case == "flood-memory":
+            f.write("; MaxProcs: 128\n")
+            req = rng.choice(ROUND_RUNTIMES, n)
+            for i in range(n):
+                procs = int(rng.integers(1, 70)) if i % 5 else int(rng.integers(1, 4))
+                run = int(rng.integers(1, int(req[i]) + 1))
+                mem = int(rng.integers(1, 4_000_000))  # KB per processor: up to about 4 GB
+                f.write(_line(i + 1, 0, run, procs, int(req[i]), mem))
         else:
             f.write("; MaxProcs: 100\n")
             f.write(_line(1, 0, 10**7, 100, 10**7))
@@ -104,7 +125,8 @@ kw = {
     "waiting-ncsa": {"interval": 1, "policy": "ncsa-ms"},
     "waiting-immediate": {"interval": 1, "policy": "fcfs-backfill-immediate"},
     "waiting-goal": {"interval": 1, "policy": "tradeoff-tw-avgx"}, "flood": {}, "flood-sjf": {"policy": "sjf-backfill"},
-    "flood-lxfw": {"policy": "lxfw-backfill"},
+    "flood-lxfw": {"policy": "lxfw-backfill"}, "flood-priority": {"policy": "priority-backfill"},
+    "flood-ncsa": {"policy": "ncsa-ms"}, "flood-memory": {"policy": "ncsa-ms"},
     "reservations": {"policy": Backfill(reservations="all", release_ties="smallest-first")},
     "reservations-together": {"policy": Backfill(reservations="all", release_ties="together")},
 }[case]

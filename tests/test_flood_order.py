@@ -11,14 +11,17 @@ pass did before.  Checked here:
 * weights on the wait and the expansion factor (LXF-like), with or without
   weights on ``p``, ``m`` and ``pe``: the
   :class:`~o2ksim.policies.order_scan.MergedOrder` of a queue of a few runs
-  (submission instant and base), equal requested runtimes (ties) and waits of
-  zero (every score equal: the rounding check must refuse) included;
+  (submission instant, and base or slope), equal requested runtimes (ties),
+  negative weights and waits of zero (every score equal: the rounding check
+  must refuse) included;
 * whole schedules: the backfill pass over these orders (blocks of two rows,
   so that small examples cross many blocks) against the job-by-job reference
   pass of ``tests/oracles/backfill_reference.py``, which ranks by a plain sort.
 """
 
 from __future__ import annotations
+
+import math
 
 import pandas as pd
 import pytest
@@ -32,7 +35,7 @@ from o2ksim.engine import block_minima, queue_index
 from o2ksim.engine.queue_index import QueueIndex
 from o2ksim.jobs import Job, JobSpec
 from o2ksim.machine import KB_PER_GB
-from o2ksim.policies import backfill_scan, order_scan, priority
+from o2ksim.policies import backfill_scan, order_scan, priority, queue_view
 from o2ksim.policies.order_scan import IndexedOrder, MergedOrder
 from o2ksim.policies.priority import make_priority
 
@@ -42,6 +45,8 @@ LXF_LIKE = st.sampled_from([
     {"w": 1.0, "x": 5.0, "p": 0.2},  # Priority-backfill: runs of one instant and base
     {"w": 240.0, "x": 1500.0, "pe": 100.0},  # NCSA-MS*
     {"w": 1.0, "x": 2.0, "p": -0.5, "m": 0.3},  # a negative base weight
+    {"w": -1.0, "x": 2.0}, {"x": -5.0, "p": 1.0},  # negative slopes
+    {"x": 10.0, "m": 1.0},  # runs by slope when the memory requests vary
 ])  # fmt: skip
 
 
@@ -124,6 +129,47 @@ def test_merged_order_equals_the_full_ranking(small_blocks, case, spec, now):
     _replay(jobs, ops, check)
 
 
+@st.composite
+def memory_runs(draw):
+    """Jobs at up to three instants, each asking a different amount of memory and one of
+    two runtimes: fewer runs by slope than by base under a weight on ``m`` or ``pe``."""
+    n = draw(st.integers(2, 40))
+    times = sorted(draw(st.lists(st.sampled_from([0.0, 0.0, 7.0, 3600.0]), min_size=n, max_size=n)))
+    mems = draw(st.lists(st.integers(0, 4 * KB_PER_GB), min_size=n, max_size=n, unique=True))
+    jobs = []
+    for i, t in enumerate(times):
+        procs = draw(st.sampled_from([1, 2, 8]))
+        req = draw(st.sampled_from([600.0, 3600.0]))
+        jobs.append(Job(JobSpec(i + 1, t, procs, mems[i], req, req)))
+    ops = draw(st.lists(st.tuples(st.integers(0, n - 1), st.booleans()), max_size=3 * n))
+    return jobs, ops
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    case=memory_runs(),
+    spec=st.sampled_from([{"w": 240.0, "x": 1500.0, "pe": 100.0}, {"x": 10.0, "m": 1.0},
+                          {"w": -1.0, "x": 3.0, "m": -2.0}]),
+    now=st.sampled_from([3600.0, 3607.0, 90000.0]),
+)  # fmt: skip
+def test_runs_by_slope_equal_the_full_ranking(small_blocks, case, spec, now):
+    jobs, ops = case
+    pri = make_priority(spec)
+
+    def check(index):
+        if len(index) > 1:
+            queue = [index.jobs[r] for r in index.rows().tolist()]
+            assert [j.id for j in pri.order(queue, now, index)] == _reference(pri, index, now)
+
+    _replay(jobs, ops, check)
+    if pri._instants is not None and pri._instants[1] is not None:
+        instants = len({j.submit for j in jobs})
+        # a weight on m: a base per job, more runs than by instant and runtime (under pe,
+        # max(p, Jm) is often p: few bases, either may be fewer)
+        if "m" in spec and len(jobs) > 2 * instants:
+            assert not pri._instants[1].by_base
+
+
 def _flood(n, t=0.0):
     return [Job(JobSpec(i + 1, t, 1, 0, float(r), 1.0)) for i, r in enumerate(n)]
 
@@ -156,6 +202,40 @@ def test_slopes_that_round_to_one_score_are_refused(small_blocks):
     assert [j.id for j in ranked] == [1, 2]
 
 
+def test_bases_that_round_to_one_score_are_refused(small_blocks):
+    # 3600 Jw + Jm: every slope is 1 (one run by slope), the bases Jm = 1 and 1 + 1e-12.
+    # After 10^6 s both scores round to 1,000,001.0 (an ulp there is 1.2e-10): equal, so
+    # submission order, not the larger base first
+    unit = queue_view.KB_PER_MEMORY_UNIT
+    jobs = [Job(JobSpec(i + 1, 0.0, 1, unit * m, 60.0, 1.0)) for i, m in enumerate([1, 1 + 1e-12])]
+    index = QueueIndex(jobs)
+    for j in jobs:
+        index.add(j)
+    pri = make_priority({"w": 3600.0, "m": 1.0})
+    ranked = pri.order(jobs, 1e6, index)
+    assert not isinstance(ranked, MergedOrder)
+    assert [j.id for j in ranked] == [1, 2]
+    assert [j.id for j in pri.order(jobs, 0.0, index)] == [2, 1]  # at wait 0 they differ
+
+
+def test_negative_slopes_that_round_to_one_score_are_refused(small_blocks):
+    # 0.001 Jw - 100 Jx: slopes about -100 for R one ulp apart above 1 s, and +0.001 for
+    # R = 10^9.  At wait 3000 s some of the first round to one score (about -3 x 10^5, an
+    # ulp 5.8e-11 against slopes 1.4e-14 apart): the rounding bound must take |slope|,
+    # not the largest slope (0.001), or it would trust the slopes' order there
+    reqs = [1.0]
+    for _ in range(6):
+        reqs.append(math.nextafter(reqs[-1], 2.0))
+    jobs = _flood([*reqs, 1e9])
+    index = QueueIndex(jobs)
+    for j in jobs:
+        index.add(j)
+    pri = make_priority({"w": 3.6, "x": -100.0})
+    ranked = pri.order(jobs, 3000.0, index)
+    assert not isinstance(ranked, MergedOrder)
+    assert [j.id for j in ranked] == _reference(pri, index, 3000.0)
+
+
 def test_more_instants_than_the_limit_are_ranked(small_blocks, monkeypatch):
     monkeypatch.setattr(order_scan, "MAX_RUNS", 2)
     jobs = [Job(JobSpec(i + 1, float(i), 1, 0, 100.0 - i, 1.0)) for i in range(3)]
@@ -183,6 +263,44 @@ def test_runs_of_one_base_merged_by_hand(small_blocks):
     ranked = pri.order(jobs, 100.0, index)
     assert isinstance(ranked, MergedOrder) and len(ranked.runs) == 2
     assert [j.id for j in ranked] == [4, 2, 1, 3]
+
+
+def test_runs_by_slope_merged_by_hand(small_blocks):
+    # 10 Jx + Jm, five 1-processor jobs at t = 0 (Jm exact: memory in units of 358.4 MB):
+    # A (R = 100, Jm 1), B (100, 3), C (50, 2), D (50, 0), E (100, 2).  Bases 10 + Jm:
+    # 11, 13, 12, 10, 12 (four runs by base); slopes 10 / R: 0.1, 0.1, 0.2, 0.2, 0.1
+    # (two runs by slope: A, B, E and C, D).  At now = 0 the scores are the bases:
+    # B, C, E (12, C first), A, D -- distinct bases stay apart at wait 0, so merged.
+    # At now = 20: A 13, B 15, C 16, D 14, E 14 (0.2 * 20 and 0.1 * 20 round to 4.0 and
+    # 2.0): C, B, D, E (tied across runs: submission order), A.
+    specs = [(100.0, 1), (100.0, 3), (50.0, 2), (50.0, 0), (100.0, 2)]
+    jobs = [
+        Job(JobSpec(i + 1, 0.0, 1, k * queue_view.KB_PER_MEMORY_UNIT, r, 1.0))
+        for i, (r, k) in enumerate(specs)
+    ]
+    index = QueueIndex(jobs)
+    for j in jobs:
+        index.add(j)
+    pri = make_priority({"x": 10.0, "m": 1.0})
+    ranked = pri.order(jobs, 0.0, index)
+    assert isinstance(ranked, MergedOrder) and len(ranked.runs) == 2
+    assert not pri._instants[1].by_base
+    assert [j.id for j in ranked] == [2, 3, 5, 1, 4]
+    ranked = pri.order(jobs, 20.0, index)
+    assert isinstance(ranked, MergedOrder)
+    assert [j.id for j in ranked] == [3, 2, 4, 5, 1]
+
+
+def test_a_negative_weight_on_the_expansion_factor_merged_by_hand(small_blocks):
+    # -Jx: the smallest expansion factor first.  Jobs at t = 0 asking 100, 50, 400 s; at
+    # now = 100, Jx = 2, 3, 1.25: the 400-s job, the 100-s job, the 50-s job.
+    jobs = _flood([100, 50, 400])
+    index = QueueIndex(jobs)
+    for j in jobs:
+        index.add(j)
+    ranked = make_priority({"x": -1.0}).order(jobs, 100.0, index)
+    assert isinstance(ranked, MergedOrder)
+    assert [j.id for j in ranked] == [3, 1, 2]
 
 
 def test_too_many_runs_are_counted_again_once_the_queue_has_halved(small_blocks, monkeypatch):
@@ -229,7 +347,8 @@ def floods(draw):
 @given(
     jobs=floods(),
     spec=st.sampled_from(["sjf", "lxf", {"w": 0.02, "x": 1.0}, {"p": 1.0},
-                          {"w": 1.0, "x": 5.0, "p": 0.2}, {"w": 240.0, "x": 1500.0, "pe": 100.0}]),
+                          {"w": 1.0, "x": 5.0, "p": 0.2}, {"w": 240.0, "x": 1500.0, "pe": 100.0},
+                          {"w": -1.0, "x": 2.0}, {"x": 10.0, "m": 1.0}]),
     reservations=st.sampled_from([1, 1, 2, "all"]),
     kind=st.sampled_from(["dynamic", "dynamic", "fixed"]),
 )

@@ -11,17 +11,24 @@ giving exactly the ranking of :meth:`~o2ksim.policies.priority.Priority.order`
   second :class:`~o2ksim.engine.queue_index.QueueIndex` with its rows in that
   order (:meth:`~o2ksim.engine.queue_index.QueueIndex.ordered`) is the ranking
   at every moment.
-* **Few runs** (:class:`InstantIndex`): a weighted priority with ``w, x >= 0``
-  (LXF, LXF&W, Priority-backfill's ``Jw + 5 Jx + 0.2 Jp``) scores a job
-  ``base + slope * wait`` with ``slope = Ww / 3600 + Wx / R`` and ``base`` the
-  terms that do not grow (``Wx`` and the weights on ``p``, ``m``, ``pe``).  Jobs
-  submitted at the same instant with the same ``base`` (a *run*) share both, so
-  among them the score is a monotone function of the slope: largest slope
-  first, ties in submission order -- a fixed order -- provided no two
-  different slopes round to the same score at that wait and base (at wait 0
-  all do: checked, and the pass then ranks the queue as before).  The queue is
-  then the merge, by the current score, of its fixed-order runs
-  (:class:`MergedOrder`), when there are at most :data:`MAX_RUNS` of them.
+* **Few runs** (:class:`InstantIndex`): a weighted priority (LXF, LXF&W,
+  Priority-backfill's ``Jw + 5 Jx + 0.2 Jp``, NCSA-MS*'s ``240 Jw + 1500 Jx +
+  100 Jpe``; any signs) scores a job ``base + slope * wait`` with ``slope = Ww /
+  3600 + Wx / R`` and ``base`` the terms that do not grow (``Wx`` and the
+  weights on ``p``, ``m``, ``pe``).  Jobs submitted at the same instant share
+  the wait, so among those that also share the ``base`` the score is a
+  monotone function of the slope (the wait is never negative), and among
+  those that share the slope (the requested runtime) a monotone function of
+  the base: either way a *run* in a fixed order, largest first, ties in
+  submission order -- provided no two different values round to the same
+  score (checked: :meth:`InstantIndex._distinct`; when it fails the pass ranks
+  the queue as before).  Runs are cut by the base or by the slope, whichever
+  gives fewer over the simulation's jobs (a flood asking one of a few
+  processor counts: by base; one asking memory, a different amount each,
+  under weights on ``m`` or ``pe``, and one of a few round runtimes: by
+  slope).  The queue is then the merge, by the current score, of its
+  fixed-order runs (:class:`MergedOrder`), when there are at most
+  :data:`MAX_RUNS` of them.
 
 The backfill scan (:class:`RowScan`, :class:`MergedScan`) finds the next job
 in the order that passes a monotone test from block minima, as FCFS does.
@@ -39,7 +46,7 @@ from o2ksim.engine.block_minima import RequestTest
 from o2ksim.engine.queue_index import QueueIndex
 from o2ksim.jobs import Job
 
-MAX_RUNS = 128  # runs (submission instant, base) among the waiting jobs for a merged order
+MAX_RUNS = 128  # runs (submission instant, and base or slope) among the waiting jobs for a merged order
 
 
 class IndexedOrder(Collection[Job]):
@@ -92,44 +99,49 @@ class RowScan:
 
 
 class InstantIndex:
-    """Per simulation run: every job's base and slope, and an index of the jobs ordered by
-    submission time, then base, then slope descending, then submission order, in
-    runs of one submission time and base (see the module docstring)."""
+    """Per simulation run: every job's base and slope, and an index of the jobs in runs of
+    one submission time and one base (or one slope: ``by_base`` false), each ordered by
+    slope (or base) descending, then submission order (see the module docstring)."""
 
     __slots__ = (
-        "base", "base_size", "gap", "index", "ranked", "row", "run_end", "run_procs", "slope",
-        "too_many", "top",
+        "base", "base_size", "by_base", "gap", "index", "ranked", "row", "run_end", "run_procs",
+        "slope", "too_many", "top",
     )  # fmt: skip
 
     def __init__(self, index: QueueIndex, base: np.ndarray, slope: np.ndarray) -> None:
         self.index = index
         n = len(index.jobs)
-        order = np.lexsort((np.arange(n), -slope, base, index.submit))
+        submit = index.submit
+        # cut runs by whichever of base and slope gives fewer (the other orders each run)
+        self.by_base = _runs(submit, base) <= _runs(submit, slope)
+        shared, varied = (base, slope) if self.by_base else (slope, base)
+        order = np.lexsort((np.arange(n), -varied, shared, submit))
         key = np.empty(n)
         key[order] = np.arange(n)
         self.ranked = index.ordered(key)  # its rows: positions in ``order``
         self.row = order  # position -> the engine index's row
         self.slope = slope[order]  # by position
         self.base = base[order]  # by position
-        submit = index.submit[order]
-        new = np.flatnonzero((submit[1:] != submit[:-1]) | (self.base[1:] != self.base[:-1])) + 1
+        submit = submit[order]
+        shared = shared[order]
+        new = np.flatnonzero((submit[1:] != submit[:-1]) | (shared[1:] != shared[:-1])) + 1
         self.run_end = np.append(new, n)  # the end of each run, rising
         starts = np.append(0, new)
         # the fewest processors any job of each run asks for: a run asking more than the
         # scan's test admits holds no passing job (MergedScan.first skips it unsearched)
         self.run_procs = np.minimum.reduceat(index.procs[order], starts) if n else starts
-        slopes = np.unique(slope)
-        # the least difference of two slopes, the largest slope and |base| (for order())
-        self.gap = float(np.diff(slopes).min()) if len(slopes) > 1 else math.inf
-        self.top = float(slopes[-1]) if len(slopes) else 0.0
+        values = np.unique(varied)
+        # the least difference of two values ordering a run, |slope| and |base| (_distinct)
+        self.gap = float(np.diff(values).min()) if len(values) > 1 else math.inf
+        self.top = float(np.abs(slope).max()) if len(slope) else 0.0
         self.base_size = float(np.abs(base).max()) if len(base) else 0.0
         self.too_many = 0  # the queue length when the runs last exceeded MAX_RUNS (0: never)
 
     @staticmethod
     def usable(index: QueueIndex, slope: np.ndarray) -> bool:
-        """Finite, non-negative slopes and rows in submission order (else: rank as before)."""
+        """Finite slopes and rows in submission order (else: rank as before)."""
         s = index.submit
-        return bool(np.isfinite(slope).all() and (slope >= 0).all() and (s[1:] >= s[:-1]).all())
+        return bool(np.isfinite(slope).all() and (s[1:] >= s[:-1]).all())
 
     def order(self, now: float, n: int) -> MergedOrder | None:
         """The ``n`` waiting jobs ranked at ``now`` as a merge of fixed-order runs, or
@@ -160,28 +172,41 @@ class InstantIndex:
         return MergedOrder(self, runs, n, procs)
 
     def _distinct(self, runs: list[tuple[float, int, int]]) -> bool:
-        """Whether, at every run's wait and base, distinct slopes give distinct float scores
-        (so each run's fixed order is the order of its scores).
+        """Whether, at every run's wait, distinct values ordering a run give distinct float
+        scores in their order (so each run's fixed order is the order of its scores).
 
         Scores are ``fl(base + fl(slope * wait))``; every one is at most ``M = max|base|
-        + max(slope) * max(wait)`` in size, so each rounding errs by at most half an
-        ulp of ``M``.  Two slopes at least ``gap`` apart give exact products at least
-        ``gap * wait`` apart: more than ``4 ulp(M)`` leaves the rounded scores more than
-        ``2 ulp(M)`` apart, in the slopes' order.  Tested at the least wait; a wait
-        too small for it (at wait 0 every score is the base) ranks the queue instead.
+        + max|slope| * max(wait)`` in size, so each rounding errs by at most half an
+        ulp of ``M``.  Runs by base: two slopes at least ``gap`` apart give exact
+        products at least ``gap * wait`` apart, so more than ``4 ulp(M)`` leaves the
+        rounded scores more than ``2 ulp(M)`` apart, in the slopes' order; tested at
+        the least wait, and a wait too small for it (at wait 0 every score is the
+        base) ranks the queue instead.  Runs by slope: the product is the same float
+        for every job of a run, and bases at least ``gap`` apart give exact sums as
+        far apart, so ``gap > 4 ulp(M)`` keeps them apart at any wait, 0 included.
         """
         waits = [wait for wait, _, _ in runs]
         size = self.base_size + self.top * max(waits)
-        return self.gap * min(waits) > 4 * math.ulp(size)
+        spread = self.gap * min(waits) if self.by_base else self.gap
+        return spread > 4 * math.ulp(size)
+
+
+def _runs(submit: np.ndarray, values: np.ndarray) -> int:
+    """How many runs of one submission time and one value the jobs fall into."""
+    if len(values) == 0:
+        return 0
+    order = np.lexsort((values, submit))
+    s, v = submit[order], values[order]
+    return 1 + int(np.count_nonzero((s[1:] != s[:-1]) | (v[1:] != v[:-1])))
 
 
 class MergedOrder(Collection[Job]):
-    """The waiting jobs of a few runs (submission instant and base), merged by the
-    current score.
+    """The waiting jobs of a few runs (submission instant, and base or slope), merged by
+    the current score.
 
     ``runs``: per run, the wait and the positions ``[lo, hi)`` of its jobs in
-    :attr:`InstantIndex.ranked` (fixed order: slope descending, then submission
-    order); ``procs``: per run, the fewest processors one of its jobs asks for.
+    :attr:`InstantIndex.ranked` (fixed order: slope, or base, descending, then
+    submission order); ``procs``: per run, the fewest processors one of its jobs asks for.
     Iterating hands the jobs out lazily, highest score first, ties to the earlier
     submission; :meth:`scan_after` goes on from where it stopped.
     """

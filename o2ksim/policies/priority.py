@@ -243,8 +243,7 @@ class WeightedPriority(Priority):
         per run over the queue index (by :meth:`terms`, so the same floats): a pass
         then costs one multiply-add per waiting job -- in plain Python for a short
         queue, where numpy's per-call cost would dominate, else in numpy.  A long
-        queue of few runs (submission instant and base) under weights on ``w`` and
-        ``x`` that are not negative is a
+        queue of few runs (submission instant, and base or slope) is a
         :class:`~o2ksim.policies.order_scan.MergedOrder` instead (:meth:`_merged`)."""
         if len(queue) <= 1 or index is None or len(index) != len(queue) or self.is_static():
             return super().order(queue, now, index)
@@ -290,13 +289,11 @@ class WeightedPriority(Priority):
         self, index: QueueIndex, base: np.ndarray, slope: np.ndarray, now: float
     ) -> MergedOrder | None:
         """The queue as a merge of fixed-order runs, one per submission instant and base
-        (:class:`~o2ksim.policies.order_scan.InstantIndex`), when the weights on the
-        wait and the expansion factor are not negative; ``None``: rank it."""
+        or slope (:class:`~o2ksim.policies.order_scan.InstantIndex`); ``None``: rank it."""
         memo = self._instants
         if memo is None or memo[0] is not index:
-            w = self.weights
             inst = None
-            if w["w"] >= 0 and w["x"] >= 0 and InstantIndex.usable(index, slope):
+            if InstantIndex.usable(index, slope):
                 inst = InstantIndex(index, np.array(base), np.array(slope))
             memo = self._instants = (index, inst)
         inst = memo[1]
