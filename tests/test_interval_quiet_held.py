@@ -46,7 +46,16 @@ def ticking(machine, jobs, policy, interval):
         Scheduler.skip_ticks = True
 
 
-def test_a_fixed_job_reservation_is_granted_then_held():
+#: Immediate service that never grants a trial in the hand-worked cases below: "soon" needs
+#: free processors for the trial, and they are too few; "preemptive" with a 60-s quantum
+#: may preempt a job only after 600 s of run with more than 600 s still predicted, which
+#: the running job never reaches (its trial bound: never).  The promises of the held
+#: reservations must then be the same as without it, pass for pass.
+NO_TRIAL = [{}, {"immediate_service": "soon"}, {"immediate_service": "preemptive", "quantum": 60}]
+
+
+@pytest.mark.parametrize("immediate", NO_TRIAL)
+def test_a_fixed_job_reservation_is_granted_then_held(immediate):
     # 4 processors, a pass every second, LXF-like weights (w = 0.02, x = 1), one fixed-job
     # reservation.  A (3 procs, 300 s) starts at 0; B (2 procs, 10 s) arrives at 5.  By
     # hand: 0 (A starts); 1 (empty queue, nothing held before or after: a fixed point,
@@ -58,7 +67,7 @@ def test_a_fixed_job_reservation_is_granted_then_held():
     jobs = [job(1, 0, 3, 300), job(2, 5, 2, 10)]
 
     def policy():
-        return Backfill(priority={"w": 0.02, "x": 1}, reservation_kind="fixed")
+        return Backfill(priority={"w": 0.02, "x": 1}, reservation_kind="fixed", **immediate)
 
     sim, at = run(one_host(4), jobs, policy(), 1.0)
     assert at == [0.0, 1.0, 5.0, 6.0, 300.0, 301.0]
@@ -74,6 +83,7 @@ def test_a_fixed_job_reservation_is_granted_then_held():
         {"priority": NCSA, "reservations": 2, "reservation_kind": "fixed"},  # NCSA-MS*
         {"sliding": False},
         {"priority": NCSA, "reservations": 2, "reservation_kind": "fixed", "sliding": False},
+        {"priority": NCSA, "reservations": 2, "reservation_kind": "fixed", **NO_TRIAL[1]},
     ],
 )
 def test_a_job_waiting_behind_a_billion_second_job(params):
@@ -91,7 +101,8 @@ def test_a_job_waiting_behind_a_billion_second_job(params):
     assert sim.scheduler.skipped_ticks == 3 + (1e9 - 7) + 8
 
 
-def test_non_sliding_reservations_kept_and_handed_on():
+@pytest.mark.parametrize("immediate", NO_TRIAL[:2])
+def test_non_sliding_reservations_kept_and_handed_on(immediate):
     # SJF, one non-sliding (dynamic) reservation, 4 processors, a pass every second.
     # Y (2 procs, 1000 s) and X (2 procs, requests 100, runs 30) start at 0.  B (2 procs,
     # 100 s) arrives at 5, D (2 procs, 60 s) at 10.  By hand:
@@ -107,11 +118,13 @@ def test_non_sliding_reservations_kept_and_handed_on():
     jobs = [job(1, 0, 2, 1000), job(2, 0, 2, 100, 30), job(3, 5, 2, 100), job(4, 10, 2, 60)]
     expected = [(1, "m", 0.0, 1000.0), (2, "m", 0.0, 30.0), (3, "m", 90.0, 190.0),
                 (4, "m", 30.0, 90.0)]  # fmt: skip
-    sim, at = run(one_host(4), jobs, Backfill(priority="sjf", sliding=False), 1.0)
+    sim, at = run(one_host(4), jobs, Backfill(priority="sjf", sliding=False, **immediate), 1.0)
     assert at == [0.0, 1.0, 5.0, 6.0, 10.0, 11.0, 30.0, 31.0, 90.0, 91.0, 190.0]
     assert placed(sim) == expected
     assert sim.scheduler.skipped_ticks == 1000 - 11
-    every, _ = ticking(one_host(4), jobs, Backfill(priority="sjf", sliding=False), 1.0)
+    every, _ = ticking(
+        one_host(4), jobs, Backfill(priority="sjf", sliding=False, **immediate), 1.0
+    )
     assert placed(every) == expected
 
 
@@ -194,6 +207,12 @@ HELD = [
     ("backfill", {"priority": "sjf", "reservations": 1, "reservation_kind": "fixed"}),
     ("backfill", {"priority": NCSA, "reservations": 3, "reservation_kind": "fixed", "sliding": False}),
     ("backfill", {"priority": "lxf", "reservations": 2, "sliding": False, "release_ties": "together"}),
+    # with immediate service: the held bound and the trials' bound together
+    ("ncsa-ms", {"immediate_service": "preemptive", "quantum": 20, "eligible_after": 60}),
+    ("mhpcc-ms", {"reservation_kind": "fixed", "reservations": 2, "immediate_service": "preemptive",
+                  "quantum": 10, "eligible_after": 25}),
+    ("backfill", {"priority": "sjf", "reservations": 2, "sliding": False, "immediate_service": "soon",
+                  "quantum": 15}),
 ]  # fmt: skip
 
 

@@ -329,9 +329,8 @@ class Backfill(Policy):
         order); else the first predicted release of a running job, for a static order, and
         for a weighted order the first time it may change if earlier; with immediate
         service, also the first time a refused trial may be granted; with fixed-job or
-        non-sliding reservations (no immediate service), only after a pass that left them
-        as it found them, and not after the earliest of their times; ``snap.now`` (no
-        promise) otherwise.
+        non-sliding reservations, only after a pass that left them as it found them, and
+        not after the earliest of their times; ``snap.now`` (no promise) otherwise.
 
         Why a pass on the same state decides nothing before then, and why the
         other settings get no promise: :mod:`o2ksim.policies.quiet`.
@@ -349,8 +348,6 @@ class Backfill(Policy):
                 return now
             kept = math.inf
             if self.stateful:
-                if self.immediate is not None:
-                    return now  # trials around kept reservations: not argued
                 kept = held_holds_until(self.last_pass, self.held, now)
                 if kept <= now or self.last_pass.early:
                     return kept

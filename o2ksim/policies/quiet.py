@@ -143,7 +143,12 @@ nothing; ``t`` is a later pass on the same state, ``t0 < t < H``):
   until a running job completes ``t`` of uninterrupted run with more than
   ``t`` still predicted (:func:`~o2ksim.policies.immediate.service.victims_may_grow_at`,
   a few ulps early for the rounding of that test).  The WakeAt the pass asks
-  for at that time also ends a skip; the bound does not rely on it.
+  for at that time also ends a skip; the bound does not rely on it.  With
+  fixed-job or non-sliding reservations the backfill pass inside is the one
+  above, on the plain snapshot, and it alone reads and writes ``held`` (a
+  trial starts nothing in a quiet pass, and refused trials change no
+  reservation), so ``H`` is the earlier of the held reservations' bound
+  (after a fixed point) and the trials'.
 
 * **EQspatial-MinInterval** (:class:`~o2ksim.policies.eqspatial.EQSpatial`, every
   parameter variant: MinInterval 0 or not, ``/>50hr`` with either clock, grant
@@ -180,7 +185,6 @@ No guarantee (the default), and why:
 * priority functions and the goal-oriented policies while something fits:
   the order at ``t`` may differ from the order at ``t0``, and with it the
   reservations; a search reads time otherwise than through the releases;
-* fixed-job or non-sliding reservations with immediate service (not argued);
 * preemption (a trial's victims), in backfill: the trial they wait for may
   overrun;
 * a running job whose prediction moves with *now* (it has overrun its
