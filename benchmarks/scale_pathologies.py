@@ -2,7 +2,7 @@
 
 Usage: python benchmarks/scale_pathologies.py [--cases idle waiting waiting-ncsa
        waiting-immediate waiting-goal flood flood-sjf flood-lxfw flood-priority
-       flood-ncsa flood-memory reservations reservations-together]
+       flood-ncsa flood-memory flood-burst reservations reservations-together]
        [--sizes 10000 100000 1000000] [--reservation-sizes 1000 10000 100000]
 
 Writes its hostile SWF traces into a temporary directory and runs each one
@@ -28,8 +28,10 @@ not slow the next), timing the simulation's CPU seconds:
   ``240 Jw + 1500 Jx + 100 Jpe``); ``flood-memory``: NCSA-MS* on a flood whose
   jobs ask for memory too (a different amount each, so ``Jpe`` takes about as
   many values as there are jobs) and for one of 39 runtimes, as the O2K
-  workload model's requests (:mod:`o2ksim.policies.order_scan`: runs of one
-  requested runtime);
+  workload model's requests (:mod:`o2ksim.policies.order_scan`: runs by
+  slope); ``flood-burst``: LXF&W-backfill on ``n`` jobs submitted ten a second
+  (a burst from a script: ``n / 10`` instants) asking one of the same 39
+  runtimes (runs by slope, however many instants);
 * ``reservations``: a job holds the whole 100-processor host for 10^7 s
   while ``n`` jobs arrive one a second, then all of them are scheduled with
   ``--reservations all`` (conservative backfilling), one departure pass at a time
@@ -60,7 +62,7 @@ from tqdm import tqdm
 
 CASES = (
     "idle", "waiting", "waiting-ncsa", "waiting-immediate", "waiting-goal", "flood", "flood-sjf",
-    "flood-lxfw", "flood-priority", "flood-ncsa", "flood-memory", "reservations", "reservations-together",
+    "flood-lxfw", "flood-priority", "flood-ncsa", "flood-memory", "flood-burst", "reservations", "reservations-together",
 )  # fmt: skip
 
 
@@ -75,7 +77,7 @@ ROUND_RUNTIMES = [60 * m for m in (1, 2, 5, 15, 30)] + [3600 * h for h in range(
 
 def write_trace(case: str, n: int, folder: Path) -> Path:
     """The hostile trace of ``case`` at size ``n`` (deterministic)."""
-    if case != "flood-memory":
+    if case not in ("flood-memory", "flood-burst"):
         case = "flood" if case.startswith("flood") else case.split("-")[0]
     path = folder / f"{case}-{n}.swf"
     if path.exists():
@@ -106,6 +108,13 @@ def write_trace(case: str, n: int, folder: Path) -> Path:
                 run = int(rng.integers(1, int(req[i]) + 1))
                 mem = int(rng.integers(1, 4_000_000))  # KB per processor: up to about 4 GB
                 f.write(_line(i + 1, 0, run, procs, int(req[i]), mem))
+        elif case == "flood-burst":
+            f.write("; MaxProcs: 128\n")
+            req = rng.choice(ROUND_RUNTIMES, n)
+            for i in range(n):
+                procs = int(rng.integers(1, 70)) if i % 5 else int(rng.integers(1, 4))
+                run = int(rng.integers(1, int(req[i]) + 1))
+                f.write(_line(i + 1, i // 10, run, procs, int(req[i])))
         else:
             f.write("; MaxProcs: 100\n")
             f.write(_line(1, 0, 10**7, 100, 10**7))
@@ -127,6 +136,7 @@ kw = {
     "waiting-goal": {"interval": 1, "policy": "tradeoff-tw-avgx"}, "flood": {}, "flood-sjf": {"policy": "sjf-backfill"},
     "flood-lxfw": {"policy": "lxfw-backfill"}, "flood-priority": {"policy": "priority-backfill"},
     "flood-ncsa": {"policy": "ncsa-ms"}, "flood-memory": {"policy": "ncsa-ms"},
+    "flood-burst": {"policy": "lxfw-backfill"},
     "reservations": {"policy": Backfill(reservations="all", release_ties="smallest-first")},
     "reservations-together": {"policy": Backfill(reservations="all", release_ties="together")},
 }[case]

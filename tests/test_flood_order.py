@@ -170,6 +170,44 @@ def test_runs_by_slope_equal_the_full_ranking(small_blocks, case, spec, now):
             assert not pri._instants[1].by_base
 
 
+@st.composite
+def bursts(draw):
+    """Jobs submitted over many instants asking one of two runtimes: fewer runs by slope
+    (one per runtime, whatever the instants) than by instant."""
+    n = draw(st.integers(2, 40))
+    times = sorted(draw(st.lists(st.integers(0, 60), min_size=n, max_size=n)))
+    jobs = []
+    for i, t in enumerate(times):
+        procs = draw(st.sampled_from([1, 2, 8]))
+        mem = draw(st.sampled_from([0, 1, 3])) * KB_PER_GB
+        req = draw(st.sampled_from([60.0, 3600.0]))
+        jobs.append(Job(JobSpec(i + 1, float(t), procs, mem, req, req)))
+    ops = draw(st.lists(st.tuples(st.integers(0, n - 1), st.booleans()), max_size=3 * n))
+    return jobs, ops
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    case=bursts(),
+    spec=st.sampled_from(["lxf", {"w": 0.02, "x": 1.0}, {"w": 1.0, "x": 5.0, "p": 0.2},
+                          {"w": 240.0, "x": 1500.0, "pe": 100.0}, {"w": -1.0, "x": 3.0}]),
+    now=st.sampled_from([60.0, 61.0, 3600.0, 90000.0]),
+)  # fmt: skip
+def test_runs_by_slope_over_many_instants_equal_the_full_ranking(small_blocks, case, spec, now):
+    jobs, ops = case
+    pri = make_priority(spec)
+
+    def check(index):
+        if len(index) > 1:
+            queue = [index.jobs[r] for r in index.rows().tolist()]
+            assert [j.id for j in pri.order(queue, now, index)] == _reference(pri, index, now)
+
+    _replay(jobs, ops, check)
+    inst = pri._instants[1] if pri._instants is not None else None
+    if inst is not None and len({j.submit for j in jobs}) > 2:  # more instants than runtimes
+        assert not inst.by_base
+
+
 def _flood(n, t=0.0):
     return [Job(JobSpec(i + 1, t, 1, 0, float(r), 1.0)) for i, r in enumerate(n)]
 
@@ -291,6 +329,59 @@ def test_runs_by_slope_merged_by_hand(small_blocks):
     assert [j.id for j in ranked] == [3, 2, 4, 5, 1]
 
 
+def test_a_burst_over_many_instants_merged_by_slope_by_hand(small_blocks):
+    # LXF, four jobs at four instants: 1 (t = 0, R = 100), 2 (t = 5, R = 50), 3 (t = 10,
+    # R = 100), 4 (t = 20, R = 50).  Four runs by instant, two by slope (R = 100: 1, 3;
+    # R = 50: 2, 4; within each, the earlier submission has the larger score for ever).
+    # At now = 100, Jx = 1 + wait / R: 2.0, 2.9, 1.9, 2.6: jobs 2, 4, 1, 3.
+    jobs = [Job(JobSpec(i + 1, t, 1, 0, r, 1.0)) for i, (t, r) in
+            enumerate([(0.0, 100.0), (5.0, 50.0), (10.0, 100.0), (20.0, 50.0)])]  # fmt: skip
+    index = QueueIndex(jobs)
+    for j in jobs:
+        index.add(j)
+    pri = make_priority("lxf")
+    ranked = pri.order(jobs, 100.0, index)
+    assert isinstance(ranked, MergedOrder) and len(ranked.runs) == 2
+    assert not pri._instants[1].by_base
+    assert [j.id for j in ranked] == [2, 4, 1, 3]
+
+
+def test_scores_of_one_slope_that_round_to_one_are_refused(small_blocks):
+    # 3600 Jw + 1e-10 Jp: every slope is 1 (one run by slope), a = base - submit.  Job 1
+    # (t = 0, 1 proc): a = 1e-10; job 2 (t = 3e-10, 5 procs): a = 2e-10, first in the
+    # run.  At now = 10^6 both scores round to 10^6 + 2^-33 (an ulp there is 1.2e-10):
+    # equal, so submission order -- the run's order would put job 2 first.  At now = 1
+    # they are 1 + 1e-10 and 1 + 2e-10, apart: merged, job 2 first.
+    jobs = [Job(JobSpec(1, 0.0, 1, 0, 60.0, 1.0)), Job(JobSpec(2, 3e-10, 5, 0, 60.0, 1.0))]
+    index = QueueIndex(jobs)
+    for j in jobs:
+        index.add(j)
+    pri = make_priority({"w": 3600.0, "p": 1e-10})
+    ranked = pri.order(jobs, 1e6, index)
+    assert not isinstance(ranked, MergedOrder)
+    assert [j.id for j in ranked] == [1, 2]
+    ranked = pri.order(jobs, 1.0, index)
+    assert isinstance(ranked, MergedOrder) and [j.id for j in ranked] == [2, 1]
+
+
+def test_a_rounded_far_from_the_scores_is_refused(small_blocks):
+    # Jx + c Jp (c = 0.3333333392164918), R = 3 s, submitted at about 10^9 s: job 1 (t =
+    # 1,000,000,994, 2 procs), job 2 (one second later, 3 procs).  Exactly, a = base - t / 3
+    # is larger for job 2 by 5.9e-9, and so is its score at any time; but a rounds near
+    # 3.3e8 (an ulp of 6e-8), and the rounded a of job 1 comes out larger.  The scores
+    # themselves are small and exact enough: at now = t2 + 10, job 2 first.  The rounding
+    # bound must count the error of a, or it would trust the rounded a's order.
+    t = 1_000_000_994.0
+    jobs = [Job(JobSpec(1, t, 2, 0, 3.0, 1.0)), Job(JobSpec(2, t + 1, 3, 0, 3.0, 1.0))]
+    index = QueueIndex(jobs)
+    for j in jobs:
+        index.add(j)
+    pri = make_priority({"x": 1.0, "p": 0.3333333392164918})
+    ranked = pri.order(jobs, t + 11, index)
+    assert not isinstance(ranked, MergedOrder)
+    assert [j.id for j in ranked] == [2, 1] == _reference(pri, index, t + 11)
+
+
 def test_a_negative_weight_on_the_expansion_factor_merged_by_hand(small_blocks):
     # -Jx: the smallest expansion factor first.  Jobs at t = 0 asking 100, 50, 400 s; at
     # now = 100, Jx = 2, 3, 1.25: the 400-s job, the 100-s job, the 50-s job.
@@ -380,6 +471,29 @@ def test_a_flood_takes_the_merged_order(small_blocks, monkeypatch, spec):
     fast = simulate(jobs, machine=MACHINE, policy="backfill", policy_params=opts)
     ref = simulate(jobs, machine=MACHINE, policy=ReferenceBackfill(**opts))
     assert sum(taken) >= 3 and not taken[0]  # at t=0 every score is its base: ranked
+    cols = ["job_id", "start", "end", "host"]
+    pd.testing.assert_frame_equal(ref.jobs[cols], fast.jobs[cols])
+
+
+@pytest.mark.parametrize("spec", ["lxf", {"w": 240.0, "x": 1500.0, "pe": 100.0}])
+def test_a_burst_over_many_instants_takes_the_merged_order_by_slope(small_blocks, monkeypatch, spec):
+    """60 jobs submitted one a second asking 10 or 17 s (two runs by slope, 60 by instant):
+    the merged order is taken, by slope, and the schedule is the reference pass's."""
+    taken = []
+    order = order_scan.InstantIndex.order
+
+    def counted(self, now, n):
+        result = order(self, now, n)
+        taken.append(result is not None and not self.by_base)
+        return result
+
+    monkeypatch.setattr(order_scan.InstantIndex, "order", counted)
+    jobs = [JobSpec(i + 1, float(i), 1 + i % 5, 0, (10.0, 17.0)[i % 2], 5.0 + i % 3)
+            for i in range(60)]  # fmt: skip
+    opts = {"priority": spec, "reservations": 1}
+    fast = simulate(jobs, machine=one_host(4), policy="backfill", policy_params=opts)
+    ref = simulate(jobs, machine=one_host(4), policy=ReferenceBackfill(**opts))
+    assert sum(taken) >= 3
     cols = ["job_id", "start", "end", "host"]
     pd.testing.assert_frame_equal(ref.jobs[cols], fast.jobs[cols])
 

@@ -15,20 +15,24 @@ giving exactly the ranking of :meth:`~o2ksim.policies.priority.Priority.order`
   Priority-backfill's ``Jw + 5 Jx + 0.2 Jp``, NCSA-MS*'s ``240 Jw + 1500 Jx +
   100 Jpe``; any signs) scores a job ``base + slope * wait`` with ``slope = Ww /
   3600 + Wx / R`` and ``base`` the terms that do not grow (``Wx`` and the
-  weights on ``p``, ``m``, ``pe``).  Jobs submitted at the same instant share
-  the wait, so among those that also share the ``base`` the score is a
-  monotone function of the slope (the wait is never negative), and among
-  those that share the slope (the requested runtime) a monotone function of
-  the base: either way a *run* in a fixed order, largest first, ties in
-  submission order -- provided no two different values round to the same
-  score (checked: :meth:`InstantIndex._distinct`; when it fails the pass ranks
-  the queue as before).  Runs are cut by the base or by the slope, whichever
-  gives fewer over the simulation's jobs (a flood asking one of a few
-  processor counts: by base; one asking memory, a different amount each,
-  under weights on ``m`` or ``pe``, and one of a few round runtimes: by
-  slope).  The queue is then the merge, by the current score, of its
-  fixed-order runs (:class:`MergedOrder`), when there are at most
-  :data:`MAX_RUNS` of them.
+  weights on ``p``, ``m``, ``pe``).  Two kinds of *run* keep a fixed order:
+
+  - jobs submitted at one instant with one ``base`` share the wait, so their
+    score is a monotone function of the slope (the wait is never negative):
+    largest slope first (*runs by instant*);
+  - jobs with one slope (one requested runtime) score ``a + slope * now`` with
+    ``a = base - slope * submit``, whenever they were submitted: largest ``a``
+    first (*runs by slope*), one run however many instants it spans.
+
+  Ties go in submission order, provided no two different values round to the
+  same score (checked: :meth:`InstantIndex._distinct`; when it fails the pass
+  ranks the queue as before).  The kind is the one that gives fewer runs over
+  the simulation's jobs: a flood at one instant asking one of a few processor
+  counts is cut by instant; a burst over many instants, or a flood asking
+  memory (a different amount each, under weights on ``m`` or ``pe``), with
+  one of a few round runtimes, by slope.  The queue is then the merge, by the
+  current score, of its fixed-order runs (:class:`MergedOrder`), when there
+  are at most :data:`MAX_RUNS` of them.
 
 The backfill scan (:class:`RowScan`, :class:`MergedScan`) finds the next job
 in the order that passes a monotone test from block minima, as FCFS does.
@@ -46,7 +50,7 @@ from o2ksim.engine.block_minima import RequestTest
 from o2ksim.engine.queue_index import QueueIndex
 from o2ksim.jobs import Job
 
-MAX_RUNS = 128  # runs (submission instant, and base or slope) among the waiting jobs for a merged order
+MAX_RUNS = 128  # runs (by instant and base, or by slope) among the waiting jobs for a merged order
 
 
 class IndexedOrder(Collection[Job]):
@@ -100,41 +104,53 @@ class RowScan:
 
 class InstantIndex:
     """Per simulation run: every job's base and slope, and an index of the jobs in runs of
-    one submission time and one base (or one slope: ``by_base`` false), each ordered by
-    slope (or base) descending, then submission order (see the module docstring)."""
+    a fixed order (see the module docstring): by instant (``by_base``: one submission
+    time and base, slope descending) or by slope (one slope, ``base - slope * submit``
+    descending); ties in submission order."""
 
     __slots__ = (
-        "base", "base_size", "by_base", "gap", "index", "ranked", "row", "run_end", "run_procs",
-        "slope", "too_many", "top",
+        "a_size", "base", "base_size", "by_base", "gap", "index", "ranked", "row", "run_end",
+        "run_procs", "slope", "too_many", "top",
     )  # fmt: skip
 
     def __init__(self, index: QueueIndex, base: np.ndarray, slope: np.ndarray) -> None:
         self.index = index
         n = len(index.jobs)
         submit = index.submit
-        # cut runs by whichever of base and slope gives fewer (the other orders each run)
-        self.by_base = _runs(submit, base) <= _runs(submit, slope)
-        shared, varied = (base, slope) if self.by_base else (slope, base)
-        order = np.lexsort((np.arange(n), -varied, shared, submit))
+        rows = np.arange(n)
+        self.by_base = _runs(submit, base) <= len(np.unique(slope))
+        if self.by_base:
+            order = np.lexsort((rows, -slope, base, submit))
+            s, b = submit[order], base[order]
+            new = np.flatnonzero((s[1:] != s[:-1]) | (b[1:] != b[:-1])) + 1
+            slopes = np.unique(slope)
+            # the least difference of two slopes (they order a run)
+            self.gap = float(np.diff(slopes).min()) if len(slopes) > 1 else math.inf
+            self.a_size = 0.0
+        else:
+            a = base - slope * submit  # the score at now is a + slope * now
+            order = np.lexsort((rows, -a, slope))
+            sl, av = slope[order], a[order]
+            new = np.flatnonzero(sl[1:] != sl[:-1]) + 1
+            # the least difference of a between neighbours of a run that are not the same
+            # floats (same base and submission time: the same score at every pass)
+            b, t = base[order], submit[order]
+            apart = (sl[1:] == sl[:-1]) & ((b[1:] != b[:-1]) | (t[1:] != t[:-1]))
+            self.gap = float((av[:-1] - av[1:])[apart].min()) if apart.any() else math.inf
+            self.a_size = float(np.abs(base).max() + np.abs(slope * submit).max())
         key = np.empty(n)
-        key[order] = np.arange(n)
+        key[order] = rows
         self.ranked = index.ordered(key)  # its rows: positions in ``order``
         self.row = order  # position -> the engine index's row
         self.slope = slope[order]  # by position
         self.base = base[order]  # by position
-        submit = submit[order]
-        shared = shared[order]
-        new = np.flatnonzero((submit[1:] != submit[:-1]) | (shared[1:] != shared[:-1])) + 1
         self.run_end = np.append(new, n)  # the end of each run, rising
         starts = np.append(0, new)
         # the fewest processors any job of each run asks for: a run asking more than the
         # scan's test admits holds no passing job (MergedScan.first skips it unsearched)
         self.run_procs = np.minimum.reduceat(index.procs[order], starts) if n else starts
-        values = np.unique(varied)
-        # the least difference of two values ordering a run, |slope| and |base| (_distinct)
-        self.gap = float(np.diff(values).min()) if len(values) > 1 else math.inf
-        self.top = float(np.abs(slope).max()) if len(slope) else 0.0
-        self.base_size = float(np.abs(base).max()) if len(base) else 0.0
+        self.top = float(np.abs(slope).max()) if n else 0.0  # |slope| and |base| (_distinct)
+        self.base_size = float(np.abs(base).max()) if n else 0.0
         self.too_many = 0  # the queue length when the runs last exceeded MAX_RUNS (0: never)
 
     @staticmethod
@@ -167,28 +183,36 @@ class InstantIndex:
             runs.append((now - float(submit[pos]), pos, end))
             procs.append(float(self.run_procs[k]))
             pos = ranked.next_waiting(end)
-        if runs and math.isfinite(self.gap) and not self._distinct(runs):
+        if runs and math.isfinite(self.gap) and not self._distinct(runs, now):
             return None
-        return MergedOrder(self, runs, n, procs)
+        return MergedOrder(self, runs, n, procs, now)
 
-    def _distinct(self, runs: list[tuple[float, int, int]]) -> bool:
-        """Whether, at every run's wait, distinct values ordering a run give distinct float
-        scores in their order (so each run's fixed order is the order of its scores).
+    def _distinct(self, runs: list[tuple[float, int, int]], now: float) -> bool:
+        """Whether the values ordering each run give float scores in their order, distinct
+        where the values differ (so each run's fixed order is the order of its scores).
 
-        Scores are ``fl(base + fl(slope * wait))``; every one is at most ``M = max|base|
-        + max|slope| * max(wait)`` in size, so each rounding errs by at most half an
-        ulp of ``M``.  Runs by base: two slopes at least ``gap`` apart give exact
-        products at least ``gap * wait`` apart, so more than ``4 ulp(M)`` leaves the
-        rounded scores more than ``2 ulp(M)`` apart, in the slopes' order; tested at
-        the least wait, and a wait too small for it (at wait 0 every score is the
-        base) ranks the queue instead.  Runs by slope: the product is the same float
-        for every job of a run, and bases at least ``gap`` apart give exact sums as
-        far apart, so ``gap > 4 ulp(M)`` keeps them apart at any wait, 0 included.
+        Scores are ``fl(base + fl(slope * fl(now - submit)))``; every one is at most
+        ``M = max|base| + max|slope| * W`` in size (``W`` the longest wait).
+
+        Runs by instant: the wait is one float for the run, so each score errs by at
+        most an ulp of ``M`` (the product and the sum); two slopes at least ``gap``
+        apart give exact products at least ``gap * wait`` apart, so more than ``4
+        ulp(M)`` keeps them apart in the slopes' order.  Tested at the least wait
+        (at wait 0 every score is the base: the queue is ranked instead).
+
+        Runs by slope: the exact scores differ by the exact difference of ``a =
+        base - slope * submit``, which is the float difference less at most two
+        ulps of ``max|base| + max|slope * submit|`` (each ``a`` rounded twice);
+        each score errs by less than ``4 ulp(M)`` (three roundings, relative error
+        below ``3.01 u``), so a float difference above both keeps the order.
         """
-        waits = [wait for wait, _, _ in runs]
-        size = self.base_size + self.top * max(waits)
-        spread = self.gap * min(waits) if self.by_base else self.gap
-        return spread > 4 * math.ulp(size)
+        if self.by_base:
+            waits = [wait for wait, _, _ in runs]
+            size = self.base_size + self.top * max(waits)
+            return self.gap * min(waits) > 4 * math.ulp(size)
+        oldest = self.index.next_waiting(0)  # the engine's rows are in submission order
+        size = self.base_size + self.top * (now - float(self.index.submit[oldest]))
+        return self.gap > 2 * math.ulp(self.a_size) + 8 * math.ulp(size)
 
 
 def _runs(submit: np.ndarray, values: np.ndarray) -> int:
@@ -201,22 +225,29 @@ def _runs(submit: np.ndarray, values: np.ndarray) -> int:
 
 
 class MergedOrder(Collection[Job]):
-    """The waiting jobs of a few runs (submission instant, and base or slope), merged by
-    the current score.
+    """The waiting jobs of a few runs (by instant and base, or by slope), merged by the
+    current score.
 
-    ``runs``: per run, the wait and the positions ``[lo, hi)`` of its jobs in
-    :attr:`InstantIndex.ranked` (fixed order: slope, or base, descending, then
-    submission order); ``procs``: per run, the fewest processors one of its jobs asks for.
+    ``runs``: per run, its first job's wait and the positions ``[lo, hi)`` of its jobs
+    in :attr:`InstantIndex.ranked` (each run in its fixed order); ``procs``: per run,
+    the fewest processors one of its jobs asks for.
     Iterating hands the jobs out lazily, highest score first, ties to the earlier
     submission; :meth:`scan_after` goes on from where it stopped.
     """
 
-    __slots__ = ("cut", "inst", "n", "procs", "runs")
+    __slots__ = ("cut", "inst", "n", "now", "procs", "runs", "submit")
 
     def __init__(
-        self, inst: InstantIndex, runs: list[tuple[float, int, int]], n: int, procs: list[float]
+        self,
+        inst: InstantIndex,
+        runs: list[tuple[float, int, int]],
+        n: int,
+        procs: list[float],
+        now: float,
     ) -> None:
         self.inst = inst
+        self.now = now
+        self.submit = inst.ranked.submit  # by position
         self.runs = runs
         self.n = n
         self.procs = procs
@@ -230,10 +261,11 @@ class MergedOrder(Collection[Job]):
         row = index.row_of.get(job.id) if isinstance(job, Job) else None
         return row is not None and bool(index.queued[row])
 
-    def key(self, i: int, pos: int) -> tuple[float, int]:
-        """Sort key of position ``pos`` of run ``i``: (-score, row), as in Priority.order."""
+    def key(self, pos: int) -> tuple[float, int]:
+        """Sort key of position ``pos``: (-score, row), the floats of Priority.order."""
         inst = self.inst
-        return -(float(inst.base[pos]) + float(inst.slope[pos]) * self.runs[i][0]), int(inst.row[pos])
+        wait = self.now - float(self.submit[pos])
+        return -(float(inst.base[pos]) + float(inst.slope[pos]) * wait), int(inst.row[pos])
 
     def __iter__(self) -> Iterator[Job]:
         ranked = self.inst.ranked
@@ -241,14 +273,14 @@ class MergedOrder(Collection[Job]):
         for i, (_, lo, hi) in enumerate(self.runs):
             pos = ranked.next_waiting(lo)
             if 0 <= pos < hi:
-                heap.append((self.key(i, pos), i, pos))
+                heap.append((self.key(pos), i, pos))
         heapq.heapify(heap)
         while heap:
             _, i, pos = heap[0]
             self.cut[i] = pos + 1
             nxt = ranked.next_waiting(pos + 1)
             if 0 <= nxt < self.runs[i][2]:
-                heapq.heapreplace(heap, (self.key(i, nxt), i, nxt))
+                heapq.heapreplace(heap, (self.key(nxt), i, nxt))
             else:
                 heapq.heappop(heap)
             yield ranked.jobs[pos]
@@ -283,7 +315,7 @@ class MergedScan:
         lo = self.lo
         procs = order.procs
         heads = sorted(
-            (order.key(i, lo[i]), i)
+            (order.key(lo[i]), i)
             for i, (_, _, hi) in enumerate(order.runs)
             if lo[i] < hi and procs[i] <= max_procs  # else no job of the run passes
         )
@@ -295,7 +327,7 @@ class MergedScan:
             pos = ranked.first(self.lo[i], test, max_procs, stop=hi)
             self.lo[i] = hi if pos < 0 else pos
             if pos >= 0:
-                key = order.key(i, pos)
+                key = order.key(pos)
                 if best is None or key < best[0]:
                     best = (key, i, pos)
         if best is None:
