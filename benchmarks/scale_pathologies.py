@@ -100,21 +100,17 @@ def write_trace(case: str, n: int, folder: Path) -> Path:
                 f.write(
                     _line(i + 1, 0, int(runs[i]), procs, int(runs[i]) + int(rng.integers(0, 3000)))
                 )
-        elif case == "flood-memory":
+        elif case in ("flood-memory", "flood-burst"):  # round runtimes: runs by slope
             f.write("; MaxProcs: 128\n")
             req = rng.choice(ROUND_RUNTIMES, n)
             for i in range(n):
                 procs = int(rng.integers(1, 70)) if i % 5 else int(rng.integers(1, 4))
                 run = int(rng.integers(1, int(req[i]) + 1))
-                mem = int(rng.integers(1, 4_000_000))  # KB per processor: up to about 4 GB
-                f.write(_line(i + 1, 0, run, procs, int(req[i]), mem))
-        elif case == "flood-burst":
-            f.write("; MaxProcs: 128\n")
-            req = rng.choice(ROUND_RUNTIMES, n)
-            for i in range(n):
-                procs = int(rng.integers(1, 70)) if i % 5 else int(rng.integers(1, 4))
-                run = int(rng.integers(1, int(req[i]) + 1))
-                f.write(_line(i + 1, i // 10, run, procs, int(req[i])))
+                if case == "flood-memory":  # at one instant, each its own memory (KB/proc)
+                    submit, mem = 0, int(rng.integers(1, 4_000_000))
+                else:  # ten a second, no memory
+                    submit, mem = i // 10, -1
+                f.write(_line(i + 1, submit, run, procs, int(req[i]), mem))
         else:
             f.write("; MaxProcs: 100\n")
             f.write(_line(1, 0, 10**7, 100, 10**7))

@@ -117,93 +117,79 @@ def test_static_order_follows_the_queue_and_equals_the_full_ranking(small_blocks
 @given(case=runs(), spec=LXF_LIKE, now=st.sampled_from([3600.0, 3601.0, 3607.0, 90000.0]))
 def test_merged_order_equals_the_full_ranking(small_blocks, case, spec, now):
     jobs, ops = case
-    pri = make_priority(spec)
+    _ranks_as_the_full_sort(jobs, ops, make_priority(spec), now)
+
+
+def _ranks_as_the_full_sort(jobs, ops, pri, now):
+    """Replay ``ops``, checking after each that ``pri`` ranks the queue as the full sort
+    does; returns the priority's merged-order index (None: none was built)."""
 
     def check(index):
-        if len(index) <= 1:
-            return
-        queue = [index.jobs[r] for r in index.rows().tolist()]
-        ranked = pri.order(queue, now, index)
-        assert [j.id for j in ranked] == _reference(pri, index, now)
+        if len(index) > 1:
+            queue = [index.jobs[r] for r in index.rows().tolist()]
+            assert [j.id for j in pri.order(queue, now, index)] == _reference(pri, index, now)
 
     _replay(jobs, ops, check)
+    return pri._instants[1] if pri._instants is not None else None
 
 
 @st.composite
-def memory_runs(draw):
-    """Jobs at up to three instants, each asking a different amount of memory and one of
-    two runtimes: fewer runs by slope than by base under a weight on ``m`` or ``pe``."""
+def one_of_two_runtimes(draw, times, memory):
+    """Jobs at the instants drawn by ``times`` asking one of two runtimes, and memory drawn
+    by ``memory`` (a list of ``n`` amounts): few runs by slope."""
     n = draw(st.integers(2, 40))
-    times = sorted(draw(st.lists(st.sampled_from([0.0, 0.0, 7.0, 3600.0]), min_size=n, max_size=n)))
-    mems = draw(st.lists(st.integers(0, 4 * KB_PER_GB), min_size=n, max_size=n, unique=True))
+    at = sorted(draw(st.lists(times, min_size=n, max_size=n)))
+    mems = draw(memory(n))
     jobs = []
-    for i, t in enumerate(times):
+    for i, t in enumerate(at):
         procs = draw(st.sampled_from([1, 2, 8]))
         req = draw(st.sampled_from([600.0, 3600.0]))
-        jobs.append(Job(JobSpec(i + 1, t, procs, mems[i], req, req)))
+        jobs.append(Job(JobSpec(i + 1, float(t), procs, mems[i], req, req)))
     ops = draw(st.lists(st.tuples(st.integers(0, n - 1), st.booleans()), max_size=3 * n))
     return jobs, ops
 
 
+def _each_its_own(n):
+    return st.lists(st.integers(0, 4 * KB_PER_GB), min_size=n, max_size=n, unique=True)
+
+
+def _three_sizes(n):
+    return st.lists(st.sampled_from([0, KB_PER_GB, 3 * KB_PER_GB]), min_size=n, max_size=n)
+
+
+# a flood at up to three instants, each job asking its own amount of memory: a base per
+# job under a weight on m, so fewer runs by slope than by instant
+MEMORY_RUNS = one_of_two_runtimes(st.sampled_from([0.0, 0.0, 7.0, 3600.0]), _each_its_own)
+# a burst over up to 61 instants: fewer runs by slope (one per runtime) than by instant
+BURSTS = one_of_two_runtimes(st.integers(0, 60), _three_sizes)
+
+
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
-    case=memory_runs(),
+    case=MEMORY_RUNS,
     spec=st.sampled_from([{"w": 240.0, "x": 1500.0, "pe": 100.0}, {"x": 10.0, "m": 1.0},
                           {"w": -1.0, "x": 3.0, "m": -2.0}]),
     now=st.sampled_from([3600.0, 3607.0, 90000.0]),
 )  # fmt: skip
 def test_runs_by_slope_equal_the_full_ranking(small_blocks, case, spec, now):
     jobs, ops = case
-    pri = make_priority(spec)
-
-    def check(index):
-        if len(index) > 1:
-            queue = [index.jobs[r] for r in index.rows().tolist()]
-            assert [j.id for j in pri.order(queue, now, index)] == _reference(pri, index, now)
-
-    _replay(jobs, ops, check)
-    if pri._instants is not None and pri._instants[1] is not None:
-        instants = len({j.submit for j in jobs})
-        # a weight on m: a base per job, more runs than by instant and runtime (under pe,
-        # max(p, Jm) is often p: few bases, either may be fewer)
-        if "m" in spec and len(jobs) > 2 * instants:
-            assert not pri._instants[1].by_base
-
-
-@st.composite
-def bursts(draw):
-    """Jobs submitted over many instants asking one of two runtimes: fewer runs by slope
-    (one per runtime, whatever the instants) than by instant."""
-    n = draw(st.integers(2, 40))
-    times = sorted(draw(st.lists(st.integers(0, 60), min_size=n, max_size=n)))
-    jobs = []
-    for i, t in enumerate(times):
-        procs = draw(st.sampled_from([1, 2, 8]))
-        mem = draw(st.sampled_from([0, 1, 3])) * KB_PER_GB
-        req = draw(st.sampled_from([60.0, 3600.0]))
-        jobs.append(Job(JobSpec(i + 1, float(t), procs, mem, req, req)))
-    ops = draw(st.lists(st.tuples(st.integers(0, n - 1), st.booleans()), max_size=3 * n))
-    return jobs, ops
+    inst = _ranks_as_the_full_sort(jobs, ops, make_priority(spec), now)
+    # a weight on m: a base per job, more runs than by instant and runtime (under pe,
+    # max(p, Jm) is often p: few bases, either may be fewer)
+    if inst is not None and "m" in spec and len(jobs) > 2 * len({j.submit for j in jobs}):
+        assert not inst.by_base
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
-    case=bursts(),
+    case=BURSTS,
     spec=st.sampled_from(["lxf", {"w": 0.02, "x": 1.0}, {"w": 1.0, "x": 5.0, "p": 0.2},
                           {"w": 240.0, "x": 1500.0, "pe": 100.0}, {"w": -1.0, "x": 3.0}]),
     now=st.sampled_from([60.0, 61.0, 3600.0, 90000.0]),
 )  # fmt: skip
 def test_runs_by_slope_over_many_instants_equal_the_full_ranking(small_blocks, case, spec, now):
     jobs, ops = case
-    pri = make_priority(spec)
-
-    def check(index):
-        if len(index) > 1:
-            queue = [index.jobs[r] for r in index.rows().tolist()]
-            assert [j.id for j in pri.order(queue, now, index)] == _reference(pri, index, now)
-
-    _replay(jobs, ops, check)
-    inst = pri._instants[1] if pri._instants is not None else None
+    inst = _ranks_as_the_full_sort(jobs, ops, make_priority(spec), now)
     if inst is not None and len({j.submit for j in jobs}) > 2:  # more instants than runtimes
         assert not inst.by_base
 
