@@ -202,6 +202,23 @@ def test_priority_pm_and_ncsa_ms_differ_in_their_wait_and_size_weights():
     assert first_pick(jobs, "ncsa-ms", t0, host(4, 64), reservation_kind="dynamic") == 2
 
 
+def test_a_user_function_registered_static_is_kept_as_an_index():
+    # register_priority(..., static=True) and @static_priority both declare it; the same
+    # pick as when it is ranked at every pass (the kept order is tested against the full
+    # sort in test_flood_order.py)
+    def widest(q):
+        return q.jp
+
+    register_priority("test-widest-static", widest, static=True)
+    try:
+        pri = make_priority("test-widest-static")
+        assert pri.is_static() and not make_priority(widest).is_static()
+        assert first_pick(PICK_JOBS, "backfill", T0, host(128, 128),
+                          priority="test-widest-static") == 2  # fmt: skip
+    finally:
+        del PRIORITIES["test-widest-static"]
+
+
 def test_user_registered_priority_function_and_weight_preset(tmp_path):
     @register_priority("test-widest-first")
     def widest(q):

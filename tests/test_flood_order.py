@@ -33,13 +33,21 @@ from oracles.backfill_reference import ReferenceBackfill
 from o2ksim import simulate
 from o2ksim.engine import block_minima, queue_index
 from o2ksim.engine.queue_index import QueueIndex
+from o2ksim.errors import O2KSimError
 from o2ksim.jobs import Job, JobSpec
 from o2ksim.machine import KB_PER_GB
 from o2ksim.policies import backfill_scan, order_scan, priority, queue_view
 from o2ksim.policies.order_scan import IndexedOrder, MergedOrder
-from o2ksim.policies.priority import make_priority
+from o2ksim.policies.priority import make_priority, static_priority
 
-STATIC = st.sampled_from(["sjf", {"p": 1.0}, {"m": -2.0, "pe": 0.5}])
+
+@static_priority
+def widest_small_memory_first(q):
+    """A user function that reads no time, declared static."""
+    return q.jp - (q.jm > 2.0)
+
+
+STATIC = st.sampled_from(["sjf", {"p": 1.0}, {"m": -2.0, "pe": 0.5}, widest_small_memory_first])
 LXF_LIKE = st.sampled_from([
     "lxf", {"w": 0.02, "x": 1.0}, {"w": 1.0}, {"x": 5.0, "w": 240.0},
     {"w": 1.0, "x": 5.0, "p": 0.2},  # Priority-backfill: runs of one instant and base
@@ -196,6 +204,20 @@ def test_runs_by_slope_over_many_instants_equal_the_full_ranking(small_blocks, c
 
 def _flood(n, t=0.0):
     return [Job(JobSpec(i + 1, t, 1, 0, float(r), 1.0)) for i, r in enumerate(n)]
+
+
+def test_a_function_declared_static_that_reads_the_wait_is_refused(small_blocks):
+    # its scores at two times differ: the kept order would be silently wrong
+    jobs = _flood([100, 50, 400])
+    index = QueueIndex(jobs)
+    for j in jobs:
+        index.add(j)
+    pri = make_priority(static_priority(lambda q: q.jx))
+    with pytest.raises(O2KSimError, match="declared static but its scores change with the time"):
+        pri.order(jobs, 100.0, index)
+    undeclared = make_priority(lambda q: q.jx)  # not declared: ranked at every pass
+    assert not isinstance(undeclared.order(jobs, 100.0, index), IndexedOrder)
+    assert [j.id for j in undeclared.order(jobs, 100.0, index)] == [2, 1, 3]
 
 
 def test_merged_order_by_hand(small_blocks):
@@ -425,7 +447,8 @@ def floods(draw):
     jobs=floods(),
     spec=st.sampled_from(["sjf", "lxf", {"w": 0.02, "x": 1.0}, {"p": 1.0},
                           {"w": 1.0, "x": 5.0, "p": 0.2}, {"w": 240.0, "x": 1500.0, "pe": 100.0},
-                          {"w": -1.0, "x": 2.0}, {"x": 10.0, "m": 1.0}]),
+                          {"w": -1.0, "x": 2.0}, {"x": 10.0, "m": 1.0},
+                          widest_small_memory_first]),
     reservations=st.sampled_from([1, 1, 2, "all"]),
     kind=st.sampled_from(["dynamic", "dynamic", "fixed"]),
 )

@@ -29,6 +29,7 @@ from o2ksim.machine import HostSpec, MachineSpec
 from o2ksim.policies import quiet
 from o2ksim.policies.backfill import Backfill
 from o2ksim.policies.base import make_policy
+from o2ksim.policies.priority import static_priority
 from o2ksim.run.api import simulate
 
 
@@ -122,6 +123,19 @@ def test_a_policy_without_a_guarantee_ticks_through():
     policy = Backfill(priority=widest_first, reservation_kind="fixed")
     sim, at = run(one_host(4), jobs, policy, 1.0)
     assert at == [float(t) for t in range(0, 310)]
+    assert placed(sim)[1] == (2, "m", 300.0, 310.0)
+
+
+def test_a_priority_function_declared_static_skips_quiet_ticks():
+    # the case above with a function declared static (it reads only the processors): an
+    # order that cannot change with time, so the guarantee of a static order.  By hand,
+    # as for a fixed-job reservation under any static order: 0 (A starts), 1 (quiet), 5
+    # (B is granted the reservation at 300: no promise), 6 (held again: quiet until A's
+    # release at 300), 300 (B starts), 301 (quiet until B's end at 310, the run's end).
+    jobs = [job(1, 0, 3, 300), job(2, 5, 2, 10)]
+    policy = Backfill(priority=static_priority(lambda q: q.jp), reservation_kind="fixed")
+    sim, at = run(one_host(4), jobs, policy, 1.0)
+    assert at == [0.0, 1.0, 5.0, 6.0, 300.0, 301.0]
     assert placed(sim)[1] == (2, "m", 300.0, 310.0)
 
 
@@ -237,6 +251,7 @@ GUARANTEED = [
     ("backfill", {"priority": {"w": -1, "x": 2}, "reservations": 1}),
     ("backfill", {"priority": {"p": 1, "m": 0.5}, "reservations": 3}),
     ("backfill", {"priority": {"pe": 1}, "reservations": 1, "backfill_host": "fewest-free"}),
+    ("backfill", {"priority": static_priority(lambda q: q.jp - q.jm), "reservations": 2}),
 ]
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from o2ksim.policies.priority import QueueView
+from o2ksim.policies.priority import QueueView, static_priority
 
 __all__ = ["SDSC_BLUE_RANK", "sdsc_blue_queues"]
 
@@ -37,6 +37,7 @@ express 1, high 2, normal 3, low 4, standby 5; any other queue ranks as normal."
 _NORMAL = SDSC_BLUE_RANK[3]
 
 
+@static_priority  # a queue's rank, whatever the time: kept as an index, not ranked every pass
 def sdsc_blue_queues(q: QueueView) -> np.ndarray:
     """Score of each waiting job: the rank of its SDSC-BLUE queue (ties stay in submission order)."""
     get = SDSC_BLUE_RANK.get

@@ -59,6 +59,7 @@ if TYPE_CHECKING:
 WEIGHT_NAMES = ("w", "x", "p", "m", "pe")
 SMALL_QUEUE = 24  # up to this many waiting jobs, WeightedPriority.order sorts in plain Python
 MERGE_MIN = 512  # from this many waiting jobs, WeightedPriority.order tries a merged order
+DAY = 86400.0  # seconds: how far apart FunctionPriority reads a static function's scores
 
 
 def rank(score: np.ndarray) -> np.ndarray:
@@ -99,10 +100,14 @@ class Priority:
             return None
         memo = self._ordered
         if memo is None or memo[0] is not index:
-            cols = [index.submit, index.req_time, index.procs, index.mem]
-            score = self._checked(self.scores(QueueView(index.jobs, 0.0, cols)), len(index.jobs))
-            memo = self._ordered = (index, index.ordered(-score))
+            memo = self._ordered = (index, index.ordered(-self.static_scores(index)))
         return IndexedOrder(memo[1])
+
+    def static_scores(self, index: QueueIndex, now: float = 0.0) -> np.ndarray:
+        """Every job's score of the run (``index``: every job), as read at ``now``: for a
+        static priority the same at any time (:meth:`static_order`)."""
+        cols = [index.submit, index.req_time, index.procs, index.mem]
+        return self._checked(self.scores(QueueView(index.jobs, now, cols)), len(index.jobs))
 
     def _checked(self, raw: Any, n: int) -> np.ndarray:
         score = np.asarray(raw, dtype=float)
@@ -332,12 +337,38 @@ PriorityFunction = Callable[[QueueView], np.ndarray]
 
 
 class FunctionPriority(Priority):
-    """A priority given as a Python function ``fn(QueueView) -> scores``."""
+    """A priority given as a Python function ``fn(QueueView) -> scores``.
 
-    def __init__(self, fn: PriorityFunction, name: str) -> None:
+    ``static``: the function reads no time (not ``wait``, ``jw`` or ``jx``), so each
+    job's score is fixed and the order is kept as an index instead of ranked at every
+    pass (:meth:`Priority.static_order`: a flood of ``n`` jobs then costs O(n log n),
+    not O(n^2 log n); with ``--interval``, quiet ticks are skipped as for SJF).  Given
+    here, or declared on the function (:func:`static_priority`, or
+    ``register_priority(..., static=True)``).  The declaration is checked once per
+    run: scores read at two times must be the same, or the run stops with an error
+    (a function that reads the wait would otherwise be ranked silently wrong).
+    """
+
+    def __init__(self, fn: PriorityFunction, name: str, static: bool | None = None) -> None:
         super().__init__()
         self.fn = fn
         self.name = name
+        self.static = bool(getattr(fn, "static", False)) if static is None else static
+
+    def is_static(self) -> bool:
+        return self.static
+
+    def static_scores(self, index: QueueIndex, now: float = 0.0) -> np.ndarray:
+        """:meth:`Priority.static_scores`, read at two times a day apart after the last
+        submission as well: different scores refuse the declaration."""
+        score = super().static_scores(index, now)
+        later = float(index.submit.max()) + DAY if len(index.submit) else DAY
+        if not np.array_equal(score, super().static_scores(index, later)):
+            raise O2KSimError(
+                f"priority function '{self.name}' is declared static but its scores change "
+                "with the time (does it read wait, jw or jx?): drop static"
+            )
+        return score
 
     def scores(self, q: QueueView) -> np.ndarray:
         """The user function's scores, checked: numbers, none NaN.
@@ -376,14 +407,15 @@ BUILTIN_PRIORITIES = frozenset(PRIORITIES)
 
 
 def register_priority(
-    name: str, fn: PriorityFunction | None = None, *, replace: bool = False
+    name: str, fn: PriorityFunction | None = None, *, replace: bool = False, static: bool = False
 ) -> Any:
     """Register ``fn(QueueView) -> scores`` (higher first) as priority ``name``.
 
     Usable directly (``register_priority("mine", fn)``) or as a decorator
     (``@register_priority("mine")``).  A preset then says ``priority = "mine"``;
     the engine is not touched.  Built-in names cannot be replaced unless
-    ``replace`` is true.
+    ``replace`` is true.  ``static``: the function reads no time
+    (:class:`FunctionPriority`), as :func:`static_priority` declares.
     """
 
     def add(f: PriorityFunction) -> PriorityFunction:
@@ -391,10 +423,19 @@ def register_priority(
             raise TypeError(f"priority '{name}' must be callable, got {f!r}")
         if name in PRIORITIES and not replace:
             raise ValueError(f"priority '{name}' is already registered")
-        PRIORITIES[name] = lambda: FunctionPriority(f, name)
+        PRIORITIES[name] = lambda: FunctionPriority(f, name, True if static else None)
         return f
 
     return add if fn is None else add(fn)
+
+
+def static_priority(fn: PriorityFunction) -> PriorityFunction:
+    """Declare that ``fn(QueueView) -> scores`` reads no time, only the jobs' requests
+    and fields (a queue class, the processors asked for...): wherever it is used
+    (registered, by import path, or given itself), its order is then kept as an index
+    (:class:`FunctionPriority`).  Returns ``fn`` (a decorator)."""
+    setattr(fn, "static", True)  # noqa: B010 (mypy: a Callable declares no attributes)
+    return fn
 
 
 def _import_function(path: str) -> PriorityFunction:
@@ -426,7 +467,7 @@ def make_priority(spec: str | Mapping[str, float] | Priority | PriorityFunction)
     if isinstance(spec, Mapping):
         return WeightedPriority(dict(spec))
     if callable(spec):
-        return FunctionPriority(spec, getattr(spec, "__name__", "function"))
+        return FunctionPriority(spec, getattr(spec, "__name__", "function"))  # static if declared
     raise ConfigError(None, f"cannot make a priority from {spec!r}", field="priority")
 
 

@@ -19,7 +19,8 @@ nothing; ``t`` is a later pass on the same state, ``t0 < t < H``):
   without an arrival, a departure or a change of capacity, so ``H = inf``.
 * **Priority backfill with a static order and dynamic sliding
   reservations** (:class:`~o2ksim.policies.backfill.Backfill` with priority
-  ``fcfs``, ``sjf`` or weights without ``w`` and ``x``; any number of
+  ``fcfs``, ``sjf``, weights without ``w`` and ``x``, or a priority function
+  declared static, whose scores are checked to read no time; any number of
   reservations, ``all`` included with its carried plan; either
   ``backfill_host``; no immediate service): ``H`` is the first predicted
   release of a running job (:func:`first_release`).  Over ``[t0, H)`` every
@@ -182,7 +183,8 @@ nothing; ``t`` is a later pass on the same state, ``t0 < t < H``):
 
 No guarantee (the default), and why:
 
-* priority functions and the goal-oriented policies while something fits:
+* priority functions not declared static and the goal-oriented policies
+  while something fits:
   the order at ``t`` may differ from the order at ``t0``, and with it the
   reservations; a search reads time otherwise than through the releases;
 * preemption (a trial's victims), in backfill: the trial they wait for may
