@@ -24,9 +24,12 @@ giving exactly the ranking of :meth:`~o2ksim.policies.priority.Priority.order`
     ``a = base - slope * submit``, whenever they were submitted: largest ``a``
     first (*runs by slope*), one run however many instants it spans.
 
-  Ties go in submission order, provided no two different values round to the
-  same score (checked: :meth:`InstantIndex._distinct`; when it fails the pass
-  ranks the queue as before).  The kind is the one that gives fewer runs over
+  Ties go in submission order.  Runs by instant need distinct slopes to give
+  distinct scores at the pass's waits (checked: :meth:`InstantIndex._distinct`;
+  when it fails, at wait 0 for one, the pass ranks the queue as before); in
+  runs by slope, neighbours whose ``a`` are too close for the floats to keep
+  them apart are ordered by their float scores at the pass
+  (:mod:`~o2ksim.policies.merged_order`: near ties).  The kind is the one that gives fewer runs over
   the simulation's jobs: a flood at one instant asking one of a few processor
   counts is cut by instant; a burst over many instants, or a flood asking
   memory (a different amount each, under weights on ``m`` or ``pe``), with
@@ -40,7 +43,6 @@ in the order that passes a monotone test from block minima, as FCFS does.
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections.abc import Collection, Iterator
 
@@ -49,6 +51,7 @@ import numpy as np
 from o2ksim.engine.block_minima import RequestTest
 from o2ksim.engine.queue_index import QueueIndex
 from o2ksim.jobs import Job
+from o2ksim.policies.merged_order import MergedOrder, MergedScan, RunColumns
 
 MAX_RUNS = 128  # runs (by instant and base, or by slope) among the waiting jobs for a merged order
 
@@ -109,8 +112,8 @@ class InstantIndex:
     descending); ties in submission order."""
 
     __slots__ = (
-        "a_size", "base", "base_size", "by_base", "gap", "index", "ranked", "row", "run_end",
-        "run_procs", "slope", "too_many", "top",
+        "a_size", "base", "base_size", "by_base", "cols", "gap", "index", "ranked", "row",
+        "run_end", "run_procs", "slope", "too_many", "top",
     )  # fmt: skip
 
     def __init__(self, index: QueueIndex, base: np.ndarray, slope: np.ndarray) -> None:
@@ -129,14 +132,18 @@ class InstantIndex:
             self.a_size = 0.0
         else:
             a = base - slope * submit  # the score at now is a + slope * now
-            order = np.lexsort((rows, -a, slope))
+            # a run's jobs by a, a class (one base and submission time) together
+            order = np.lexsort((rows, submit, base, -a, slope))
             sl, av = slope[order], a[order]
             new = np.flatnonzero(sl[1:] != sl[:-1]) + 1
-            # the least difference of a between neighbours of a run that are not the same
-            # floats (same base and submission time: the same score at every pass)
             b, t = base[order], submit[order]
-            apart = (sl[1:] == sl[:-1]) & ((b[1:] != b[:-1]) | (t[1:] != t[:-1]))
-            self.gap = float((av[:-1] - av[1:])[apart].min()) if apart.any() else math.inf
+            same = (b[1:] == b[:-1]) & (t[1:] == t[:-1]) & (sl[1:] == sl[:-1])
+            starts = np.flatnonzero(np.append(True, ~same))  # each class's first position
+            class_end = np.repeat(np.append(starts[1:], n) - 1, np.diff(np.append(starts, n)))
+            gap = np.full(n, math.inf)  # at a class's last position: a above the next class
+            inner = np.flatnonzero(~same & (sl[1:] == sl[:-1]))
+            gap[inner] = av[inner] - av[inner + 1]
+            self.gap = math.inf  # no pass is refused: near ties are ordered by their floats
             self.a_size = float(np.abs(base).max() + np.abs(slope * submit).max())
         key = np.empty(n)
         key[order] = rows
@@ -149,6 +156,10 @@ class InstantIndex:
         # the fewest processors any job of each run asks for: a run asking more than the
         # scan's test admits holds no passing job (MergedScan.first skips it unsearched)
         self.run_procs = np.minimum.reduceat(index.procs[order], starts) if n else starts
+        self.cols = RunColumns(
+            index, self.ranked, self.base, self.slope, order,
+            None if self.by_base else gap, None if self.by_base else class_end,
+        )  # fmt: skip
         self.top = float(np.abs(slope).max()) if n else 0.0  # |slope| and |base| (_distinct)
         self.base_size = float(np.abs(base).max()) if n else 0.0
         self.too_many = 0  # the queue length when the runs last exceeded MAX_RUNS (0: never)
@@ -183,36 +194,44 @@ class InstantIndex:
             runs.append((now - float(submit[pos]), pos, end))
             procs.append(float(self.run_procs[k]))
             pos = ranked.next_waiting(end)
-        if runs and math.isfinite(self.gap) and not self._distinct(runs, now):
-            return None
-        return MergedOrder(self, runs, n, procs, now)
-
-    def _distinct(self, runs: list[tuple[float, int, int]], now: float) -> bool:
-        """Whether the values ordering each run give float scores in their order, distinct
-        where the values differ (so each run's fixed order is the order of its scores).
-
-        Scores are ``fl(base + fl(slope * fl(now - submit)))``; every one is at most
-        ``M = max|base| + max|slope| * W`` in size (``W`` the longest wait).
-
-        Runs by instant: the wait is one float for the run, so each score errs by at
-        most an ulp of ``M`` (the product and the sum); two slopes at least ``gap``
-        apart give exact products at least ``gap * wait`` apart, so more than ``4
-        ulp(M)`` keeps them apart in the slopes' order.  Tested at the least wait
-        (at wait 0 every score is the base: the queue is ranked instead).
-
-        Runs by slope: the exact scores differ by the exact difference of ``a =
-        base - slope * submit``, which is the float difference less at most two
-        ulps of ``max|base| + max|slope * submit|`` (each ``a`` rounded twice);
-        each score errs by less than ``4 ulp(M)`` (three roundings, relative error
-        below ``3.01 u``), so a float difference above both keeps the order.
-        """
+        if not runs:
+            return MergedOrder(self.cols, runs, n, procs, now)
         if self.by_base:
-            waits = [wait for wait, _, _ in runs]
-            size = self.base_size + self.top * max(waits)
-            return self.gap * min(waits) > 4 * math.ulp(size)
+            if math.isfinite(self.gap) and not self._distinct(runs):
+                return None
+            return MergedOrder(self.cols, runs, n, procs, now)
+        return MergedOrder(self.cols, runs, n, procs, now, self._near(now))
+
+    def _distinct(self, runs: list[tuple[float, int, int]]) -> bool:
+        """Runs by instant: whether distinct slopes give distinct float scores, in their
+        order, at every run's wait (so each run's fixed order is the order of its scores).
+
+        Scores are ``fl(base + fl(slope * wait))`` with one float ``wait`` per run, at
+        most ``M = max|base| + max|slope| * max(wait)`` in size, so each errs by at most
+        an ulp of ``M`` (the product and the sum); two slopes at least ``gap`` apart
+        give exact products at least ``gap * wait`` apart, so more than ``4 ulp(M)``
+        keeps them apart in the slopes' order.  Tested at the least wait (at wait 0
+        every score is the base: the queue is ranked instead).
+        """
+        waits = [wait for wait, _, _ in runs]
+        size = self.base_size + self.top * max(waits)
+        return self.gap * min(waits) > 4 * math.ulp(size)
+
+    def _near(self, now: float) -> float:
+        """Runs by slope: how close two classes' ``a`` may be and still round out of order,
+        at ``now`` (``tau`` of :mod:`~o2ksim.policies.merged_order`).
+
+        The exact scores of two jobs of a run differ by the exact difference of their
+        ``a = base - slope * submit``, which is the float difference less at most two
+        ulps of ``A = max|base| + max|slope * submit|`` (each ``a`` rounded twice).
+        Scores are ``fl(base + fl(slope * fl(now - submit)))``, at most ``M = max|base|
+        + max|slope| * W`` in size (``W`` the longest wait), each within less than ``4
+        ulp(M)`` of its exact value (three roundings, relative error below ``3.01 u``):
+        a float difference of ``a`` above ``2 ulp(A) + 8 ulp(M)`` keeps the order.
+        """
         oldest = self.index.next_waiting(0)  # the engine's rows are in submission order
         size = self.base_size + self.top * (now - float(self.index.submit[oldest]))
-        return self.gap > 2 * math.ulp(self.a_size) + 8 * math.ulp(size)
+        return 2 * math.ulp(self.a_size) + 8 * math.ulp(size)
 
 
 def _runs(submit: np.ndarray, values: np.ndarray) -> int:
@@ -222,121 +241,6 @@ def _runs(submit: np.ndarray, values: np.ndarray) -> int:
     order = np.lexsort((values, submit))
     s, v = submit[order], values[order]
     return 1 + int(np.count_nonzero((s[1:] != s[:-1]) | (v[1:] != v[:-1])))
-
-
-class MergedOrder(Collection[Job]):
-    """The waiting jobs of a few runs (by instant and base, or by slope), merged by the
-    current score.
-
-    ``runs``: per run, its first job's wait and the positions ``[lo, hi)`` of its jobs
-    in :attr:`InstantIndex.ranked` (each run in its fixed order); ``procs``: per run,
-    the fewest processors one of its jobs asks for.
-    Iterating hands the jobs out lazily, highest score first, ties to the earlier
-    submission; :meth:`scan_after` goes on from where it stopped.
-    """
-
-    __slots__ = ("cut", "inst", "n", "now", "procs", "runs", "submit")
-
-    def __init__(
-        self,
-        inst: InstantIndex,
-        runs: list[tuple[float, int, int]],
-        n: int,
-        procs: list[float],
-        now: float,
-    ) -> None:
-        self.inst = inst
-        self.now = now
-        self.submit = inst.ranked.submit  # by position
-        self.runs = runs
-        self.n = n
-        self.procs = procs
-        self.cut = [lo for _, lo, _ in runs]  # per run: the first position not handed out
-
-    def __len__(self) -> int:
-        return self.n
-
-    def __contains__(self, job: object) -> bool:
-        index = self.inst.index
-        row = index.row_of.get(job.id) if isinstance(job, Job) else None
-        return row is not None and bool(index.queued[row])
-
-    def key(self, pos: int) -> tuple[float, int]:
-        """Sort key of position ``pos``: (-score, row), the floats of Priority.order."""
-        inst = self.inst
-        wait = self.now - float(self.submit[pos])
-        return -(float(inst.base[pos]) + float(inst.slope[pos]) * wait), int(inst.row[pos])
-
-    def __iter__(self) -> Iterator[Job]:
-        ranked = self.inst.ranked
-        heap = []
-        for i, (_, lo, hi) in enumerate(self.runs):
-            pos = ranked.next_waiting(lo)
-            if 0 <= pos < hi:
-                heap.append((self.key(pos), i, pos))
-        heapq.heapify(heap)
-        while heap:
-            _, i, pos = heap[0]
-            self.cut[i] = pos + 1
-            nxt = ranked.next_waiting(pos + 1)
-            if 0 <= nxt < self.runs[i][2]:
-                heapq.heapreplace(heap, (self.key(nxt), i, nxt))
-            else:
-                heapq.heappop(heap)
-            yield ranked.jobs[pos]
-
-    def scan_after(self, last: Job) -> MergedScan:
-        """The backfill scan of the jobs not handed out yet (``last`` was the last one)."""
-        return MergedScan(self)
-
-
-class MergedScan:
-    """:class:`RowScan` over a :class:`MergedOrder`: per run, the first position that
-    passes the test; the job with the best key among them is the first in the order
-    (every job before it in its run failed, and every job of another run before it
-    comes before that run's first passing one)."""
-
-    __slots__ = ("best", "lo", "order")
-
-    def __init__(self, order: MergedOrder) -> None:
-        self.order = order
-        self.lo = list(order.cut)  # per run: every position before it fails (or was handed out)
-        self.best = -1  # the run of the last job found
-
-    def first(self, test: RequestTest, max_procs: float) -> Job | None:
-        """The first job in the merged order that passes ``test``.  A run whose every job
-        asks for more than ``max_procs`` processors fails it whole.  The others are
-        searched best head first: within a run the keys rise with the position, so
-        once a run's first remaining key is no better than the best job found,
-        neither is any of its jobs, nor any of the runs after it (branch and bound:
-        with many runs, most are never searched)."""
-        order = self.order
-        ranked = order.inst.ranked
-        lo = self.lo
-        procs = order.procs
-        heads = sorted(
-            (order.key(lo[i]), i)
-            for i, (_, _, hi) in enumerate(order.runs)
-            if lo[i] < hi and procs[i] <= max_procs  # else no job of the run passes
-        )
-        best: tuple[tuple[float, int], int, int] | None = None
-        for bound, i in heads:
-            if best is not None and bound >= best[0]:
-                break
-            hi = order.runs[i][2]
-            pos = ranked.first(self.lo[i], test, max_procs, stop=hi)
-            self.lo[i] = hi if pos < 0 else pos
-            if pos >= 0:
-                key = order.key(pos)
-                if best is None or key < best[0]:
-                    best = (key, i, pos)
-        if best is None:
-            return None
-        self.best = best[1]
-        return ranked.jobs[best[2]]
-
-    def skip(self, job: Job) -> None:
-        self.lo[self.best] += 1
 
 
 class HeldFirst(Collection[Job]):
