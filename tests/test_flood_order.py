@@ -67,6 +67,7 @@ def small_blocks(monkeypatch):
     monkeypatch.setattr(block_minima, "FAN_SHIFT", 1)
     monkeypatch.setattr(backfill_scan, "INDEXED_SCAN_MIN", 0)
     monkeypatch.setattr(priority, "MERGE_MIN", 2)
+    monkeypatch.setattr(order_scan, "SLOPE_MERGE_MIN", 2)
 
 
 @st.composite
