@@ -13,15 +13,16 @@ the floats it computes, ties in submission order.
 their ``a``, but their float scores err by a few ulps of the scores' size,
 which grows with the wait: two jobs whose ``a`` are closer than that error
 bound, ``tau``, may round to one score (then submission order) or even the
-other way.  A run's neighbours closer than ``tau`` are linked into a
-*segment*, whose jobs are ordered by their float scores at the pass, as the
-full sort orders them; jobs of different segments are further apart than
-``tau``, so their floats keep the run's order.  ``tau`` is 0 for runs by
-instant, whose distinct slopes are checked apart for the whole pass
-(:meth:`InstantIndex._distinct`), and segments are single jobs.  Segments are
-rare and short (a flood of a million jobs asking memory: a few jobs in a
-thousand share one, after days of waiting); when ``tau`` grows past the
-runs' spacing they grow long and a pass costs what ranking did.
+other way.  A run's neighbouring *classes* (jobs with one base and submission
+time: the same float score at every pass, in row order) closer than ``tau``
+are linked into a *segment*, whose jobs are ordered by their float scores at
+the pass, as the full sort orders them; jobs of different segments are further
+apart than ``tau``, so their floats keep the run's order.  ``tau`` is 0 for
+runs by instant, whose distinct slopes are checked apart for the whole pass
+(:meth:`~o2ksim.policies.order_scan.InstantIndex._distinct`), and a segment
+is then one job.  Where scores lie far apart next to their rounding, segments
+are one class; when ``tau`` outgrows a run's spacing they grow, and a pass
+costs what ranking did.
 """
 
 from __future__ import annotations
