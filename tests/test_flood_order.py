@@ -353,6 +353,9 @@ def test_a_burst_over_many_instants_merged_by_slope_by_hand(small_blocks):
     assert isinstance(ranked, MergedOrder) and len(ranked.runs) == 2
     assert not pri._instants[1].by_base
     assert [j.id for j in ranked] == [2, 4, 1, 3]
+    # a = 1 - t / R is 1.0, 0.9 (R = 100) and 0.9, 0.6 (R = 50): far apart, no near ties: every
+    # job is a segment of its own (the fixed order is used as it is, not re-sorted)
+    assert all(ranked.segment_end(p, hi) == p for _, lo, hi in ranked.runs for p in range(lo, hi))
 
 
 def test_scores_of_one_slope_that_round_to_one_go_in_submission_order(small_blocks):
