@@ -116,8 +116,8 @@ class InstantIndex:
     descending); ties in submission order."""
 
     __slots__ = (
-        "a_size", "base", "base_size", "by_base", "cols", "gap", "index", "ranked", "row",
-        "run_end", "run_procs", "slope", "too_many", "top",
+        "a_size", "base", "base_size", "by_base", "cols", "index", "ranked", "row", "run_end",
+        "run_procs", "slope", "slope_gap", "too_many", "top",
     )  # fmt: skip
 
     def __init__(self, index: QueueIndex, base: np.ndarray, slope: np.ndarray) -> None:
@@ -126,29 +126,22 @@ class InstantIndex:
         submit = index.submit
         rows = np.arange(n)
         self.by_base = _runs(submit, base) <= len(np.unique(slope))
+        gap: np.ndarray | None = None
+        class_end: np.ndarray | None = None
         if self.by_base:
             order = np.lexsort((rows, -slope, base, submit))
             s, b = submit[order], base[order]
             new = np.flatnonzero((s[1:] != s[:-1]) | (b[1:] != b[:-1])) + 1
-            slopes = np.unique(slope)
-            # the least difference of two slopes (they order a run)
-            self.gap = float(np.diff(slopes).min()) if len(slopes) > 1 else math.inf
-            self.a_size = 0.0
-        else:
+        else:  # a class (one base and submission time) together, by a within a run
             a = base - slope * submit  # the score at now is a + slope * now
-            # a run's jobs by a, a class (one base and submission time) together
             order = np.lexsort((rows, submit, base, -a, slope))
-            sl, av = slope[order], a[order]
-            new = np.flatnonzero(sl[1:] != sl[:-1]) + 1
-            b, t = base[order], submit[order]
-            same = (b[1:] == b[:-1]) & (t[1:] == t[:-1]) & (sl[1:] == sl[:-1])
-            starts = np.flatnonzero(np.append(True, ~same))  # each class's first position
-            class_end = np.repeat(np.append(starts[1:], n) - 1, np.diff(np.append(starts, n)))
-            gap = np.full(n, math.inf)  # at a class's last position: a above the next class
-            inner = np.flatnonzero(~same & (sl[1:] == sl[:-1]))
-            gap[inner] = av[inner] - av[inner + 1]
-            self.gap = math.inf  # no pass is refused: near ties are ordered by their floats
-            self.a_size = float(np.abs(base).max() + np.abs(slope * submit).max())
+            new = np.flatnonzero(np.diff(slope[order])) + 1
+            gap, class_end = _classes(a[order], base[order], submit[order], slope[order])
+        slopes = np.unique(slope)
+        # runs by instant: the least difference of two slopes, which order a run (_distinct)
+        self.slope_gap = float(np.diff(slopes).min()) if len(slopes) > 1 else math.inf
+        # runs by slope: the size of a = base - slope * submit, for its rounding (_near)
+        self.a_size = float(np.abs(base).max() + np.abs(slope * submit).max()) if n else 0.0
         key = np.empty(n)
         key[order] = rows
         self.ranked = index.ordered(key)  # its rows: positions in ``order``
@@ -160,10 +153,7 @@ class InstantIndex:
         # the fewest processors any job of each run asks for: a run asking more than the
         # scan's test admits holds no passing job (MergedScan.first skips it unsearched)
         self.run_procs = np.minimum.reduceat(index.procs[order], starts) if n else starts
-        self.cols = RunColumns(
-            index, self.ranked, self.base, self.slope, order,
-            None if self.by_base else gap, None if self.by_base else class_end,
-        )  # fmt: skip
+        self.cols = RunColumns(index, self.ranked, self.base, self.slope, order, gap, class_end)
         self.top = float(np.abs(slope).max()) if n else 0.0  # |slope| and |base| (_distinct)
         self.base_size = float(np.abs(base).max()) if n else 0.0
         self.too_many = 0  # the queue length when the runs last exceeded MAX_RUNS (0: never)
@@ -176,10 +166,11 @@ class InstantIndex:
 
     def order(self, now: float, n: int) -> MergedOrder | None:
         """The ``n`` waiting jobs ranked at ``now`` as a merge of fixed-order runs, or
-        ``None`` when there are more than :data:`MAX_RUNS` runs or two slopes round to
-        the same score at one run's wait and base.  After too many runs, counting them
-        again (a walk over :data:`MAX_RUNS` runs, every pass of a long queue submitted
-        over time) waits until the queue has halved."""
+        ``None`` (rank them) when there are more than :data:`MAX_RUNS` runs, when runs by
+        instant have two slopes that round to one score at a run's wait, or when runs by
+        slope have fewer than :data:`SLOPE_MERGE_MIN` waiting jobs.  After too many runs,
+        counting them again (a walk over :data:`MAX_RUNS` runs, every pass of a long
+        queue submitted over time) waits until the queue has halved."""
         if (self.too_many and 2 * n > self.too_many) or (not self.by_base and n < SLOPE_MERGE_MIN):
             return None
         self.too_many = 0
@@ -201,7 +192,7 @@ class InstantIndex:
         if not runs:
             return MergedOrder(self.cols, runs, n, procs, now)
         if self.by_base:
-            if math.isfinite(self.gap) and not self._distinct(runs):
+            if math.isfinite(self.slope_gap) and not self._distinct(runs):
                 return None
             return MergedOrder(self.cols, runs, n, procs, now)
         return MergedOrder(self.cols, runs, n, procs, now, self._near(now))
@@ -212,14 +203,14 @@ class InstantIndex:
 
         Scores are ``fl(base + fl(slope * wait))`` with one float ``wait`` per run, at
         most ``M = max|base| + max|slope| * max(wait)`` in size, so each errs by at most
-        an ulp of ``M`` (the product and the sum); two slopes at least ``gap`` apart
-        give exact products at least ``gap * wait`` apart, so more than ``4 ulp(M)``
+        an ulp of ``M`` (the product and the sum); two slopes at least ``slope_gap`` apart
+        give exact products at least ``slope_gap * wait`` apart, so more than ``4 ulp(M)``
         keeps them apart in the slopes' order.  Tested at the least wait (at wait 0
         every score is the base: the queue is ranked instead).
         """
         waits = [wait for wait, _, _ in runs]
         size = self.base_size + self.top * max(waits)
-        return self.gap * min(waits) > 4 * math.ulp(size)
+        return self.slope_gap * min(waits) > 4 * math.ulp(size)
 
     def _near(self, now: float) -> float:
         """Runs by slope: how close two classes' ``a`` may be and still round out of order,
@@ -236,6 +227,24 @@ class InstantIndex:
         oldest = self.index.next_waiting(0)  # the engine's rows are in submission order
         size = self.base_size + self.top * (now - float(self.index.submit[oldest]))
         return 2 * math.ulp(self.a_size) + 8 * math.ulp(size)
+
+
+def _classes(
+    a: np.ndarray, base: np.ndarray, submit: np.ndarray, slope: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """For jobs in run order (runs by slope): each position's ``gap``, how far ``a`` at the
+    last position of a class (one base and submission time) lies above the next class's
+    in the same run (``inf`` elsewhere), and ``class_end``, its class's last position
+    (:class:`~o2ksim.policies.merged_order.RunColumns`)."""
+    n = len(a)
+    one_run = slope[1:] == slope[:-1]
+    same = (base[1:] == base[:-1]) & (submit[1:] == submit[:-1]) & one_run
+    starts = np.flatnonzero(np.append(True, ~same))  # each class's first position
+    class_end = np.repeat(np.append(starts[1:], n) - 1, np.diff(np.append(starts, n)))
+    gap = np.full(n, math.inf)
+    inner = np.flatnonzero(~same & one_run)
+    gap[inner] = a[inner] - a[inner + 1]
+    return gap, class_end
 
 
 def _runs(submit: np.ndarray, values: np.ndarray) -> int:
