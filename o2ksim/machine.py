@@ -169,14 +169,23 @@ class Admission:
         return ""
 
 
+def header_size_gap(header: Any) -> str:
+    """Why an SWF header sizes no machine: its MaxProcs and MaxNodes are absent, or 0."""
+    given = [
+        f"{label} 0"
+        for attr, label in (("max_procs", "MaxProcs"), ("max_nodes", "MaxNodes"))
+        if getattr(header, attr, None) == 0
+    ]
+    if given:
+        return f"the trace header gives {' and '.join(given)} (no processors) and no other size"
+    return "the trace header has no MaxProcs or MaxNodes"
+
+
 def machine_from_header(header: Any, source: str | None = None) -> MachineSpec:
     """One host sized from an SWF header's ``MaxProcs`` (else ``MaxNodes``)."""
     procs = getattr(header, "max_procs", None) or getattr(header, "max_nodes", None)
     if not procs or procs <= 0:
-        raise ConfigError(
-            source,
-            "the trace header has no MaxProcs or MaxNodes; give the machine with --machine",
-        )
+        raise ConfigError(source, f"{header_size_gap(header)}; give the machine with --machine")
     computer = getattr(header, "computer", None) or "trace"
     return single_host(int(procs), name=computer.replace(" ", "-"))
 

@@ -97,6 +97,14 @@ def _show(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+def _exact(value: float) -> str:
+    """A bound or value as written: whole numbers in full (``2147483648``, not ``2.14748e+09``,
+    which would make a refusal read "at most 2.14748e+09, got 2.14748e+09")."""
+    if float(value).is_integer() and abs(value) < 1e18:
+        return str(int(value))
+    return f"{value:g}"
+
+
 def check_bool(value: Any, where: str | None, field: str) -> bool:
     """A boolean, and only a real one: ``"no"`` or ``0`` is not ``False``."""
     if not isinstance(value, bool):
@@ -132,7 +140,7 @@ def check_number(
         raise ConfigError(where, f"must be {rel} {minimum:g}{unit}, got {value:g}", field=field)
     if maximum is not None and value > maximum:
         raise ConfigError(
-            where, f"must be at most {maximum:g}{unit}, got {value:g}", field=field
+            where, f"must be at most {_exact(maximum)}{unit}, got {_exact(value)}", field=field
         )
     return value
 

@@ -15,6 +15,8 @@ from o2ksim.cli import main
 from o2ksim.errors import O2KSimError
 from o2ksim.run.api import simulate
 
+ROOT = Path(__file__).resolve().parents[1]
+
 TINY = Path(__file__).resolve().parents[1] / "traces" / "tiny.swf"
 
 
@@ -37,6 +39,21 @@ def test_generate_refuses_a_span_beyond_the_limit_before_generating(tmp_path, ca
     code = main(["generate", "--span", span, "--out", str(tmp_path / "x.swf")])
     one_line_error(capsys, code, "--span: at most 3660 days, got")
     assert time.perf_counter() - t0 < 10 and not (tmp_path / "x.swf").exists()
+
+
+@pytest.mark.parametrize("span", ["1e400", "inf", "1e400d"])
+def test_generate_says_an_infinite_span_is_not_finite(tmp_path, capsys, span):
+    """Found by the session-13 audit: ``--span 1e400`` was refused as "must be positive"."""
+    code = main(["generate", "--span", span, "--out", str(tmp_path / "x.swf")])
+    one_line_error(capsys, code, f"--span {span}: '{span}' is not a finite length of time")
+
+
+def test_a_bound_is_written_in_full(tmp_path, capsys):
+    """Found by the session-13 audit: "must be at most 2.14748e+09, got 2.14748e+09"."""
+    machine = tmp_path / "m.toml"
+    machine.write_text('[[host]]\nname = "a"\nprocs = 2147483648\nmemory_gb = 1\n')
+    code = main(["run", "--trace", str(ROOT / "traces" / "tiny.swf"), "--machine", str(machine)])
+    one_line_error(capsys, code, "host[0].procs: must be at most 2147483647, got 2147483648")
 
 
 @pytest.mark.parametrize(

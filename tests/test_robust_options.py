@@ -45,6 +45,19 @@ def refused(capsys, args: list[str], *needles: str) -> str:
         (["--window", "100", "50"], ["--window 100 50:", "must be after its start"]),
         (["--window", "100", "100"], ["--window 100 100:"]),
         (["--window", "1000d", "2000d"], ["--window 1000d 2000d:", "no job of the trace"]),
+        # found by the session-13 audit: accepted although no reservation is held
+        (["--reservations", "0", "--no-sliding"], ["--no-sliding: has no effect", "reservations = 0"]),
+        (["--reservations", "0", "--reservation-kind", "fixed"],
+         ["--reservation-kind: has no effect", "reservations = 0"]),
+        (["--set", "reservations=0", "--set", "sliding=false"], ["--set sliding: has no effect"]),
+        (["--set", "reservations=0", "--set", "reservation_kind='fixed'"],
+         ["--set reservation_kind: has no effect"]),
+        # found by the session-13 audit: an OverflowError traceback; the option was not named
+        (["--estimates", "user-recent:9223372036854775808"],
+         ["--estimates: '9223372036854775808' is not a number of jobs from 1 to 1,000,000,000"]),
+        (["--estimates", "user-recent:\u00b2"], ["--estimates: '\u00b2' is not a number of jobs"]),
+        (["--estimates", "user-recent:0"], ["--estimates: '0' is not a number of jobs"]),
+        (["--estimates", "scenario-a:1e400"], ["--estimates:", "finite number >= 0, got '1e400'"]),
     ],
 )  # fmt: skip
 def test_options_without_effect_or_out_of_reach_are_refused(capsys, tmp_path, extra, needles):
@@ -79,6 +92,14 @@ def test_the_options_are_honoured_where_they_act(capsys):
     )
 
 
+def test_reservation_settings_are_accepted_with_reservations(capsys):
+    """The refusals above are for ``reservations = 0`` only: with one reservation the same
+    settings act (a preset's own fixed or non-sliding reservations are never refused)."""
+    for extra in (["--no-sliding"], ["--reservation-kind", "fixed"], ["--release-ties", "together"]):
+        assert main(["run", "--trace", TINY, "-q", "--reservations", "1", *extra]) == 0
+    assert main(["run", "--trace", TINY, "-q", "--policy", "ncsa-ms", "--reservations", "0"]) == 0
+
+
 def test_two_sets_reach_the_policy():
     from o2ksim import simulate
 
@@ -108,6 +129,14 @@ def api_cases():
                                         "overrun_grace 60: has no effect"),
         "quantum without immediate service": (
             lambda: simulate(TINY, policy_params={"quantum": 60}), "quantum: has no effect"),
+        "sliding without reservations": (
+            lambda: simulate(TINY, policy_params={"reservations": 0, "sliding": False}),
+            "sliding: has no effect: policy 'fcfs-backfill' runs with reservations = 0"),
+        "estimates='user-recent:2**63'": (
+            lambda: simulate(TINY, estimates=f"user-recent:{2**63}"),
+            f"estimates: '{2**63}' is not a number of jobs from 1 to 1,000,000,000"),
+        "estimates=5": (lambda: simulate(TINY, estimates=5),
+                        "estimates: expected a runtime-estimate scenario name"),
         "compare([1, 2])": (lambda: compare([1, 2]), "compare: 1 is not a result"),
         "compare(5)": (lambda: compare(5), "compare: expected a list"),
         "compare([])": (lambda: compare([]), "at least one result"),

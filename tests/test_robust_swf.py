@@ -78,6 +78,31 @@ def test_negative_max_procs_is_refused_as_such(tmp_path):
         read_swf(path)
 
 
+@pytest.mark.parametrize(
+    ("header", "said"),
+    [
+        ("; MaxProcs: 0\n", "the trace header gives MaxProcs 0 (no processors) and no other size"),
+        ("; MaxProcs: 0\n; MaxNodes: 0\n", "gives MaxProcs 0 and MaxNodes 0 (no processors)"),
+        ("", "the trace header has no MaxProcs or MaxNodes"),
+    ],
+)
+def test_a_header_sizing_no_machine_says_what_it_gives(tmp_path, header, said):
+    """Found by the session-13 audit: ``MaxProcs: 0`` was reported as no MaxProcs at all."""
+    from o2ksim.machine import machine_from_header
+
+    trace = read_swf(write(tmp_path, header + line() + "\n"))
+    with pytest.raises(InputError, match="give the machine with --machine") as info:
+        machine_from_header(trace.header, "t.swf")
+    assert said in str(info.value)
+
+
+def test_a_header_max_nodes_sizes_the_machine_when_max_procs_is_zero(tmp_path):
+    from o2ksim.machine import machine_from_header
+
+    trace = read_swf(write(tmp_path, "; MaxProcs: 0\n; MaxNodes: 64\n" + line() + "\n"))
+    assert machine_from_header(trace.header).hosts[0].procs == 64
+
+
 # ------------------------------------------------------------------ non-text, refused quickly
 def run_cli(*args: str) -> tuple[int, str, float]:
     t0 = time.perf_counter()
@@ -127,6 +152,26 @@ def test_fit_on_an_empty_trace_names_the_file(tmp_path, capsys, model):
     assert main(["fit", path, "--model", model]) == 2
     err = capsys.readouterr().err.strip()
     assert err == f"o2ksim: error: {path}: 0 job(s), too few to fit (need at least 10)"
+
+
+@pytest.mark.parametrize(
+    ("model", "fields", "said"),
+    [
+        ("cirne-berman", {"req_time": -1}, "no requested times (field 9)"),
+        ("downey", {"run_time": -1}, "too few jobs with a positive run time"),
+        ("cirne-berman", {}, "covers no whole day"),
+    ],
+)
+def test_fit_on_a_degenerate_trace_names_the_file(tmp_path, capsys, model, fields, said):
+    """Found by the session-13 audit: what the trace lacks was said without the file."""
+    from o2ksim.cli import main
+
+    jobs = "".join(line(job_id=i, submit=10 * i, **fields) + "\n" for i in range(1, 21))
+    path = str(write(tmp_path, HEADER + jobs))
+    assert main(["fit", path, "--model", model]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"o2ksim: error: {path}: cannot fit {model}: ") and said in err, err
+    assert "\n" not in err
 
 
 @pytest.mark.parametrize(

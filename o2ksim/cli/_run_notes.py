@@ -15,7 +15,13 @@ import sys
 from collections.abc import Iterable
 
 from o2ksim.errors import O2KSimError
-from o2ksim.machine import Admission, MachineSpec, load_machine, machine_from_header
+from o2ksim.machine import (
+    Admission,
+    MachineSpec,
+    header_size_gap,
+    load_machine,
+    machine_from_header,
+)
 from o2ksim.run.checks import MACHINE_LABEL, header_machine
 from o2ksim.table import column
 from o2ksim.units import TraceClock
@@ -101,7 +107,7 @@ def run_machine(trace, name: str | None, source: str) -> tuple[MachineSpec | Non
     try:
         mach = machine_from_header(trace.header, source)
     except O2KSimError:
-        return None, "no machine: the header has no MaxProcs or MaxNodes (give --machine)"
+        return None, f"no machine: {header_size_gap(trace.header)} (give --machine)"
     return mach, f"{mach.describe()} (from the trace header; --machine for another)"
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from o2ksim import __version__
 from o2ksim.errors import O2KSimError
@@ -102,22 +103,22 @@ def run(args: argparse.Namespace) -> int:
     if args.out:  # a missing folder or a file in the way: refused before the fit, not after it
         parent_folder(args.out, "--out")
     trace = read_swf(args.trace, lenient=args.lenient)
+    options: dict[str, Any]
     if args.model == "cirne-berman":
-        params = models.fit(
-            args.model,
-            trace,
+        options = dict(
             accuracy_method=args.accuracy,
             partition_method=args.size_fit,
             size_segments=args.size_segments,
         )
     else:
-        params = models.fit(
-            args.model,
-            trace,
-            by_queue=not args.no_queues,
-            classes=args.classes,
-            partition=args.partition,
-        )
+        options = dict(by_queue=not args.no_queues, classes=args.classes, partition=args.partition)
+    try:
+        params = models.fit(args.model, trace, **options)
+    except O2KSimError as exc:  # what the trace lacks: said of the file
+        text = str(exc)
+        if args.trace in text:
+            raise
+        raise O2KSimError(f"{args.trace}: cannot fit {args.model}: {text}") from None
     models.load_params(args.model, {k: v for k, v in params.items() if k != "fit"})  # validates
     header = (
         f"{args.model} parameters fitted by o2ksim {__version__} from {args.trace}\n"

@@ -25,6 +25,7 @@ from o2ksim.run.checks import (
     header_machine,
 )
 from o2ksim.run.config import RunConfig, WorkloadRecipe
+from o2ksim.run.config_values import named
 from o2ksim.run.outfiles import Interrupted, Signalled, claim, signals_raise
 from o2ksim.run.workload import load_workload
 from o2ksim.table import NO_VALUE, TEXT_COLUMNS, column
@@ -35,7 +36,13 @@ from o2ksim.validation import (
     output_folder,
     seed_value,
 )
-from o2ksim.workloads.transforms import ESTIMATES_HELP, Window, format_duration, read_window
+from o2ksim.workloads.transforms import (
+    ESTIMATES_HELP,
+    Estimates,
+    Window,
+    format_duration,
+    read_window,
+)
 
 HELP = "simulate one policy over a trace or a generated workload (default: a synthetic O2K month)"
 
@@ -222,6 +229,11 @@ def run(args: argparse.Namespace) -> int:
         ) from None
 
 
+def _option_name(key: str, value: object) -> str:
+    """The option as the user typed it: ``--no-sliding`` for ``sliding = false``."""
+    return "--" + ("no-" if value is False else "") + key.replace("_", "-")
+
+
 TEXT_OPTIONS = ("trace", "model", "params", "span", "machine", "policy", "out", "warmup",
                 "estimates", "interval", "grace", "availability")  # fmt: skip
 """Options whose empty value (``--interval ''``) would otherwise read as "not given"."""
@@ -284,7 +296,7 @@ def _run(args: argparse.Namespace) -> int:
         args.policy,
         params,
         params,
-        lambda k: "--" + k.replace("_", "-") if k in options else f"--set {k}",
+        lambda k: _option_name(k, params[k]) if k in options else f"--set {k}",
     )
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     config = RunConfig.create(
@@ -293,7 +305,7 @@ def _run(args: argparse.Namespace) -> int:
         args.policy,
         policy_params=params,
         window=window,
-        estimates=args.estimates,
+        estimates=named("--estimates", Estimates.parse, args.estimates),
         interval=interval,
         kill_overrun=args.kill_overrun,
         overrun_grace=grace,

@@ -6,7 +6,8 @@ call these before anything runs:
 
 * :func:`check_params_have_effect` -- immediate-service parameters
   (``quantum``, ``initial_memory``, ``eligible_after``) for a policy that runs
-  without immediate service, ``release_ties`` for one without reservations;
+  without immediate service, ``release_ties``, ``sliding`` and ``reservation_kind``
+  for one without reservations;
 * :func:`check_policy_times` -- a trial quantum beyond the simulated range;
 * :func:`check_grace_has_effect` -- an overrun grace for a run that kills no job;
 * :func:`check_overrun_has_effect` -- the overrun rule ``requested`` for
@@ -35,6 +36,14 @@ IMMEDIATE_ONLY: dict[str, tuple[str, ...]] = {
     "eligible_after": ("preemptive", "soon"),
 }
 """Policy parameters that only act with immediate service, and the modes they act in."""
+RESERVATION_ONLY: dict[str, str] = {
+    "release_ties": "changes how a reservation reads the jobs ending at its start",
+    "sliding": "decides whether a reservation moves earlier when a job ends early",
+    "reservation_kind": "decides whether the top waiting jobs or the first ones granted "
+    "keep the reservations",
+}
+"""Backfill parameters that only act on reservations (none with ``reservations = 0``), and
+what each decides."""
 
 
 def header_machine(header: Any) -> str | None:
@@ -59,7 +68,8 @@ def check_params_have_effect(
     """
     given = list(given)
     keys = [k for k in given if k in IMMEDIATE_ONLY]
-    if not keys and "release_ties" not in given:
+    held = [k for k in given if k in RESERVATION_ONLY]
+    if not keys and not held:
         return
     try:
         resolved = make_policy(policy, **params).params
@@ -67,11 +77,11 @@ def check_params_have_effect(
         return  # building the policy for the run says what is wrong
     if not isinstance(resolved, Mapping):
         return
-    if "release_ties" in given and resolved.get("reservations") == 0:
+    if held and resolved.get("reservations") == 0:
+        key = held[0]
         raise O2KSimError(
-            f"{name_of('release_ties')}: has no effect: policy '{policy}' runs with "
-            "reservations = 0, and release_ties only changes how a reservation reads the "
-            "jobs ending at its start (give reservations >= 1)"
+            f"{name_of(key)}: has no effect: policy '{policy}' runs with reservations = 0, "
+            f"and {key} only {RESERVATION_ONLY[key]} (give reservations >= 1)"
         )
     if "immediate_service" not in resolved:
         return

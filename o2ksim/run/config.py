@@ -197,7 +197,7 @@ class RunConfig:
             workload=workload,
             machine=mach,
             policy=pol,
-            estimates=Estimates.parse(estimates),
+            estimates=named("estimates", Estimates.parse, estimates),
             window=win,
             settings=as_settings(mach, interval, kill_overrun, overrun_grace, explain, overrun),
             seed=check_seed(seed, WHERE),

@@ -67,7 +67,9 @@ def parse_span(text: str | float | int) -> float:
             value = float(num) * _SPAN_UNITS.get(unit, 1.0)
         except ValueError:
             raise O2KSimError(f"'{text}' is not a span (examples: 30d, 12h, 3600s, 2w)") from None
-    if not math.isfinite(value) or value <= 0:
+    if not math.isfinite(value):
+        raise O2KSimError(f"'{text}' is not a finite length of time")
+    if value <= 0:
         raise O2KSimError(f"span must be positive, got '{text}'")
     return value
 

@@ -210,7 +210,7 @@ class Estimates:
             return scenario
         if scenario is not None and not isinstance(scenario, str):
             raise O2KSimError(
-                f"runtime estimates: expected a scenario name ({ESTIMATES_HELP}), got {scenario!r}"
+                f"expected a runtime-estimate scenario name ({ESTIMATES_HELP}), got {scenario!r}"
             )
         if scenario in (None, "", "requested"):
             return cls()
@@ -252,14 +252,21 @@ def _parse_percent(arg: str, scenario: str) -> float:
     except ValueError:
         raise O2KSimError(f"'{arg}' is not a percentage in '{scenario}'") from None
     if not math.isfinite(k) or k < 0:
-        raise O2KSimError(f"the Scenario A percentage must be a number >= 0, got '{arg}'")
+        raise O2KSimError(f"the Scenario A percentage must be a finite number >= 0, got '{arg}'")
     return k
+
+
+USER_RECENT_MAX = 10**9
+"""The most jobs ``user-recent:N`` averages: more than any trace's jobs (a larger N would
+average the same history), and a bound the history's ``deque`` can hold."""
 
 
 def _parse_count(arg: str, scenario: str) -> int:
     text = arg.strip()
-    if not text.isdigit() or int(text) < 1:
-        raise O2KSimError(f"'{arg}' is not a number of jobs >= 1 in '{scenario}'")
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= USER_RECENT_MAX:
+        raise O2KSimError(
+            f"'{arg}' is not a number of jobs from 1 to {USER_RECENT_MAX:,} in '{scenario}'"
+        )
     return int(text)
 
 
