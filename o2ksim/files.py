@@ -37,10 +37,20 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
     The writer (``open``, ``DataFrame.to_csv``, ``Figure.savefig``) creates the file.  An
     ``OSError`` in the block or in the rename becomes a one-line
     :class:`~o2ksim.errors.InputError` naming ``target``; ``target`` is then as it was before.
+    A ``target`` that exists and is neither a file nor a folder (``/dev/null``, a named
+    pipe) is yielded itself: it is written into, not replaced.
     """
     path = Path(target)
     if path.is_dir():
         raise O2KSimError(f"{path}: is a folder; give a file name")
+    if path.exists() and not path.is_file():
+        # a device or a pipe (/dev/null, /dev/stdout, a FIFO): written into, never renamed
+        # over -- a rename would put a regular file in place of /dev/null
+        try:
+            yield path
+        except OSError as exc:
+            raise InputError(path, f"cannot write there ({_cause(exc)})") from None
+        return
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     try:
         yield tmp
@@ -55,8 +65,9 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
 def write_atomically(target: str | os.PathLike[str], payload: bytes) -> None:
     """Write ``payload`` to ``target`` whole or not at all (:func:`atomic_path`)."""
     with atomic_path(target) as tmp:
-        # os.open applies the umask to 0o666, as a plain open() would
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        # os.open applies the umask to 0o666, as a plain open() would; a device is opened as is
+        new = os.O_CREAT | os.O_EXCL if tmp != Path(target) else 0
+        fd = os.open(tmp, os.O_WRONLY | new, 0o666)
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
 

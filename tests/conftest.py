@@ -112,3 +112,11 @@ def write_drain_trace(path: Path) -> Path:
         + "\n"
     )  # fmt: skip
     return path
+
+
+def backfill_options(reservations, reservation_kind, sliding, **other) -> dict:
+    """Backfill parameters as a user may give them: without reservations (``reservations
+    = 0``) the reservation kind and sliding change nothing and are refused, so they are
+    left out (the defaults then stand)."""
+    held = {} if reservations == 0 else {"reservation_kind": reservation_kind, "sliding": sliding}
+    return {**other, "reservations": reservations, **held}

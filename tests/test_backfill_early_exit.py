@@ -17,7 +17,7 @@ Checked here:
 from __future__ import annotations
 
 import pandas as pd
-from conftest import bursty_jobs
+from conftest import backfill_options, bursty_jobs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracles.backfill_reference import ReferenceBackfill
@@ -81,12 +81,12 @@ def test_nothing_fits_compares_every_host_with_the_smallest_requests():
 
 @st.composite
 def options(draw):
-    return {
-        "priority": draw(st.sampled_from(["fcfs", "lxf", {"w": 1, "x": 5, "p": 0.2}])),
-        "reservations": draw(st.sampled_from([0, 1, 1, 2, "all"])),
-        "reservation_kind": draw(st.sampled_from(["dynamic", "dynamic", "fixed"])),
-        "sliding": draw(st.sampled_from([True, True, False])),
-    }
+    return backfill_options(
+        priority=draw(st.sampled_from(["fcfs", "lxf", {"w": 1, "x": 5, "p": 0.2}])),
+        reservations=draw(st.sampled_from([0, 1, 1, 2, "all"])),
+        reservation_kind=draw(st.sampled_from(["dynamic", "dynamic", "fixed"])),
+        sliding=draw(st.sampled_from([True, True, False])),
+    )
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

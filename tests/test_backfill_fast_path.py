@@ -22,7 +22,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import THREE_HOSTS, bursty_jobs
+from conftest import THREE_HOSTS, backfill_options, bursty_jobs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracles.backfill_reference import ReferenceBackfill
@@ -47,12 +47,12 @@ def deep_workloads(draw):
 
 @st.composite
 def options(draw):
-    return {
-        "priority": draw(st.sampled_from(["fcfs", "sjf", "lxf", {"w": 1, "x": 5, "p": 0.2}])),
-        "reservations": draw(st.sampled_from([0, 1, 1, 2, 3, "all"])),
-        "reservation_kind": draw(st.sampled_from(["dynamic", "fixed"])),
-        "sliding": draw(st.booleans()),
-    }
+    return backfill_options(
+        priority=draw(st.sampled_from(["fcfs", "sjf", "lxf", {"w": 1, "x": 5, "p": 0.2}])),
+        reservations=draw(st.sampled_from([0, 1, 1, 2, 3, "all"])),
+        reservation_kind=draw(st.sampled_from(["dynamic", "fixed"])),
+        sliding=draw(st.booleans()),
+    )
 
 
 def schedule(jobs, opts, fast, **run):

@@ -11,7 +11,7 @@ deep enough that jobs are backfilled, with every reservation option.
 from __future__ import annotations
 
 import pandas as pd
-from conftest import bursty_jobs
+from conftest import backfill_options, bursty_jobs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracles.backfill_reference import ReferenceBackfill
@@ -30,12 +30,12 @@ def workloads(draw):
 
 @st.composite
 def options(draw):
-    return {
-        "priority": draw(st.sampled_from(["fcfs", "fcfs", "sjf", "lxf", {"w": 1, "x": 5}])),
-        "reservations": draw(st.sampled_from([0, 1, 1, 1, 2, "all"])),
-        "reservation_kind": draw(st.sampled_from(["dynamic", "dynamic", "fixed"])),
-        "sliding": draw(st.sampled_from([True, True, False])),
-    }
+    return backfill_options(
+        priority=draw(st.sampled_from(["fcfs", "fcfs", "sjf", "lxf", {"w": 1, "x": 5}])),
+        reservations=draw(st.sampled_from([0, 1, 1, 1, 2, "all"])),
+        reservation_kind=draw(st.sampled_from(["dynamic", "dynamic", "fixed"])),
+        sliding=draw(st.sampled_from([True, True, False])),
+    )
 
 
 def schedule(jobs, opts, fast):

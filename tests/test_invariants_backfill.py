@@ -16,7 +16,7 @@ not, a scheduling interval, estimates shorter or longer than the runtime):
 from __future__ import annotations
 
 import pandas as pd
-from conftest import BACKFILL_PRESETS, THREE_HOSTS
+from conftest import BACKFILL_PRESETS, THREE_HOSTS, backfill_options
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -48,11 +48,11 @@ def workloads(draw, max_jobs=40, exact=False):
 
 @st.composite
 def options(draw):
-    return {
-        "reservations": draw(st.sampled_from([0, 1, 2, 3, "all"])),
-        "reservation_kind": draw(st.sampled_from(["dynamic", "fixed"])),
-        "sliding": draw(st.booleans()),
-    }
+    return backfill_options(
+        reservations=draw(st.sampled_from([0, 1, 2, 3, "all"])),
+        reservation_kind=draw(st.sampled_from(["dynamic", "fixed"])),
+        sliding=draw(st.booleans()),
+    )
 
 
 INTERVALS = st.sampled_from([None, None, 45])
