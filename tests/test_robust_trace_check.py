@@ -63,7 +63,12 @@ def test_trace_info_counts_them_and_points_to_check(tmp_path, capsys):
     assert main(["trace", "info", trace, "--machine", machine]) == 0
     last = capsys.readouterr().out.splitlines()[-1]
     assert last.startswith("rejected:      5 by a run on two: ")
-    assert last.endswith(f"(`o2ksim trace check {trace}` lists them)")
+    assert last.endswith(f"(`o2ksim trace check {trace} --machine {machine}` lists them)")
+    # the command pointed to lists the same jobs (without --machine it judged them on the
+    # header's machine: 3 jobs, found by the session-13 audit)
+    pointed = last.split("`")[1].split()[1:]
+    assert main(pointed) == 0
+    assert capsys.readouterr().out.splitlines()[1].startswith("a run would reject 5 job(s) on two")
 
 
 def test_the_header_machine_is_the_default(tmp_path, capsys):

@@ -145,3 +145,16 @@ def test_a_window_reaching_past_the_trace_is_said(tmp_path, capsys):
     ]
     assert main([*args[:-2], "2001-09-12", "2001-09-18"]) == 0  # inside the trace: no warning
     assert "stretch without arrivals" not in capsys.readouterr().err
+
+
+def test_the_api_records_the_zone_of_its_window_dates(tmp_path):
+    """Found by the session-13 audit: ``simulate(window=dates)`` read them in the header's
+    zone but said so nowhere (the CLI alone wrote ``window_zone``)."""
+    from o2ksim import simulate
+
+    trace = _trace(tmp_path / "ny.swf")
+    dated = simulate(trace, policy="fcfs", window=("2001-09-12", "2001-09-14", "1d"))
+    assert dated.summary["window_zone"] == "America/New_York"
+    start = MIDNIGHT_UTC + 2 * 86400 + 4 * 3600  # 2001-09-12 00:00 EDT, worked out above
+    assert dated.config["window"][:2] == [start, start + 2 * 86400]
+    assert "window_zone" not in simulate(trace, policy="fcfs", window=("3d", "5d", "1d")).summary

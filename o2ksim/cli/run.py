@@ -272,8 +272,6 @@ def _run(args: argparse.Namespace) -> int:
                 window, clock = read_window(args.window, trace.header, warmup, column(trace.table, "submit"))
             except O2KSimError as exc:
                 raise O2KSimError(f"--window {' '.join(args.window)}: {exc}") from None
-            if clock.unix_start is not None:
-                args.window_zone = clock.read_in.split(" ")[0]
         elif args.warmup is not None:
             raise O2KSimError("--warmup needs --window")
         machine = args.machine or header_machine(trace.header)
@@ -326,8 +324,6 @@ def _run(args: argparse.Namespace) -> int:
     if unused and not args.quiet:  # known only now: whether the policy drew from the generator
         print(f"o2ksim: warning: {unused}", file=sys.stderr)
     result.config["workload"] = source
-    if getattr(args, "window_zone", None):  # the zone the --window dates were read in
-        result.summary["window_zone"] = args.window_zone
     if args.trace:  # read here as a Trace: run.json names the file, so `o2ksim play DIR` can replay
         recipe = WorkloadRecipe.of_trace(args.trace, lenient=args.lenient)
         result.replay = replace(config, workload=recipe).replay_dict()

@@ -151,7 +151,8 @@ def _info(args: argparse.Namespace) -> int:
         print(f"rejected:      unknown, {label}")
     else:
         n = sum(count for count, _, _ in would_reject(trace, machine))
-        pointer = f" (`o2ksim trace check {args.file}` lists them)" if n else ""
+        given = f" --machine {args.machine}" if args.machine else ""
+        pointer = f" (`o2ksim trace check {args.file}{given}` lists them)" if n else ""
         print(f"rejected:      {n} by a run on {label}{pointer}")
     return 0
 

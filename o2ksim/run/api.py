@@ -284,6 +284,8 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
     summ.update(counters)
     if analysed is not None:
         summ["not_arrived"] = not_arrived  # not in the jobs table: they took no part in the run
+    if window is not None and window.zone:  # the zone its dates were read in
+        summ["window_zone"] = window.zone
     summ["sim_seconds"] = round(stats.wall_seconds, 3)
     config: dict[str, Any] = {
         "workload": str(source) if source else ("frame" if frame is not None else "jobs"),

@@ -22,7 +22,7 @@ import math
 import numbers
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -55,6 +55,9 @@ class Window:
     start: float
     end: float
     warmup: float = 7 * 86400.0
+    #: the time zone its dates were read in (``Europe/Stockholm``), when they were dates
+    #: (:func:`read_window`); recorded as ``window_zone`` in the run's summary
+    zone: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         for name in ("start", "end", "warmup"):
@@ -127,7 +130,8 @@ def read_window(
     clock to speak of it in (dates when the user typed dates).  Given the trace's ``submit``
     times, a window in which no job is submitted is refused too, in the same terms."""
     start, end, clock = read_bounds(bounds, header)
-    window = Window(start, end, warmup)  # type: ignore[arg-type]  # Window parses a duration
+    zone = clock.read_in.split(" ")[0] if clock.unix_start is not None else None
+    window = Window(start, end, warmup, zone)  # type: ignore[arg-type]  # Window parses a duration
     if submit is not None:
         inside = (submit >= window.start) & (submit < window.end)
         if not inside.any():
