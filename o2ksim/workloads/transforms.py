@@ -57,7 +57,7 @@ class Window:
     warmup: float = 7 * 86400.0
     #: the time zone its dates were read in (``Europe/Stockholm``), when they were dates
     #: (:func:`read_window`); recorded as ``window_zone`` in the run's summary
-    zone: str | None = field(default=None, compare=False)
+    zone: str | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         for name in ("start", "end", "warmup"):
