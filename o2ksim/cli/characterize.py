@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from o2ksim.errors import O2KSimError
+from o2ksim.run.outfiles import Signalled, Staging, claim, interrupts_end
 from o2ksim.validation import output_folder
-from o2ksim.workloads.characterize import characterize
+from o2ksim.workloads.characterize import FIGURE_FILES, TABLE_FILES, Characterization, characterize
 from o2ksim.workloads.swf import read_swf
+
+CHARACTERIZATION_FILES = TABLE_FILES + FIGURE_FILES
+"""The files of a characterisation: a new one into a folder replaces every one of these."""
 
 HELP = "characterise a trace like thesis ch. 4: arrivals, periods, requests, runtimes, load"
 
@@ -15,7 +20,10 @@ HELP = "characterise a trace like thesis ch. 4: arrivals, periods, requests, run
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("trace", metavar="TRACE", help="SWF trace (plain or .gz)")
     parser.add_argument(
-        "--out", metavar="DIR", help="write every table as CSV and the figures as PNG here"
+        "--out", metavar="DIR",
+        help="write every table as CSV and the figures as PNG here, replacing every file of an "
+        "earlier characterisation in DIR; one command at a time per DIR; written whole or not "
+        "at all (interrupts included)",
     )
     parser.add_argument(
         "--procs",
@@ -36,12 +44,30 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """``o2ksim characterize``: with ``--out`` the folder is claimed for the whole command (a
+    second one into it is refused at once), the tables and figures are staged and committed
+    together, replacing every file of an earlier characterisation there
+    (:mod:`o2ksim.run.outfiles`); a failure or SIGINT/SIGTERM leaves nothing new."""
     if args.procs is not None and args.procs < 1:
         raise O2KSimError(f"--procs must be positive, got {args.procs}")
-    if not args.out:
-        return _run(args)
-    with output_folder(args.out, "--out"):  # checked before the work; removed if it fails
-        return _run(args)
+    args.saved = False
+
+    def said(exc: Signalled) -> str:
+        if not args.out:
+            return f"interrupted by {exc}"
+        if args.saved or exc.committed:
+            return f"interrupted by {exc} after the characterisation was written to {args.out}/"
+        return (
+            f"interrupted by {exc}; nothing new was written to {args.out}/ "
+            "(an earlier characterisation's files there are untouched)"
+        )
+
+    with interrupts_end(said):
+        if not args.out:
+            return _run(args)
+        # checked before the work; a folder made here is removed again if the command fails
+        with output_folder(args.out, "--out"), claim(args.out, "--out"):
+            return _run(args)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -50,11 +76,31 @@ def _run(args: argparse.Namespace) -> int:
     print(f"characterisation of {args.trace}")
     print(char.to_text())
     if args.out:
-        written = char.save(args.out)
-        if not args.no_figures:
-            # matplotlib and seaborn are heavy: imported only when figures are drawn
-            from o2ksim.report.workload_figures import write_figures
-
-            written += write_figures(char, args.out)
-        print(f"\n{len(written)} files written to {args.out}/")
+        staged = save(char, Path(args.out), figures=not args.no_figures)
+        args.saved = True
+        replaced = staged.replaced_text()
+        print(f"\n{len(staged.written)} files written to {args.out}/" + (f", {replaced}" if replaced else ""))
     return 0
+
+
+def save(char: Characterization, out: Path, *, figures: bool = True) -> Staging:
+    """The tables (and figures) of ``char`` staged in ``out`` (claimed by the caller) and
+    committed together, replacing every file of an earlier characterisation
+    (:data:`CHARACTERIZATION_FILES`; ``summary.csv``, the file that looks complete, goes in
+    last); a failed write leaves ``out`` as it was."""
+    with Staging(out, family=CHARACTERIZATION_FILES, last="summary.csv", kind="characterisation") as staged:
+        try:
+            for name, table in char.table_files().items():
+                table.to_csv(staged.path(name), index=False)
+            if figures:
+                # matplotlib and seaborn are heavy: imported only when figures are drawn
+                from o2ksim.report.workload_figures import write_figures
+
+                write_figures(char, out, path_of=staged.path)
+            staged.commit()
+        except OSError as exc:
+            raise O2KSimError(
+                f"{out}: cannot write the characterisation ({exc.strerror or exc}); "
+                "nothing new was written there"
+            ) from None
+    return staged

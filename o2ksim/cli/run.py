@@ -26,7 +26,7 @@ from o2ksim.run.checks import (
 )
 from o2ksim.run.config import RunConfig, WorkloadRecipe
 from o2ksim.run.config_values import named
-from o2ksim.run.outfiles import Interrupted, Signalled, claim, signals_raise
+from o2ksim.run.outfiles import Signalled, claim, interrupts_end
 from o2ksim.run.workload import load_workload
 from o2ksim.table import NO_VALUE, TEXT_COLUMNS, column
 from o2ksim.validation import (
@@ -209,24 +209,22 @@ def run(args: argparse.Namespace) -> int:
     into it is refused at once) and SIGINT/SIGTERM end the run cleanly: nothing new in the
     folder unless the results were already committed (:mod:`o2ksim.run.outfiles`)."""
     args.saved = False
-    try:
-        with signals_raise():
-            if not args.out:
-                return _run(args)
-            with output_folder(args.out, "--out"), claim(args.out):  # a refusal leaves no folder
-                return _run(args)
-    except Signalled as exc:
+
+    def said(exc: Signalled) -> str:
         if not args.out:
-            raise Interrupted(f"interrupted by {exc}", exc.signum) from None
+            return f"interrupted by {exc}"
         if args.saved or exc.committed:
-            raise Interrupted(
-                f"interrupted by {exc} after the results were written to {args.out}/", exc.signum
-            ) from None
-        raise Interrupted(
+            return f"interrupted by {exc} after the results were written to {args.out}/"
+        return (
             f"interrupted by {exc}; nothing new was written to {args.out}/ "
-            "(an earlier run's files there are untouched)",
-            exc.signum,
-        ) from None
+            "(an earlier run's files there are untouched)"
+        )
+
+    with interrupts_end(said):
+        if not args.out:
+            return _run(args)
+        with output_folder(args.out, "--out"), claim(args.out):  # a refusal leaves no folder
+            return _run(args)
 
 
 def _option_name(key: str, value: object) -> str:

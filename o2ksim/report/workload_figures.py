@@ -18,6 +18,7 @@ user's matplotlib backend and style are left alone.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,22 +51,34 @@ def _ecdf(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return x, np.arange(1, len(x) + 1) / max(len(x), 1)
 
 
-def _save(fig: Any, path: Path) -> Path:
-    fig.tight_layout()
-    with atomic_path(path) as tmp:  # a full disk leaves no half-written figure
-        fig.savefig(tmp, dpi=120, format=path.suffix.lstrip(".") or "png")
-    return path
+def write_figures(
+    char: Any, out_dir: str | Path, *, path_of: Callable[[str], Path] | None = None
+) -> list[Path]:
+    """Draw the characterisation's figures into *out_dir*; returns the files written.
 
-
-def write_figures(char: Any, out_dir: str | Path) -> list[Path]:
-    """Draw the characterisation's figures into *out_dir*; returns the files written."""
-    with report_style():
-        return _write_figures(char, out_dir)
-
-
-def _write_figures(char: Any, out_dir: str | Path) -> list[Path]:
+    Each is written whole or not at all (:func:`o2ksim.files.atomic_path`).  With
+    ``path_of``, figure ``NAME.png`` is written to ``path_of("NAME.png")`` instead (a
+    :class:`~o2ksim.run.outfiles.Staging`'s temporary path: ``o2ksim characterize --out``
+    commits the figures with the tables); the paths returned are still ``out_dir/NAME.png``.
+    """
     d = Path(out_dir)
-    d.mkdir(parents=True, exist_ok=True)
+
+    def save(fig: Any, name: str) -> Path:
+        fig.tight_layout()
+        if path_of is not None:
+            fig.savefig(path_of(name), dpi=120, format="png")
+        else:
+            with atomic_path(d / name) as tmp:  # a full disk leaves no half-written figure
+                fig.savefig(tmp, dpi=120, format="png")
+        return d / name
+
+    if path_of is None:
+        d.mkdir(parents=True, exist_ok=True)
+    with report_style():
+        return _write_figures(char, save)
+
+
+def _write_figures(char: Any, _save: Callable[[Any, str], Path]) -> list[Path]:
     out: list[Path] = []
     t = char.tables
     data = char.data
@@ -76,7 +89,7 @@ def _write_figures(char: Any, out_dir: str | Path) -> list[Path]:
     )
     ax.set_ylabel("jobs per day (mean)")
     ax.set_xlabel("")
-    out.append(_save(fig, d / "jobs_per_day.png"))
+    out.append(_save(fig, "jobs_per_day.png"))
 
     fig, ax = subplots(figsize=(6, 3.5))
     hours = t["jobs_per_hour"].melt(id_vars="hour", var_name="days", value_name="jobs")
@@ -84,7 +97,7 @@ def _write_figures(char: Any, out_dir: str | Path) -> list[Path]:
     sns.lineplot(data=hours, x="hour", y="jobs", hue="days", marker="o", ax=ax)
     ax.set_ylabel("jobs per hour (mean)")
     ax.set_xticks(range(0, 25, 4))
-    out.append(_save(fig, d / "jobs_per_hour.png"))
+    out.append(_save(fig, "jobs_per_hour.png"))
 
     periods = t["periods"]
     inter = data.get("interarrivals", {})
@@ -119,13 +132,13 @@ def _write_figures(char: Any, out_dir: str | Path) -> list[Path]:
             ax.set_title(f"{name}\nmean {row['mean_s']:.0f}s CV {row['cv']:.2f}", fontsize=9)
         axes[0][0].set_ylabel("P(X > x)")
         axes[0][-1].legend(fontsize=7)
-        out.append(_save(fig, d / "interarrivals.png"))
+        out.append(_save(fig, "interarrivals.png"))
 
     fig, ax = subplots(figsize=(6, 3.5))
     sns.barplot(data=t["processors"], x="procs", y="share", ax=ax, color=sns.color_palette()[1])
     ax.set_ylabel("share of jobs")
     ax.set_xlabel("requested processors")
-    out.append(_save(fig, d / "processors.png"))
+    out.append(_save(fig, "processors.png"))
 
     mem = data.get("mem_mb")
     if mem is not None and np.isfinite(mem).any():
@@ -135,7 +148,7 @@ def _write_figures(char: Any, out_dir: str | Path) -> list[Path]:
         ax.set_xscale("log")
         ax.set_xlabel("requested memory (MB)")
         ax.set_ylabel("cumulative share of jobs")
-        out.append(_save(fig, d / "memory.png"))
+        out.append(_save(fig, "memory.png"))
 
     fig, ax = subplots(figsize=(6, 3.5))
     req, run = data["req"], data["run"]
@@ -147,7 +160,7 @@ def _write_figures(char: Any, out_dir: str | Path) -> list[Path]:
     _time_axis(ax, "runtime")
     ax.set_ylabel("cumulative share of jobs")
     ax.legend()
-    out.append(_save(fig, d / "runtimes.png"))
+    out.append(_save(fig, "runtimes.png"))
 
     ratio = data.get("ratio")
     if ratio is not None and len(ratio):
@@ -158,7 +171,7 @@ def _write_figures(char: Any, out_dir: str | Path) -> list[Path]:
         ax.set_xlabel("actual / requested runtime")
         ax.set_ylabel("cumulative share of jobs")
         ax.axvline(1.0, color="grey", lw=0.8)
-        out.append(_save(fig, d / "ratio.png"))
+        out.append(_save(fig, "ratio.png"))
 
     cls = t["lsf_classes"]
     cls = cls[cls["class"] != "none"].melt(
@@ -175,5 +188,5 @@ def _write_figures(char: Any, out_dir: str | Path) -> list[Path]:
     ax.set_ylabel("share of jobs")
     ax.set_xlabel("LSF job class")
     ax.tick_params(axis="x", rotation=45)
-    out.append(_save(fig, d / "lsf_classes.png"))
+    out.append(_save(fig, "lsf_classes.png"))
     return out

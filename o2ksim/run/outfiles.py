@@ -26,6 +26,15 @@ applied to a results folder such as ``o2ksim run --out DIR``:
 
 SIGINT and SIGTERM are held back during the commit's renames (a few
 milliseconds) so that an interrupt cannot split it.
+
+The same machinery serves every command that writes a set of files: a
+:class:`Staging` names the *family* of files an earlier result of its kind
+may have left (``o2ksim predict``'s ten files, ``o2ksim characterize``'s
+tables and figures, a report's ``report.html``, ``figures/`` and
+``tables/``) and the one it puts in *last* (what marks the result complete);
+the journal records the new names, so that :func:`recover` undoes a cut
+commit of any kind.  :func:`interrupts_end` turns SIGINT/SIGTERM into the
+one-line :class:`Interrupted` a command prints.
 """
 
 from __future__ import annotations
@@ -34,7 +43,7 @@ import contextlib
 import os
 import shutil
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -109,6 +118,18 @@ def signals_raise() -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def interrupts_end(describe: Callable[[Signalled], str]) -> Iterator[None]:
+    """SIGINT and SIGTERM inside the block end the command in one line: :class:`Interrupted`
+    with the message ``describe(signal)`` (which says what was stored), exit code 128 +
+    signal number.  The block's cleanups (``finally``, :class:`Staging`) run first."""
+    try:
+        with signals_raise():
+            yield
+    except Signalled as exc:
+        raise Interrupted(describe(exc), exc.signum) from None
+
+
+@contextlib.contextmanager
 def _signals_held() -> Iterator[None]:
     """SIGINT and SIGTERM are delivered after the block, not inside it.
 
@@ -148,14 +169,17 @@ def _holder(lock: Path) -> str:
 
 
 @contextlib.contextmanager
-def claim(out: str | os.PathLike[str], option: str = "--out") -> Iterator[Path]:
+def claim(
+    out: str | os.PathLike[str], option: str = "--out", *, sweep_folder_ok: bool = False
+) -> Iterator[Path]:
     """Hold the folder ``out`` (created if needed) for this process while the block runs.
 
     Refused with a one-line :class:`O2KSimError` naming the folder and the
     holder's pid when another process holds it.  Re-entrant within one process
     (``o2ksim run`` claims the folder, then :meth:`Result.save` claims it again).
     On claiming, a commit a killed run left half-done is finished or undone and
-    its temporary files are removed.
+    its temporary files are removed.  A sweep's results directory is refused (a run's files
+    would be mixed with it) unless ``sweep_folder_ok`` (a report may go there).
     """
     if not isinstance(out, str | os.PathLike):
         raise O2KSimError(f"{option or 'out_dir'}: expected a folder path, got {out!r}")
@@ -179,7 +203,8 @@ def claim(out: str | os.PathLike[str], option: str = "--out") -> Iterator[Path]:
         with _signals_held():  # a signal between creating the lock file and here would leave it
             fd = _lock(path, where)
             _held[key] = (fd, 1)
-        _refuse_a_sweep_folder(path, where)
+        if not sweep_folder_ok:
+            _refuse_a_sweep_folder(path, where)
         recover(path)
         yield path
     finally:
@@ -219,8 +244,9 @@ def _lock(path: Path, where: str) -> int:
         except FileNotFoundError:
             same = False
         if same:
-            os.ftruncate(fd, 0)
-            os.write(fd, f"{os.getpid()}\n".encode())
+            with contextlib.suppress(OSError):  # the pid only names the holder: a full disk
+                os.ftruncate(fd, 0)  # that cannot take it leaves the lock held, unnamed
+                os.write(fd, f"{os.getpid()}\n".encode())
             return fd
         os.close(fd)
 
@@ -236,19 +262,28 @@ def _unlock(path: Path, fd: int) -> None:
 def recover(out: Path) -> None:
     """Finish or undo a commit a killed process left in ``out``, and remove its temporary files.
 
-    Called with the folder claimed.  The new run's ``run.json`` is renamed in
-    last: when it is there the commit had finished (the journal is deleted),
-    otherwise the new files are removed and the journal's put back.
+    Called with the folder claimed.  The journal's marker lists the new files in the
+    order they were renamed in; the last one (a run's ``run.json``) is there only when
+    the commit had finished (the journal is then deleted), otherwise the new files are
+    removed and the journal's put back.
     """
     journal = out / JOURNAL_NAME
     if journal.is_dir():
-        if not (journal / PHASE_B).exists():
+        marker = journal / PHASE_B
+        if not marker.exists():
             # killed while moving the earlier files out: move them back
             _restore(out, journal)
-        elif not (out / COMMIT_LAST).exists():  # killed while moving the new files in: undo
-            for name in RUN_FILES:
-                _remove(out / name)
-            _restore(out, journal)
+        else:
+            try:
+                new = marker.read_text().split("\n")[:-1]
+            except OSError:  # pragma: no cover - an unreadable marker: a run's, as before
+                new = []
+            if not new:  # a marker without names (written by an earlier o2ksim): a run's files
+                new = [*RUN_FILES, COMMIT_LAST]
+            if not (out / new[-1]).exists():  # killed while moving the new files in: undo
+                for name in new:
+                    _remove(out / name)
+                _restore(out, journal)
         shutil.rmtree(journal, ignore_errors=True)
     for tmp in out.glob(f".*{TMP_SUFFIX}"):
         _remove(tmp)
@@ -303,6 +338,13 @@ class Staging:
     family: tuple[str, ...] = RUN_FILES
     """The names an earlier result of the same kind may have left in the folder: the commit
     replaces them as a set (``o2ksim predict`` passes its own)."""
+    last: str = COMMIT_LAST
+    """The name renamed in last (and moved out first): a folder holds it only with the
+    rest of its result (a run's ``run.json``, a report's ``report.html``)."""
+    kind: str = "run"
+    """What the result is called in :meth:`replaced_text` ("an earlier run's files")."""
+    sweep_folder_ok: bool = False
+    """Whether the folder may be a sweep's results directory (a report's may, a run's may not)."""
 
     def path(self, name: str) -> Path:
         tmp = self.out / f".{name}.{os.getpid()}{TMP_SUFFIX}"
@@ -340,8 +382,9 @@ class Staging:
         for tmp in self.files.values():
             if tmp.is_file():
                 _fsync(tmp)
-        _refuse_a_sweep_folder(self.out, str(self.out))  # a sweep that began during the run
-        order = sorted(self.files, key=lambda n: n == COMMIT_LAST)
+        if not self.sweep_folder_ok:  # a sweep that began during the run
+            _refuse_a_sweep_folder(self.out, str(self.out))
+        order = sorted(self.files, key=lambda n: n == self.last)
         journal = self.out / JOURNAL_NAME
         try:
             self._commit(order, journal)
@@ -355,7 +398,7 @@ class Staging:
             # run.json goes first (out) and last (in): a folder holds run.json only when complete
             earlier = sorted(
                 (n for n in self.family if (self.out / n).exists() or (self.out / n).is_symlink()),
-                key=lambda n: n != COMMIT_LAST,
+                key=lambda n: n != self.last,
             )
             journal.mkdir(exist_ok=True)
             moved: list[str] = []
@@ -364,7 +407,8 @@ class Staging:
                 for name in earlier:
                     os.replace(self.out / name, journal / name)
                     moved.append(name)
-                (journal / PHASE_B).touch()
+                # the new names, in order: what recover() removes if the commit is cut
+                (journal / PHASE_B).write_text("".join(f"{n}\n" for n in order))
                 for name in order:
                     os.replace(self.files[name], self.out / name)
                     done.append(name)
@@ -389,8 +433,8 @@ class Staging:
         if not self.replaced:
             return ""
         gone = [n for n in self.replaced if n not in self.written]
-        return "replacing an earlier run's files" + (
-            f" (removed {', '.join(gone)}, which this run does not write)" if gone else ""
+        return f"replacing an earlier {self.kind}'s files" + (
+            f" (removed {', '.join(gone)}, which this {self.kind} does not write)" if gone else ""
         )
 
 
@@ -402,6 +446,7 @@ __all__ = [
     "Signalled",
     "Staging",
     "claim",
+    "interrupts_end",
     "recover",
     "signals_raise",
 ]

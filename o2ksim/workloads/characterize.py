@@ -51,9 +51,11 @@ from o2ksim.workloads.reshape import offered_load
 
 __all__ = [
     "DEFAULT_PERIODS",
+    "FIGURE_FILES",
     "TABLE6_JOB_SHARE",
     "TABLE6_JOB_SHARE_RANGE",
     "TABLE6_PXT",
+    "TABLE_FILES",
     "Characterization",
     "characterize",
     "class_shares",
@@ -62,6 +64,21 @@ __all__ = [
 ]
 
 _CLASSES = CLASS_NAMES
+
+TABLE_FILES = (
+    "summary.csv", "jobs_per_day_of_week.csv", "jobs_per_hour.csv", "periods.csv",
+    "processors.csv", "memory.csv", "memory_by_procs.csv", "runtime.csv", "ratio.csv",
+    "lsf_classes.csv",
+)  # fmt: skip
+"""Every table :meth:`Characterization.save` may write (``memory.csv``, ``memory_by_procs.csv``
+and ``ratio.csv`` only for a trace with memory requests or requested runtimes)."""
+FIGURE_FILES = (
+    "jobs_per_day.png", "jobs_per_hour.png", "interarrivals.png", "processors.png",
+    "memory.png", "runtimes.png", "ratio.png", "lsf_classes.png",
+)  # fmt: skip
+"""Every figure :func:`o2ksim.report.workload_figures.write_figures` may draw.  With
+:data:`TABLE_FILES`, the files of a characterisation: ``o2ksim characterize --out DIR`` replaces
+all of an earlier one's in ``DIR``."""
 
 _P_BINS = [
     (1, 1),
@@ -206,14 +223,19 @@ class Characterization:
         written is a one-line error naming it (:func:`o2ksim.validation.writable_dir`)."""
         d = writable_dir(out_dir, "characterize --out")
         written = []
-        s = pd.DataFrame({"measure": list(self.summary), "value": list(self.summary.values())})
-        tables = {"summary": s, **self.tables}
-        for name, t in tables.items():
-            path = d / f"{name}.csv"
+        for name, t in self.table_files().items():
+            path = d / name
             with atomic_path(path) as tmp:
                 t.to_csv(tmp, index=False)
             written.append(path)
         return written
+
+    def table_files(self) -> dict[str, pd.DataFrame]:
+        """File name (``summary.csv`` first, then one ``NAME.csv`` per table) -> its table:
+        what :meth:`save` writes, and what ``o2ksim characterize --out`` stages and commits
+        with the figures (each name one of :data:`TABLE_FILES`)."""
+        s = pd.DataFrame({"measure": list(self.summary), "value": list(self.summary.values())})
+        return {f"{name}.csv": t for name, t in {"summary": s, **self.tables}.items()}
 
 
 def _fmt(v: Any) -> str:
