@@ -364,8 +364,9 @@ def writable_dir(path: str | os.PathLike[str], option: str) -> Path:
     not after the simulation.
     """
     out = Path(path)
+    option = f"{option} " if option else ""  # "" : the message names the folder alone
     if out.exists() and not out.is_dir():
-        raise O2KSimError(f"{option} {out}: exists and is not a directory")
+        raise O2KSimError(f"{option}{out}: exists and is not a directory")
     try:
         out.mkdir(parents=True, exist_ok=True)
         probe = out / f".o2ksim-write-test-{os.urandom(4).hex()}"
@@ -373,7 +374,7 @@ def writable_dir(path: str | os.PathLike[str], option: str) -> Path:
         probe.unlink()
     except OSError as exc:
         raise O2KSimError(
-            f"{option} {out}: cannot write there ({exc.strerror or exc})"
+            f"{option}{out}: cannot write there ({exc.strerror or exc})"
         ) from None
     return out
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 from pathlib import Path
 
 from o2ksim.errors import O2KSimError
 from o2ksim.report.html import write_report
 from o2ksim.report.prediction import is_prediction_dir
+from o2ksim.run.outfiles import Signalled, claim, interrupts_end
 from o2ksim.validation import output_folder
 
 HELP = "write the HTML report (figures, tables, scenario, versions) of a results directory"
@@ -23,7 +25,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out",
         metavar="DIR",
-        help="where to write report.html, figures/ and tables/ (default RESULTS_DIR/report)",
+        help="where to write report.html, figures/ and tables/ (default RESULTS_DIR/report), "
+        "replacing the three of an earlier report there; written whole or not at all",
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     parser.set_defaults(func=run)
@@ -53,14 +56,30 @@ def results_dir_of(path: str, command: str) -> tuple[Path, Path | None]:
 
 
 def run(args: argparse.Namespace) -> int:
+    """``o2ksim report``: the report is built aside and committed as a whole, replacing the
+    earlier report (:func:`~o2ksim.report.html.write_report`); a failure or SIGINT/SIGTERM
+    leaves the earlier one untouched, in one line."""
     results, run_out = results_dir_of(args.results, "report")
     out = args.out if args.out is not None or run_out is None else run_out / "report"
-    if args.out is None:
-        page = write_report(results, out)
-    else:  # a file in the way or an unwritable place: one line, before the work; a folder
-        # made for the report is removed again if the report then fails
-        with output_folder(args.out, "--out"):
-            page = write_report(results, out)
+    written: list[Path] = []
+
+    def said(exc: Signalled) -> str:
+        if written or exc.committed:
+            return f"interrupted by {exc} after the report was written to {out}/"
+        return (
+            f"interrupted by {exc}; nothing new was written to {out}/ "
+            "(an earlier report there is untouched)"
+        )
+
+    # `o2ksim run --out DIR`'s folder is held against a run writing into it meanwhile
+    held = claim(run_out, "") if run_out is not None else contextlib.nullcontext()
+    with interrupts_end(said), held:
+        if args.out is None:
+            written.append(write_report(results, out))
+        else:  # a file in the way or an unwritable place: one line, before the work; a
+            # folder made for the report is removed again if the report then fails
+            with output_folder(args.out, "--out"):
+                written.append(write_report(results, out))
     if not args.quiet:
-        print(f"report: {page}")
+        print(f"report: {written[0]}")
     return 0

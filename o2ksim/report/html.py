@@ -47,6 +47,7 @@ from typing import Any
 
 import pandas as pd
 
+from o2ksim.errors import InputError, O2KSimError
 from o2ksim.experiments.scenario import RunSpec
 from o2ksim.experiments.store import (
     Results,
@@ -56,20 +57,23 @@ from o2ksim.experiments.store import (
     write_table,
 )
 from o2ksim.experiments.workers import outcome_of
-from o2ksim.files import atomic_path
 from o2ksim.report.gather import MAX_PANELS, Gathered, gather
 from o2ksim.report.page import SECTIONS, PageContext, add_section, build_page
 from o2ksim.report.prediction import is_prediction_dir, write_prediction_report
 from o2ksim.report.tables import ranking, rankings, runs_table, verdict
+from o2ksim.run.outfiles import Staging, claim
 from o2ksim.run.results import write_json
+from o2ksim.validation import output_folder
 
 __all__ = [
     "MAX_PANELS",
+    "REPORT_FILES",
     "SECTIONS",
     "Gathered",
     "PageContext",
     "add_section",
     "build_page",
+    "build_report",
     "gather",
     "make_figures",
     "ranking",
@@ -231,7 +235,12 @@ def write_result_report(
     )
     store_outcome(results_dir, run, outcome_of(run.run_id, result, result.stats.wall_seconds))
     write_table(results_dir, summary_table(results_dir, [run]))
-    return write_report(results_dir, out / "report")
+    # written straight into out/report: the caller (o2ksim run --report) stages ``out``
+    return build_report(load_results(results_dir), out / "report")
+
+
+REPORT_FILES = ("report.html", "figures", "tables")
+"""What a report folder holds: a new report replaces all three (:func:`write_report`)."""
 
 
 def write_report(
@@ -239,12 +248,53 @@ def write_report(
 ) -> Path:
     """Write ``report.html`` (+ ``figures/*.png``, ``*.svg`` and ``tables/*.csv``); returns its path.
 
-    ``out_dir`` defaults to ``RESULTS_DIR/report``.
+    ``out_dir`` defaults to ``RESULTS_DIR/report``.  The report is built aside and committed
+    as a whole (:mod:`o2ksim.run.outfiles`): the folder is claimed (a second report into it
+    is refused), ``report.html``, ``figures/`` and ``tables/`` are written into a temporary
+    folder in it and then renamed in together (``report.html`` last), replacing the earlier
+    report's three entirely.  A failure (a full disk) or an interrupt leaves the folder as it
+    was -- and no folder when it was made for this report.
     """
     if is_prediction_dir(results_dir):  # an `o2ksim predict` directory: the prediction page
         return write_prediction_report(results_dir, out_dir)
     results = load_results(results_dir)
     out = Path(out_dir) if out_dir is not None else Path(results_dir) / "report"
+    with (
+        output_folder(out, ""),  # a folder made here is removed again if the report fails
+        claim(out, option="", sweep_folder_ok=True),
+        Staging(out, family=REPORT_FILES, last="report.html", kind="report", sweep_folder_ok=True)
+        as staged,
+    ):
+        tmp = staged.scratch(*REPORT_FILES)
+        try:
+            page = build_report(results, tmp)
+            page.write_text(page.read_text().replace(str(tmp), str(out)))  # where it will be
+            staged.commit()
+        except (OSError, InputError) as exc:
+            cause = _write_failure(exc, tmp)
+            if cause is None:
+                raise
+            raise O2KSimError(
+                f"{out}: cannot write the report ({cause.strerror or cause}); nothing new was "
+                "written there"
+            ) from None
+    return out / "report.html"
+
+
+def _write_failure(exc: Exception, tmp: Path) -> OSError | None:
+    """The ``OSError`` of a write into the staged folder ``tmp``: raised as such, or as the
+    one-line error of :func:`o2ksim.files.atomic_path` (a figure) naming a file in it."""
+    if isinstance(exc, OSError):
+        return exc
+    if isinstance(exc, InputError) and (exc.path or "").startswith(str(tmp)):
+        return exc.__context__ if isinstance(exc.__context__, OSError) else OSError(exc.reason)
+    return None
+
+
+def build_report(results: Results, out: Path) -> Path:
+    """The report of ``results`` written straight into ``out`` (report.html, figures/,
+    tables/); :func:`write_report` makes it whole, ``o2ksim run --report`` stages it with
+    the run.  Returns the page's path."""
     out.mkdir(parents=True, exist_ok=True)
     g = gather(results)
     figs = make_figures(g, out / "figures", results) if len(g.table) else {}
@@ -253,7 +303,7 @@ def write_report(
     if len(g.table):
         pd.concat(
             [r.assign(level=label) for label, r in rankings(g)], ignore_index=True
-        ).pipe(_write_csv, tables / "ranking.csv")
+        ).to_csv(tables / "ranking.csv", index=False)
     for name, frame in (
         ("runtime_groups", g.runtime),
         ("runtime_groups_mean_ci", g.runtime_mean),
@@ -269,16 +319,8 @@ def write_report(
         ("class_groups", g.classes),
     ):
         if len(frame):
-            _write_csv(frame, tables / f"{name}.csv")
-    _write_csv(runs_table(results), tables / "runs.csv")
+            frame.to_csv(tables / f"{name}.csv", index=False)
+    runs_table(results).to_csv(tables / "runs.csv", index=False)
     page = out / "report.html"
-    with atomic_path(page) as tmp:  # the page last, and whole: a full disk leaves the old one
-        tmp.write_text(build_page(results, g, figs))
+    page.write_text(build_page(results, g, figs))
     return page
-
-
-def _write_csv(frame: pd.DataFrame, path: Path) -> None:
-    """One table of the report, written whole or not at all."""
-    with atomic_path(path) as tmp:
-        frame.to_csv(tmp, index=False)
-

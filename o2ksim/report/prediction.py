@@ -14,6 +14,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 
+from o2ksim.files import atomic_path
 from o2ksim.prediction.model import load_clm
 from o2ksim.prediction.page import prediction_page, write_prediction_page
 
@@ -54,7 +55,9 @@ def write_prediction_report(
     )
     fig = src / "fig4.png"
     if fig.exists() and out.resolve() != src.resolve():
-        shutil.copyfile(fig, out / "fig4.png")
+        with atomic_path(out / "fig4.png") as tmp:  # each file whole or not at all
+            shutil.copyfile(fig, tmp)
     path = out / "prediction.html"
-    path.write_text(prediction_page(result, out / "fig4.png"))
+    with atomic_path(path) as tmp:
+        tmp.write_text(prediction_page(result, out / "fig4.png"))
     return path
