@@ -16,6 +16,7 @@ from o2ksim.experiments.expected import compare_expected, expected_path, write_e
 from o2ksim.experiments.scenario import available_scenarios, load_scenario
 from o2ksim.experiments.sweep import check_windows, perfect_estimates_notes, run_sweep
 from o2ksim.report.html import write_report
+from o2ksim.run.outfiles import Signalled, interrupts_end
 from o2ksim.validation import check_dask_address, output_folder
 
 if TYPE_CHECKING:
@@ -134,6 +135,29 @@ def _no_action(parser: argparse.ArgumentParser) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    """``o2ksim scenario run``: SIGINT/SIGTERM end it in one line that says what is stored
+    (each finished run is, whole; the sweep resumes from them), exit 128 + signal number."""
+    stage: dict[str, Path] = {}
+
+    def said(exc: Signalled) -> str:
+        out = stage.get("out")
+        if out is None:
+            return f"interrupted by {exc}; nothing was written"
+        if "report" in stage:
+            return (
+                f"interrupted by {exc} while writing the report; the runs are stored in {out}/, "
+                f"nothing new was written to {stage['report']}/ (`o2ksim report {out}` writes it)"
+            )
+        return (
+            f"interrupted by {exc}; the runs finished before it are stored in {out}/, the "
+            "others are not: run the same command again to resume (finished runs are kept)"
+        )
+
+    with interrupts_end(said):
+        return _cmd_run(args, stage)
+
+
+def _cmd_run(args: argparse.Namespace, stage: dict[str, Path]) -> int:
     if args.workers is not None and args.workers < 1:
         raise O2KSimError("--workers must be at least 1")
     if args.scheduler and args.workers is not None:
@@ -143,6 +167,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     sc = load_scenario(args.scenario, reduced=args.reduced)
     out = Path(args.out) if args.out else sc.default_out_dir()
     check_windows(sc)  # a window that selects nothing: refused before the folder is made
+    stage["out"] = out
     for note in [] if args.quiet else perfect_estimates_notes(sc):
         print(f"o2ksim: warning: {note}", file=sys.stderr)
     say = (lambda _m: None) if args.quiet else (lambda m: print(m, flush=True))
@@ -185,7 +210,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     want_report = sc.outputs.get("report", True) if args.report is None else args.report
     if want_report and (res.table["status"] == "ok").any():
-        try:
+        stage["report"] = out / "report"
+        try:  # built aside and committed whole: a failure leaves the earlier report, or none
             page = write_report(out)
         except O2KSimError as exc:  # a full disk: the runs are stored, only the page is missing
             raise O2KSimError(

@@ -238,10 +238,20 @@ def run_pool(
                         run.run_id, "failed", {}, math.nan, error=f"worker process died: {exc}\n"
                     )
                 finished(run, outcome)
-    except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
+    except BaseException:  # an interrupt, a full disk: the sweep stops now
+        stop_pool(pool)
         raise
     pool.shutdown(wait=True)
+
+
+def stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Stop a sweep's pool without waiting for the runs under way: their outcomes would not be
+    stored, and an interrupted sweep (SIGTERM to the coordinator alone) would otherwise wait
+    for them before it ends.  The workers are terminated; the queued runs are cancelled."""
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        with contextlib.suppress(Exception):  # already gone
+            proc.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 def watch_coordinator(pid: int, period: float = 0.5) -> None:
