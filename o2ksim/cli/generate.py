@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from o2ksim.errors import O2KSimError
 from o2ksim.files import parent_folder
 from o2ksim.run.checks import MACHINE_LABEL
+from o2ksim.run.outfiles import Signalled, interrupts_end
 from o2ksim.validation import check_span_option
 from o2ksim.workloads import models
 from o2ksim.workloads.reshape import offered_load, scale_load
@@ -85,6 +86,23 @@ def _start(text: str | None) -> int | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """``o2ksim generate``: the trace is written whole or not at all
+    (:func:`o2ksim.files.atomic_path`); SIGINT/SIGTERM end it in one line, exit 128 + signal."""
+    args.written = False
+
+    def said(exc: Signalled) -> str:
+        if args.written:
+            return f"interrupted by {exc} after {args.out} was written"
+        return (
+            f"interrupted by {exc}; nothing was written to {args.out} "
+            "(an earlier file there is untouched)"
+        )
+
+    with interrupts_end(said):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     parent_folder(args.out, "--out")  # refused before the workload is generated
     if args.load is not None and not args.load > 0:
         raise O2KSimError(f"--load must be positive, got {args.load}")
@@ -124,6 +142,7 @@ def run(args: argparse.Namespace) -> int:
         trace.header.extra[MACHINE_LABEL] = "o2k"
     try:
         write_swf(trace, args.out)
+        args.written = True
     except OSError as exc:
         raise O2KSimError(f"{args.out}: cannot write: {exc.strerror or exc}") from None
     procs = trace.header.max_procs
