@@ -28,7 +28,8 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from typing import Any
+from multiprocessing.context import BaseContext
+from typing import Any, cast
 
 import cloudpickle
 import pandas as pd
@@ -215,10 +216,10 @@ def run_pool(
     """Run ``todo`` in ``n_workers`` local processes; ``finished(run, outcome)`` as each ends."""
     # forkserver: workers are forked from a clean server process, never from a
     # parent that may hold threads (a Dask client, a GUI) -- and start fast.
-    ctx = multiprocessing.get_context("forkserver")
+    ctx = _TrackedContext(multiprocessing.get_context("forkserver"))
     pool = ProcessPoolExecutor(
         max_workers=n_workers,
-        mp_context=ctx,
+        mp_context=cast(BaseContext, ctx),  # a BaseContext in all but its class
         initializer=_init_worker,
         initargs=(pack_registrations(), os.getpid()),
     )
@@ -239,16 +240,38 @@ def run_pool(
                     )
                 finished(run, outcome)
     except BaseException:  # an interrupt, a full disk: the sweep stops now
-        stop_pool(pool)
+        stop_pool(pool, ctx.started)
         raise
     pool.shutdown(wait=True)
 
 
-def stop_pool(pool: ProcessPoolExecutor) -> None:
+class _TrackedContext:
+    """A multiprocessing context that keeps the worker processes it starts.
+
+    ``ProcessPoolExecutor`` has no public way to end its workers (``terminate_workers``
+    came in Python 3.14); a pool made with this context gives them to :func:`stop_pool`.
+    Everything else is the wrapped context's.
+    """
+
+    def __init__(self, ctx: Any) -> None:
+        self._ctx = ctx
+        self.started: list[Any] = []
+
+    def Process(self, *args: Any, **kwargs: Any) -> Any:  # named as the context names it
+        """The wrapped context's process (picklable, as the forkserver needs), kept."""
+        proc = self._ctx.Process(*args, **kwargs)
+        self.started.append(proc)
+        return proc
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ctx, name)
+
+
+def stop_pool(pool: ProcessPoolExecutor, workers: Sequence[Any]) -> None:
     """Stop a sweep's pool without waiting for the runs under way: their outcomes would not be
     stored, and an interrupted sweep (SIGTERM to the coordinator alone) would otherwise wait
     for them before it ends.  The workers are terminated; the queued runs are cancelled."""
-    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+    for proc in workers:
         with contextlib.suppress(Exception):  # already gone
             proc.terminate()
     pool.shutdown(wait=False, cancel_futures=True)
