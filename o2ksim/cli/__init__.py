@@ -26,6 +26,7 @@ from typing import NoReturn
 
 from o2ksim import __version__
 from o2ksim.errors import O2KSimError, PerfectEstimatesWarning, UnusedSeedWarning
+from o2ksim.run.outfiles import interrupts_end
 from o2ksim.validation import join_negative_values
 
 VALUE_OPTIONS = (
@@ -128,7 +129,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings.filterwarnings("ignore", category=PerfectEstimatesWarning)
     warnings.filterwarnings("ignore", category=UnusedSeedWarning)
     try:
-        return int(args.func(args) or 0)
+        # SIGTERM as SIGINT: the command's cleanups run (temporary files, staged folders) and
+        # it ends in one line, exit 128 + signal; a command that writes says what it kept
+        with interrupts_end(lambda signalled: f"interrupted by {signalled}"):
+            return int(args.func(args) or 0)
     except O2KSimError as exc:
         print(f"o2ksim: error: {one_line(str(exc))}", file=sys.stderr)
         return exc.exit_code
