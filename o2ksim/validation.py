@@ -55,6 +55,19 @@ MAX_RUNS = 100_000
 """Most runs one scenario may plan: each run stores a directory of results."""
 MAX_UNIX_TIME = 253402300799
 """``UnixStartTime`` of 9999-12-31 23:59:59 UTC, the last date Python can show."""
+MAX_JOBS_PER_DAY = 100_000
+"""Highest mean arrival rate of a workload model's parameter file (jobs a day; more than
+one a second, day and night): the logs the models come from have 30 to 400 jobs a day,
+and the busiest logs of the Parallel Workloads Archive a few thousand."""
+MAX_GENERATED_JOBS = 2_000_000
+"""Most jobs a generated workload may be expected to hold (rate x span): twice the O2K
+model's ten years (:data:`MAX_SPAN`), about 300 MB while it is built.  A higher rate
+over a long span is refused before a job is drawn, not when memory runs out."""
+MIN_LOAD, MAX_LOAD = 0.001, 100.0
+"""Range of the offered load ``generate --load`` scales a workload to: a hundred times what
+the machine can serve already queues without end, and beyond it the arrivals collapse into
+fractions of a second (``--load 1e40`` squeezed a month into 1e-41 days); below a thousandth
+the jobs hardly ever meet and a month of arrivals stretches over 80 years."""
 
 _BOOL_HINT = "a TOML boolean (true or false, without quotes)"
 
@@ -410,11 +423,15 @@ def check_dask_address(address: str) -> str:
 
 
 __all__ = [
+    "MAX_GENERATED_JOBS",
+    "MAX_JOBS_PER_DAY",
     "MAX_JOB_MEMORY_KB",
+    "MAX_LOAD",
     "MAX_RUNS",
     "MAX_SPAN",
     "MAX_TIME",
     "MIN_INTERVAL",
+    "MIN_LOAD",
     "check_bool",
     "check_count",
     "check_dask_address",

@@ -31,7 +31,9 @@ from o2ksim.validation import join_negative_values
 
 VALUE_OPTIONS = (
     "--interval", "--span", "--warmup", "--grace", "--seed", "--workers", "-j",
-    "--reservations", "--limit", "--jobs", "--procs", "--outage-min",
+    "--reservations", "--limit", "--jobs", "--procs", "--outage-min", "--load", "--start",
+    "--size-segments", "--threshold", "--trim", "--whole-queue-sample", "--max-events",
+    "--max-jobs",
 )  # fmt: skip
 """Options whose value may start with ``-``: ``--interval -5m`` reaches the
 option's parser (which refuses it with the reason) instead of argparse's

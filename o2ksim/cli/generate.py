@@ -9,7 +9,7 @@ from o2ksim.errors import O2KSimError
 from o2ksim.files import parent_folder
 from o2ksim.run.checks import MACHINE_LABEL
 from o2ksim.run.outfiles import Signalled, interrupts_end
-from o2ksim.validation import check_span_option
+from o2ksim.validation import MAX_LOAD, MAX_UNIX_TIME, MIN_LOAD, check_span_option, seed_value
 from o2ksim.workloads import models
 from o2ksim.workloads.reshape import offered_load, scale_load
 from o2ksim.workloads.swf import write_swf
@@ -46,7 +46,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--seed",
-        type=int,
+        type=seed_value,
         default=0,
         help="random seed (default 0); the same seed gives the same file",
     )
@@ -55,9 +55,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--load",
-        type=float,
         metavar="RHO",
-        help="scale interarrival times so that the offered load is RHO (G§4)",
+        help=f"scale interarrival times so that the offered load is RHO (G§4), from {MIN_LOAD:g} to {MAX_LOAD:g}",
     )
     parser.add_argument(
         "--start",
@@ -71,18 +70,35 @@ def _start(text: str | None) -> int | None:
     if text is None:
         return None
     try:
-        return int(text)
+        value = int(text)
     except ValueError:
-        pass
-    try:
-        when = datetime.fromisoformat(text.strip())
-    except ValueError:
+        try:
+            when = datetime.fromisoformat(text.strip())
+        except ValueError:
+            raise O2KSimError(
+                f"--start: '{text}' is neither Unix seconds nor a date like 2000-01-03"
+            ) from None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        value = int(when.timestamp())
+    if not -MAX_UNIX_TIME <= value <= MAX_UNIX_TIME:  # o2ksim's SWF reader refuses the header
         raise O2KSimError(
-            f"--start: '{text}' is neither Unix seconds nor a date like 2000-01-03"
-        ) from None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return int(when.timestamp())
+            f"--start {text}: at most {MAX_UNIX_TIME} (9999-12-31 23:59:59 UTC) either side of 1970"
+        )
+    return value
+
+
+def _load(text: str | None) -> float | None:
+    """``--load``: an offered load from :data:`MIN_LOAD` to :data:`MAX_LOAD`."""
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise O2KSimError(f"--load {text}: not a number (e.g. 0.8)") from None
+    if not MIN_LOAD <= value <= MAX_LOAD:  # NaN too
+        raise O2KSimError(f"--load {text}: must be from {MIN_LOAD:g} to {MAX_LOAD:g} (a share of the machine)")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -104,8 +120,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     parent_folder(args.out, "--out")  # refused before the workload is generated
-    if args.load is not None and not args.load > 0:
-        raise O2KSimError(f"--load must be positive, got {args.load}")
+    load_target = _load(args.load)
     try:
         span = models.parse_span(args.span) if isinstance(args.span, str) else args.span
     except O2KSimError as exc:
@@ -136,8 +151,11 @@ def _run(args: argparse.Namespace) -> int:
     )
     if len(trace.jobs) == 0:
         raise O2KSimError("the model generated no jobs for this span; use a longer --span")
-    if args.load is not None:
-        trace = scale_load(trace, args.load)
+    if load_target is not None:
+        try:
+            trace = scale_load(trace, load_target)
+        except O2KSimError as exc:
+            raise O2KSimError(f"--load {args.load}: {exc}") from None
     if args.model == "o2k":  # `o2ksim run --trace` then runs it on the O2K's hosts
         trace.header.extra[MACHINE_LABEL] = "o2k"
     try:

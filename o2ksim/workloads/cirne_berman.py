@@ -63,6 +63,7 @@ import numpy as np
 import pandas as pd
 
 from o2ksim.errors import O2KSimError
+from o2ksim.validation import MAX_JOBS_PER_DAY, MAX_PROCS, MAX_TIME
 from o2ksim.workloads.cirne_berman_arrivals import (
     MINUTES,
     arrival_shape,
@@ -92,9 +93,12 @@ from o2ksim.workloads.synthetic import streams, synthetic_trace
 
 __all__ = [
     "KILLED_WITHIN",
+    "MAX_CB_PROCS",
     "MINUTES",
     "PARTITION_METHODS",
+    "RATE_FIELD",
     "arrival_shape",
+    "expected_jobs",
     "fit",
     "fit_arrivals",
     "fit_partition",
@@ -112,6 +116,15 @@ __all__ = [
 
 _STREAMS = ("arrivals", "partition", "requested", "accuracy", "cancel")
 
+MAX_CB_PROCS = 2**20
+"""Largest machine (``machine.procs``, ``partition.max``) of a Cirne-Berman parameter file:
+the generator holds the size distribution over every size from 1 to the machine (2**20
+sizes take half a second and 60 MB; the four logs of C Table 1 have 100 to 1,024
+processors)."""
+MIN_GAMMA, MAX_GAMMA = 1e-3, 1e3
+"""Bounds of the accuracy's gamma shape ``alpha`` and scale ``beta`` (C§7.1, Table 9 has
+0.4 to 0.7 and 0.9 to 1.9): beyond them the inverse gamma of the copula loses every digit."""
+
 
 def validate(
     raw: Mapping[str, Any], source: str | Path = "<cirne-berman parameters>"
@@ -119,37 +132,46 @@ def validate(
     """Check a Cirne-Berman parameter mapping; raises :class:`ConfigError` with the field path."""
     ch = Checker(source)
     p: dict[str, Any] = {"model": "cirne-berman", "site": str(raw.get("site", "custom"))}
-    m = ch.get(raw, "machine", "machine")
+    m = ch.table(raw, "machine", "machine")
     p["machine"] = {
-        "procs": int(ch.number(m, "procs", "machine.procs", lo=1)),
+        "procs": ch.count(m, "procs", "machine.procs", hi=MAX_CB_PROCS),
         "computer": str(m.get("computer", "synthetic (Cirne-Berman model)")),
     }
-    a = ch.get(raw, "arrival", "arrival")
+    a = ch.table(raw, "arrival", "arrival")
     coef = ch.numbers(a, "coefficients", "arrival.coefficients")
     p["arrival"] = {
-        "jobs_per_day": ch.number(a, "jobs_per_day", "arrival.jobs_per_day", lo=0, lo_open=True),
+        "jobs_per_day": ch.number(
+            a, "jobs_per_day", "arrival.jobs_per_day", lo=0, lo_open=True, hi=MAX_JOBS_PER_DAY
+        ),
         "coefficients": coef,
     }
-    shape = arrival_shape(coef)
+    with np.errstate(over="ignore", invalid="ignore"):
+        shape = arrival_shape(coef)
+    if not np.all(np.isfinite(shape)) or not np.isfinite(shape.sum()):
+        raise ch.fail("arrival.coefficients", "the polynomial overflows (a coefficient is too large)")
     if not np.any(shape > 0):
         raise ch.fail("arrival.coefficients", "the polynomial is not positive anywhere in the day")
-    c = ch.get(raw, "cancellation", "cancellation")
+    c = ch.table(raw, "cancellation", "cancellation")
+    lag_chi, lag_rho = ch.uniform_log(
+        c, "cancellation", "lag_chi", "lag_rho", base=2.0, top=MAX_TIME, unit="seconds"
+    )
     p["cancellation"] = {
         "probability": ch.number(c, "probability", "cancellation.probability", lo=0, hi=1),
-        "lag_chi": ch.number(c, "lag_chi", "cancellation.lag_chi", lo=0, lo_open=True),
-        "lag_rho": ch.number(c, "lag_rho", "cancellation.lag_rho"),
+        "lag_chi": lag_chi,
+        "lag_rho": lag_rho,
     }
-    pa = ch.get(raw, "partition", "partition")
+    pa = ch.table(raw, "partition", "partition")
+    chi, rho = ch.uniform_log(pa, "partition", "chi", "rho", base=2.0, top=MAX_PROCS, unit="processors")
     p["partition"] = {
-        "chi": ch.number(pa, "chi", "partition.chi", lo=0, lo_open=True),
-        "rho": ch.number(pa, "rho", "partition.rho", hi=1.0),
+        "chi": chi,
+        "rho": rho,
         "power_of_two": ch.number(pa, "power_of_two", "partition.power_of_two", lo=0, hi=1),
     }
     if pa.get("max") is not None:
-        p["partition"]["max"] = int(ch.number(pa, "max", "partition.max", lo=1))
+        p["partition"]["max"] = ch.count(pa, "max", "partition.max", hi=MAX_CB_PROCS)
     if pa.get("knots_procs") is not None or pa.get("knots_cdf") is not None:
-        kx = ch.numbers(pa, "knots_procs", "partition.knots_procs", lo=1)
-        kf = ch.numbers(pa, "knots_cdf", "partition.knots_cdf", n=len(kx), lo=0)
+        kx = ch.numbers(pa, "knots_procs", "partition.knots_procs", lo=1, hi=MAX_PROCS)
+        kf = ch.numbers(pa, "knots_cdf", "partition.knots_cdf", n=len(kx), lo=0, hi=1)
         if len(kx) < 2:
             raise ch.fail("partition.knots_procs", "needs at least two knots")
         if any(b <= a for a, b in itertools.pairwise(kx)):
@@ -158,22 +180,31 @@ def validate(
             raise ch.fail("partition.knots_cdf", "must be strictly increasing and end at 1")
         p["partition"]["knots_procs"] = kx
         p["partition"]["knots_cdf"] = kf
-    r = ch.get(raw, "requested_time", "requested_time")
-    p["requested_time"] = {
-        "chi": ch.number(r, "chi", "requested_time.chi", lo=0, lo_open=True),
-        "rho": ch.number(r, "rho", "requested_time.rho", hi=1.0),
-    }
-    ac = ch.get(raw, "accuracy", "accuracy")
+    r = ch.table(raw, "requested_time", "requested_time")
+    rq_chi, rq_rho = ch.uniform_log(
+        r, "requested_time", "chi", "rho", base=2.0, top=MAX_TIME, unit="seconds"
+    )
+    p["requested_time"] = {"chi": rq_chi, "rho": rq_rho}
+    ac = ch.table(raw, "accuracy", "accuracy")
     p["accuracy"] = {
-        "alpha": ch.number(ac, "alpha", "accuracy.alpha", lo=0, lo_open=True),
-        "beta": ch.number(ac, "beta", "accuracy.beta", lo=0, lo_open=True),
+        "alpha": ch.number(ac, "alpha", "accuracy.alpha", lo=MIN_GAMMA, hi=MAX_GAMMA),
+        "beta": ch.number(ac, "beta", "accuracy.beta", lo=MIN_GAMMA, hi=MAX_GAMMA),
     }
     if ac.get("correlation") is not None:
-        r = ch.number(ac, "correlation", "accuracy.correlation", lo=-1, hi=1)
-        if abs(r) >= 1:
+        corr = ch.number(ac, "correlation", "accuracy.correlation", lo=-1, hi=1)
+        if abs(corr) >= 1:
             raise ch.fail("accuracy.correlation", "must lie strictly between -1 and 1")
-        p["accuracy"]["correlation"] = r
+        p["accuracy"]["correlation"] = corr
     return p
+
+
+RATE_FIELD = "arrival.jobs_per_day"
+"""The field a refused job count names (:func:`o2ksim.workloads.models.generate`)."""
+
+
+def expected_jobs(params: Mapping[str, Any], span: float, start_time: int) -> float:
+    """Expected number of jobs in ``[0, span)`` (the daily cycle averages to ``jobs_per_day``)."""
+    return float(params["arrival"]["jobs_per_day"]) * span / 86400.0
 
 
 def generate_jobs(

@@ -36,13 +36,14 @@ import pandas as pd
 
 from o2ksim.errors import O2KSimError
 from o2ksim.prediction.model import ALL, fit_clm, select_jobs
+from o2ksim.validation import MAX_JOBS_PER_DAY, MAX_PROCS, MAX_TIME
 from o2ksim.workloads.distributions import uniform_log_ls
 from o2ksim.workloads.params import Checker
 from o2ksim.workloads.reshape import trace_span
 from o2ksim.workloads.swf import Trace
 from o2ksim.workloads.synthetic import streams, synthetic_trace
 
-__all__ = ["class_bounds", "fit", "generate", "generate_jobs", "truncated_uniform_log", "validate"]
+__all__ = ["RATE_FIELD", "class_bounds", "expected_jobs", "fit", "generate", "generate_jobs", "truncated_uniform_log", "validate"]
 
 _STREAMS = ("arrivals", "class", "lifetime", "size")
 
@@ -51,25 +52,26 @@ def validate(raw: Mapping[str, Any], source: str | Path = "<downey parameters>")
     """Check a Downey parameter mapping; raises :class:`ConfigError` with the field path."""
     ch = Checker(source)
     p: dict[str, Any] = {"model": "downey", "site": str(raw.get("site", "custom"))}
-    m = ch.get(raw, "machine", "machine")
-    p["machine"] = {
-        "procs": int(ch.number(m, "procs", "machine.procs", lo=1)),
-        "computer": str(m.get("computer", "synthetic (Downey model)")),
-    }
-    a = ch.get(raw, "arrival", "arrival")
+    m = ch.table(raw, "machine", "machine")
+    procs = ch.count(m, "procs", "machine.procs")
+    p["machine"] = {"procs": procs, "computer": str(m.get("computer", "synthetic (Downey model)"))}
+    a = ch.table(raw, "arrival", "arrival")
     p["arrival"] = {
-        "jobs_per_day": ch.number(a, "jobs_per_day", "arrival.jobs_per_day", lo=0, lo_open=True)
+        "jobs_per_day": ch.number(
+            a, "jobs_per_day", "arrival.jobs_per_day", lo=0, lo_open=True, hi=MAX_JOBS_PER_DAY
+        )
     }
-    lt = ch.get(raw, "lifetime", "lifetime")
-    p["lifetime"] = {"max_s": ch.number(lt, "max_s", "lifetime.max_s", lo=1)}
-    cs = ch.get(raw, "cluster_size", "cluster_size")
+    lt = ch.table(raw, "lifetime", "lifetime")
+    p["lifetime"] = {"max_s": ch.number(lt, "max_s", "lifetime.max_s", lo=1, hi=MAX_TIME)}
+    cs = ch.table(raw, "cluster_size", "cluster_size")
+    beta1, beta0 = ch.uniform_log(
+        cs, "cluster_size", "beta1", "beta0", base=math.e, top=MAX_PROCS, unit="processors"
+    )
     p["cluster_size"] = {
-        "beta0": ch.number(cs, "beta0", "cluster_size.beta0", hi=1.0),
-        "beta1": ch.number(cs, "beta1", "cluster_size.beta1", lo=0, lo_open=True),
-        "min": int(ch.number(cs, "min", "cluster_size.min", lo=1)) if "min" in cs else 2,
-        "max": int(ch.number(cs, "max", "cluster_size.max", lo=1))
-        if "max" in cs
-        else p["machine"]["procs"],
+        "beta0": beta0,
+        "beta1": beta1,
+        "min": ch.count(cs, "min", "cluster_size.min", hi=procs) if "min" in cs else min(2, procs),
+        "max": ch.count(cs, "max", "cluster_size.max") if "max" in cs else procs,
     }
     classes = ch.get(raw, "class", "class")
     if not isinstance(classes, list) or not classes:
@@ -77,12 +79,15 @@ def validate(raw: Mapping[str, Any], source: str | Path = "<downey parameters>")
     out: list[dict[str, Any]] = []
     for i, c in enumerate(classes):
         f = f"class[{i}]"
+        if not isinstance(c, Mapping):
+            raise ch.fail(f, f"must be a [[class]] table, got {c!r:.40}")
+        beta1, beta0 = ch.uniform_log(c, f, "beta1", "beta0", base=math.e, top=MAX_TIME, unit="seconds")
         out.append(
             {
                 "name": str(c.get("name", f"class{i + 1}")),
                 "share": ch.number(c, "share", f + ".share", lo=0, hi=1),
-                "beta0": ch.number(c, "beta0", f + ".beta0", hi=1.0),
-                "beta1": ch.number(c, "beta1", f + ".beta1", lo=0, lo_open=True),
+                "beta0": beta0,
+                "beta1": beta1,
                 "sequential": bool(c.get("sequential", False)),
             }
         )
@@ -104,8 +109,8 @@ def _stages(ch: Checker, raw: Any, field: str) -> list[dict[str, float]]:
     stages = []
     for i, st in enumerate(raw):
         f = f"{field}[{i}]"
-        lo = ch.number(st, "min_s", f + ".min_s", lo=0, lo_open=True)
-        hi = ch.number(st, "max_s", f + ".max_s", lo=lo, lo_open=True)
+        lo = ch.number(st, "min_s", f + ".min_s", lo=0, lo_open=True, hi=MAX_TIME)
+        hi = ch.number(st, "max_s", f + ".max_s", lo=lo, lo_open=True, hi=MAX_TIME)
         stages.append(
             {"min_s": lo, "max_s": hi, "share": ch.number(st, "share", f + ".share", lo=0, hi=1)}
         )
@@ -115,6 +120,15 @@ def _stages(ch: Checker, raw: Any, field: str) -> list[dict[str, float]]:
     for st in stages:
         st["share"] /= total
     return stages
+
+
+RATE_FIELD = "arrival.jobs_per_day"
+"""The field a refused job count names (:func:`o2ksim.workloads.models.generate`)."""
+
+
+def expected_jobs(params: Mapping[str, Any], span: float, start_time: int) -> float:
+    """Expected number of jobs in ``[0, span)``: Poisson arrivals at ``jobs_per_day``."""
+    return float(params["arrival"]["jobs_per_day"]) * span / 86400.0
 
 
 def multistage_uniform_log(

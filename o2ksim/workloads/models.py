@@ -43,6 +43,13 @@ from o2ksim import __version__
 from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.o2k_classes import TABLE6_MONTHS
 from o2ksim.registry import Registry
+from o2ksim.validation import (
+    MAX_GENERATED_JOBS,
+    MAX_UNIX_TIME,
+    check_number,
+    check_seed,
+    check_span_option,
+)
 from o2ksim.workloads.params import (
     DEFAULT_START_TIME,
     Checker,
@@ -250,19 +257,51 @@ def generate(
     seed, span and the full parameters (``extra["O2KSimParams"]``, JSON).
     """
     m = _canonical(model)
-    span_s = parse_span(span)
+    span_s = check_span_option(parse_span(span), "span", warmup=False)
     try:
         seed_i = int(seed)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise O2KSimError(f"seed must be an integer, got '{seed}'") from None
     if seed_i < 0:
         raise O2KSimError(f"seed must be non-negative, got {seed_i}")
+    check_seed(seed_i, "generate")
     p, source = load_params(m, params, overrides=overrides)
-    start = DEFAULT_START_TIME if start_time is None else int(start_time)
-    trace = model_module(m).generate(p, span=span_s, seed=seed_i, start_time=start)
+    start = DEFAULT_START_TIME if start_time is None else check_start_time(start_time, "start_time")
+    module = model_module(m)
+    _check_job_count(module, p, source, span_s, start)
+    trace = module.generate(p, span=span_s, seed=seed_i, start_time=start)
     _stamp_header(trace.header, model=m, params=p, source=source, seed=seed_i, span=span_s)
     trace.source = f"{m}:{source}:seed={seed_i}"
     return trace
+
+
+def check_start_time(value: Any, option: str) -> int:
+    """A generated trace's ``UnixStartTime``: whole seconds within what o2ksim's own SWF
+    reader takes back (:data:`~o2ksim.validation.MAX_UNIX_TIME`, 9999-12-31 23:59:59 UTC)."""
+    return int(
+        check_number(
+            value, "generate", option, minimum=-MAX_UNIX_TIME, maximum=MAX_UNIX_TIME, integer=True
+        )
+    )
+
+
+def _check_job_count(
+    module: ModuleType, params: Mapping[str, Any], source: str, span: float, start: int
+) -> None:
+    """Refuse parameters whose span would need more than
+    :data:`~o2ksim.validation.MAX_GENERATED_JOBS` jobs (before one is drawn, not when the
+    memory runs out); a model module without ``expected_jobs`` is not checked."""
+    expected_jobs = getattr(module, "expected_jobs", None)
+    if expected_jobs is None:
+        return
+    expected = float(expected_jobs(params, span, start))
+    if not expected <= MAX_GENERATED_JOBS:
+        where = Path(source) if Path(source).is_file() else source  # a file: its line too
+        raise Checker(where).fail(
+            getattr(module, "RATE_FIELD", "arrival"),
+            f"{expected:.3g} jobs expected over {span / 86400:g} days, more than the "
+            f"{MAX_GENERATED_JOBS:,} a generated workload may hold; lower the rate or the span",
+        )
 
 
 def _stamp_header(

@@ -56,6 +56,7 @@ from o2ksim.errors import ConfigError
 from o2ksim.o2k_classes import CLASS_NAMES, KB_PER_MB, class_index
 from o2ksim.workloads.distributions import beta_params, hyperexp_sample
 from o2ksim.workloads.o2k_params import (
+    RATE_FIELD,
     arrival_intervals,
     expected_jobs,
     month_params,
@@ -66,6 +67,7 @@ from o2ksim.workloads.synthetic import streams, synthetic_trace
 
 __all__ = [
     "LSF_CLASSES",
+    "RATE_FIELD",
     "arrival_intervals",
     "expected_jobs",
     "generate",

@@ -19,11 +19,38 @@ import numpy as np
 
 from o2ksim.errors import ConfigError
 from o2ksim.o2k_classes import CLASS_NAMES, TABLE6, TABLE6_MONTHS
+from o2ksim.validation import MAX_JOB_MEMORY_KB, MAX_JOBS_PER_DAY, MAX_PROCS, MAX_TIME
 from o2ksim.workloads.params import Checker
 
-__all__ = ["arrival_intervals", "expected_jobs", "month_params", "validate"]
+__all__ = ["RATE_FIELD", "arrival_intervals", "expected_jobs", "month_params", "validate"]
 
 DAY = 86400.0
+RATE_FIELD = "arrivals.period"
+"""The field a refused job count names (:func:`o2ksim.workloads.models.generate`)."""
+
+# the limits of an O2K parameter file (docs/reference/refusals.md lists them with the reasons)
+MAX_MB = MAX_JOB_MEMORY_KB / 1024
+"""Largest memory (MB) a grid value or class bound may name: :data:`~o2ksim.validation.MAX_JOB_MEMORY_KB`."""
+MAX_GB = MAX_MB / 1024
+"""The same in GB (machine memory, peak memory cap): 8 EB."""
+MIN_INTERARRIVAL = DAY / MAX_JOBS_PER_DAY
+"""Shortest mean interarrival time of a period (0.864 s): :data:`~o2ksim.validation.MAX_JOBS_PER_DAY`."""
+MAX_CV = 100.0
+"""Largest coefficient of variation (interarrivals, ratios, memory); T§4.3-4.5 have 0.4 to 3.
+Beyond it the hyperexponential's branch probability rounds to 1 and its means to 0 or infinity."""
+MIN_CV = 1e-3
+"""Smallest CV of a ratio's part below 1 (a beta distribution): 0 divides by zero."""
+MAX_OVER_RATIO = 1e5
+"""Largest mean of a ratio above 1 (runtime / request, peak / requested memory); Tables 10-11
+have 1.1 to 516 (a job's peak memory 516 times its request).  The overrun limit and
+``peak_memory.max_gb`` cap what is drawn; this keeps the gamma draws finite."""
+MAX_SHAPE = 1000.0
+"""Largest ratio shape ``s`` of a class (r -> 1 - (1 - r)^s); the calibrated months have 0.3 to 4."""
+MAX_RATE_SCALE = 1000.0
+"""Largest ``arrivals.rate_scale`` (a month's sets have 0.6 to 1.5): the span's expected job count is
+checked against :data:`~o2ksim.validation.MAX_GENERATED_JOBS` as well."""
+MAX_DEDICATED_SCALE = 1000.0
+"""Largest ``dedicated.scale`` (the shipped set has 2): the chance is capped at 1 anyway."""
 
 
 def arrival_intervals(
@@ -102,7 +129,7 @@ def month_params(month: str, base: Mapping[str, Any], start_time: int) -> dict[s
 def _ratio_part(ch: Checker, rule: Mapping[str, Any], field: str) -> dict[str, float]:
     """Validate the <= 1 / > 1 description shared by ratio and peak-memory rules."""
     mu = ch.number(rule, "under_mean", f"{field}.under_mean", lo=0.0, hi=1.0, lo_open=True)
-    cv = ch.number(rule, "under_cv", f"{field}.under_cv", lo=0.0, lo_open=True)
+    cv = ch.number(rule, "under_cv", f"{field}.under_cv", lo=MIN_CV, hi=MAX_CV)
     if mu >= 1.0 or cv * cv * mu >= 1.0 - mu:
         raise ch.fail(
             f"{field}.under_cv", f"no distribution on (0, 1) has mean {mu:g} and CV {cv:g}"
@@ -110,8 +137,10 @@ def _ratio_part(ch: Checker, rule: Mapping[str, Any], field: str) -> dict[str, f
     share = ch.number(rule, "over_share", f"{field}.over_share", lo=0.0, hi=1.0)
     out = {"under_mean": mu, "under_cv": cv, "over_share": share, "over_mean": 1.0, "over_cv": 0.0}
     if share > 0:
-        out["over_mean"] = ch.number(rule, "over_mean", f"{field}.over_mean", lo=1.0, lo_open=True)
-        out["over_cv"] = ch.number(rule, "over_cv", f"{field}.over_cv", lo=0.0)
+        out["over_mean"] = ch.number(
+            rule, "over_mean", f"{field}.over_mean", lo=1.0, lo_open=True, hi=MAX_OVER_RATIO
+        )
+        out["over_cv"] = ch.number(rule, "over_cv", f"{field}.over_cv", lo=0.0, hi=MAX_CV)
     return out
 
 
@@ -123,20 +152,20 @@ def validate(raw: Mapping[str, Any], source: str | Path = "<o2k parameters>") ->
     """
     ch = Checker(source)
     p: dict[str, Any] = {"model": "o2k", "name": str(raw.get("name", "o2k"))}
-    m = ch.get(raw, "machine", "machine")
+    m = ch.table(raw, "machine", "machine")
     p["machine"] = {
-        "procs": int(ch.number(m, "procs", "machine.procs", lo=1)),
-        "memory_gb": ch.number(m, "memory_gb", "machine.memory_gb", lo=0, lo_open=True),
+        "procs": ch.count(m, "procs", "machine.procs"),
+        "memory_gb": ch.number(m, "memory_gb", "machine.memory_gb", lo=0, lo_open=True, hi=MAX_GB),
         "computer": str(m.get("computer", "SGI Origin 2000")),
         "installation": str(m.get("installation", "NCSA (synthetic)")),
     }
-    lsf = ch.get(raw, "lsf", "lsf")
-    tl = ch.numbers(lsf, "time_limits_h", "lsf.time_limits_h", n=4, lo=0)
-    sp = ch.numbers(lsf, "size_procs", "lsf.size_procs", n=3, lo=1)
-    sm = ch.numbers(lsf, "size_mem_mb", "lsf.size_mem_mb", n=3, lo=0)
+    lsf = ch.table(raw, "lsf", "lsf")
+    tl = ch.numbers(lsf, "time_limits_h", "lsf.time_limits_h", n=4, lo=0, hi=MAX_TIME / 3600)
+    sp = ch.numbers(lsf, "size_procs", "lsf.size_procs", n=3, lo=1, hi=MAX_PROCS)
+    sm = ch.numbers(lsf, "size_mem_mb", "lsf.size_mem_mb", n=3, lo=0, hi=MAX_MB)
     p["lsf"] = {"time_limits_h": tl, "size_procs": sp, "size_mem_mb": sm}
 
-    a = ch.get(raw, "arrivals", "arrivals")
+    a = ch.table(raw, "arrivals", "arrivals")
     periods = ch.get(a, "period", "arrivals.period")
     if not isinstance(periods, list) or not periods:
         raise ch.fail("arrivals.period", "needs at least one [[arrivals.period]]")
@@ -156,24 +185,24 @@ def validate(raw: Mapping[str, Any], source: str | Path = "<o2k parameters>") ->
                 "days": days,
                 "start_hour": sh,
                 "end_hour": eh,
-                "mean_s": ch.number(per, "mean_s", f + ".mean_s", lo=0, lo_open=True),
-                "cv": ch.number(per, "cv", f + ".cv", lo=1.0),
+                "mean_s": ch.number(per, "mean_s", f + ".mean_s", lo=MIN_INTERARRIVAL, hi=MAX_TIME),
+                "cv": ch.number(per, "cv", f + ".cv", lo=1.0, hi=MAX_CV),
             }
         )
     p["arrivals"] = {"period": plist}
     if "rate_scale" in a:
         p["arrivals"]["rate_scale"] = ch.number(
-            a, "rate_scale", "arrivals.rate_scale", lo=0, lo_open=True
+            a, "rate_scale", "arrivals.rate_scale", lo=0, lo_open=True, hi=MAX_RATE_SCALE
         )
 
-    ded = ch.get(raw, "dedicated", "dedicated")
+    ded = ch.table(raw, "dedicated", "dedicated")
     inc = ded.get("include", False)
     if not isinstance(inc, bool):
         raise ch.fail("dedicated.include", f"must be true or false, got {inc!r}")
     p["dedicated"] = {
         "include": inc,
-        "scale": ch.number(ded, "scale", "dedicated.scale", lo=0),
-        "full_procs": ch.number(ded, "full_procs", "dedicated.full_procs", lo=1),
+        "scale": ch.number(ded, "scale", "dedicated.scale", lo=0, hi=MAX_DEDICATED_SCALE),
+        "full_procs": ch.number(ded, "full_procs", "dedicated.full_procs", lo=1, hi=MAX_PROCS),
     }
     if "classes" in raw:
         cl = raw["classes"]
@@ -183,14 +212,14 @@ def validate(raw: Mapping[str, Any], source: str | Path = "<o2k parameters>") ->
         if "month" in cl:
             p["classes"]["month"] = str(cl["month"])
 
-    pr = ch.get(raw, "processors", "processors")
+    pr = ch.table(raw, "processors", "processors")
     groups = ch.get(pr, "group", "processors.group")
     if not isinstance(groups, list) or not groups:
         raise ch.fail("processors.group", "needs at least one [[processors.group]]")
     glist: list[dict[str, Any]] = []
     for i, g in enumerate(groups):
         f = f"processors.group[{i}]"
-        vals = ch.numbers(g, "values", f + ".values", lo=1)
+        vals = ch.numbers(g, "values", f + ".values", lo=1, hi=MAX_PROCS)
         if any(v != int(v) for v in vals):
             raise ch.fail(f + ".values", "processor counts must be integers")
         glist.append(
@@ -208,8 +237,8 @@ def validate(raw: Mapping[str, Any], source: str | Path = "<o2k parameters>") ->
         g["probability"] /= total
     p["processors"] = {"group": glist}
 
-    mem = ch.get(raw, "memory", "memory")
-    grid = ch.numbers(mem, "grid_mb", "memory.grid_mb", lo=0)
+    mem = ch.table(raw, "memory", "memory")
+    grid = ch.numbers(mem, "grid_mb", "memory.grid_mb", lo=0, hi=MAX_MB)
     mg: list[dict[str, Any]] = []
     for i, g in enumerate(ch.get(mem, "group", "memory.group")):
         f = f"memory.group[{i}]"
@@ -219,8 +248,11 @@ def validate(raw: Mapping[str, Any], source: str | Path = "<o2k parameters>") ->
         mg.append(
             {
                 "procs": rng_[0],
-                "mean_gb": float(g.get("mean_gb", float("nan"))),
-                "cv": float(g.get("cv", float("nan"))),
+                # the table's statistics, for the reader (the grid's probabilities are the model)
+                "mean_gb": ch.number(g, "mean_gb", f + ".mean_gb", lo=0, hi=MAX_GB)
+                if "mean_gb" in g
+                else float("nan"),
+                "cv": ch.number(g, "cv", f + ".cv", lo=0, hi=MAX_CV) if "cv" in g else float("nan"),
                 "probabilities": ch.probabilities(
                     g, "probabilities", f + ".probabilities", n=len(grid)
                 ),
@@ -232,19 +264,19 @@ def validate(raw: Mapping[str, Any], source: str | Path = "<o2k parameters>") ->
             if not any(x["procs"][0] <= v <= x["procs"][1] for x in mg):
                 raise ch.fail("memory.group", f"no memory group covers P = {v}")
 
-    rt = ch.get(raw, "runtime", "runtime")
-    dflt = ch.numbers(rt, "default_s", "runtime.default_s", lo=1)
+    rt = ch.table(raw, "runtime", "runtime")
+    dflt = ch.numbers(rt, "default_s", "runtime.default_s", lo=1, hi=MAX_TIME)
     ranges = []
     for i, r in enumerate(ch.get(rt, "range", "runtime.range")):
         f = f"runtime.range[{i}]"
         ranges.append(
             {
                 "name": str(r.get("name", f"range{i}")),
-                "seconds": ch.numbers(r, "seconds", f + ".seconds", lo=1),
+                "seconds": ch.numbers(r, "seconds", f + ".seconds", lo=1, hi=MAX_TIME),
             }
         )
     dists = {}
-    for name, d in ch.get(rt, "dist", "runtime.dist").items():
+    for name, d in ch.table(rt, "dist", "runtime.dist").items():
         f = f"runtime.dist.{name}"
         dists[name] = {
             "default_share": ch.number(d, "default_share", f + ".default_share", lo=0, hi=1),
@@ -279,7 +311,7 @@ def validate(raw: Mapping[str, Any], source: str | Path = "<o2k parameters>") ->
         "cell": cells,
     }
 
-    ra = ch.get(raw, "ratio", "ratio")
+    ra = ch.table(raw, "ratio", "ratio")
     rules = []
     for i, r in enumerate(ch.get(ra, "rule", "ratio.rule")):
         f = f"ratio.rule[{i}]"
@@ -296,7 +328,9 @@ def validate(raw: Mapping[str, Any], source: str | Path = "<o2k parameters>") ->
     over = ra.get("overrun_limit_s", 3600)
     class_shape = [1.0] * len(CLASS_NAMES)
     if "class_shape" in ra:
-        class_shape = ch.numbers(ra, "class_shape", "ratio.class_shape", n=len(CLASS_NAMES), lo=0)
+        class_shape = ch.numbers(
+            ra, "class_shape", "ratio.class_shape", n=len(CLASS_NAMES), lo=0, hi=MAX_SHAPE
+        )
         if min(class_shape) <= 0:
             raise ch.fail("ratio.class_shape", "must hold numbers > 0 (1 leaves a class as is)")
     months: dict[str, dict[str, list[float]]] = {}
@@ -309,7 +343,9 @@ def validate(raw: Mapping[str, Any], source: str | Path = "<o2k parameters>") ->
             raise ch.fail(f, "must be a table with class_shape")
         if name not in TABLE6:
             raise ch.fail(f, f"no Table 6 month '{name}' (known: {', '.join(TABLE6_MONTHS)})")
-        shapes = ch.numbers(own, "class_shape", f + ".class_shape", n=len(CLASS_NAMES), lo=0)
+        shapes = ch.numbers(
+            own, "class_shape", f + ".class_shape", n=len(CLASS_NAMES), lo=0, hi=MAX_SHAPE
+        )
         if min(shapes) <= 0:
             raise ch.fail(f + ".class_shape", "must hold numbers > 0 (1 leaves a class as is)")
         months[name] = {"class_shape": shapes}
@@ -319,14 +355,14 @@ def validate(raw: Mapping[str, Any], source: str | Path = "<o2k parameters>") ->
         "class_shape": class_shape,
         "overrun_limit_s": None
         if over is False or over is None or over == -1
-        else ch.number(ra, "overrun_limit_s", "ratio.overrun_limit_s", lo=0),
-        "min_runtime_s": ch.number(ra, "min_runtime_s", "ratio.min_runtime_s", lo=0)
+        else ch.number(ra, "overrun_limit_s", "ratio.overrun_limit_s", lo=0, hi=MAX_TIME),
+        "min_runtime_s": ch.number(ra, "min_runtime_s", "ratio.min_runtime_s", lo=0, hi=MAX_TIME)
         if "min_runtime_s" in ra
         else 1.0,
         "rule": rules,
     }
 
-    pk = ch.get(raw, "peak_memory", "peak_memory")
+    pk = ch.table(raw, "peak_memory", "peak_memory")
     prules = []
     for i, r in enumerate(ch.get(pk, "rule", "peak_memory.rule")):
         f = f"peak_memory.rule[{i}]"
@@ -338,7 +374,7 @@ def validate(raw: Mapping[str, Any], source: str | Path = "<o2k parameters>") ->
         prule.update(_ratio_part(ch, r, f))
         prules.append(prule)
     p["peak_memory"] = {
-        "max_gb": ch.number(pk, "max_gb", "peak_memory.max_gb", lo=0, lo_open=True),
+        "max_gb": ch.number(pk, "max_gb", "peak_memory.max_gb", lo=0, lo_open=True, hi=MAX_GB),
         "rule": prules,
     }
     return p

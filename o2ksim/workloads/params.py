@@ -23,9 +23,31 @@ import numpy as np
 
 from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.files import write_atomically
+from o2ksim.validation import MAX_PROCS
+
+MAX_SLOPE = 1e6
+"""Steepest uniform-log line of a parameter file (cdf per unit of log x): from 0 to 1
+within a factor of 1.000001 in x.  The papers' lines have slopes of 0.06 to 0.3."""
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _show_num(value: Any) -> str:
+    """A number as a message shows it: ``1048576``, ``0.864``, ``1e+308``."""
+    try:
+        x = float(value)
+    except OverflowError:  # an integer beyond any float
+        return _show(value)
+    if x.is_integer() and abs(x) < 1e16:
+        return str(int(x))
+    return f"{x:g}"
 
 __all__ = [
     "DEFAULT_START_TIME",
+    "MAX_SLOPE",
     "Checker",
     "ParamSource",
     "deep_merge",
@@ -240,6 +262,13 @@ class Checker:
             raise self.fail(field, "missing")
         return table[key]
 
+    def table(self, table: Mapping[str, Any], key: str, field: str) -> Mapping[str, Any]:
+        """The sub-table ``key`` (``[machine]``), which must be there and be a table."""
+        v = self.get(table, key, field)
+        if not isinstance(v, Mapping):
+            raise self.fail(field, f"must be a table [{field}], got {_show(v)}")
+        return v
+
     def number(
         self,
         table: Mapping[str, Any],
@@ -250,14 +279,64 @@ class Checker:
         hi: float = math.inf,
         lo_open: bool = False,
     ) -> float:
-        v = self.get(table, key, field)
-        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(float(v)):
-            raise self.fail(field, f"must be a number, got {v!r}")
-        v = float(v)
-        if v < lo or v > hi or (lo_open and v == lo):
-            bound = f"> {lo:g}" if lo_open else f">= {lo:g}"
-            raise self.fail(field, f"must be {bound} and <= {hi:g}, got {v:g}")
-        return v
+        """A finite number (not a boolean, not a string) in ``[lo, hi]`` (``(lo, hi]`` when ``lo_open``)."""
+        return self._in_range(self.get(table, key, field), field, lo=lo, hi=hi, lo_open=lo_open)
+
+    def _in_range(
+        self, v: Any, field: str, *, lo: float, hi: float, lo_open: bool = False
+    ) -> float:
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            raise self.fail(field, f"must be a number, got {_show(v)}")
+        try:
+            x = float(v)
+        except OverflowError:  # an integer beyond any float (10**400)
+            x = math.copysign(math.inf, v)
+        if math.isnan(x) or (math.isinf(x) and not isinstance(v, int)):
+            raise self.fail(field, f"must be a finite number, got {v!r}")
+        if x < lo or (lo_open and x == lo):
+            rel = ">" if lo_open else ">="
+            raise self.fail(field, f"must be {rel} {_show_num(lo)}, got {_show_num(v)}")
+        if x > hi:
+            raise self.fail(field, f"must be at most {_show_num(hi)}, got {_show_num(v)}")
+        return x
+
+    def count(
+        self, table: Mapping[str, Any], key: str, field: str, *, lo: int = 1, hi: int = MAX_PROCS
+    ) -> int:
+        """A whole number (``16`` or ``16.0``) in ``[lo, hi]``: a processor count, a size."""
+        x = self.number(table, key, field, lo=lo, hi=hi)
+        if x != int(x):
+            raise self.fail(field, f"must be a whole number, got {x:g}")
+        return int(x)
+
+    def uniform_log(
+        self,
+        table: Mapping[str, Any],
+        field: str,
+        slope: str,
+        intercept: str,
+        *,
+        base: float,
+        top: float,
+        unit: str,
+    ) -> tuple[float, float]:
+        """The line ``cdf(x) = intercept + slope * log_base(x)`` of a uniform-log distribution.
+
+        The slope is in ``(0, MAX_SLOPE]``, the intercept (the cdf at ``x = 1``) at most 1, and
+        the line must reach 1 at an ``x`` of at most ``top`` (:data:`~o2ksim.validation.MAX_TIME`
+        seconds for times, :data:`~o2ksim.validation.MAX_PROCS` for sizes): every draw is
+        then a value a trace can hold, and no ``base ** big`` overflows.
+        """
+        s = self.number(table, slope, f"{field}.{slope}", lo=0.0, lo_open=True, hi=MAX_SLOPE)
+        b = self.number(table, intercept, f"{field}.{intercept}", lo=-math.inf, hi=1.0)
+        reach = (1.0 - b) / s  # log_base of the x where the cdf reaches 1
+        if reach > math.log(top, base):
+            raise self.fail(
+                f"{field}.{intercept}",
+                f"the line {b:g} + {s:g} log{'2' if base == 2 else ''}(x) reaches 1 only at "
+                f"x = {base:g}**{reach:.6g}, beyond {top:g} {unit}",
+            )
+        return s, b
 
     def numbers(
         self,
@@ -267,20 +346,14 @@ class Checker:
         *,
         n: int | None = None,
         lo: float = -math.inf,
+        hi: float = math.inf,
     ) -> list[float]:
         v = self.get(table, key, field)
         if not isinstance(v, list) or not v:
             raise self.fail(field, "must be a non-empty list of numbers")
         out = []
-        for x in v:
-            if (
-                isinstance(x, bool)
-                or not isinstance(x, int | float)
-                or not math.isfinite(float(x))
-                or x < lo
-            ):
-                raise self.fail(field, f"must hold numbers >= {lo:g}, got {x!r}")
-            out.append(float(x))
+        for i, x in enumerate(v):
+            out.append(self._in_range(x, f"{field}[{i}]", lo=lo, hi=hi))
         if n is not None and len(out) != n:
             raise self.fail(field, f"must have {n} values, got {len(out)}")
         return out
@@ -313,6 +386,7 @@ class Checker:
                 not isinstance(r, list)
                 or len(r) != 2
                 or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in r)
+                or any(math.isnan(float(x)) for x in r)
                 or r[0] > r[1]
             ):
                 raise self.fail(field, f"bad range {r!r}: expected [lo, hi] with lo <= hi")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from o2ksim.errors import O2KSimError
+from o2ksim.validation import MAX_LOAD, MAX_TIME, MIN_LOAD
 from o2ksim.workloads.swf import SWFHeader, Trace
 
 __all__ = ["merge", "offered_load", "scale_load", "shift", "trace_span"]
@@ -103,8 +105,8 @@ def scale_load(
     seconds) with ``f = rho_now / rho``; the recorded span (``O2KSimSpan``)
     is scaled too and a header note says what was done.
     """
-    if not (rho > 0):
-        raise O2KSimError(f"target load must be positive, got {rho}")
+    if isinstance(rho, bool) or not isinstance(rho, numbers.Real) or not MIN_LOAD <= rho <= MAX_LOAD:
+        raise O2KSimError(f"target load must be from {MIN_LOAD:g} to {MAX_LOAD:g}, got {rho!r}")
     now = offered_load(trace, procs, span)
     if now <= 0:
         raise O2KSimError("the trace has no processor demand; its load cannot be scaled")
@@ -113,6 +115,11 @@ def scale_load(
     s = jobs["submit"].to_numpy()
     if len(s):
         first = s.min()
+        if (s.max() - first) * f > MAX_TIME:  # submit times must stay times a trace can hold
+            raise O2KSimError(
+                f"target load {rho:g} stretches the arrivals over {(s.max() - first) * f:.3g} s, "
+                f"beyond {MAX_TIME:g} s; the load is {now:.3g} now"
+            )
         jobs["submit"] = (first + np.rint((s - first) * f)).astype(np.int64)
     out = _copy_trace(trace, jobs)
     extra = out.header.extra
