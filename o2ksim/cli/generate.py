@@ -150,7 +150,11 @@ def _run(args: argparse.Namespace) -> int:
         overrides=overrides,
     )
     if len(trace.jobs) == 0:
-        raise O2KSimError("the model generated no jobs for this span; use a longer --span")
+        source = trace.header.extra.get("O2KSimParamSource", args.model)
+        raise O2KSimError(
+            f"{source}: the model generated no jobs in {args.span}; use a longer --span "
+            "or a higher arrival rate"
+        )
     if load_target is not None:
         try:
             trace = scale_load(trace, load_target)

@@ -147,7 +147,8 @@ def validate(
     }
     with np.errstate(over="ignore", invalid="ignore"):
         shape = arrival_shape(coef)
-    if not np.all(np.isfinite(shape)) or not np.isfinite(shape.sum()):
+        total = shape.sum()
+    if not np.all(np.isfinite(shape)) or not np.isfinite(total):
         raise ch.fail("arrival.coefficients", "the polynomial overflows (a coefficient is too large)")
     if not np.any(shape > 0):
         raise ch.fail("arrival.coefficients", "the polynomial is not positive anywhere in the day")

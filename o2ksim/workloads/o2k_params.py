@@ -38,8 +38,12 @@ MIN_INTERARRIVAL = DAY / MAX_JOBS_PER_DAY
 MAX_CV = 100.0
 """Largest coefficient of variation (interarrivals, ratios, memory); T§4.3-4.5 have 0.4 to 3.
 Beyond it the hyperexponential's branch probability rounds to 1 and its means to 0 or infinity."""
+MIN_MEAN_RATIO = 1e-6
+"""Smallest mean of a ratio's part below 1 (Tables 10-11 have 0.1 to 0.9): a smaller one
+underflows the beta distribution's variance to 0."""
 MIN_CV = 1e-3
-"""Smallest CV of a ratio's part below 1 (a beta distribution): 0 divides by zero."""
+"""Smallest CV of a ratio's part below 1 (a beta distribution: 0 divides by zero) and, but
+for 0 (a constant), of its part above 1 (a gamma of shape 1 / CV^2)."""
 MAX_OVER_RATIO = 1e5
 """Largest mean of a ratio above 1 (runtime / request, peak / requested memory); Tables 10-11
 have 1.1 to 516 (a job's peak memory 516 times its request).  The overrun limit and
@@ -128,7 +132,7 @@ def month_params(month: str, base: Mapping[str, Any], start_time: int) -> dict[s
 
 def _ratio_part(ch: Checker, rule: Mapping[str, Any], field: str) -> dict[str, float]:
     """Validate the <= 1 / > 1 description shared by ratio and peak-memory rules."""
-    mu = ch.number(rule, "under_mean", f"{field}.under_mean", lo=0.0, hi=1.0, lo_open=True)
+    mu = ch.number(rule, "under_mean", f"{field}.under_mean", lo=MIN_MEAN_RATIO, hi=1.0)
     cv = ch.number(rule, "under_cv", f"{field}.under_cv", lo=MIN_CV, hi=MAX_CV)
     if mu >= 1.0 or cv * cv * mu >= 1.0 - mu:
         raise ch.fail(
@@ -141,6 +145,8 @@ def _ratio_part(ch: Checker, rule: Mapping[str, Any], field: str) -> dict[str, f
             rule, "over_mean", f"{field}.over_mean", lo=1.0, lo_open=True, hi=MAX_OVER_RATIO
         )
         out["over_cv"] = ch.number(rule, "over_cv", f"{field}.over_cv", lo=0.0, hi=MAX_CV)
+        if 0 < out["over_cv"] < MIN_CV:  # the gamma's shape (1 / cv^2) would overflow
+            raise ch.fail(f"{field}.over_cv", f"must be 0 (a constant ratio) or at least {MIN_CV:g}")
     return out
 
 
