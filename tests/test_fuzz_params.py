@@ -189,7 +189,7 @@ def test_any_number_of_any_parameter_file(tmp_path, bases, data):
 
 # ---------------------------------------------------------------- the audit's cases, one by one
 def fitted_with(bases: dict[str, Any], name: str, path: tuple[Any, ...], value: Any, tmp: Path) -> Path:
-    model, data = bases[name]
+    _, data = bases[name]
     file = tmp / f"{name}.toml"
     file.write_text(dump_toml(replaced(data, path, value)))
     return file

@@ -573,7 +573,7 @@ def test_cli_predict_writes_tables_and_figure(tmp_path, capsys) -> None:
         (["--fit", "clm.toml", "--classes", "none"], "brings its own class rule"),
         (["--fit-window", "2030-01-01", "2030-02-01"], "submitted in ["),
         (["--machine", "o2k"], "one-host"),
-        (["--procs", "0"], "--procs must be a positive"),
+        (["--procs", "0"], "--procs 0: must be from 1"),
         (["--window", "x", "y"], "is not a duration"),
     ],
 )

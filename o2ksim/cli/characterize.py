@@ -7,7 +7,7 @@ from pathlib import Path
 
 from o2ksim.errors import O2KSimError
 from o2ksim.run.outfiles import Signalled, Staging, claim, interrupts_end
-from o2ksim.validation import output_folder
+from o2ksim.validation import MAX_PROCS, output_folder
 from o2ksim.workloads.characterize import FIGURE_FILES, TABLE_FILES, Characterization, characterize
 from o2ksim.workloads.swf import read_swf
 
@@ -48,8 +48,8 @@ def run(args: argparse.Namespace) -> int:
     second one into it is refused at once), the tables and figures are staged and committed
     together, replacing every file of an earlier characterisation there
     (:mod:`o2ksim.run.outfiles`); a failure or SIGINT/SIGTERM leaves nothing new."""
-    if args.procs is not None and args.procs < 1:
-        raise O2KSimError(f"--procs must be positive, got {args.procs}")
+    if args.procs is not None and not 1 <= args.procs <= MAX_PROCS:
+        raise O2KSimError(f"--procs {args.procs}: must be from 1 to {MAX_PROCS}")
     args.saved = False
 
     def said(exc: Signalled) -> str:

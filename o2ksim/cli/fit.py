@@ -10,6 +10,7 @@ from o2ksim import __version__
 from o2ksim.errors import O2KSimError
 from o2ksim.files import parent_folder
 from o2ksim.workloads import models
+from o2ksim.workloads.cirne_berman_sizes import MAX_SIZE_SEGMENTS
 from o2ksim.workloads.swf import read_swf
 
 HELP = "fit the cirne-berman or downey model to an SWF trace and write a parameter file"
@@ -50,7 +51,7 @@ def register(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=2,
         metavar="N",
-        help="cirne-berman, --size-fit piecewise: number of uniform-log pieces (default 2)",
+        help="cirne-berman, --size-fit piecewise: number of uniform-log pieces, 1 to 6 (default 2)",
     )
     parser.add_argument(
         "--no-queues",
@@ -102,6 +103,12 @@ _DOWNEY_COMMENTS = {
 def run(args: argparse.Namespace) -> int:
     if args.out:  # a missing folder or a file in the way: refused before the fit, not after it
         parent_folder(args.out, "--out")
+    downey_only = [o for o, v in (("--classes", args.classes), ("--partition", args.partition),
+                                  ("--no-queues", args.no_queues)) if v]  # fmt: skip
+    if args.model == "cirne-berman" and downey_only:  # they were ignored without a word
+        raise O2KSimError(f"{', '.join(downey_only)}: an option of --model downey only")
+    if not 1 <= args.size_segments <= MAX_SIZE_SEGMENTS:  # before the trace is read
+        raise O2KSimError(f"--size-segments {args.size_segments}: must be from 1 to {MAX_SIZE_SEGMENTS}")
     trace = read_swf(args.trace, lenient=args.lenient)
     options: dict[str, Any]
     if args.model == "cirne-berman":

@@ -24,6 +24,7 @@ from o2ksim.report.gantt import (
 )
 from o2ksim.report.replay import StoredRun, has_replay
 from o2ksim.units import TraceClock, is_date, parse_time, trace_zone
+from o2ksim.validation import MAX_TIME
 
 HELP = "draw a Gantt chart (processors per host over time) of a run, as PNG"
 
@@ -160,6 +161,9 @@ def _draw(args: argparse.Namespace, segments: Any, hosts: Any, teaching: Teachin
         end = parse_time(args.end, unix, zone) if args.end else None
     except O2KSimError as exc:
         raise O2KSimError(f"--start/--end: {exc}") from None
+    for option, text, value in (("--start", args.start, start), ("--end", args.end, end)):
+        if value is not None and not abs(value) < MAX_TIME:  # as a trace's times (and NaN)
+            raise O2KSimError(f"{option} {text}: must be within {MAX_TIME:g} s of the trace start")
     if start is not None and end is not None and not end > start:
         raise O2KSimError(
             f"--start {args.start} --end {args.end}: the end {said.as_written(args.end, end)} must "

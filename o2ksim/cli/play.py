@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
                 f"{args.source} is a run folder: give the window to play with --start "
                 "(e.g. --start 14d --end 15d, or an ISO date)"
             )
-        if args.max_events < 1:
+        if not 1 <= args.max_events < 2**63:
             raise O2KSimError(f"--max-events {args.max_events}: must be at least 1")
         data = run_folder_data(args.source, args.start, args.end, max_events=args.max_events,
                                title=args.title)  # fmt: skip
@@ -87,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
             "--start/--end choose the window of a run folder (`o2ksim run --out DIR`); "
             f"{args.source} is a scenario, played whole"
         )
+    if not 1 <= args.max_jobs < 2**63:
+        raise O2KSimError(f"--max-jobs {args.max_jobs}: must be at least 1")
     path = write_player(
         args.out, args.source, policy=args.policy, params=parse_overrides(args.set),
         max_jobs=args.max_jobs, title=args.title,

@@ -6,7 +6,7 @@ import argparse
 
 from o2ksim.errors import O2KSimError
 from o2ksim.prediction.evaluate import PredictionResult, predict
-from o2ksim.validation import output_folder
+from o2ksim.validation import MAX_PROCS, output_folder
 
 HELP = "evaluate Downey's queue-time predictors A, B and combined (IPPS 1997) on a trace"
 # kept here (not imported from o2ksim.prediction) so that building the parser stays light
@@ -120,8 +120,8 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.procs is not None and args.procs <= 0:
-        raise O2KSimError(f"--procs must be a positive integer, got {args.procs}")
+    if args.procs is not None and not 1 <= args.procs <= MAX_PROCS:
+        raise O2KSimError(f"--procs {args.procs}: must be from 1 to {MAX_PROCS}")
     if args.procs is not None and args.machine:
         raise O2KSimError("give either --machine or --procs, not both")
     with output_folder(args.out, "--out"):  # checked before the work, removed if it fails

@@ -97,8 +97,8 @@ def _count(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    if not 0 <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"must be from 0 to 2**63-1, got {text}")
     return value
 
 

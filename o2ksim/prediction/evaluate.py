@@ -64,6 +64,7 @@ from o2ksim.run.api import simulate
 from o2ksim.run.outfiles import Staging, claim
 from o2ksim.run.workload import load_workload
 from o2ksim.units import trace_zone
+from o2ksim.validation import MAX_PROCS, check_count, check_number
 from o2ksim.workloads.transforms import parse_time, read_bounds
 
 __all__ = ["PredictionResult", "Replay", "accuracy", "predict", "recorded_schedule", "replay"]
@@ -135,7 +136,8 @@ class PredictionResult:
             "timings": {k: round(v, 3) for k, v in self.timings.items()},
         }
         staged.path("summary.json").write_text(json.dumps(data, indent=2, allow_nan=False) + "\n")
-        fig_path = staged.path("fig4.png") if figure else None
+        # no prediction at all (a log too short for its fit window): no figure, not a crash
+        fig_path = staged.path("fig4.png") if figure and len(self.predictions) else None
         if fig_path is not None:
             fig = scatter_figure(self.predictions)
             fig.savefig(fig_path, dpi=110, format="png")
@@ -304,12 +306,12 @@ def predict(
         )
     if overdue not in OVERDUE_MODES:
         raise O2KSimError(f"overdue must be one of {', '.join(OVERDUE_MODES)}, got {overdue!r}")
-    if whole_queue_sample < 0:
-        raise O2KSimError(
-            f"whole_queue_sample must be 0 (all) or positive, got {whole_queue_sample}"
-        )
-    if not threshold > 0:
-        raise O2KSimError(f"threshold must be positive, got {threshold}")
+    check_number(whole_queue_sample, "predict", "whole_queue_sample", minimum=0,
+                 maximum=2**63 - 1, integer=True)  # fmt: skip  (0: all)
+    check_number(threshold, "predict", "threshold", minimum=0, exclusive_minimum=True,
+                 maximum=MAX_PROCS)  # fmt: skip  (a processor count n')
+    if procs is not None:
+        check_count(procs, "predict", "procs")
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     tr = load_workload(trace, lenient=lenient)

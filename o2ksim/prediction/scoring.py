@@ -118,7 +118,7 @@ def score_whole_queue(
     sel = (ev["kind"] == "arrival").to_numpy()
     if window is not None:
         t = ev["time"].to_numpy()
-        sel &= (t >= window[0]) & (t < window[1])
+        sel = sel & (t >= window[0]) & (t < window[1])  # a new array: to_numpy() may be read-only
     if sample and sel.sum() > sample:
         # evenly spaced arrivals: the fluid replay costs one step per job ahead in the queue
         chosen = np.flatnonzero(sel)[np.linspace(0, sel.sum() - 1, sample).round().astype(np.int64)]

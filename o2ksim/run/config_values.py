@@ -101,6 +101,8 @@ def as_workload(source: Any) -> Workload:
     if isinstance(source, WorkloadRecipe | Trace) or is_frame(source):
         return source
     if isinstance(source, str | os.PathLike):
+        if not os.fspath(source):  # '' would read as "no trace", then as no jobs at all
+            raise O2KSimError("workload: an empty path is not an SWF file")
         return WorkloadRecipe.of_trace(source)
     if isinstance(source, Sequence) and source and all(isinstance(s, JobSpec) for s in source):
         return tuple(source)

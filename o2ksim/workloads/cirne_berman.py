@@ -72,6 +72,7 @@ from o2ksim.workloads.cirne_berman_arrivals import (
     whole_days,
 )
 from o2ksim.workloads.cirne_berman_sizes import (
+    MAX_SIZE_SEGMENTS,
     PARTITION_METHODS,
     fit_partition,
     fit_piecewise,
@@ -94,6 +95,7 @@ from o2ksim.workloads.synthetic import streams, synthetic_trace
 __all__ = [
     "KILLED_WITHIN",
     "MAX_CB_PROCS",
+    "MAX_SIZE_SEGMENTS",
     "MINUTES",
     "PARTITION_METHODS",
     "RATE_FIELD",
@@ -366,8 +368,14 @@ def fit(
         raise O2KSimError(
             f"partition method must be one of {', '.join(PARTITION_METHODS)}, not '{partition_method}'"
         )
-    if size_segments < 1:
-        raise O2KSimError(f"size segments must be at least 1, not {size_segments}")
+    if (
+        isinstance(size_segments, bool)
+        or not isinstance(size_segments, int)
+        or not 1 <= size_segments <= MAX_SIZE_SEGMENTS
+    ):
+        raise O2KSimError(
+            f"size segments must be from 1 to {MAX_SIZE_SEGMENTS}, not {size_segments!r:.40}"
+        )
     if accuracy_method not in ("censored", "paper"):
         raise O2KSimError(f"accuracy_method must be 'censored' or 'paper', not '{accuracy_method}'")
     jobs = trace.jobs
@@ -380,6 +388,11 @@ def fit(
     max_procs = int(
         getattr(header, "max_procs", None) or getattr(header, "max_nodes", None) or procs.max()
     )
+    if max_procs > MAX_CB_PROCS:  # the size fit holds a probability for every size
+        raise O2KSimError(
+            f"{trace.source or 'the trace'}: {max_procs} processors; the Cirne-Berman model "
+            f"takes at most {MAX_CB_PROCS}"
+        )
     start = getattr(header, "unix_start_time", None)
     if (jobs["req_time"].to_numpy() > 0).sum() < 2:
         raise O2KSimError(

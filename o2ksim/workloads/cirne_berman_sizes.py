@@ -30,6 +30,7 @@ from o2ksim.workloads.distributions import (
 )
 
 __all__ = [
+    "MAX_SIZE_SEGMENTS",
     "PARTITION_METHODS",
     "fit_partition",
     "fit_piecewise",
@@ -139,6 +140,10 @@ def sample_partition(
 
 
 PARTITION_METHODS = ("piecewise", "paper", "exact")
+MAX_SIZE_SEGMENTS = 6
+"""Most pieces of the piecewise uniform-log size fit (``fit --size-segments``): the fit
+tries every choice of breakpoints among 10 candidates, C(10, k - 1) least-squares fits,
+and 6 pieces already take seconds on a log of 2,000 jobs (the paper's line is one)."""
 
 
 def fit_partition(

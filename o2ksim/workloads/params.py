@@ -103,6 +103,8 @@ def read_toml(path: Path) -> dict[str, Any]:
             return tomllib.load(fh)
     except FileNotFoundError:
         raise O2KSimError(f"{path}: no such parameter file") from None
+    except OSError as exc:  # a folder ('' is '.'), a file nobody may read
+        raise O2KSimError(f"{path}: cannot read the parameter file ({exc.strerror or exc})") from None
     except tomllib.TOMLDecodeError as exc:
         line = getattr(exc, "lineno", None)
         raise ConfigError(path, f"not valid TOML: {exc}", line=line) from None
