@@ -292,8 +292,8 @@ class Checker:
         try:
             x = float(v)
         except OverflowError:  # an integer beyond any float (10**400)
-            x = math.copysign(math.inf, v)
-        if math.isnan(x) or (math.isinf(x) and not isinstance(v, int)):
+            raise self.fail(field, f"must be a finite number, got {_show(v)}") from None
+        if not math.isfinite(x):
             raise self.fail(field, f"must be a finite number, got {v!r}")
         if x < lo or (lo_open and x == lo):
             rel = ">" if lo_open else ">="
