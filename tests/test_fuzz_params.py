@@ -245,3 +245,84 @@ def test_api_generate_and_load_params_raise_config_errors(bases):
         models.generate("downey", span="1d", seed=0, start_time=10**40)
     with pytest.raises(O2KSimError, match="seed"):
         models.generate("downey", span="1d", seed=2**64)
+
+
+# ------------------------------------------------------------------ keys no generator reads
+def tables(data: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """The paths of every table (and array-of-tables element) of a parsed TOML document,
+    the ``[fit]`` record left out."""
+    if isinstance(data, dict):
+        if path[:1] != ("fit",):
+            yield path
+        for key, value in data.items():
+            yield from tables(value, (*path, key))
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            yield from tables(value, (*path, i))
+
+
+def with_key(data: Any, path: tuple[Any, ...], key: str) -> Any:
+    """A copy of ``data`` with ``key = 1`` added to the table at ``path``."""
+    if not path:
+        return {**data, key: 1}
+    head, rest = path[0], path[1:]
+    if isinstance(data, dict):
+        return {k: with_key(v, rest, key) if k == head else v for k, v in data.items()}
+    return [with_key(v, rest, key) if i == head else v for i, v in enumerate(data)]
+
+
+def test_every_file_as_shipped_or_fitted_has_no_unread_key(tmp_path, bases):
+    """The check below refuses nothing ``o2ksim fit`` writes or the package ships."""
+    for name, (model, data) in bases.items():
+        target = tmp_path / f"{name}.toml"
+        target.write_text(dump_toml(data, {}, ""))
+        code, _, err, _ = cli(["generate", "--model", model, "--params", str(target), "--span", "1d",
+                               "--out", str(tmp_path / "g.swf")])  # fmt: skip
+        assert code == 0, (name, err)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_key_no_generator_reads_is_refused_in_one_line(tmp_path, bases, data):
+    """Found by the session-13 review: a misspelt key (``jobs_per_dy``) was dropped in
+    silence and the default stood.  Any table of any file, a key it does not have."""
+    name = data.draw(st.sampled_from(sorted(bases)))
+    model, parsed = bases[name]
+    where = data.draw(st.sampled_from(list(tables(parsed))))
+    table: Any = parsed
+    for step in where:
+        table = table[step]
+    taken = set(table) | ({"model", "base", "fit"} if not where else set())  # a file's own keys
+    key = data.draw(st.from_regex(r"[a-z][a-z_]{0,11}", fullmatch=True).filter(lambda k: k not in taken))
+    target = tmp_path / "typo.toml"
+    target.write_text(dump_toml(with_key(parsed, where, key), {}, ""))
+    code, _, err, _ = cli(["generate", "--model", model, "--params", str(target), "--span", "1d",
+                           "--out", str(tmp_path / "g.swf")])  # fmt: skip
+    assert code == 2, (name, where, key, err)
+    line = err.strip()
+    assert "\n" not in line and line.startswith(f"o2ksim: error: {target}:")
+    if where[-1:] == ("month",):  # O2K's [month.NAME] tables: a new name is a new month
+        assert f'month."{key}": must be a table' in line or f"month.{key}: must be a table" in line
+    else:
+        assert f"{key}: unknown key: no generator reads it" in line
+
+
+@pytest.mark.parametrize(
+    ("model", "params", "says"),
+    [
+        ("downey", {"arrival": {"jobs_per_dy": 5}},
+         "field arrival.jobs_per_dy: unknown key: no generator reads it (did you mean 'jobs_per_day'?"),
+        ("downey", {"arival": {"jobs_per_day": 5}}, "field arival: unknown key"),
+        ("o2k", {"arrivals": {"scale": 2}}, "did you mean 'rate_scale'?"),
+        ("cirne-berman", {"fit": {"anything": 1}}, None),  # the fit's record: read by no one, kept
+    ],
+)  # fmt: skip
+def test_the_api_refuses_an_unread_key_of_a_mapping_too(model, params, says):
+    from o2ksim.errors import ConfigError
+
+    if says is None:
+        assert models.load_params(model, params)[0]
+        return
+    with pytest.raises(ConfigError) as info:
+        models.generate(model, span="1d", seed=1, params=params)
+    assert says in str(info.value)

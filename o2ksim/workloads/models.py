@@ -49,11 +49,13 @@ from o2ksim.validation import (
     check_number,
     check_seed,
     check_span_option,
+    nearest,
 )
 from o2ksim.workloads.params import (
     DEFAULT_START_TIME,
     Checker,
     ParamSource,
+    ReadKeys,
     deep_merge,
     dump_toml,
     parse_span,
@@ -229,7 +231,38 @@ def load_params(
     if overrides:
         raw = deep_merge(raw, overrides)
     raw["model"] = m
-    return module.validate(raw, path if path is not None else source), source
+    where = path if path is not None else source
+    read = ReadKeys(raw)
+    params_ok = module.validate(read, where)
+    refuse_unread(read, where)
+    return params_ok, source
+
+
+INFORMATIONAL = ("fit", "model")
+"""Tables and keys of a parameter file that no generator reads: ``[fit]`` (the diagnostics
+``o2ksim fit`` writes for the reader) and ``model`` (checked against the model asked for)."""
+
+
+def refuse_unread(read: ReadKeys, where: str | Path) -> None:
+    """Refuse a key the model's ``validate`` never read: a misspelling (``jobs_per_dy``)
+    would leave the default in force without a word."""
+    unread = read.unread(INFORMATIONAL)
+    if not unread:
+        return
+    field = unread[0]
+    parent, _, key = field.rpartition(".")
+    siblings = [p.rpartition(".")[2] for p in read.seen if p.rpartition(".")[0] == parent]
+    guess = nearest(key.split("[")[0], siblings)
+    hint = f"did you mean '{guess}'? " if guess else ""
+    more = (
+        f" ({len(unread) - 1} more: {', '.join(unread[1:4])}{'...' if len(unread) > 4 else ''})"
+        if len(unread) > 1
+        else ""
+    )
+    raise Checker(where).fail(
+        field,
+        f"unknown key: no generator reads it ({hint}keys here: {', '.join(sorted(siblings)) or 'none'}){more}",
+    )
 
 
 # ----------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import math
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,7 @@ def _show_num(value: Any) -> str:
     if x.is_integer() and abs(x) < 1e16:
         return str(int(x))
     return f"{x:g}"
+
 
 __all__ = [
     "DEFAULT_START_TIME",
@@ -104,7 +105,9 @@ def read_toml(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         raise O2KSimError(f"{path}: no such parameter file") from None
     except OSError as exc:  # a folder ('' is '.'), a file nobody may read
-        raise O2KSimError(f"{path}: cannot read the parameter file ({exc.strerror or exc})") from None
+        raise O2KSimError(
+            f"{path}: cannot read the parameter file ({exc.strerror or exc})"
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         line = getattr(exc, "lineno", None)
         raise ConfigError(path, f"not valid TOML: {exc}", line=line) from None
@@ -394,3 +397,56 @@ class Checker:
                 raise self.fail(field, f"bad range {r!r}: expected [lo, hi] with lo <= hi")
             out.append([float(r[0]), float(r[1])])
         return out
+
+
+class ReadKeys(Mapping[str, Any]):
+    """A parameter table that records which of its keys a validator looked at.
+
+    The models' ``validate`` functions read the keys they know, with ``[]``, ``get`` or
+    ``in``; whatever is left unread is a key no generator uses -- a misspelling such as
+    ``jobs_per_dy`` would otherwise leave the default in force without a word.  Nested
+    tables and arrays of tables are wrapped as they are read, each with its dotted path.
+    """
+
+    def __init__(self, data: Mapping[str, Any], path: str = "", seen: set[str] | None = None):
+        self._data = data
+        self._path = path
+        self.seen: set[str] = set() if seen is None else seen
+
+    def _wrap(self, value: Any, path: str) -> Any:
+        if isinstance(value, Mapping):
+            return ReadKeys(value, path, self.seen)
+        if isinstance(value, list) and any(isinstance(v, Mapping) for v in value):
+            return [self._wrap(v, f"{path}[{i}]") for i, v in enumerate(value)]
+        return value
+
+    def __getitem__(self, key: str) -> Any:
+        path = f"{self._path}.{key}" if self._path else key
+        self.seen.add(path)
+        return self._wrap(self._data[key], path)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def unread(self, informational: tuple[str, ...] = ()) -> list[str]:
+        """The dotted paths of the keys never read, except those under ``informational``
+        (tables kept for the reader, such as ``fit``)."""
+        out: list[str] = []
+
+        def walk(value: Any, path: str) -> None:  # ``value`` was read (or is the whole file)
+            if isinstance(value, Mapping):
+                for k, v in value.items():
+                    key = f"{path}.{k}" if path else str(k)
+                    if key in self.seen:
+                        walk(v, key)
+                    else:
+                        out.append(key)
+            elif isinstance(value, list):  # an array of tables: each element's keys
+                for i, v in enumerate(value):
+                    walk(v, f"{path}[{i}]")
+
+        walk(self._data, "")
+        return [p for p in out if p.split(".")[0].split("[")[0] not in informational]
