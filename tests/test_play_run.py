@@ -131,6 +131,11 @@ def test_refusals_name_what_is_missing(stored, tmp_path, capsys):
     assert "the run ends at" in err
     err = refused(["play", str(copy), "--start", "9d", "--max-events", "10"], capsys)
     assert "(limit 10)" in err and "shorter window" in err
+    # each limit where it acts (found by the session-13 audit: ignored in silence elsewhere)
+    err = refused(["play", str(copy), "--start", "9d", "--max-jobs", "10"], capsys)
+    assert err.startswith("o2ksim: error: --max-jobs: bounds a scenario's workload")
+    err = refused(["play", "explain-backfill", "--max-events", "10"], capsys)
+    assert err.startswith("o2ksim: error: --max-events: bounds a run folder's window")
     err = refused(["play", str(copy), "--start", "1996-10-02x"], capsys)
     assert err.startswith("o2ksim: error: --start 1996-10-02x:")
     # the stored schedule changed: the replay is refused, naming the job

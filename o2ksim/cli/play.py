@@ -9,6 +9,7 @@ from o2ksim.cli.run import parse_overrides
 from o2ksim.errors import O2KSimError
 from o2ksim.files import parent_folder, write_atomically
 from o2ksim.report.player import render_player, write_player
+from o2ksim.report.player_data import MAX_JOBS
 from o2ksim.report.player_run import MAX_EVENTS, is_run_folder, run_folder_data
 
 HELP = "write a step-through player of a scenario's schedule: one self-contained HTML page"
@@ -35,7 +36,7 @@ def register(parser: argparse.ArgumentParser) -> None:
         "--end", metavar="TIME", help="with a run folder: end of the window (default: a day later)"
     )
     parser.add_argument(
-        "--max-events", type=int, default=MAX_EVENTS, metavar="N",
+        "--max-events", type=int, default=None, metavar="N",
         help=f"with a run folder: refuse windows with more log lines than this (default {MAX_EVENTS})",
     )  # fmt: skip
     parser.add_argument(
@@ -52,8 +53,8 @@ def register(parser: argparse.ArgumentParser) -> None:
         "--versus policy=NAME plays another policy",
     )  # fmt: skip
     parser.add_argument(
-        "--max-jobs", type=int, default=5000, metavar="N",
-        help="refuse workloads with more jobs than this (default 5000)",
+        "--max-jobs", type=int, default=None, metavar="N",
+        help=f"with a scenario: refuse workloads with more jobs than this (default {MAX_JOBS})",
     )  # fmt: skip
     parser.add_argument("--title", help="page title (default: policy, overrides and workload)")
     parser.set_defaults(func=run)
@@ -69,6 +70,13 @@ def run(args: argparse.Namespace) -> int:
                 f"{', '.join(extra)}: a run folder is played as it was run; simulate the "
                 "other setting with `o2ksim run ... --out OTHER` and play that folder"
             )
+        if args.max_jobs is not None:
+            raise O2KSimError(
+                "--max-jobs: bounds a scenario's workload; a run folder's window is bounded by "
+                "--max-events (its log lines)"
+            )
+        if args.max_events is None:
+            args.max_events = MAX_EVENTS
         if not args.start:
             raise O2KSimError(
                 f"{args.source} is a run folder: give the window to play with --start "
@@ -87,6 +95,13 @@ def run(args: argparse.Namespace) -> int:
             "--start/--end choose the window of a run folder (`o2ksim run --out DIR`); "
             f"{args.source} is a scenario, played whole"
         )
+    if args.max_events is not None:
+        raise O2KSimError(
+            "--max-events: bounds a run folder's window (its log lines); a scenario's workload "
+            "is bounded by --max-jobs"
+        )
+    if args.max_jobs is None:
+        args.max_jobs = MAX_JOBS
     if not 1 <= args.max_jobs < 2**63:
         raise O2KSimError(f"--max-jobs {args.max_jobs}: must be at least 1")
     path = write_player(

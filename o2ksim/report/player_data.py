@@ -48,6 +48,9 @@ QUEUE_SHOWN = 40
 ENDS_BEFORE = "ends before the shadow time"
 EXTRA_PROCS = "uses extra processors"
 
+MAX_JOBS = 5000
+"""The most jobs a scenario's page plays by default (every event of every job is in it)."""
+
 
 def backfill_tag(text: str) -> str:
     """Why a backfilled job could go, from its log line (the two cases of T§3.2.1, Fig. 1)."""
@@ -283,7 +286,7 @@ def _r(x: float) -> float | None:
 
 
 def player_data(source: Any = "explain-backfill", *, policy: str | None = None,
-                params: dict[str, Any] | None = None, max_jobs: int = 5000,
+                params: dict[str, Any] | None = None, max_jobs: int = MAX_JOBS,
                 title: str | None = None,
                 shown: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
     """Run ``source`` (a scenario, a scenario file or a shipped scenario's name) and
