@@ -7,7 +7,7 @@ kill, or a write into a place that cannot hold it.  SWF traces
 (:func:`o2ksim.workloads.swf.write_swf`), the tables of ``o2ksim
 characterize --out`` and the PNG of ``o2ksim gantt`` go through it.  A run's
 results folder, whose files must change together, is
-:mod:`o2ksim.run.outfiles`' business (a lock and a journal on top of the same
+:mod:`o2ksim.outfiles`' business (a lock and a journal on top of the same
 idea); an output folder is checked up front by
 :func:`o2ksim.validation.writable_dir`.
 

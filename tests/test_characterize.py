@@ -75,8 +75,26 @@ def test_text_and_csv(o2k_month, tmp_path):
     _, c = o2k_month
     text = c.to_text()
     assert "== periods ==" in text and "weekday-peak" in text
-    files = c.save(tmp_path)
-    assert (tmp_path / "summary.csv").exists() and (tmp_path / "periods.csv") in files
+    staged = c.save(tmp_path)
+    assert (tmp_path / "summary.csv").exists() and "periods.csv" in staged.written
+
+
+def test_save_replaces_an_earlier_characterisation_as_a_whole(o2k_month, tmp_path):
+    """``Characterization.save`` in Python is what ``characterize --out`` is: a second save
+    into the folder removes what the first wrote and this one does not (a trace without
+    memory after one with), says so, and leaves the user's own files."""
+    _, with_memory = o2k_month
+    with_memory.save(tmp_path)
+    assert (tmp_path / "memory.csv").exists()
+    (tmp_path / "notes.txt").write_text("mine")
+    rows = [[i + 1, i * 600, -1, 100 + i, 1 + i % 4, -1, -1, -1, -1, -1, 1, 1, 1, -1, -1, -1, -1, -1]
+            for i in range(200)]  # fmt: skip
+    plain = ch.characterize(Trace(jobs=jobs_frame(rows), header=SWFHeader(max_procs=8)), fits=False)
+    staged = plain.save(tmp_path)
+    assert not (tmp_path / "memory.csv").exists() and (tmp_path / "notes.txt").read_text() == "mine"
+    assert "memory.csv" in staged.replaced_text() and "which this characterisation does not write" in (
+        staged.replaced_text()
+    )
 
 
 def test_trace_without_requests_or_memory():

@@ -19,10 +19,11 @@ from pathlib import Path
 
 import pytest
 
+from o2ksim import outfiles
 from o2ksim.cli import main
 from o2ksim.errors import O2KSimError
-from o2ksim.run import outfiles, results
-from o2ksim.run.outfiles import JOURNAL_NAME, LOCK_NAME, PHASE_B, Staging, claim
+from o2ksim.outfiles import JOURNAL_NAME, LOCK_NAME, PHASE_B, Staging, claim
+from o2ksim.run import results
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = str(ROOT / "traces" / "tiny.swf")
@@ -135,7 +136,7 @@ def test_a_folder_held_by_another_process_is_refused_with_its_pid(tmp_path):
     out = tmp_path / "held"
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys, time; from o2ksim.run.outfiles import claim\n"
+         "import sys, time; from o2ksim.outfiles import claim\n"
          "with claim(sys.argv[1]):\n    print('held', flush=True); time.sleep(60)", str(out)],
         env=ENV, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip

@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 from matplotlib.figure import Figure
 
+from o2ksim import outfiles
 from o2ksim.cli import main
-from o2ksim.run import outfiles
-from o2ksim.run.outfiles import LOCK_NAME, Staging, claim
+from o2ksim.outfiles import LOCK_NAME, Staging, claim
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = str(ROOT / "traces" / "tiny.swf")
@@ -93,9 +93,9 @@ def test_a_characterisation_rerun_replaces_every_earlier_file_and_says_which(tmp
     ), said
     second = {p.name for p in out.iterdir()}
     assert not second & {"memory.csv", "memory.png", "memory_by_procs.csv"}
-    from o2ksim.cli.characterize import CHARACTERIZATION_FILES  # what a rerun replaces
+    from o2ksim.workloads.characterize import FIGURE_FILES, TABLE_FILES  # what a rerun replaces
 
-    assert first <= set(CHARACTERIZATION_FILES) and second <= set(CHARACTERIZATION_FILES)
+    assert first <= {*TABLE_FILES, *FIGURE_FILES} and second <= {*TABLE_FILES, *FIGURE_FILES}
     assert f"{len(second)} files written to {out}/" in said
 
 
@@ -153,7 +153,7 @@ def test_a_characterisation_folder_held_by_another_process_is_refused(tmp_path):
     out = tmp_path / "held"
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys, time; from o2ksim.run.outfiles import claim\n"
+         "import sys, time; from o2ksim.outfiles import claim\n"
          "with claim(sys.argv[1]):\n    print('held', flush=True); time.sleep(60)", str(out)],
         env=ENV, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip

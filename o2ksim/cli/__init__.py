@@ -26,7 +26,7 @@ from typing import NoReturn
 
 from o2ksim import __version__
 from o2ksim.errors import O2KSimError, PerfectEstimatesWarning, UnusedSeedWarning
-from o2ksim.run.outfiles import interrupts_end
+from o2ksim.outfiles import interrupts_end
 from o2ksim.validation import join_negative_values
 
 VALUE_OPTIONS = (

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 from o2ksim.errors import O2KSimError
-from o2ksim.run.outfiles import Signalled, Staging, claim, interrupts_end
+from o2ksim.outfiles import Signalled, claim, interrupts_end
 from o2ksim.validation import MAX_PROCS, output_folder
-from o2ksim.workloads.characterize import FIGURE_FILES, TABLE_FILES, Characterization, characterize
+from o2ksim.workloads.characterize import characterize
 from o2ksim.workloads.swf import read_swf
-
-CHARACTERIZATION_FILES = TABLE_FILES + FIGURE_FILES
-"""The files of a characterisation: a new one into a folder replaces every one of these."""
 
 HELP = "characterise a trace like thesis ch. 4: arrivals, periods, requests, runtimes, load"
 
@@ -47,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     """``o2ksim characterize``: with ``--out`` the folder is claimed for the whole command (a
     second one into it is refused at once), the tables and figures are staged and committed
     together, replacing every file of an earlier characterisation there
-    (:mod:`o2ksim.run.outfiles`); a failure or SIGINT/SIGTERM leaves nothing new."""
+    (:mod:`o2ksim.outfiles`); a failure or SIGINT/SIGTERM leaves nothing new."""
     if args.procs is not None and not 1 <= args.procs <= MAX_PROCS:
         raise O2KSimError(f"--procs {args.procs}: must be from 1 to {MAX_PROCS}")
     args.saved = False
@@ -76,31 +74,16 @@ def _run(args: argparse.Namespace) -> int:
     print(f"characterisation of {args.trace}")
     print(char.to_text())
     if args.out:
-        staged = save(char, Path(args.out), figures=not args.no_figures)
+        draw: Callable[[Callable[[str], Path]], object] | None = None
+        if not args.no_figures:
+            # matplotlib and seaborn are heavy: imported only when figures are drawn
+            from o2ksim.report.workload_figures import write_figures
+
+            def draw(path_of: Callable[[str], Path]) -> object:
+                return write_figures(char, args.out, path_of=path_of)
+
+        staged = char.save(args.out, figures=draw, option="--out")
         args.saved = True
         replaced = staged.replaced_text()
         print(f"\n{len(staged.written)} files written to {args.out}/" + (f", {replaced}" if replaced else ""))
     return 0
-
-
-def save(char: Characterization, out: Path, *, figures: bool = True) -> Staging:
-    """The tables (and figures) of ``char`` staged in ``out`` (claimed by the caller) and
-    committed together, replacing every file of an earlier characterisation
-    (:data:`CHARACTERIZATION_FILES`; ``summary.csv``, the file that looks complete, goes in
-    last); a failed write leaves ``out`` as it was."""
-    with Staging(out, family=CHARACTERIZATION_FILES, last="summary.csv", kind="characterisation") as staged:
-        try:
-            for name, table in char.table_files().items():
-                table.to_csv(staged.path(name), index=False)
-            if figures:
-                # matplotlib and seaborn are heavy: imported only when figures are drawn
-                from o2ksim.report.workload_figures import write_figures
-
-                write_figures(char, out, path_of=staged.path)
-            staged.commit()
-        except OSError as exc:
-            raise O2KSimError(
-                f"{out}: cannot write the characterisation ({exc.strerror or exc}); "
-                "nothing new was written there"
-            ) from None
-    return staged

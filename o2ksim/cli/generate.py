@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 from o2ksim.errors import O2KSimError
 from o2ksim.files import parent_folder
+from o2ksim.outfiles import Signalled, interrupts_end
 from o2ksim.run.checks import MACHINE_LABEL
-from o2ksim.run.outfiles import Signalled, interrupts_end
 from o2ksim.validation import MAX_LOAD, MAX_UNIX_TIME, MIN_LOAD, check_span_option, seed_value
 from o2ksim.workloads import models
 from o2ksim.workloads.reshape import offered_load, scale_load

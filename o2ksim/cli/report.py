@@ -7,9 +7,9 @@ import contextlib
 from pathlib import Path
 
 from o2ksim.errors import O2KSimError
+from o2ksim.outfiles import Signalled, claim, interrupts_end
 from o2ksim.report.html import write_report
 from o2ksim.report.prediction import is_prediction_dir
-from o2ksim.run.outfiles import Signalled, claim, interrupts_end
 from o2ksim.validation import output_folder
 
 HELP = "write the HTML report (figures, tables, scenario, versions) of a results directory"

@@ -16,6 +16,7 @@ from o2ksim.cli._run_notes import (
     warn_about_window,
 )
 from o2ksim.errors import O2KSimError
+from o2ksim.outfiles import Signalled, claim, interrupts_end
 from o2ksim.policies import make_policy
 from o2ksim.run.api import run_config, unused_seed_note
 from o2ksim.run.checks import (
@@ -26,7 +27,6 @@ from o2ksim.run.checks import (
 )
 from o2ksim.run.config import RunConfig, WorkloadRecipe
 from o2ksim.run.config_values import named
-from o2ksim.run.outfiles import Signalled, claim, interrupts_end
 from o2ksim.run.workload import load_workload
 from o2ksim.table import NO_VALUE, TEXT_COLUMNS, column
 from o2ksim.validation import (
@@ -207,7 +207,7 @@ def parse_overrides(items: list[str]) -> dict[str, object]:
 def run(args: argparse.Namespace) -> int:
     """``o2ksim run``: with ``--out`` the folder is claimed for the whole run (a second run
     into it is refused at once) and SIGINT/SIGTERM end the run cleanly: nothing new in the
-    folder unless the results were already committed (:mod:`o2ksim.run.outfiles`)."""
+    folder unless the results were already committed (:mod:`o2ksim.outfiles`)."""
     args.saved = False
 
     def said(exc: Signalled) -> str:

@@ -15,8 +15,8 @@ from o2ksim.experiments.claims import claims_markdown, results_claims, update_pa
 from o2ksim.experiments.expected import compare_expected, expected_path, write_expected
 from o2ksim.experiments.scenario import available_scenarios, load_scenario
 from o2ksim.experiments.sweep import check_windows, perfect_estimates_notes, run_sweep
+from o2ksim.outfiles import Signalled, interrupts_end
 from o2ksim.report.html import write_report
-from o2ksim.run.outfiles import Signalled, interrupts_end
 from o2ksim.validation import check_dask_address, output_folder
 
 if TYPE_CHECKING:

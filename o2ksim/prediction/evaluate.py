@@ -40,6 +40,7 @@ import pandas as pd
 
 from o2ksim.errors import O2KSimError, output_dir
 from o2ksim.machine import MachineSpec, load_machine, machine_from_header, single_host
+from o2ksim.outfiles import Staging, claim
 from o2ksim.prediction.model import (
     CLM,
     OVERDUE_MODES,
@@ -61,7 +62,6 @@ from o2ksim.prediction.scoring import (
     summarise,
 )
 from o2ksim.run.api import simulate
-from o2ksim.run.outfiles import Staging, claim
 from o2ksim.run.workload import load_workload
 from o2ksim.units import trace_zone
 from o2ksim.validation import MAX_PROCS, check_count, check_number

@@ -57,11 +57,11 @@ from o2ksim.experiments.store import (
     write_table,
 )
 from o2ksim.experiments.workers import outcome_of
+from o2ksim.outfiles import Staging, claim
 from o2ksim.report.gather import MAX_PANELS, Gathered, gather
 from o2ksim.report.page import SECTIONS, PageContext, add_section, build_page
 from o2ksim.report.prediction import is_prediction_dir, write_prediction_report
 from o2ksim.report.tables import ranking, rankings, runs_table, verdict
-from o2ksim.run.outfiles import Staging, claim
 from o2ksim.run.results import write_json
 from o2ksim.validation import output_folder
 
@@ -249,7 +249,7 @@ def write_report(
     """Write ``report.html`` (+ ``figures/*.png``, ``*.svg`` and ``tables/*.csv``); returns its path.
 
     ``out_dir`` defaults to ``RESULTS_DIR/report``.  The report is built aside and committed
-    as a whole (:mod:`o2ksim.run.outfiles`): the folder is claimed (a second report into it
+    as a whole (:mod:`o2ksim.outfiles`): the folder is claimed (a second report into it
     is refused), ``report.html``, ``figures/`` and ``tables/`` are written into a temporary
     folder in it and then renamed in together (``report.html`` last), replacing the earlier
     report's three entirely.  A failure (a full disk) or an interrupt leaves the folder as it

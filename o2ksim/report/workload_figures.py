@@ -58,7 +58,7 @@ def write_figures(
 
     Each is written whole or not at all (:func:`o2ksim.files.atomic_path`).  With
     ``path_of``, figure ``NAME.png`` is written to ``path_of("NAME.png")`` instead (a
-    :class:`~o2ksim.run.outfiles.Staging`'s temporary path: ``o2ksim characterize --out``
+    :class:`~o2ksim.outfiles.Staging`'s temporary path: ``o2ksim characterize --out``
     commits the figures with the tables); the paths returned are still ``out_dir/NAME.png``.
     """
     d = Path(out_dir)

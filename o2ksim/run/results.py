@@ -32,9 +32,9 @@ from o2ksim.engine.monitor import job_columns
 from o2ksim.errors import O2KSimError
 from o2ksim.jobs import Job
 from o2ksim.machine import MachineSpec
+from o2ksim.outfiles import TMP_SUFFIX, Staging, claim
 from o2ksim.partitioning import allocation_arrays
 from o2ksim.policies import Policy
-from o2ksim.run.outfiles import TMP_SUFFIX, Staging, claim
 from o2ksim.table import ColumnTable, with_text_markers, write_csv
 from o2ksim.units import format_duration
 
@@ -137,12 +137,12 @@ class Result:
     ) -> Staging:
         """:meth:`save`, safely: the folder is claimed (one writer at a time), every file is
         written under a temporary name and the set is committed together, replacing every
-        file of an earlier run in that folder (:mod:`o2ksim.run.outfiles`).
+        file of an earlier run in that folder (:mod:`o2ksim.outfiles`).
 
         A failed write (a full disk) or an interrupt leaves the folder as it was.
         ``extra(staging)`` may stage more files to commit with these (``o2ksim run
         --report`` stages its report).  Returns the committed
-        :class:`~o2ksim.run.outfiles.Staging`, whose ``replaced`` names the earlier
+        :class:`~o2ksim.outfiles.Staging`, whose ``replaced`` names the earlier
         run's files that were replaced or removed.
         """
         with claim(out_dir, option="") as out, Staging(out) as staged:

@@ -24,7 +24,7 @@ imports matplotlib/seaborn).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,7 +33,6 @@ import numpy as np
 import pandas as pd
 
 from o2ksim.errors import O2KSimError
-from o2ksim.files import atomic_path
 from o2ksim.o2k_classes import (
     CLASS_NAMES,
     KB_PER_MB,
@@ -44,6 +43,7 @@ from o2ksim.o2k_classes import (
     TIME_CLASSES,
     class_index,
 )
+from o2ksim.outfiles import Staging, claim
 from o2ksim.validation import writable_dir
 from o2ksim.workloads.characterize_arrivals import DEFAULT_PERIODS, arrival_tables
 from o2ksim.workloads.clock import local_clock, local_clock_unix, trace_tz
@@ -77,8 +77,8 @@ FIGURE_FILES = (
     "memory.png", "runtimes.png", "ratio.png", "lsf_classes.png",
 )  # fmt: skip
 """Every figure :func:`o2ksim.report.workload_figures.write_figures` may draw.  With
-:data:`TABLE_FILES`, the files of a characterisation: ``o2ksim characterize --out DIR`` replaces
-all of an earlier one's in ``DIR``."""
+:data:`TABLE_FILES`, the files of a characterisation: :meth:`Characterization.save` (and so
+``o2ksim characterize --out DIR``) replaces all of an earlier one's in ``DIR``."""
 
 _P_BINS = [
     (1, 1),
@@ -217,18 +217,40 @@ class Characterization:
             out.append(t.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
         return "\n".join(out)
 
-    def save(self, out_dir: str | Path) -> list[Path]:
-        """Write every table as CSV (and the summary as ``summary.csv``) into *out_dir*, each
-        file whole or not at all (:func:`o2ksim.files.atomic_path`); a place that cannot be
-        written is a one-line error naming it (:func:`o2ksim.validation.writable_dir`)."""
-        d = writable_dir(out_dir, "characterize --out")
-        written = []
-        for name, t in self.table_files().items():
-            path = d / name
-            with atomic_path(path) as tmp:
-                t.to_csv(tmp, index=False)
-            written.append(path)
-        return written
+    def save(
+        self,
+        out_dir: str | Path,
+        *,
+        figures: Callable[[Callable[[str], Path]], object] | None = None,
+        option: str = "out_dir",
+    ) -> Staging:
+        """Write every table as CSV (the summary as ``summary.csv``) into *out_dir*, and the
+        figures ``figures(path_of)`` draws (``o2ksim characterize --out``: figure ``NAME``
+        goes to ``path_of(NAME)``), all committed together.
+
+        The folder is claimed (a second writer is refused with its pid) and every file is
+        staged, then renamed in with the others, ``summary.csv`` last, replacing every file
+        of an earlier characterisation there (:data:`TABLE_FILES`, :data:`FIGURE_FILES`;
+        the returned :class:`~o2ksim.outfiles.Staging` says which in ``replaced_text()``).
+        A full disk or an interrupt leaves the folder as it was; a place that cannot be
+        written is a one-line error naming it (``option``, :func:`o2ksim.validation.writable_dir`).
+        """
+        d = writable_dir(out_dir, option)
+        with claim(d, option), Staging(
+            d, family=TABLE_FILES + FIGURE_FILES, last="summary.csv", kind="characterisation"
+        ) as staged:
+            try:
+                for name, table in self.table_files().items():
+                    table.to_csv(staged.path(name), index=False)
+                if figures is not None:
+                    figures(staged.path)
+                staged.commit()
+            except OSError as exc:
+                raise O2KSimError(
+                    f"{d}: cannot write the characterisation ({exc.strerror or exc}); "
+                    "nothing new was written there"
+                ) from None
+        return staged
 
     def table_files(self) -> dict[str, pd.DataFrame]:
         """File name (``summary.csv`` first, then one ``NAME.csv`` per table) -> its table:
