@@ -129,6 +129,23 @@ def interrupts_end(describe: Callable[[Signalled], str]) -> Iterator[None]:
         raise Interrupted(describe(exc), exc.signum) from None
 
 
+def said_of_folder(
+    out: str | os.PathLike[str] | None, done: str, earlier: str, written: Callable[[], bool]
+) -> Callable[[Signalled], str]:
+    """The line :func:`interrupts_end` prints for a command writing the folder ``out``:
+    whether ``done`` ("the results were") had been written to it, else that nothing new was
+    and ``earlier`` ("an earlier run's files there are") untouched."""
+
+    def said(exc: Signalled) -> str:
+        if not out:
+            return f"interrupted by {exc}"
+        if written() or exc.committed:
+            return f"interrupted by {exc} after {done} written to {out}/"
+        return f"interrupted by {exc}; nothing new was written to {out}/ ({earlier} untouched)"
+
+    return said
+
+
 @contextlib.contextmanager
 def _signals_held() -> Iterator[None]:
     """SIGINT and SIGTERM are delivered after the block, not inside it.
@@ -448,5 +465,6 @@ __all__ = [
     "claim",
     "interrupts_end",
     "recover",
+    "said_of_folder",
     "signals_raise",
 ]

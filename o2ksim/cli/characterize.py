@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from o2ksim.errors import O2KSimError
-from o2ksim.outfiles import Signalled, claim, interrupts_end
+from o2ksim.outfiles import claim, interrupts_end, said_of_folder
 from o2ksim.validation import MAX_PROCS, output_folder
 from o2ksim.workloads.characterize import characterize
 from o2ksim.workloads.swf import read_swf
@@ -49,17 +49,12 @@ def run(args: argparse.Namespace) -> int:
     if args.procs is not None and not 1 <= args.procs <= MAX_PROCS:
         raise O2KSimError(f"--procs {args.procs}: must be from 1 to {MAX_PROCS}")
     args.saved = False
-
-    def said(exc: Signalled) -> str:
-        if not args.out:
-            return f"interrupted by {exc}"
-        if args.saved or exc.committed:
-            return f"interrupted by {exc} after the characterisation was written to {args.out}/"
-        return (
-            f"interrupted by {exc}; nothing new was written to {args.out}/ "
-            "(an earlier characterisation's files there are untouched)"
-        )
-
+    said = said_of_folder(
+        args.out,
+        "the characterisation was",
+        "an earlier characterisation's files there are",
+        lambda: args.saved,
+    )
     with interrupts_end(said):
         if not args.out:
             return _run(args)

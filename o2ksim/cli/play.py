@@ -70,21 +70,13 @@ def run(args: argparse.Namespace) -> int:
                 f"{', '.join(extra)}: a run folder is played as it was run; simulate the "
                 "other setting with `o2ksim run ... --out OTHER` and play that folder"
             )
-        if args.max_jobs is not None:
-            raise O2KSimError(
-                "--max-jobs: bounds a scenario's workload; a run folder's window is bounded by "
-                "--max-events (its log lines)"
-            )
-        if args.max_events is None:
-            args.max_events = MAX_EVENTS
+        max_events = _limit(args, "max_events", "max_jobs")
         if not args.start:
             raise O2KSimError(
                 f"{args.source} is a run folder: give the window to play with --start "
                 "(e.g. --start 14d --end 15d, or an ISO date)"
             )
-        if not 1 <= args.max_events < 2**63:
-            raise O2KSimError(f"--max-events {args.max_events}: must be at least 1")
-        data = run_folder_data(args.source, args.start, args.end, max_events=args.max_events,
+        data = run_folder_data(args.source, args.start, args.end, max_events=max_events,
                                title=args.title)  # fmt: skip
         write_atomically(args.out, render_player(data).encode("utf-8"))
         print(f"player: {args.out} ({len(data['log'])} events; open it in a browser; "
@@ -95,19 +87,34 @@ def run(args: argparse.Namespace) -> int:
             "--start/--end choose the window of a run folder (`o2ksim run --out DIR`); "
             f"{args.source} is a scenario, played whole"
         )
-    if args.max_events is not None:
-        raise O2KSimError(
-            "--max-events: bounds a run folder's window (its log lines); a scenario's workload "
-            "is bounded by --max-jobs"
-        )
-    if args.max_jobs is None:
-        args.max_jobs = MAX_JOBS
-    if not 1 <= args.max_jobs < 2**63:
-        raise O2KSimError(f"--max-jobs {args.max_jobs}: must be at least 1")
+    max_jobs = _limit(args, "max_jobs", "max_events")
     path = write_player(
         args.out, args.source, policy=args.policy, params=parse_overrides(args.set),
-        max_jobs=args.max_jobs, title=args.title,
+        max_jobs=max_jobs, title=args.title,
         versus=parse_overrides(args.versus) if args.versus else None,
     )  # fmt: skip
     print(f"player: {path} (open it in a browser; Space plays, arrows step)")
     return 0
+
+
+LIMITS = {
+    "max_events": (MAX_EVENTS, "a run folder's window (its log lines)"),
+    "max_jobs": (MAX_JOBS, "a scenario's workload"),
+}
+"""Each size limit of ``play``: its default and what it bounds."""
+
+
+def _limit(args: argparse.Namespace, acting: str, other: str) -> int:
+    """The limit that acts on this source (``acting``), its default if not given; the
+    ``other`` one, which would change nothing here, is refused."""
+    flag = "--" + acting.replace("_", "-")
+    if getattr(args, other) is not None:
+        raise O2KSimError(
+            f"--{other.replace('_', '-')}: bounds {LIMITS[other][1]}; {LIMITS[acting][1]} is "
+            f"bounded by {flag}"
+        )
+    value = getattr(args, acting)
+    value = LIMITS[acting][0] if value is None else value
+    if not 1 <= value < 2**63:
+        raise O2KSimError(f"{flag} {value}: must be at least 1")
+    return int(value)

@@ -7,7 +7,7 @@ import contextlib
 from pathlib import Path
 
 from o2ksim.errors import O2KSimError
-from o2ksim.outfiles import Signalled, claim, interrupts_end
+from o2ksim.outfiles import claim, interrupts_end, said_of_folder
 from o2ksim.report.html import write_report
 from o2ksim.report.prediction import is_prediction_dir
 from o2ksim.validation import output_folder
@@ -62,14 +62,7 @@ def run(args: argparse.Namespace) -> int:
     results, run_out = results_dir_of(args.results, "report")
     out = args.out if args.out is not None or run_out is None else run_out / "report"
     written: list[Path] = []
-
-    def said(exc: Signalled) -> str:
-        if written or exc.committed:
-            return f"interrupted by {exc} after the report was written to {out}/"
-        return (
-            f"interrupted by {exc}; nothing new was written to {out}/ "
-            "(an earlier report there is untouched)"
-        )
+    said = said_of_folder(out, "the report was", "an earlier report there is", lambda: bool(written))
 
     # `o2ksim run --out DIR`'s folder is held against a run writing into it meanwhile
     held = claim(run_out, "") if run_out is not None else contextlib.nullcontext()

@@ -16,7 +16,7 @@ from o2ksim.cli._run_notes import (
     warn_about_window,
 )
 from o2ksim.errors import O2KSimError
-from o2ksim.outfiles import Signalled, claim, interrupts_end
+from o2ksim.outfiles import claim, interrupts_end, said_of_folder
 from o2ksim.policies import make_policy
 from o2ksim.run.api import run_config, unused_seed_note
 from o2ksim.run.checks import (
@@ -209,17 +209,9 @@ def run(args: argparse.Namespace) -> int:
     into it is refused at once) and SIGINT/SIGTERM end the run cleanly: nothing new in the
     folder unless the results were already committed (:mod:`o2ksim.outfiles`)."""
     args.saved = False
-
-    def said(exc: Signalled) -> str:
-        if not args.out:
-            return f"interrupted by {exc}"
-        if args.saved or exc.committed:
-            return f"interrupted by {exc} after the results were written to {args.out}/"
-        return (
-            f"interrupted by {exc}; nothing new was written to {args.out}/ "
-            "(an earlier run's files there are untouched)"
-        )
-
+    said = said_of_folder(
+        args.out, "the results were", "an earlier run's files there are", lambda: args.saved
+    )
     with interrupts_end(said):
         if not args.out:
             return _run(args)
