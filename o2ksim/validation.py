@@ -399,8 +399,8 @@ def output_folder(path: str | os.PathLike[str], option: str) -> Iterator[Path]:
     ``predict --out new --window x y``, leaves nothing behind)."""
     out = Path(path)
     created = not out.exists()
-    writable_dir(out, option)
-    try:
+    try:  # an interrupt just after the folder was made undoes it too
+        writable_dir(out, option)
         yield out
     except BaseException:
         if created:

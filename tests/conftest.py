@@ -6,7 +6,11 @@ hand; ``starts`` reads a result back as ``{job_id: start}``.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from o2ksim.jobs import Job, JobSpec, JobState
@@ -120,3 +124,37 @@ def backfill_options(reservations, reservation_kind, sliding, **other) -> dict:
     left out (the defaults then stand)."""
     held = {} if reservations == 0 else {"reservation_kind": reservation_kind, "sliding": sliding}
     return {**other, "reservations": reservations, **held}
+
+
+@contextlib.contextmanager
+def folder_held_elsewhere(out: Path, env: dict[str, str]) -> Iterator[int]:
+    """Another process holding the folder ``out`` (``o2ksim.outfiles.claim``) while the block
+    runs; yields its pid.  Killed after it: the operating system releases its lock."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time; from o2ksim.outfiles import claim\n"
+         "with claim(sys.argv[1]):\n    print('held', flush=True); time.sleep(60)", str(out)],
+        env=env, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        yield holder.pid
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` (hidden ones too) with its bytes: what a failed or
+    interrupted command must leave as it was."""
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+def one_line(err: str) -> str:
+    """The one line a command printed on stderr (asserted: one line, no traceback)."""
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    return lines[0]

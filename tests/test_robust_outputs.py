@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import folder_held_elsewhere, one_line, snapshot
 
 from o2ksim import outfiles
 from o2ksim.cli import main
@@ -28,20 +29,6 @@ from o2ksim.run import results
 ROOT = Path(__file__).resolve().parents[1]
 TINY = str(ROOT / "traces" / "tiny.swf")
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
-
-
-def snapshot(folder: Path) -> dict[str, bytes]:
-    """Every file under ``folder`` (hidden ones too) with its bytes."""
-    return {
-        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
-    }
-
-
-def one_line(err: str) -> str:
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1, err
-    assert "Traceback" not in err
-    return lines[0]
 
 
 @pytest.fixture
@@ -134,25 +121,15 @@ def test_the_api_save_is_atomic_too(tmp_path, monkeypatch):
 # ------------------------------------------------------------------ the folder's lock
 def test_a_folder_held_by_another_process_is_refused_with_its_pid(tmp_path):
     out = tmp_path / "held"
-    holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, time; from o2ksim.outfiles import claim\n"
-         "with claim(sys.argv[1]):\n    print('held', flush=True); time.sleep(60)", str(out)],
-        env=ENV, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    with folder_held_elsewhere(out, ENV) as pid:
         run = subprocess.run(
             [sys.executable, "-m", "o2ksim", "run", "--trace", TINY, "--out", str(out)],
             env=ENV, capture_output=True, text=True, timeout=60,
         )  # fmt: skip
         assert run.returncode == 2
         line = one_line(run.stderr)
-        assert str(out) in line and f"pid {holder.pid}" in line
+        assert str(out) in line and f"pid {pid}" in line
         assert not (out / "jobs.csv").exists()
-    finally:
-        holder.kill()
-        holder.wait()
     # the holder was killed: the operating system released its lock
     assert main(["run", "--trace", TINY, "--out", str(out), "-q"]) == 0
     assert not (out / LOCK_NAME).exists()

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import folder_held_elsewhere, one_line, snapshot
 from matplotlib.figure import Figure
 
 from o2ksim import outfiles
@@ -32,20 +33,6 @@ KTH = str(ROOT / "traces" / "kth-sp2-sample.swf")
 SCENARIO = str(ROOT / "scenarios" / "explain-backfill.toml")
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 FULL = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-
-
-def snapshot(folder: Path) -> dict[str, bytes]:
-    """Every file under ``folder`` (hidden ones too) with its bytes."""
-    return {
-        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
-    }
-
-
-def one_line(err: str) -> str:
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1, err
-    assert "Traceback" not in err
-    return lines[0]
 
 
 def cpu_seconds(pid: int) -> float:
@@ -151,25 +138,15 @@ def test_a_signal_to_a_characterisation_is_one_line_and_leaves_the_earlier_files
 
 def test_a_characterisation_folder_held_by_another_process_is_refused(tmp_path):
     out = tmp_path / "held"
-    holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, time; from o2ksim.outfiles import claim\n"
-         "with claim(sys.argv[1]):\n    print('held', flush=True); time.sleep(60)", str(out)],
-        env=ENV, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    with folder_held_elsewhere(out, ENV) as pid:
         run = subprocess.run(
             [sys.executable, "-m", "o2ksim", "characterize", TINY, "--out", str(out), "--no-fits"],
             env=ENV, capture_output=True, text=True, timeout=60,
         )  # fmt: skip
         assert run.returncode == 2, run.stderr
         line = one_line(run.stderr)
-        assert str(out) in line and f"in use by another o2ksim process (pid {holder.pid})" in line
+        assert str(out) in line and f"in use by another o2ksim process (pid {pid})" in line
         assert sorted(p.name for p in out.iterdir()) == [LOCK_NAME]
-    finally:
-        holder.kill()
-        holder.wait()
 
 
 def test_a_characterisation_commit_cut_by_kill_9_is_undone_by_the_next_claim(tmp_path, monkeypatch):
