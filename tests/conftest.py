@@ -10,11 +10,13 @@ import contextlib
 import math
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from o2ksim.jobs import Job, JobSpec, JobState
 from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
+from o2ksim.outfiles import LOCK_NAME
 from o2ksim.policies import presets
 
 
@@ -158,3 +160,15 @@ def one_line(err: str) -> str:
     assert len(lines) == 1, err
     assert "Traceback" not in err
     return lines[0]
+
+
+def signal_once_locked(proc: subprocess.Popen[str], folder: Path, sig: int, wait: float = 30) -> str:
+    """Send ``sig`` to ``proc`` once it holds ``folder`` (its lock file is there), and return
+    what it printed on stderr; asserted: it ended with exit code 128 + ``sig``."""
+    deadline = time.monotonic() + wait
+    while not (folder / LOCK_NAME).exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig, err
+    return err

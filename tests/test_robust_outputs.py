@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import folder_held_elsewhere, one_line, snapshot
+from conftest import folder_held_elsewhere, one_line, signal_once_locked, snapshot
 
 from o2ksim import outfiles
 from o2ksim.cli import main
@@ -166,12 +166,7 @@ def test_a_signal_mid_run_leaves_the_earlier_run_and_says_so(earlier, sig):
         [sys.executable, "-m", "o2ksim", "run", "--out", str(earlier)],  # a generated month: ~2 s
         env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    deadline = time.monotonic() + 30
-    while not (earlier / LOCK_NAME).exists() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    proc.send_signal(sig)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 128 + sig, err
+    err = signal_once_locked(proc, earlier, sig, wait=30)
     line = one_line(err)
     assert (
         f"interrupted by {signal.Signals(sig).name}; nothing new was written to {earlier}/" in line

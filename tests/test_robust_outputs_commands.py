@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import folder_held_elsewhere, one_line, snapshot
+from conftest import folder_held_elsewhere, one_line, signal_once_locked, snapshot
 from matplotlib.figure import Figure
 
 from o2ksim import outfiles
@@ -125,12 +125,7 @@ def test_a_signal_to_a_characterisation_is_one_line_and_leaves_the_earlier_files
         [sys.executable, "-m", "o2ksim", "characterize", KTH, "--out", str(out)],
         env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    deadline = time.monotonic() + 20
-    while not (out / LOCK_NAME).exists() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    proc.send_signal(sig)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 128 + sig, err
+    err = signal_once_locked(proc, out, sig, wait=20)
     name = signal.Signals(sig).name
     assert f"interrupted by {name}; nothing new was written to {out}/" in one_line(err)
     assert snapshot(out) == before
