@@ -3,7 +3,7 @@
 Usage: python benchmarks/scale_pathologies.py [--cases idle waiting waiting-ncsa
        waiting-immediate waiting-goal flood flood-sjf flood-lxfw flood-priority
        flood-ncsa flood-memory flood-burst reservations reservations-together]
-       [--sizes 10000 100000 1000000] [--reservation-sizes 1000 10000 100000]
+       [--sizes 10000 100000 1000000] [--reservation-sizes N ...]
 
 Writes its hostile SWF traces into a temporary directory and runs each one
 with :func:`o2ksim.simulate` in a fresh process (so one case's memory does
@@ -64,6 +64,13 @@ CASES = (
     "idle", "waiting", "waiting-ncsa", "waiting-immediate", "waiting-goal", "flood", "flood-sjf",
     "flood-lxfw", "flood-priority", "flood-ncsa", "flood-memory", "flood-burst", "reservations", "reservations-together",
 )  # fmt: skip
+
+
+RESERVATION_SIZES = {
+    "reservations-together": [10_000, 100_000, 1_000_000],  # 10^6: about 4 min
+    "reservations": [1_000, 10_000, 100_000],  # smallest-first: 3x10^5 took 22 min
+}
+"""The default queue depths of the two ``--reservations all`` cases."""
 
 
 def _line(job_id: int, submit: int, run: int, procs: int, req: int, mem: int = -1) -> str:
@@ -176,15 +183,20 @@ def main() -> None:
     ap.add_argument("--sizes", nargs="+", type=int, default=[10_000, 100_000, 1_000_000],
                     help="n for idle (gap in seconds), waiting (the long job's seconds) "
                          "and flood (jobs)")  # fmt: skip
-    ap.add_argument("--reservation-sizes", nargs="+", type=int, default=[1000, 10_000, 100_000],
-                    help="n for reservations (queued jobs)")  # fmt: skip
+    ap.add_argument("--reservation-sizes", nargs="+", type=int, default=None,
+                    help="n for reservations (queued jobs; default 10^4 10^5 10^6 for "
+                         "reservations-together, the default tie rule of --reservations all, "
+                         "and 10^3 10^4 10^5 for reservations, whose cascades make 10^6 "
+                         "take hours)")  # fmt: skip
     ap.add_argument(
         "--timeout", type=float, default=3600.0, help="wall seconds per run (larger sizes skipped)"
     )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="o2ksim-scale-") as tmp:
         for case in args.cases:
-            sizes = args.reservation_sizes if case.startswith("reservations") else args.sizes
+            sizes = args.sizes
+            if case.startswith("reservations"):
+                sizes = args.reservation_sizes or RESERVATION_SIZES[case]
             done: list[tuple[int, float, float]] = []
             print(
                 f"\n{case}\n\n| n | CPU s | wall s | peak RSS MB | passes | by kind | load |"
