@@ -100,28 +100,34 @@ def check_keys(
 def require_table(value: Any, where: str | None, field: str) -> dict[str, Any]:
     """``value`` when it is a TOML table."""
     if not isinstance(value, dict):
-        raise ConfigError(where, f"must be a table, got {_show(value)}", field=field)
+        raise ConfigError(where, f"must be a table, got {shown(value)}", field=field)
     return value
 
 
 # ------------------------------------------------------------------------------- value checks
-def _show(value: Any) -> str:
+def shown(value: Any) -> str:
+    """A value as a one-line message quotes it (its repr, cut at 40 characters)."""
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _exact(value: float) -> str:
-    """A bound or value as written: whole numbers in full (``2147483648``, not ``2.14748e+09``,
-    which would make a refusal read "at most 2.14748e+09, got 2.14748e+09")."""
-    if float(value).is_integer() and abs(value) < 1e18:
-        return str(int(value))
-    return f"{value:g}"
+def shown_number(value: Any) -> str:
+    """A bound or value as written: whole numbers in full (``2147483648``, not
+    ``2.14748e+09``, which would make a refusal read "at most 2.14748e+09, got
+    2.14748e+09"), others as ``%g``; an integer beyond any float as its repr."""
+    try:
+        x = float(value)
+    except OverflowError:
+        return shown(value)
+    if x.is_integer() and abs(x) < 1e16:
+        return str(int(x))
+    return f"{x:g}"
 
 
 def check_bool(value: Any, where: str | None, field: str) -> bool:
     """A boolean, and only a real one: ``"no"`` or ``0`` is not ``False``."""
     if not isinstance(value, bool):
-        raise ConfigError(where, f"must be {_BOOL_HINT}, got {_show(value)}", field=field)
+        raise ConfigError(where, f"must be {_BOOL_HINT}, got {shown(value)}", field=field)
     return value
 
 
@@ -145,7 +151,7 @@ def check_number(
     kind = "an integer" if integer else "a number"
     ok_type = isinstance(value, int) if integer else isinstance(value, int | float)
     if isinstance(value, bool) or not ok_type:
-        raise ConfigError(where, f"must be {kind}{unit}, got {_show(value)}", field=field)
+        raise ConfigError(where, f"must be {kind}{unit}, got {shown(value)}", field=field)
     if not math.isfinite(value):
         raise ConfigError(where, f"must be a finite number{unit}, got {value}", field=field)
     if minimum is not None and (value <= minimum if exclusive_minimum else value < minimum):
@@ -153,7 +159,7 @@ def check_number(
         raise ConfigError(where, f"must be {rel} {minimum:g}{unit}, got {value:g}", field=field)
     if maximum is not None and value > maximum:
         raise ConfigError(
-            where, f"must be at most {_exact(maximum)}{unit}, got {_exact(value)}", field=field
+            where, f"must be at most {shown_number(maximum)}{unit}, got {shown_number(value)}", field=field
         )
     return value
 
@@ -161,7 +167,7 @@ def check_number(
 def check_count(value: Any, where: str | None, field: str, *, maximum: int = MAX_PROCS) -> int:
     """A positive integer (a processor count, a number of things) of at most ``maximum``."""
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise ConfigError(where, f"must be a positive integer, got {_show(value)}", field=field)
+        raise ConfigError(where, f"must be a positive integer, got {shown(value)}", field=field)
     return int(check_number(value, where, field, maximum=maximum, integer=True))
 
 
@@ -169,7 +175,7 @@ def check_str(value: Any, where: str | None, field: str, *, empty: bool = False)
     """A string (non-empty unless ``empty``)."""
     if not isinstance(value, str) or (not empty and not value):
         kind = "a string" if empty else "a non-empty string"
-        raise ConfigError(where, f"must be {kind}, got {_show(value)}", field=field)
+        raise ConfigError(where, f"must be {kind}, got {shown(value)}", field=field)
     return value
 
 
@@ -275,7 +281,7 @@ def check_overrun(value: Any, where: str | None, field: str) -> str:
     """An overrun rule: one of :data:`~o2ksim.jobs.OVERRUN_RULES` (``now``, ``requested``)."""
     if not isinstance(value, str) or value not in OVERRUN_RULES:
         raise ConfigError(
-            where, f"must be {' or '.join(OVERRUN_RULES)}, got {_show(value)}", field=field
+            where, f"must be {' or '.join(OVERRUN_RULES)}, got {shown(value)}", field=field
         )
     return value
 
@@ -452,5 +458,7 @@ __all__ = [
     "output_folder",
     "require_table",
     "seed_value",
+    "shown",
+    "shown_number",
     "writable_dir",
 ]

@@ -267,8 +267,7 @@ def write_report(
     ):
         tmp = staged.scratch(*REPORT_FILES)
         try:
-            page = build_report(results, tmp)
-            page.write_text(page.read_text().replace(str(tmp), str(out)))  # where it will be
+            build_report(results, tmp)  # its links are relative: the same once renamed
             staged.commit()
         except (OSError, InputError) as exc:
             cause = _write_failure(exc, tmp)

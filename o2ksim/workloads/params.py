@@ -23,27 +23,11 @@ import numpy as np
 
 from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.files import write_atomically
-from o2ksim.validation import MAX_PROCS
+from o2ksim.validation import MAX_PROCS, shown, shown_number
 
 MAX_SLOPE = 1e6
 """Steepest uniform-log line of a parameter file (cdf per unit of log x): from 0 to 1
 within a factor of 1.000001 in x.  The papers' lines have slopes of 0.06 to 0.3."""
-
-
-def _show(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _show_num(value: Any) -> str:
-    """A number as a message shows it: ``1048576``, ``0.864``, ``1e+308``."""
-    try:
-        x = float(value)
-    except OverflowError:  # an integer beyond any float
-        return _show(value)
-    if x.is_integer() and abs(x) < 1e16:
-        return str(int(x))
-    return f"{x:g}"
 
 
 __all__ = [
@@ -271,7 +255,7 @@ class Checker:
         """The sub-table ``key`` (``[machine]``), which must be there and be a table."""
         v = self.get(table, key, field)
         if not isinstance(v, Mapping):
-            raise self.fail(field, f"must be a table [{field}], got {_show(v)}")
+            raise self.fail(field, f"must be a table [{field}], got {shown(v)}")
         return v
 
     def number(
@@ -291,18 +275,18 @@ class Checker:
         self, v: Any, field: str, *, lo: float, hi: float, lo_open: bool = False
     ) -> float:
         if isinstance(v, bool) or not isinstance(v, int | float):
-            raise self.fail(field, f"must be a number, got {_show(v)}")
+            raise self.fail(field, f"must be a number, got {shown(v)}")
         try:
             x = float(v)
         except OverflowError:  # an integer beyond any float (10**400)
-            raise self.fail(field, f"must be a finite number, got {_show(v)}") from None
+            raise self.fail(field, f"must be a finite number, got {shown(v)}") from None
         if not math.isfinite(x):
             raise self.fail(field, f"must be a finite number, got {v!r}")
         if x < lo or (lo_open and x == lo):
             rel = ">" if lo_open else ">="
-            raise self.fail(field, f"must be {rel} {_show_num(lo)}, got {_show_num(v)}")
+            raise self.fail(field, f"must be {rel} {shown_number(lo)}, got {shown_number(v)}")
         if x > hi:
-            raise self.fail(field, f"must be at most {_show_num(hi)}, got {_show_num(v)}")
+            raise self.fail(field, f"must be at most {shown_number(hi)}, got {shown_number(v)}")
         return x
 
     def count(
