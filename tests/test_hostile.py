@@ -429,6 +429,30 @@ def test_a_second_sweep_on_a_locked_results_directory_is_refused(tmp_path, capsy
     assert main(["scenario", "run", str(scenario_file(tmp_path)), "--out", str(out), "-q", "-j", "1"]) == 0
 
 
+def test_a_report_is_refused_while_a_sweep_writes_its_results_and_a_sweep_while_a_report_reads(
+    tmp_path, capsys
+):
+    from o2ksim.experiments.store import reading_results
+    from o2ksim.experiments.sweep import results_lock
+
+    out = tmp_path / "r"
+    sc = str(scenario_file(tmp_path))
+    assert main(["scenario", "run", sc, "--out", str(out), "-q", "-j", "1", "--no-report"]) == 0
+    with results_lock(out):  # a sweep storing runs: the report would miss some, looking whole
+        code = main(["report", str(out), "-q"])
+        one_line_error(capsys, code, "a sweep (process", str(out))
+        assert not (out / "report").exists()
+    with reading_results(out):  # a report being made: the sweep is refused, saying why
+        code = main(["scenario", "run", sc, "--out", str(out), "-q", "-j", "1"])
+        one_line_error(capsys, code, "or a report is being made from it", str(out))
+    assert main(["report", str(out), "-q"]) == 0
+    assert (out / "report" / "report.html").exists()
+    plain = tmp_path / "not-results"
+    plain.mkdir()
+    assert main(["report", str(plain), "-q"]) == 2
+    assert list(plain.iterdir()) == []  # no lock file left in a folder that is not a results one
+
+
 def test_two_concurrent_sweeps_never_simulate_a_run_twice(tmp_path):
     sc = scenario_file(tmp_path, trace=SAMPLE)
     out = tmp_path / "r"

@@ -20,13 +20,15 @@ complete; :func:`load_results` reads a directory back as :class:`Results`.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import math
 import os
 import shutil
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -285,6 +287,47 @@ def _read_table(path: Path) -> pd.DataFrame:
             f"{path}: cannot read the stored table ({type(exc).__name__}); run "
             "`o2ksim scenario run` on this directory again to redo the run"
         ) from None
+
+
+LOCK_FILE = ".lock"
+"""The file a sweep holds exclusively (:func:`~o2ksim.experiments.sweep.results_lock`) and a
+report shares (:func:`reading_results`); it holds the process id of the last sweep."""
+
+
+@contextmanager
+def reading_results(out_dir: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold a results directory against a sweep writing into it while it is read.
+
+    A report read while a sweep stores runs would mix finished runs with runs missing
+    from its tables, and the page would look complete.  So the reader takes a shared
+    ``flock`` on ``OUT/.lock`` and is refused at once, in one line, while a sweep holds it
+    (sweeps hold it exclusively, so a sweep started while a report is being made is
+    refused too).  A directory where the lock file cannot be made (read-only) is read
+    without it, as no sweep can write there either; one without ``plan.json`` is not a
+    results directory and gets no lock file (its reader refuses it).
+    """
+    lock = Path(out_dir) / LOCK_FILE
+    if not (Path(out_dir) / "plan.json").exists():  # not a results directory: nothing made there
+        yield
+        return
+    try:
+        fh = open(lock, "a+")  # noqa: SIM115 - held while the directory is read
+    except OSError:
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            fh.seek(0)
+            holder = fh.read().strip() or "?"
+            raise O2KSimError(
+                f"{out_dir}: a sweep (process {holder}) is writing to this results directory; "
+                "make the report once it has finished"
+            ) from None
+        yield
+    finally:
+        fh.close()
 
 
 def load_results(out_dir: str | os.PathLike[str]) -> Results:

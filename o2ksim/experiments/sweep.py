@@ -40,6 +40,7 @@ from tqdm import tqdm
 from o2ksim.errors import ConfigError, O2KSimError, PerfectEstimatesWarning, UnusedSeedWarning
 from o2ksim.experiments.scenario import RunSpec, Scenario
 from o2ksim.experiments.store import (
+    LOCK_FILE,
     adopt_renamed,
     clean_partial,
     is_finished,
@@ -210,7 +211,7 @@ def results_lock(out_dir: Path) -> Iterator[None]:
         )
     try:
         out.mkdir(parents=True, exist_ok=True)
-        fh = open(out / ".lock", "a+")  # noqa: SIM115 - held for the whole sweep
+        fh = open(out / LOCK_FILE, "a+")  # noqa: SIM115 - held for the whole sweep
     except OSError as exc:
         raise O2KSimError(f"{out}: cannot use as a results directory ({exc.strerror or exc})") from None
     try:
@@ -220,8 +221,9 @@ def results_lock(out_dir: Path) -> Iterator[None]:
             fh.seek(0)
             holder = fh.read().strip() or "?"
             raise O2KSimError(
-                f"{out}: another sweep (process {holder}) is writing to this results "
-                "directory; wait for it to finish or give another --out"
+                f"{out}: another sweep is writing to this results directory (process {holder}, "
+                "the last sweep to write there) or a report is being made from it; wait for it "
+                "to finish or give another --out"
             ) from None
         fh.seek(0)
         fh.truncate()

@@ -52,6 +52,7 @@ from o2ksim.experiments.scenario import RunSpec
 from o2ksim.experiments.store import (
     Results,
     load_results,
+    reading_results,
     store_outcome,
     summary_table,
     write_table,
@@ -257,26 +258,27 @@ def write_report(
     """
     if is_prediction_dir(results_dir):  # an `o2ksim predict` directory: the prediction page
         return write_prediction_report(results_dir, out_dir)
-    results = load_results(results_dir)
     out = Path(out_dir) if out_dir is not None else Path(results_dir) / "report"
-    with (
-        output_folder(out, ""),  # a folder made here is removed again if the report fails
-        claim(out, option="", sweep_folder_ok=True),
-        Staging(out, family=REPORT_FILES, last="report.html", kind="report", sweep_folder_ok=True)
-        as staged,
-    ):
-        tmp = staged.scratch(*REPORT_FILES)
-        try:
-            build_report(results, tmp)  # its links are relative: the same once renamed
-            staged.commit()
-        except (OSError, InputError) as exc:
-            cause = _write_failure(exc, tmp)
-            if cause is None:
-                raise
-            raise O2KSimError(
-                f"{out}: cannot write the report ({cause.strerror or cause}); nothing new was "
-                "written there"
-            ) from None
+    with reading_results(results_dir):  # no sweep writes into it meanwhile (it is refused)
+        results = load_results(results_dir)
+        with (
+            output_folder(out, ""),  # a folder made here is removed again if the report fails
+            claim(out, option="", sweep_folder_ok=True),
+            Staging(out, family=REPORT_FILES, last="report.html", kind="report", sweep_folder_ok=True)
+            as staged,
+        ):
+            tmp = staged.scratch(*REPORT_FILES)
+            try:
+                build_report(results, tmp)  # its links are relative: the same once renamed
+                staged.commit()
+            except (OSError, InputError) as exc:
+                cause = _write_failure(exc, tmp)
+                if cause is None:
+                    raise
+                raise O2KSimError(
+                    f"{out}: cannot write the report ({cause.strerror or cause}); nothing new "
+                    "was written there"
+                ) from None
     return out / "report.html"
 
 
