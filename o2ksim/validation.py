@@ -131,6 +131,24 @@ def check_bool(value: Any, where: str | None, field: str) -> bool:
     return value
 
 
+def check_flags(where: str, **flags: Any) -> None:
+    """Refuse, in one line naming the function and the argument, an API flag that is not a
+    real boolean: ``lenient="no"`` or ``0`` would otherwise be read as a wish."""
+    for name, value in flags.items():
+        if not isinstance(value, bool):
+            raise O2KSimError(f"{where}: {name} must be True or False, got {shown(value)}")
+
+
+def check_path(value: Any, where: str, field: str, *, also: str = "") -> None:
+    """Refuse, in one line, an API argument that should be a path and is not (``also``:
+    what else it may be, as the message says it)."""
+    if isinstance(value, str | os.PathLike):
+        if not os.fspath(value):
+            raise O2KSimError(f"{where}: {field}: an empty path")
+        return
+    raise O2KSimError(f"{where}: {field} must be a path{also}, got {shown(value)}")
+
+
 def check_number(
     value: Any,
     where: str | None,

@@ -61,6 +61,7 @@ from o2ksim.run.config import RunConfig
 from o2ksim.run.results import Result, write_json
 from o2ksim.run.workload import load_workload
 from o2ksim.units import parse_duration
+from o2ksim.validation import check_flags, shown
 from o2ksim.workloads.swf import Trace
 from o2ksim.workloads.transforms import DEFAULT_WARMUP, Window, read_window
 
@@ -238,6 +239,7 @@ def validate(
     Raises :class:`~o2ksim.errors.O2KSimError` (one line) when no job of the
     trace has a recorded wait.
     """
+    check_flags("validate", progress=progress, lenient=lenient)
     tr = load_workload(trace, lenient=lenient)
     source = str(tr.source or "the trace")
     if len(tr) == 0:
@@ -359,9 +361,9 @@ def _window(window: Window | Sequence[float | str] | None, header: Any, submit: 
     time zone, refused when it is reversed or holds no submitted job (in the user's terms)."""
     if window is None or isinstance(window, Window):
         return window
+    if isinstance(window, str) or not isinstance(window, Sequence) or len(window) not in (2, 3):
+        raise O2KSimError(f"window: expected (start, end[, warmup]), got {shown(window)}")
     parts = list(window)
-    if len(parts) not in (2, 3):
-        raise O2KSimError(f"window: expected (start, end[, warmup]), got {window!r}")
     warmup = parts[2] if len(parts) == 3 else DEFAULT_WARMUP
     return read_window(parts[:2], header, warmup, submit)[0]  # refusals in the dates typed
 

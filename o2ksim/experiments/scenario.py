@@ -77,7 +77,7 @@ from o2ksim.policies import make_policy
 from o2ksim.run.api import Result, run_config
 from o2ksim.run.config import RunConfig
 from o2ksim.run.workload import build_workload, inline_jobs_frame, workload_label
-from o2ksim.validation import MAX_RUNS, check_keys, check_str
+from o2ksim.validation import MAX_RUNS, check_flags, check_keys, check_path, check_str, shown
 
 
 @dataclass(frozen=True)
@@ -272,6 +272,11 @@ def load_scenario(name_or_path: str | os.PathLike[str], *, reduced: bool = False
 
 def parse_scenario(text: str, *, path: str | None = None, reduced: bool = False) -> Scenario:
     """Validate scenario TOML ``text``; relative paths are taken from ``path``'s directory."""
+    if not isinstance(text, str):
+        raise O2KSimError(f"parse_scenario: text must be the scenario's TOML (a str), got {shown(text)}")
+    if path is not None:
+        check_path(path, "parse_scenario", "path")
+    check_flags("parse_scenario", reduced=reduced)
     where = path or "<scenario>"
     try:
         data = tomllib.loads(text)

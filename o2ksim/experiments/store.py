@@ -41,6 +41,7 @@ from o2ksim.experiments.scenario import RunSpec, Scenario
 from o2ksim.experiments.workers import COUNTS, METRICS, RunOutcome
 from o2ksim.files import atomic_path, write_atomically
 from o2ksim.run.results import versions, write_json
+from o2ksim.validation import check_path
 
 
 # ------------------------------------------------------------------------------ writing
@@ -332,6 +333,7 @@ def reading_results(out_dir: str | os.PathLike[str]) -> Iterator[None]:
 
 def load_results(out_dir: str | os.PathLike[str]) -> Results:
     """Read a results directory written by :func:`run_sweep`."""
+    check_path(out_dir, "load_results", "out_dir")
     out = Path(out_dir)
     plan_path = out / "plan.json"
     if not plan_path.exists():

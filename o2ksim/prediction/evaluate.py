@@ -64,7 +64,15 @@ from o2ksim.prediction.scoring import (
 from o2ksim.run.api import simulate
 from o2ksim.run.workload import load_workload
 from o2ksim.units import trace_zone
-from o2ksim.validation import MAX_PROCS, check_count, check_number
+from o2ksim.validation import (
+    MAX_PROCS,
+    check_count,
+    check_flags,
+    check_number,
+    check_path,
+    check_str,
+    shown,
+)
 from o2ksim.workloads.transforms import parse_time, read_bounds
 
 __all__ = ["PredictionResult", "Replay", "accuracy", "predict", "recorded_schedule", "replay"]
@@ -209,8 +217,8 @@ def _window(
     than the 10 jobs with a positive run time a fit needs is refused in those terms too."""
     if value is None:
         return None
-    if isinstance(value, str) or len(value) != 2:
-        raise O2KSimError(f"{what} needs START END")
+    if isinstance(value, str) or not isinstance(value, Sequence) or len(value) != 2:
+        raise O2KSimError(f"{what}: expected (START, END), got {shown(value)}")
     try:
         a, b, said = read_bounds(value, trace.header)
     except O2KSimError as exc:
@@ -312,6 +320,14 @@ def predict(
                  maximum=MAX_PROCS)  # fmt: skip  (a processor count n')
     if procs is not None:
         check_count(procs, "predict", "procs")
+    check_flags("predict", sequential=sequential, whole_queue=whole_queue, lenient=lenient)
+    check_number(trim, "predict", "trim", minimum=0, maximum=0.5)  # and below 0.5: fit_class
+    if classes is not None:
+        check_str(classes, "predict", "classes")
+    if fit is not None and not isinstance(fit, CLM):
+        check_path(fit, "predict", "fit", also=" (a fitted model's TOML) or a CLM")
+    if periods is not None and (isinstance(periods, str) or not isinstance(periods, Sequence)):
+        raise O2KSimError(f"periods: expected boundaries [p0, p1, ..., pK], got {shown(periods)}")
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     tr = load_workload(trace, lenient=lenient)

@@ -32,6 +32,7 @@ from o2ksim.errors import O2KSimError
 from o2ksim.report import captions, data
 from o2ksim.report.captions import RUNTIME_WORDS
 from o2ksim.run.results import result_html, result_label, result_text
+from o2ksim.validation import shown
 
 HOUR = 3600.0
 MEASURES = {
@@ -57,9 +58,15 @@ def _figures() -> ModuleType:
 
 def _labels(results: Sequence[Any], labels: Sequence[str] | None) -> list[str]:
     if labels is not None:
+        if isinstance(labels, str | bytes) or not isinstance(labels, Sequence):
+            raise O2KSimError(f"compare: labels must be a list of names, got {shown(labels)}")
         if len(labels) != len(results):
-            raise ValueError(f"compare: {len(labels)} labels for {len(results)} results")
-        return [str(x) for x in labels]
+            raise O2KSimError(f"compare: {len(labels)} labels for {len(results)} results")
+        names = [str(x) for x in labels]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:  # one row per label: two runs under one name would be mixed up
+            raise O2KSimError(f"compare: labels must differ; {twice[0]!r} names two results")
+        return names
     out = [result_label(r) for r in results]
     seen: dict[str, int] = {}
     for i, lab in enumerate(out):
@@ -202,6 +209,10 @@ def compare(results: Sequence[Any], labels: Sequence[str] | None = None) -> Comp
     return out
 
 
+MAX_BINS = 1_000_000
+"""The most bins :func:`timeline` draws (a time series finer than its figure has pixels)."""
+
+
 def timeline(result: Any, bins: int = 200) -> Any:
     """Utilisation (fraction of processors) and queue length over time for one result.
 
@@ -209,8 +220,10 @@ def timeline(result: Any, bins: int = 200) -> Any:
     :func:`~o2ksim.report.data.queue_series`); the analysis window is shaded.
     """
     _check_result("timeline", result)
-    if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
-        raise O2KSimError(f"timeline: bins must be a positive integer, got {bins!r}")
+    if isinstance(bins, bool) or not isinstance(bins, int) or not 1 <= bins <= MAX_BINS:
+        raise O2KSimError(
+            f"timeline: bins must be a whole number from 1 to {MAX_BINS:,}, got {shown(bins)}"
+        )
     F = _figures()
     jobs, segs = result.jobs, result.segments
     t0 = float(jobs["submit"].min())

@@ -64,7 +64,7 @@ from o2ksim.report.page import SECTIONS, PageContext, add_section, build_page
 from o2ksim.report.prediction import is_prediction_dir, write_prediction_report
 from o2ksim.report.tables import ranking, rankings, runs_table, verdict
 from o2ksim.run.results import write_json
-from o2ksim.validation import output_folder
+from o2ksim.validation import check_path, output_folder
 
 __all__ = [
     "MAX_PANELS",
@@ -256,6 +256,9 @@ def write_report(
     report's three entirely.  A failure (a full disk) or an interrupt leaves the folder as it
     was -- and no folder when it was made for this report.
     """
+    check_path(results_dir, "write_report", "results_dir")
+    if out_dir is not None:
+        check_path(out_dir, "write_report", "out_dir")
     if is_prediction_dir(results_dir):  # an `o2ksim predict` directory: the prediction page
         return write_prediction_report(results_dir, out_dir)
     out = Path(out_dir) if out_dir is not None else Path(results_dir) / "report"

@@ -43,6 +43,7 @@ from o2ksim.run.config import PolicyChoice, RunConfig, WorkloadRecipe
 from o2ksim.run.results import Result, describe_policy, result_columns
 from o2ksim.run.workload import check_job_specs, check_jobs_frame, workload_label
 from o2ksim.table import column, is_frame
+from o2ksim.validation import shown
 from o2ksim.workloads.convert import specs_from_frame
 from o2ksim.workloads.cooldown import cooldown_chunk, cooldown_measures, run_with_cooldown
 from o2ksim.workloads.transforms import Window, apply_estimates, select_window
@@ -121,7 +122,7 @@ def simulate(
     )
     check_grace_has_effect(config, overrun_grace)
     check_overrun_has_effect(config, overrun)
-    result = run_config(config, observers=check_observers(observers))
+    result = run_config(config, observers=observers)  # observers checked there
     note = "" if seed is None else unused_seed_note(result, config, f"seed={seed}")
     if note:  # only a seed given: the default (None, read as 0) says nothing
         warnings.warn(note, UnusedSeedWarning, stacklevel=2)
@@ -153,6 +154,11 @@ def run_config(config: RunConfig, *, observers: Sequence[Observer] = ()) -> Resu
     arrivals after the window until every analysed job has started (the
     cool-down of T§3.4).
     """
+    if not isinstance(config, RunConfig):
+        raise O2KSimError(
+            f"run_config: expected a RunConfig (RunConfig.create(...)), got {shown(config)}"
+        )
+    observers = check_observers(observers)
     recipe = config.workload
     if not isinstance(recipe, WorkloadRecipe):
         return _run(config, config.workload, observers)

@@ -24,6 +24,7 @@ imports matplotlib/seaborn).
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,10 +45,11 @@ from o2ksim.o2k_classes import (
     class_index,
 )
 from o2ksim.outfiles import Staging, claim
-from o2ksim.validation import writable_dir
-from o2ksim.workloads.characterize_arrivals import DEFAULT_PERIODS, arrival_tables
+from o2ksim.validation import check_count, check_flags, check_number, shown, writable_dir
+from o2ksim.workloads.characterize_arrivals import DEFAULT_PERIODS, arrival_tables, check_periods
 from o2ksim.workloads.clock import local_clock, local_clock_unix, trace_tz
 from o2ksim.workloads.reshape import offered_load
+from o2ksim.workloads.swf import Trace, read_swf
 
 __all__ = [
     "DEFAULT_PERIODS",
@@ -273,7 +275,7 @@ def characterize(
     fits: bool = True,
     max_fit_samples: int = 20000,
 ) -> Characterization:
-    """Characterise *trace* (a :class:`~o2ksim.workloads.swf.Trace`) as thesis ch. 4 does.
+    """Characterise *trace* (a :class:`~o2ksim.workloads.swf.Trace`, or an SWF path) as thesis ch. 4 does.
 
     *procs* is the machine size for the load (default: the header's
     ``MaxProcs``, else the largest request).  *periods* are the arrival
@@ -281,6 +283,16 @@ def characterize(
     period get the hyperexponential, Weibull, gamma and exponential fits
     (maximum likelihood on at most *max_fit_samples* values, evenly thinned).
     """
+    if isinstance(trace, str | os.PathLike):
+        trace = read_swf(trace)
+    if not isinstance(trace, Trace):
+        raise O2KSimError(f"characterize: expected a Trace or an SWF path, got {shown(trace)}")
+    if procs is not None:
+        check_count(procs, "characterize", "procs")
+    check_flags("characterize", fits=fits)
+    check_number(max_fit_samples, "characterize", "max_fit_samples", minimum=1,
+                 maximum=2**63 - 1, integer=True)  # fmt: skip
+    check_periods(periods)
     jobs = trace.jobs
     if len(jobs) == 0:
         where = getattr(trace, "source", None) or "the trace"  # the file, as fit and run name it

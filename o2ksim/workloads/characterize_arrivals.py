@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from o2ksim.errors import O2KSimError
+from o2ksim.validation import check_keys, check_number, check_str, shown, shown_number
 from o2ksim.workloads import distributions as dist
 
 __all__ = ["DEFAULT_PERIODS", "Arrivals", "arrival_tables"]
@@ -44,6 +46,44 @@ class Arrivals:
     jobs_per_weekday: float
     jobs_per_weekend_day: float
     interarrivals: dict[str, np.ndarray]  # period name -> interarrival times (s) within it
+
+
+PERIOD_DAYS = ("weekday", "weekend", "all")
+"""The days an arrival period may cover (``days``)."""
+
+
+def check_periods(periods: Any) -> None:
+    """Refuse, in one line, arrival periods that are not a list of tables
+    ``{name, days, start_hour, end_hour}`` with ``days`` one of :data:`PERIOD_DAYS`,
+    hours from 0 to 24 and the start before the end, and distinct names: a period
+    with ``days = "weekdays"`` would silently count weekdays, one with hours reversed
+    no job at all."""
+    where = "characterize"
+    if isinstance(periods, str | bytes) or not isinstance(periods, Sequence) or not periods:
+        raise O2KSimError(f"{where}: periods must be a non-empty list of tables, got {shown(periods)}")
+    names: set[str] = set()
+    for k, per in enumerate(periods):
+        field = f"periods[{k}]"
+        if not isinstance(per, Mapping):
+            raise O2KSimError(f"{where}: {field} must be a table, got {shown(per)}")
+        check_keys(per, {"name", "days", "start_hour", "end_hour"}, where, prefix=field + ".")
+        missing = {"name", "days", "start_hour", "end_hour"} - set(per)
+        if missing:
+            raise O2KSimError(f"{where}: {field} lacks {', '.join(sorted(missing))}")
+        name = check_str(per["name"], where, field + ".name")
+        if name in names:
+            raise O2KSimError(f"{where}: {field}.name: '{name}' names two periods")
+        names.add(name)
+        if per["days"] not in PERIOD_DAYS:
+            raise O2KSimError(
+                f"{where}: {field}.days must be one of {', '.join(PERIOD_DAYS)}, got {shown(per['days'])}"
+            )
+        lo = check_number(per["start_hour"], where, field + ".start_hour", minimum=0, maximum=24)
+        hi = check_number(per["end_hour"], where, field + ".end_hour", minimum=0, maximum=24)
+        if hi <= lo:
+            raise O2KSimError(
+                f"{where}: {field}: end_hour {shown_number(hi)} must be after start_hour {shown_number(lo)}"
+            )
 
 
 def _period_index(

@@ -47,6 +47,7 @@ import zlib
 import numpy as np
 
 from o2ksim.errors import InputError, O2KSimError
+from o2ksim.validation import check_flags
 from o2ksim.workloads.swf_fields import CONTROL_BYTES, SUBMIT, SWF_FIELDS, Problem
 from o2ksim.workloads.swf_header import SWFHeader, parse_header
 from o2ksim.workloads.swf_lines import (
@@ -114,6 +115,7 @@ def read_swf(
         raise O2KSimError(f"read_swf: expected a file path, got {path!r}")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise O2KSimError(f"read_swf: limit must be an integer >= 0, got {limit!r}")
+    check_flags("read_swf", lenient=lenient, strict_order=strict_order)
     spath = os.fspath(path)
     data = _load_bytes(spath)
 
