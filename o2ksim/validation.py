@@ -400,6 +400,8 @@ def writable_dir(path: str | os.PathLike[str], option: str) -> Path:
     Checked before a run starts, so an unwritable ``--out`` fails in a second,
     not after the simulation.
     """
+    if not isinstance(path, str | os.PathLike) or not os.fspath(path):
+        raise O2KSimError(f"{option or 'out_dir'}: expected a folder path, got {shown(path)}")
     out = Path(path)
     option = f"{option} " if option else ""  # "" : the message names the folder alone
     if out.exists() and not out.is_dir():

@@ -28,7 +28,10 @@ import o2ksim
 from o2ksim.errors import O2KSimError
 from o2ksim.experiments.scenario import load_scenario, parse_scenario
 from o2ksim.experiments.store import load_results
-from o2ksim.report.html import write_report
+from o2ksim.experiments.sweep import run_sweep
+from o2ksim.report.html import write_report, write_result_report
+from o2ksim.report.player_run import run_folder_data
+from o2ksim.report.replay import StoredRun
 from o2ksim.workloads.characterize import characterize
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,6 +43,15 @@ HOSTILE: list[Any] = [None, 5, -1, 2**70, 1.5, math.nan, math.inf, "", "x", b"x"
 NOT_FLAGS: list[Any] = ["no", "False", 0, 1, None, 1.0]
 
 SCENARIO_TEXT = (ROOT / "scenarios" / "explain-backfill.toml").read_text()
+SWEEP = f"""
+name = "fuzz"
+machine = "kth-sp2"
+policies = ["fcfs"]
+[workload]
+trace = "{TINY}"
+[outputs]
+report = false
+"""
 
 
 @pytest.fixture(scope="module")
@@ -54,9 +66,11 @@ def short_trace(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 def entry_points(short: str) -> dict[str, tuple[Callable[..., Any], dict[str, Any]]]:
-    """Each entry point and valid arguments for the ones it requires."""
+    """Each entry point and valid arguments for the ones it requires (paths relative to the
+    test's own folder)."""
     simple = o2ksim.simulate(TINY)
     config = o2ksim.RunConfig.create(TINY)
+    Path("sweep.toml").write_text(SWEEP)
     points: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {
         "run_config": (o2ksim.run_config, {"config": config}),
         "predict": (o2ksim.predict, {"trace": short}),
@@ -71,6 +85,12 @@ def entry_points(short: str) -> dict[str, tuple[Callable[..., Any], dict[str, An
         "load_results": (load_results, {"out_dir": "no-such-results"}),
         "write_report": (write_report, {"results_dir": "no-such-results"}),
         "characterize": (characterize, {"trace": TINY, "fits": False}),
+        "Characterization.save": (characterize(TINY, fits=False).save, {"out_dir": "chars"}),
+        "Result.save": (simple.save, {"out_dir": "saved"}),
+        "write_result_report": (write_result_report, {"result": simple, "out_dir": "page"}),
+        "StoredRun.open": (StoredRun.open, {"folder": "no-such-run"}),
+        "run_folder_data": (run_folder_data, {"folder": "no-such-run", "start": 0}),
+        "run_sweep": (run_sweep, {"scenario": "sweep.toml", "out_dir": "sweep", "progress": False}),
     }
     return points
 
@@ -98,9 +118,12 @@ def call(fn: Callable[..., Any], kwargs: dict[str, Any]) -> O2KSimError | None:
     return None
 
 
-def test_the_entry_points_cover_the_package_names(short_trace: str) -> None:
+def test_the_entry_points_cover_the_package_names(
+    short_trace: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Every function of ``o2ksim.__all__`` but ``simulate`` (fuzzed in
     test_fuzz_commands.py) and ``write_swf`` (test_fuzz_hostile.py) is here."""
+    monkeypatch.chdir(tmp_path)
     names = {n for n in o2ksim.__all__ if inspect.isfunction(getattr(o2ksim, n))}
     assert names - {"simulate", "write_swf"} <= set(entry_points(short_trace))
 
@@ -108,7 +131,8 @@ def test_the_entry_points_cover_the_package_names(short_trace: str) -> None:
 ENTRY_POINTS = (
     "run_config", "predict", "validate", "read_swf", "compare", "timeline", "make_policy",
     "load_machine", "load_scenario", "parse_scenario", "load_results", "write_report",
-    "characterize",
+    "characterize", "Characterization.save", "Result.save", "write_result_report",
+    "StoredRun.open", "run_folder_data", "run_sweep",
 )  # fmt: skip
 
 
@@ -132,17 +156,21 @@ def test_every_argument_takes_every_hostile_value_or_refuses_it_in_one_line(
 
 
 @pytest.mark.parametrize(
-    "name", ["predict", "validate", "read_swf", "parse_scenario", "characterize", "load_scenario"]
+    "name",
+    ["predict", "validate", "read_swf", "parse_scenario", "characterize", "load_scenario",
+     "Result.save", "run_sweep"],
 )
 def test_a_flag_takes_only_true_or_false(
     name: str, short_trace: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     fn, base = entry_points(short_trace)[name]
-    flags = [p.name for p in parameters(fn) if p.annotation in ("bool", bool)]
+    flags = {p.name: p.annotation for p in parameters(fn) if p.annotation in ("bool", bool, "bool | None")}
     assert flags, name
-    for flag in flags:
+    for flag, annotation in flags.items():
         for value in NOT_FLAGS:
+            if value is None and annotation == "bool | None":  # None: the default behaviour
+                continue
             refusal = call(fn, {**base, flag: value})
             assert refusal is not None, f"{name}({flag}={value!r}) was accepted"
             assert flag in str(refusal), str(refusal)

@@ -362,10 +362,10 @@ def stage_report(staged, result, source: str) -> Path:
     """Write ``--report`` (``report/`` and its one-run ``results/``) into a staging folder, so
     that it is committed with the run's files; returns the staged page's path."""
     # the report needs pandas, matplotlib and seaborn, which a run without it never loads
-    from o2ksim.report.html import write_result_report
+    from o2ksim.report.html import build_result_report
 
     tmp = staged.scratch("report", "results")
-    page = write_result_report(result, tmp, name=result.policy["name"], description=source)
+    page = build_result_report(result, tmp, name=result.policy["name"], description=source)
     page.write_text(page.read_text().replace(str(tmp), str(staged.out)))  # where it will be
     return page
 

@@ -38,7 +38,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from o2ksim.errors import ConfigError, O2KSimError, PerfectEstimatesWarning, UnusedSeedWarning
-from o2ksim.experiments.scenario import RunSpec, Scenario
+from o2ksim.experiments.scenario import RunSpec, Scenario, load_scenario
 from o2ksim.experiments.store import (
     LOCK_FILE,
     adopt_renamed,
@@ -53,6 +53,7 @@ from o2ksim.experiments.workers import RunOutcome, execute_run, run_dask, run_po
 from o2ksim.run.checks import perfect_estimates_note
 from o2ksim.run.config import WorkloadRecipe
 from o2ksim.units import is_date
+from o2ksim.validation import check_flags, check_path, shown
 from o2ksim.workloads.transforms import select_window
 
 
@@ -88,7 +89,9 @@ def run_sweep(
     retry_failed: bool = True,
     log: Callable[[str], None] | None = None,
 ) -> SweepResult:
-    """Run every run of ``scenario`` that has not finished yet; store each as it finishes.
+    """Run every run of ``scenario`` (a :class:`Scenario`, or a scenario file or shipped
+    scenario's name, read with :func:`load_scenario`) that has not finished yet; store each
+    as it finishes.
 
     ``workers``: local worker processes (default: the number of CPUs, at most
     the number of runs; 1 runs everything in this process).  ``scheduler``: the
@@ -98,6 +101,20 @@ def run_sweep(
     what was skipped and the summary table (also written as
     ``summary.parquet``/``summary.csv``).
     """
+    if isinstance(scenario, str | os.PathLike):  # a scenario file or a shipped one's name
+        scenario = load_scenario(scenario)
+    if not isinstance(scenario, Scenario):
+        raise O2KSimError(
+            f"run_sweep: expected a Scenario (load_scenario(path)) or a scenario file, got "
+            f"{shown(scenario)}"
+        )
+    if out_dir is not None:
+        check_path(out_dir, "run_sweep", "out_dir")
+    check_flags("run_sweep", retry_failed=retry_failed)
+    if progress is not None:
+        check_flags("run_sweep", progress=progress)
+    if log is not None and not callable(log):
+        raise O2KSimError(f"run_sweep: log must be a function of one line of text, got {shown(log)}")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise O2KSimError(f"workers: must be a whole number >= 1 (or None: one per CPU), got {workers!r}")
     out = Path(out_dir) if out_dir is not None else scenario.default_out_dir()

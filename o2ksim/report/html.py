@@ -63,8 +63,8 @@ from o2ksim.report.gather import MAX_PANELS, Gathered, gather
 from o2ksim.report.page import SECTIONS, PageContext, add_section, build_page
 from o2ksim.report.prediction import is_prediction_dir, write_prediction_report
 from o2ksim.report.tables import ranking, rankings, runs_table, verdict
-from o2ksim.run.results import write_json
-from o2ksim.validation import check_path, output_folder
+from o2ksim.run.results import Result, write_json
+from o2ksim.validation import check_path, check_str, output_folder, shown
 
 __all__ = [
     "MAX_PANELS",
@@ -75,6 +75,7 @@ __all__ = [
     "add_section",
     "build_page",
     "build_report",
+    "build_result_report",
     "gather",
     "make_figures",
     "ranking",
@@ -206,16 +207,57 @@ def run_gantt(results: Results, g: Gathered) -> Any:
         return None
 
 
+RESULT_REPORT_FILES = ("results", "report")
+"""What :func:`write_result_report` puts in its folder: a new one replaces both."""
+
+
 def write_result_report(
     result: Any, out_dir: str | os.PathLike[str], *, name: str = "run", description: str = ""
 ) -> Path:
-    """The HTML report of one :class:`~o2ksim.run.results.Result` (``o2ksim run --report``).
+    """The HTML report of one :class:`~o2ksim.run.results.Result`; returns the page's path.
 
     The result is stored as a one-run results directory in ``OUT_DIR/results``
     (the layout of :mod:`o2ksim.experiments.sweep`, so ``o2ksim gantt OUT_DIR/results`` works
-    on it too) and the page is written to ``OUT_DIR/report/report.html``.
+    on it too) and the page is written to ``OUT_DIR/report/report.html``.  Both are built
+    aside and committed together, replacing an earlier pair (:mod:`o2ksim.outfiles`, as
+    :func:`write_report`): a failure or an interrupt leaves the folder as it was.
+    (``o2ksim run --report`` stages the same two with the run's files:
+    :func:`build_result_report`.)
     """
+    if not isinstance(result, Result):
+        raise O2KSimError(
+            f"write_result_report: expected a result of simulate(), got {shown(result)}"
+        )
+    check_path(out_dir, "write_result_report", "out_dir")
+    check_str(name, "write_result_report", "name")
+    check_str(description, "write_result_report", "description", empty=True)
     out = Path(out_dir)
+    with (
+        output_folder(out, ""),
+        claim(out, option=""),
+        Staging(out, family=RESULT_REPORT_FILES, last="report", kind="report") as staged,
+    ):
+        tmp = staged.scratch(*RESULT_REPORT_FILES)
+        try:
+            page = build_result_report(result, tmp, name=name, description=description)
+            page.write_text(page.read_text().replace(str(tmp), str(out)))  # where it will be
+            staged.commit()
+        except (OSError, InputError) as exc:
+            cause = _write_failure(exc, tmp)
+            if cause is None:
+                raise
+            raise O2KSimError(
+                f"{out}: cannot write the report ({cause.strerror or cause}); nothing new "
+                "was written there"
+            ) from None
+    return out / "report" / "report.html"
+
+
+def build_result_report(
+    result: Result, out: Path, *, name: str = "run", description: str = ""
+) -> Path:
+    """:func:`write_result_report` written straight into ``out`` (``results/`` and
+    ``report/``), for a caller that stages ``out`` itself (``o2ksim run --report``)."""
     results_dir = out / "results"
     label = str(result.config.get("label") or result.policy.get("name", "policy"))
     run = RunSpec(re.sub(r"[^A-Za-z0-9.+=-]+", "_", label), 0, {"policy": label}, result.config)

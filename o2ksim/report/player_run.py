@@ -25,6 +25,7 @@ from o2ksim.errors import O2KSimError
 from o2ksim.report.player_data import PlayerRecorder, pack_player
 from o2ksim.report.replay import StoredRun
 from o2ksim.units import TraceClock, format_duration, is_date, parse_time, trace_zone
+from o2ksim.validation import check_path
 
 __all__ = ["MAX_EVENTS", "is_run_folder", "run_folder_data", "window_of"]
 
@@ -76,6 +77,7 @@ def run_folder_data(
     against ``jobs.csv``, and only the window's log lines are kept; more than
     ``max_events`` lines are refused.
     """
+    check_path(folder, "run_folder_data", "folder")
     where = Path(folder)
     stored = StoredRun.open(where)
     trace, meta = stored.trace, stored.meta

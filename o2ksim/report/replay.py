@@ -29,6 +29,7 @@ from o2ksim.machine import MachineSpec, machine_from_header
 from o2ksim.run.api import run_config
 from o2ksim.run.config import RunConfig
 from o2ksim.run.results import Result
+from o2ksim.validation import check_path
 
 __all__ = ["StoredRun", "has_replay"]
 
@@ -57,6 +58,7 @@ class StoredRun:
     def open(cls, folder: str | Path) -> StoredRun:
         """Read ``folder``'s ``run.json`` and job table and build its workload; refused in
         one line naming what is missing."""
+        check_path(folder, "StoredRun.open", "folder")
         where = Path(folder)
         meta, jobs = _stored(where)
         try:

@@ -37,6 +37,7 @@ from o2ksim.partitioning import allocation_arrays
 from o2ksim.policies import Policy
 from o2ksim.table import ColumnTable, with_text_markers, write_csv
 from o2ksim.units import format_duration
+from o2ksim.validation import check_flags
 
 if TYPE_CHECKING:  # pandas is imported when a DataFrame is asked for (Result.jobs, .segments)
     import pandas as pd
@@ -145,6 +146,7 @@ class Result:
         :class:`~o2ksim.outfiles.Staging`, whose ``replaced`` names the earlier
         run's files that were replaced or removed.
         """
+        check_flags("Result.save", parquet=parquet, segments=segments)
         with claim(out_dir, option="") as out, Staging(out) as staged:
             try:
                 self._write(staged, parquet, segments)

@@ -45,7 +45,7 @@ from o2ksim.o2k_classes import (
     class_index,
 )
 from o2ksim.outfiles import Staging, claim
-from o2ksim.validation import check_count, check_flags, check_number, shown, writable_dir
+from o2ksim.validation import check_count, check_flags, check_number, check_str, shown, writable_dir
 from o2ksim.workloads.characterize_arrivals import DEFAULT_PERIODS, arrival_tables, check_periods
 from o2ksim.workloads.clock import local_clock, local_clock_unix, trace_tz
 from o2ksim.workloads.reshape import offered_load
@@ -237,6 +237,11 @@ class Characterization:
         A full disk or an interrupt leaves the folder as it was; a place that cannot be
         written is a one-line error naming it (``option``, :func:`o2ksim.validation.writable_dir`).
         """
+        check_str(option, "Characterization.save", "option")
+        if figures is not None and not callable(figures):
+            raise O2KSimError(
+                f"Characterization.save: figures must be a function of path_of, got {shown(figures)}"
+            )
         d = writable_dir(out_dir, option)
         with claim(d, option), Staging(
             d, family=TABLE_FILES + FIGURE_FILES, last="summary.csv", kind="characterisation"
