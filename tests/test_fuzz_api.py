@@ -85,12 +85,16 @@ def entry_points(short: str) -> dict[str, tuple[Callable[..., Any], dict[str, An
         "load_results": (load_results, {"out_dir": "no-such-results"}),
         "write_report": (write_report, {"results_dir": "no-such-results"}),
         "characterize": (characterize, {"trace": TINY, "fits": False}),
-        "Characterization.save": (characterize(TINY, fits=False).save, {"out_dir": "chars"}),
+        "Characterization.save": (
+            characterize(o2ksim.read_swf(TINY), fits=False).save, {"out_dir": "chars"}
+        ),
         "Result.save": (simple.save, {"out_dir": "saved"}),
         "write_result_report": (write_result_report, {"result": simple, "out_dir": "page"}),
         "StoredRun.open": (StoredRun.open, {"folder": "no-such-run"}),
         "run_folder_data": (run_folder_data, {"folder": "no-such-run", "start": 0}),
-        "run_sweep": (run_sweep, {"scenario": "sweep.toml", "out_dir": "sweep", "progress": False}),
+        "run_sweep": (
+            run_sweep, {"scenario": load_scenario("sweep.toml"), "out_dir": "sweep", "progress": False}
+        ),
     }
     return points
 
