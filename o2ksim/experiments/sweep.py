@@ -101,6 +101,8 @@ def run_sweep(
     what was skipped and the summary table (also written as
     ``summary.parquet``/``summary.csv``).
     """
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise O2KSimError(f"workers: must be a whole number >= 1 (or None: one per CPU), got {workers!r}")
     if isinstance(scenario, str | os.PathLike):  # a scenario file or a shipped one's name
         scenario = load_scenario(scenario)
     if not isinstance(scenario, Scenario):
@@ -115,8 +117,6 @@ def run_sweep(
         check_flags("run_sweep", progress=progress)
     if log is not None and not callable(log):
         raise O2KSimError(f"run_sweep: log must be a function of one line of text, got {shown(log)}")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise O2KSimError(f"workers: must be a whole number >= 1 (or None: one per CPU), got {workers!r}")
     out = Path(out_dir) if out_dir is not None else scenario.default_out_dir()
     check_windows(scenario)  # before the results directory exists: exit 2, nothing written
     for note in perfect_estimates_notes(scenario):  # once per trace, not once per run
