@@ -49,6 +49,7 @@ from pathlib import Path
 from types import FrameType
 
 from o2ksim.errors import O2KSimError
+from o2ksim.validation import folder_path
 
 try:  # POSIX; elsewhere a folder is not locked (documented in docs/reference/outputs.md)
     import fcntl
@@ -198,9 +199,7 @@ def claim(
     its temporary files are removed.  A sweep's results directory is refused (a run's files
     would be mixed with it) unless ``sweep_folder_ok`` (a report may go there).
     """
-    if not isinstance(out, str | os.PathLike):
-        raise O2KSimError(f"{option or 'out_dir'}: expected a folder path, got {out!r}")
-    path = Path(out)
+    path = folder_path(out, option)
     where = f"{option} {path}" if option else str(path)
     try:
         path.mkdir(parents=True, exist_ok=True)

@@ -394,15 +394,21 @@ def join_negative_values(argv: list[str], options: Iterable[str]) -> list[str]:
     return out
 
 
+def folder_path(path: Any, option: str) -> Path:
+    """``path`` as a folder's :class:`Path`, refused in one line naming ``option`` (or
+    ``out_dir``, for the API) when it is not a path or is empty."""
+    if not isinstance(path, str | os.PathLike) or not os.fspath(path):
+        raise O2KSimError(f"{option or 'out_dir'}: expected a folder path, got {shown(path)}")
+    return Path(path)
+
+
 def writable_dir(path: str | os.PathLike[str], option: str) -> Path:
     """Make sure ``path`` is (or can be made) a directory o2ksim can write into.
 
     Checked before a run starts, so an unwritable ``--out`` fails in a second,
     not after the simulation.
     """
-    if not isinstance(path, str | os.PathLike) or not os.fspath(path):
-        raise O2KSimError(f"{option or 'out_dir'}: expected a folder path, got {shown(path)}")
-    out = Path(path)
+    out = folder_path(path, option)
     option = f"{option} " if option else ""  # "" : the message names the folder alone
     if out.exists() and not out.is_dir():
         raise O2KSimError(f"{option}{out}: exists and is not a directory")
