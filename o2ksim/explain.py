@@ -280,8 +280,9 @@ def explain(
     trace = cfg.workload.build(cfg.machine.total_procs if cfg.machine is not None else None)
     if len(trace) > max_jobs:
         raise O2KSimError(
-            f"explain prints every event; this workload has {len(trace)} jobs (limit {max_jobs}); "
-            "use a smaller scenario or raise the limit"
+            f"this workload has {len(trace)} jobs, above the limit of {max_jobs} (--max-jobs; "
+            "max_jobs in Python): its decision log holds every event; use a smaller scenario "
+            "or raise the limit"
         )
     machine = cfg.machine or machine_from_header(trace.header, trace.source)
     log = (log_class or DecisionLog)(machine, queue=queue, all_reservations=all_reservations)

@@ -97,7 +97,7 @@ def test_an_option_is_checked_by_its_declaration(capsys):
     # the parameter's own check ("an integer >= 0 or 'all'"): a usage error, exit 2, one line
     assert main(["run", "--trace", TINY, "--reservations", "-1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "--reservations" in err[0] and "integer >= 0 or 'all'" in err[0]
+    assert len(err) == 1 and "--reservations" in err[0] and "integer from 0 to 2147483647 or 'all'" in err[0]
 
 
 def test_a_declared_option_of_a_users_policy_is_listed_and_reaches_it(tmp_path):

@@ -48,6 +48,10 @@ def run(args: argparse.Namespace) -> int:
     (:mod:`o2ksim.outfiles`); a failure or SIGINT/SIGTERM leaves nothing new."""
     if args.procs is not None and not 1 <= args.procs <= MAX_PROCS:
         raise O2KSimError(f"--procs {args.procs}: must be from 1 to {MAX_PROCS}")
+    if args.out == "":  # it read as no --out: the tables printed, nothing written
+        raise O2KSimError("--out: an empty path (leave --out out to print the tables only)")
+    if args.no_figures and not args.out:  # without --out nothing is drawn anyway
+        raise O2KSimError("--no-figures: acts only with --out (without it nothing is drawn)")
     args.saved = False
     said = said_of_folder(
         args.out,

@@ -60,6 +60,8 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     overrides = parse_overrides(args.set)
+    if not 1 <= args.max_jobs < 2**63:  # 0 or -1 made every workload "too large", saying -1
+        raise O2KSimError(f"--max-jobs {args.max_jobs}: must be at least 1")
     if args.versus and not args.gantt:
         raise O2KSimError("--versus draws a second Gantt chart: give --gantt PNG too")
     recorders = []
@@ -88,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"#   {line}")
     if args.gantt:
         hosts = {h.name: h.procs for h in result.machine.hosts}
-        shown = {**overrides, **parse_overrides(args.versus)}  # every setting that differs
+        shown = {**overrides, **parse_overrides(args.versus, "--versus")}  # every setting that differs
         sc = load_scenario(args.scenario)
 
         def title(res: Any) -> str:
@@ -101,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         suptitle = sc.description or ""
         columns = [(result.segments, title(result), recorders[0].teaching)]
         if args.versus:
-            other_params = {**overrides, **parse_overrides(args.versus)}
+            other_params = {**overrides, **parse_overrides(args.versus, "--versus")}
             rec = GanttRecorder()
             other, _ = explain(
                 args.scenario, policy=args.policy, params=other_params, max_jobs=args.max_jobs,

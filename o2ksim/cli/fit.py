@@ -32,7 +32,6 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--accuracy",
         choices=("censored", "paper"),
-        default="censored",
         help="cirne-berman accuracy fit: gamma MLE with jobs killed at their request censored "
         "and a Gaussian copula to the requested time (default, o2ksim's extension, consistent "
         "with the generator) or the paper's plain MLE of completed jobs, independent of it",
@@ -40,7 +39,6 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--size-fit",
         choices=("piecewise", "paper", "exact"),
-        default="piecewise",
         help="cirne-berman partition-size fit: C§6's line plus a piecewise uniform-log fitted to "
         "the same empirical CDF, which the generator uses (default, o2ksim's extension); C§6's "
         "least-squares line alone (paper, C Table 5); or the line by least squares against the "
@@ -49,7 +47,6 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--size-segments",
         type=int,
-        default=2,
         metavar="N",
         help="cirne-berman, --size-fit piecewise: number of uniform-log pieces, 1 to 6 (default 2)",
     )
@@ -107,6 +104,18 @@ def run(args: argparse.Namespace) -> int:
                                   ("--no-queues", args.no_queues)) if v]  # fmt: skip
     if args.model == "cirne-berman" and downey_only:  # they were ignored without a word
         raise O2KSimError(f"{', '.join(downey_only)}: an option of --model downey only")
+    cirne_only = [o for o, v in (("--accuracy", args.accuracy), ("--size-fit", args.size_fit),
+                                 ("--size-segments", args.size_segments)) if v is not None]  # fmt: skip
+    if args.model == "downey" and cirne_only:  # ignored too: the same fit with or without them
+        raise O2KSimError(f"{', '.join(cirne_only)}: an option of --model cirne-berman only")
+    if args.size_segments is not None and args.size_fit not in (None, "piecewise"):
+        raise O2KSimError(
+            f"--size-segments: counts the pieces of --size-fit piecewise; --size-fit {args.size_fit} "
+            "has none"
+        )
+    args.accuracy = args.accuracy or "censored"
+    args.size_fit = args.size_fit or "piecewise"
+    args.size_segments = 2 if args.size_segments is None else args.size_segments
     if not 1 <= args.size_segments <= MAX_SIZE_SEGMENTS:  # before the trace is read
         raise O2KSimError(f"--size-segments {args.size_segments}: must be from 1 to {MAX_SIZE_SEGMENTS}")
     trace = read_swf(args.trace, lenient=args.lenient)

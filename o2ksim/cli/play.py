@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     path = write_player(
         args.out, args.source, policy=args.policy, params=parse_overrides(args.set),
         max_jobs=max_jobs, title=args.title,
-        versus=parse_overrides(args.versus) if args.versus else None,
+        versus=parse_overrides(args.versus, "--versus") if args.versus else None,
     )  # fmt: skip
     print(f"player: {path} (open it in a browser; Space plays, arrows step)")
     return 0

@@ -96,7 +96,6 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--whole-queue-sample",
         type=int,
-        default=2000,
         metavar="N",
         help="whole-queue predictions for N evenly spaced waiting arrivals (default 2000; 0 = all, slow on saturated traces)",
     )
@@ -163,6 +162,9 @@ def _run(args: argparse.Namespace) -> int:
 
 def _predict(args: argparse.Namespace) -> PredictionResult:
     """:func:`~o2ksim.prediction.predict` with the command's options."""
+    if args.no_whole_queue and args.whole_queue_sample is not None:  # it would change nothing
+        raise O2KSimError("--whole-queue-sample: sizes the whole-queue predictions, which "
+                          "--no-whole-queue skips; give one of them")  # fmt: skip
     return predict(
         args.trace,
         machine=args.machine,
@@ -179,7 +181,7 @@ def _predict(args: argparse.Namespace) -> PredictionResult:
         threshold=args.threshold,
         overdue=args.overdue,
         whole_queue=not args.no_whole_queue,
-        whole_queue_sample=args.whole_queue_sample,
+        whole_queue_sample=2000 if args.whole_queue_sample is None else args.whole_queue_sample,
         trim=args.trim,
         lenient=args.lenient,
     )

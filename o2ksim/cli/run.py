@@ -183,24 +183,34 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(func=run, policy_options=add_policy_options(parser))
 
 
-def parse_overrides(items: list[str]) -> dict[str, object]:
-    """``KEY=VALUE`` pairs whose values are TOML literals (bare words become strings)."""
+def parse_overrides(items: list[str], option: str = "--set") -> dict[str, object]:
+    """``KEY=VALUE`` pairs whose values are TOML literals (bare words become strings).
+
+    A key given twice is refused (``--set reservations=2 --set reservations=3``): keeping
+    the last in silence would run a setting the user may not have meant."""
     import tomllib
 
     out: dict[str, object] = {}
+    typed: dict[str, str] = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise O2KSimError(f"--set expects KEY=VALUE, got {item!r}")
+            raise O2KSimError(f"{option} expects KEY=VALUE, got {item!r}")
         if "\n" in item or "\r" in item:  # TOML would read the second line as another key, dropped
             raise O2KSimError(
-                f"--set {item!r}: one KEY=VALUE per --set, on one line (give --set again for "
-                "each parameter)"
+                f"{option} {item!r}: one KEY=VALUE per {option}, on one line (give {option} "
+                "again for each parameter)"
             )
+        key = key.strip()
+        if key in typed:
+            raise O2KSimError(
+                f"{option} {key}: given twice ({typed[key]!r} and {item!r}); give it once"
+            )
+        typed[key] = item
         try:
-            out[key.strip()] = tomllib.loads(f"v = {value}")["v"]
+            out[key] = tomllib.loads(f"v = {value}")["v"]
         except tomllib.TOMLDecodeError:
-            out[key.strip()] = value
+            out[key] = value
     return out
 
 

@@ -164,6 +164,8 @@ def _cmd_run(args: argparse.Namespace, stage: dict[str, Path]) -> int:
         raise O2KSimError("give --workers or --scheduler, not both")
     if args.scheduler:
         check_dask_address(args.scheduler)
+    if args.out == "":  # it read as no --out: the scenario's own folder, without a word
+        raise O2KSimError("--out: an empty path (leave --out out for the scenario's folder)")
     sc = load_scenario(args.scenario, reduced=args.reduced)
     out = Path(args.out) if args.out else sc.default_out_dir()
     check_windows(sc)  # a window that selects nothing: refused before the folder is made

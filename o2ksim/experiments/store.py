@@ -157,6 +157,36 @@ def clean_partial(out_dir: Path) -> None:
             shutil.rmtree(p, ignore_errors=True)
 
 
+def earlier_scenario(out_dir: Path, scenario: Scenario) -> None:
+    """Refuse a results directory that holds another scenario's results (``plan.json`` names
+    it): the new plan would replace its plan, and its runs would stay under ``runs/``,
+    left out of every table in silence."""
+    plan_path = Path(out_dir) / "plan.json"
+    try:
+        earlier = json.loads(plan_path.read_text()).get("scenario")
+    except (OSError, ValueError, AttributeError):
+        return  # none, or unreadable: the sweep writes its own
+    if earlier is not None and earlier != scenario.name:
+        raise O2KSimError(
+            f"{out_dir}: holds the results of scenario '{earlier}' (plan.json); this is "
+            f"scenario '{scenario.name}': give another --out, or remove the folder to start again"
+        )
+
+
+def runs_outside(out_dir: Path, runs: Sequence[RunSpec]) -> list[str]:
+    """The run folders stored in ``out_dir`` that ``runs`` does not plan (an earlier plan's:
+    a policy or seed dropped from the scenario); the summary and report leave them out."""
+    root = Path(out_dir) / "runs"
+    if not root.is_dir():
+        return []
+    planned = {r.run_id for r in runs}
+    return sorted(
+        d.name
+        for d in root.iterdir()
+        if d.is_dir() and not d.name.startswith(".") and d.name not in planned
+    )
+
+
 def adopt_renamed(out_dir: Path, runs: Sequence[RunSpec]) -> None:
     """Reuse finished runs whose configuration is planned under another name.
 

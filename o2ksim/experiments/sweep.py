@@ -43,7 +43,9 @@ from o2ksim.experiments.store import (
     LOCK_FILE,
     adopt_renamed,
     clean_partial,
+    earlier_scenario,
     is_finished,
+    runs_outside,
     store_outcome,
     summary_table,
     write_plan,
@@ -264,9 +266,11 @@ def _sweep(
     """:func:`run_sweep` with the results directory locked."""
     t0 = time.perf_counter()
     runs = scenario.plan()
+    earlier_scenario(out, scenario)
     write_plan(out, scenario, runs)
     clean_partial(out)
     adopt_renamed(out, runs)
+    outside = runs_outside(out, runs)
     done = [r for r in runs if is_finished(out, r, count_failed=not retry_failed)]
     done_ids = {r.run_id for r in done}
     todo = [r for r in runs if r.run_id not in done_ids]
@@ -284,7 +288,10 @@ def _sweep(
     say(
         f"{scenario.name}: {len(runs)} run(s); {len(done)} already finished, "
         f"{len(todo)} to run" + (f" on {where}" if todo else "")
-    )
+        + (f"; {len(outside)} stored run(s) of an earlier plan left out of the summary and "
+           f"report ({', '.join(outside[:3])}{', ...' if len(outside) > 3 else ''} in "
+           f"{out}/runs/)" if outside else "")
+    )  # fmt: skip
     ran: list[str] = []
     failed: list[str] = []
     draws: dict[str, bool | None] = {}

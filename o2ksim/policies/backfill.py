@@ -186,7 +186,12 @@ def _is_number(v: Any) -> bool:
 def _check_reservations(v: Any) -> bool:
     if isinstance(v, str):
         return v.lower() in ALL_RESERVATIONS
-    return _is_number(v) and v >= 0 and v == int(v)
+    return _is_number(v) and 0 <= v <= MAX_RESERVATIONS and v == int(v)
+
+
+MAX_RESERVATIONS = 2**31 - 1
+"""The most reservations a number may ask for (more than any queue; ``all`` reserves for
+every waiting job): a count beyond int64 was taken as-is."""
 
 
 class Backfill(Policy):
@@ -215,7 +220,7 @@ class Backfill(Policy):
             1,
             "N: how many waiting jobs hold a reservation (0 = none, 'all' = every waiting job)",
             check=_check_reservations,
-            check_help="must be an integer >= 0 or 'all'",
+            check_help="must be an integer from 0 to 2147483647 or 'all'",
             option=True,
             metavar="N|all",
         ),

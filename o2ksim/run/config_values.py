@@ -24,7 +24,7 @@ from o2ksim.machine import MachineSpec, load_machine, parse_machine
 from o2ksim.run.workload import build_workload, workload_label
 from o2ksim.table import column, is_frame
 from o2ksim.units import is_date
-from o2ksim.validation import check_bool, check_keys, check_run_settings, check_str
+from o2ksim.validation import check_bool, check_keys, check_run_settings, check_str, shown
 from o2ksim.workloads.swf import Trace
 from o2ksim.workloads.transforms import DEFAULT_WARMUP, Window, as_window, read_window
 
@@ -156,6 +156,11 @@ def as_policy(
     if isinstance(policy, str | os.PathLike):
         if params is not None and not isinstance(params, Mapping):
             raise ConfigError(WHERE, f"must be a table, got {params!r}", field="policy_params")
+        for key in params or {}:
+            if not isinstance(key, str):  # a parameter's name: {1: 1} was a TypeError deep inside
+                raise ConfigError(
+                    WHERE, f"parameter names are strings, got {shown(key)}", field="policy_params"
+                )
         if label is not None:
             check_str(label, WHERE, "label")
         return PolicyChoice(os.fspath(policy), dict(params or {}), label)
