@@ -33,6 +33,13 @@ class UnusedSeedWarning(UserWarning):
     :class:`PerfectEstimatesWarning`."""
 
 
+class RejectedJobsWarning(UserWarning):
+    """The run rejected analysed jobs (more processors or memory than any host has, ...),
+    counted per reason (:func:`o2ksim.run.checks.rejected_line`): they never ran and are
+    not in the wait measures.  ``o2ksim run`` prints the same line itself; here with the
+    errors for the same reason as :class:`PerfectEstimatesWarning`."""
+
+
 class InputError(O2KSimError):
     """A problem at a known place in an input file.
 

@@ -399,7 +399,13 @@ def folder_path(path: Any, option: str) -> Path:
     ``out_dir``, for the API) when it is not a path or is empty."""
     if not isinstance(path, str | os.PathLike) or not os.fspath(path):
         raise O2KSimError(f"{option or 'out_dir'}: expected a folder path, got {shown(path)}")
-    return Path(path)
+    out = Path(path)
+    if out.is_symlink() and not out.exists():  # mkdir would say only "File exists"
+        raise O2KSimError(
+            f"{option + ' ' if option else ''}{out}: a symbolic link to {os.readlink(out)}, "
+            "which does not exist"
+        )
+    return out
 
 
 def writable_dir(path: str | os.PathLike[str], option: str) -> Path:

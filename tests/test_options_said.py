@@ -125,3 +125,33 @@ def test_runs_of_an_earlier_plan_are_said(capsys, tmp_path):
     said = capsys.readouterr().out.splitlines()[0]
     assert "1 stored run(s) of an earlier plan left out" in said  # fcfs-backfill's, by hand
     assert "fcfs-backfill" in said
+
+
+def test_simulate_says_which_jobs_it_rejected(tmp_path):
+    from o2ksim.errors import RejectedJobsWarning
+
+    trace = tmp_path / "big.swf"
+    trace.write_text(  # two jobs; the second asks 200 processors of a 100-processor machine
+        "; MaxProcs: 100\n"
+        "1 0 -1 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n"
+        "2 10 -1 100 200 -1 -1 200 200 -1 1 1 1 -1 1 -1 -1 -1\n"
+    )
+    with pytest.warns(RejectedJobsWarning, match=r"^rejected 1: .*200") as caught:
+        result = simulate(str(trace), machine="kth-sp2")
+    assert len(caught) == 1
+    assert int((result.jobs["status"] == "rejected").sum()) == 1
+
+
+@pytest.mark.parametrize("value", [-1, "x", None])
+def test_validate_outage_min_is_checked_and_named(value):
+    from o2ksim import validate
+
+    with pytest.raises(O2KSimError, match="outage_min"):
+        validate(KTH, outage_min=value)
+
+
+def test_a_dangling_symlink_as_out_is_named_as_such(capsys, tmp_path):
+    link = tmp_path / "out"
+    link.symlink_to(tmp_path / "missing" / "folder")
+    refused(capsys, ["run", "--trace", TINY, "-q", "--out", str(link)], "symbolic link", "does not exist")
+    assert link.is_symlink() and not (tmp_path / "missing").exists()

@@ -60,8 +60,7 @@ from o2ksim.run.api import run_config, unused_seed_note
 from o2ksim.run.config import RunConfig
 from o2ksim.run.results import Result, write_json
 from o2ksim.run.workload import load_workload
-from o2ksim.units import parse_duration
-from o2ksim.validation import check_flags, shown
+from o2ksim.validation import check_duration, check_flags, shown
 from o2ksim.workloads.swf import Trace
 from o2ksim.workloads.transforms import DEFAULT_WARMUP, Window, read_window
 
@@ -240,6 +239,8 @@ def validate(
     trace has a recorded wait.
     """
     check_flags("validate", progress=progress, lenient=lenient)
+    # seconds or a duration, >= 0 (the CLI's --outage-min; -1 was taken, 'x' not named)
+    min_outage = check_duration(outage_min, "validate", "outage_min", allow_none=False) or 0.0
     tr = load_workload(trace, lenient=lenient)
     source = str(tr.source or "the trace")
     if len(tr) == 0:
@@ -258,7 +259,7 @@ def validate(
         if machine is None:
             raise O2KSimError(f"availability {availability!r} needs a machine (the host to take processors from)")
         mach = RunConfig.create(tr, machine).machine
-        found, _ = _availability(tr, mach.total_procs if mach else 0, parse_duration(outage_min))
+        found, _ = _availability(tr, mach.total_procs if mach else 0, min_outage)
         replayed = inferred_availability(found, mach, idle=availability == "inferred-idle")
     config = RunConfig.create(
         tr,
@@ -283,7 +284,7 @@ def validate(
     ) if len(compared) else pd.DataFrame(columns=["grouping", "key", "group"])
     overall = compare_waits(compared["recorded_wait"], compared["simulated_wait"])
     util = _utilisation(tr, result, win, unix)
-    outages, avail = _availability(tr, result.machine.total_procs, parse_duration(outage_min))
+    outages, avail = _availability(tr, result.machine.total_procs, min_outage)
     meta = {
         "trace": source,
         "policy": result.policy.get("name"),

@@ -10,9 +10,7 @@ jobs counted per reason.  (A window is read, and refused when it selects nothing
 from __future__ import annotations
 
 import argparse
-import re
 import sys
-from collections.abc import Iterable
 
 from o2ksim.errors import O2KSimError
 from o2ksim.machine import (
@@ -22,7 +20,7 @@ from o2ksim.machine import (
     load_machine,
     machine_from_header,
 )
-from o2ksim.run.checks import MACHINE_LABEL, header_machine
+from o2ksim.run.checks import MACHINE_LABEL, group_text, header_machine, reason_groups
 from o2ksim.table import column
 from o2ksim.units import TraceClock
 from o2ksim.workloads.convert import specs_from_frame
@@ -65,37 +63,6 @@ def say_machine(trace, machine: str | None) -> None:
         )
 
 
-def reason_groups(reasons: Iterable[object], ids: Iterable[int]) -> list[tuple[int, str, list[int]]]:
-    """Reasons grouped with the numbers in them folded ('requests 8 processors' and 'requests
-    9 processors' are one group), largest group first: ``(count, first reason, job ids)``."""
-    groups: dict[str, tuple[list[int], str]] = {}
-    for reason, job in zip(reasons, ids, strict=True):
-        text = str(reason) if reason not in (None, "") and reason == reason else "no reason given"
-        groups.setdefault(re.sub(r"\d[\d.,]*", "#", text), ([], text))[0].append(int(job))
-    ordered = sorted(groups.values(), key=lambda e: -len(e[0]))
-    return [(len(jobs), text, jobs) for jobs, text in ordered]
-
-
-def _group_text(n: int, text: str) -> str:
-    return f"{n} {text!r}{' and alike' if n > 1 and re.search(r'[0-9]', text) else ''}"
-
-
-def rejected_line(result) -> str:
-    """The analysed jobs the run rejected, counted per reason (numbers in reasons folded)."""
-    table = result.job_table
-    status = column(table, "status")
-    rejected = status == "rejected"
-    if "analysed" in table.columns:
-        rejected &= column(table, "analysed").astype(bool)
-    if not rejected.any():
-        return ""
-    ordered = reason_groups(column(table, "reason")[rejected].tolist(), column(table, "job_id")[rejected].tolist())
-    parts = [_group_text(n, text) for n, text, _ in ordered[:3]]
-    if len(ordered) > 3:
-        parts.append(f"{sum(n for n, _, _ in ordered[3:])} for {len(ordered) - 3} other reasons")
-    return f"rejected {int(rejected.sum())}: " + "; ".join(parts)
-
-
 def run_machine(trace, name: str | None, source: str) -> tuple[MachineSpec | None, str]:
     """The machine ``o2ksim run --trace`` would use (``--machine``, else the one the header
     names, else one host of the header's MaxProcs) and how it was chosen; ``None`` when there
@@ -127,7 +94,7 @@ def rejection_lines(groups: list[tuple[int, str, list[int]]], label: str, shown:
     lines = [f"a run would reject {total} job(s) on {label}" + (":" if total else "")]
     for n, text, jobs in groups:
         more = f" (and {n - shown} more)" if n > shown else ""
-        lines.append(f"  {_group_text(n, text)}: job {', '.join(map(str, jobs[:shown]))}{more}")
+        lines.append(f"  {group_text(n, text)}: job {', '.join(map(str, jobs[:shown]))}{more}")
     return lines
 
 
@@ -184,8 +151,6 @@ def warn_about_reading(trace, args: argparse.Namespace) -> None:
 
 
 __all__ = [
-    "reason_groups",
-    "rejected_line",
     "rejection_lines",
     "run_machine",
     "say_machine",

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from o2ksim.cli._policy_options import add_policy_options, refuse_foreign_options
 from o2ksim.cli._run_notes import (
-    rejected_line,
     say_machine,
     warn_about_estimates,
     warn_about_reading,
@@ -24,6 +23,7 @@ from o2ksim.run.checks import (
     check_overrun_has_effect,
     check_params_have_effect,
     header_machine,
+    rejected_line,
 )
 from o2ksim.run.config import RunConfig, WorkloadRecipe
 from o2ksim.run.config_values import named

@@ -26,7 +26,7 @@ from o2ksim import metrics
 from o2ksim.engine.contract import PolicyProtocol
 from o2ksim.engine.core import Simulation
 from o2ksim.engine.monitor import Observer
-from o2ksim.errors import O2KSimError, UnusedSeedWarning
+from o2ksim.errors import O2KSimError, RejectedJobsWarning, UnusedSeedWarning
 from o2ksim.jobs import JobSpec
 from o2ksim.machine import MachineSpec, load_machine, machine_from_header
 from o2ksim.partitioning import JobColumns
@@ -38,6 +38,7 @@ from o2ksim.run.checks import (
     check_overrun_has_effect,
     header_machine,
     perfect_estimates_note,
+    rejected_line,
 )
 from o2ksim.run.config import PolicyChoice, RunConfig, WorkloadRecipe
 from o2ksim.run.results import Result, describe_policy, result_columns
@@ -126,6 +127,13 @@ def simulate(
     note = "" if seed is None else unused_seed_note(result, config, f"seed={seed}")
     if note:  # only a seed given: the default (None, read as 0) says nothing
         warnings.warn(note, UnusedSeedWarning, stacklevel=2)
+    rejected = rejected_line(result)
+    if rejected:  # as `o2ksim run` says it: they never ran and are in no wait measure
+        warnings.warn(
+            f"{rejected} (result.jobs: status 'rejected', column reason)",
+            RejectedJobsWarning,
+            stacklevel=2,
+        )
     return result
 
 

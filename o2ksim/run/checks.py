@@ -18,6 +18,7 @@ call these before anything runs:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -175,6 +176,38 @@ def perfect_estimates_note(table: Any, source: str | None) -> str | None:
     )
 
 
+def reason_groups(reasons: Iterable[object], ids: Iterable[int]) -> list[tuple[int, str, list[int]]]:
+    """Reasons grouped with the numbers in them folded ('requests 8 processors' and 'requests
+    9 processors' are one group), largest group first: ``(count, first reason, job ids)``."""
+    groups: dict[str, tuple[list[int], str]] = {}
+    for reason, job in zip(reasons, ids, strict=True):
+        text = str(reason) if reason not in (None, "") and reason == reason else "no reason given"
+        groups.setdefault(re.sub(r"\d[\d.,]*", "#", text), ([], text))[0].append(int(job))
+    ordered = sorted(groups.values(), key=lambda e: -len(e[0]))
+    return [(len(jobs), text, jobs) for jobs, text in ordered]
+
+
+def group_text(n: int, text: str) -> str:
+    """One group of :func:`reason_groups` as a line says it: ``3 'requests 9 processors' and alike``."""
+    return f"{n} {text!r}{' and alike' if n > 1 and re.search(r'[0-9]', text) else ''}"
+
+
+def rejected_line(result: Any) -> str:
+    """The analysed jobs the run rejected, counted per reason (numbers in reasons folded)."""
+    table = result.job_table
+    status = column(table, "status")
+    rejected = status == "rejected"
+    if "analysed" in table.columns:
+        rejected &= column(table, "analysed").astype(bool)
+    if not rejected.any():
+        return ""
+    ordered = reason_groups(column(table, "reason")[rejected].tolist(), column(table, "job_id")[rejected].tolist())
+    parts = [group_text(n, text) for n, text, _ in ordered[:3]]
+    if len(ordered) > 3:
+        parts.append(f"{sum(n for n, _, _ in ordered[3:])} for {len(ordered) - 3} other reasons")
+    return f"rejected {int(rejected.sum())}: " + "; ".join(parts)
+
+
 __all__ = [
     "IMMEDIATE_ONLY",
     "MACHINE_LABEL",
@@ -184,6 +217,9 @@ __all__ = [
     "check_overrun_has_effect",
     "check_params_have_effect",
     "check_policy_times",
+    "group_text",
     "header_machine",
     "perfect_estimates_note",
+    "reason_groups",
+    "rejected_line",
 ]
