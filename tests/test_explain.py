@@ -110,7 +110,7 @@ job = [{ submit = 0, procs = 8, runtime = "1m" }, { submit = 0, procs = 2, runti
     )
     _r, log = explain(sc)
     assert events(log, "rejected")[0][1:] == (1, "requests 8 processors; the largest host has 4")
-    with pytest.raises(O2KSimError, match="limit 1"):
+    with pytest.raises(O2KSimError, match="above the limit of 1"):
         explain(sc, max_jobs=1)
 
 

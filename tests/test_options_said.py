@@ -155,3 +155,33 @@ def test_a_dangling_symlink_as_out_is_named_as_such(capsys, tmp_path):
     link.symlink_to(tmp_path / "missing" / "folder")
     refused(capsys, ["run", "--trace", TINY, "-q", "--out", str(link)], "symbolic link", "does not exist")
     assert link.is_symlink() and not (tmp_path / "missing").exists()
+
+
+def test_a_full_disk_at_the_summary_table_says_the_runs_are_stored(capsys, tmp_path, monkeypatch):
+    import errno
+
+    import pandas as pd
+
+    real = pd.DataFrame.to_parquet
+
+    def full_at_summary(self, path, *args, **kwargs):  # the runs' tables are written; not the summary
+        if ".summary.parquet" in str(path):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(self, path, *args, **kwargs)
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", full_at_summary)
+    out = tmp_path / "r"
+    line = refused(capsys, ["scenario", "run", scenario(tmp_path, "a", '"fcfs"'), "--out", str(out),
+                            "-q", "-j", "1"], "summary table", "No space left on device",
+                   "runs stored", "are complete")  # fmt: skip
+    assert "nothing was written" not in line
+    assert [d for d in (out / "runs").iterdir() if (d / "summary.json").exists()]  # the run is stored
+
+
+@pytest.mark.parametrize("text", ["{", ""])
+def test_a_damaged_run_json_is_named_as_damaged(capsys, tmp_path, text):
+    folder = tmp_path / "run"
+    assert main(["run", "--trace", TINY, "-q", "--out", str(folder)]) == 0
+    (folder / "run.json").write_text(text)
+    line = refused(capsys, ["report", str(folder)], "run.json", "not a readable run record")
+    assert "without --report" not in line

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 from pathlib import Path
 
 from o2ksim.errors import O2KSimError
@@ -47,6 +48,12 @@ def results_dir_of(path: str, command: str) -> tuple[Path, Path | None]:
     if (p / "results" / "plan.json").exists():
         return p / "results", p
     if (p / "run.json").exists():
+        try:
+            json.loads((p / "run.json").read_text())
+        except (OSError, ValueError) as exc:  # cut short or damaged: not "run without --report"
+            raise O2KSimError(
+                f"{p / 'run.json'}: not a readable run record ({exc}); run the run again"
+            ) from None
         raise O2KSimError(
             f"{p}: written by `o2ksim run --out {p}` without --report, which keeps no results "
             f"directory (no allocation segments); add --report to that `o2ksim run` command: it "

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from o2ksim.errors import O2KSimError
+from o2ksim.errors import InputError, O2KSimError
 from o2ksim.experiments.claims import claims_markdown, results_claims, update_page
 from o2ksim.experiments.expected import compare_expected, expected_path, write_expected
 from o2ksim.experiments.scenario import available_scenarios, load_scenario
@@ -186,6 +187,15 @@ def _cmd_run(args: argparse.Namespace, stage: dict[str, Path]) -> int:
                 retry_failed=args.retry_failed,
                 log=say,
             )
+    except InputError as exc:  # the summary table (written whole or not at all) after the runs
+        if exc.path is None or Path(exc.path).parent != out:
+            raise
+        cause = re.search(r"\(([^()]*)\)", exc.reason)  # "cannot write there (CAUSE); ..."
+        raise O2KSimError(
+            f"{exc.path}: cannot write the summary table ({cause[1] if cause else exc.reason}); the runs "
+            f"stored in {out}/ are complete: run the same command again once there is room "
+            "(finished runs are kept)"
+        ) from None
     except OSError as exc:  # a full disk: each run's folder is written whole, or not at all
         where = exc.filename or out
         raise O2KSimError(
