@@ -97,13 +97,17 @@ def check_params_have_effect(
             )
 
 
-TIME_PARAMS = ("quantum",)
+TIME_PARAMS = ("quantum", "min_interval")
 """Policy parameters that become simulated time spans the run steps through: beyond
-:data:`~o2ksim.validation.MAX_TIME` a trial of ``quantum = 1e38`` never ends."""
+:data:`~o2ksim.validation.MAX_TIME` a trial of ``quantum = 1e38`` never ends, and
+``min_interval = inf`` put the next repartitioning at ``-inf + inf``, NaN: the
+host never repartitioned at all, not even once (a span beyond any trace, e.g.
+``1e11``, is "one repartitioning, then never")."""
 
 
 def check_policy_times(policy: str, params: Mapping[str, Any]) -> None:
-    """Refuse a policy (preset or override) whose trial quantum is beyond the simulated range."""
+    """Refuse a policy (preset or override) whose trial quantum or repartitioning interval is
+    beyond the simulated range."""
     try:
         resolved = make_policy(policy, **params).params
     except O2KSimError:
