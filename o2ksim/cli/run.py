@@ -404,6 +404,8 @@ def check_result(
         segments = pd.read_csv(out / "segments.csv")
         segments["host"] = segments["host"].astype(str)
         jobs["host"] = jobs["host"].astype(object)
+    if result.simulated is not None:  # a generated month: with the cool-down tail it ran on
+        trace = result.simulated
     problems = violations(
         jobs, segments, result.machine, simulated_ids(trace, window, result.stats.sim_end),
         availability=availability,

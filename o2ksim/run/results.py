@@ -83,6 +83,11 @@ class Result:
         #: policy) was drawn from, seen by its ``bit_generator.state`` changing; ``None``: not
         #: known (a result read back from files).  Not stored: the seed's use is said on screen
         self.random_draws: bool | None = None
+        #: the workload the engine was given when :func:`~o2ksim.run.api.run_config` built it
+        #: from a recipe (a :class:`~o2ksim.workloads.swf.Trace`): a generated month with the
+        #: cool-down tail it needed (T§3.4), whose jobs ``o2ksim run --check`` expects in the
+        #: output; ``None`` otherwise.  Not stored: ``replay`` rebuilds it
+        self.simulated: Any = None
 
     @property
     def jobs(self) -> pd.DataFrame:
