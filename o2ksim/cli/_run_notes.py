@@ -89,11 +89,19 @@ def rejected_line(result) -> str:
         rejected &= column(table, "analysed").astype(bool)
     if not rejected.any():
         return ""
-    ordered = reason_groups(column(table, "reason")[rejected].tolist(), column(table, "job_id")[rejected].tolist())
+    return reasons_line(column(table, "reason")[rejected].tolist(), column(table, "job_id")[rejected].tolist())
+
+
+def reasons_line(reasons: list[object], ids: list[int]) -> str:
+    """``rejected N: ...``, the jobs ``ids`` counted per reason (the three largest groups), as
+    ``o2ksim run`` and ``o2ksim predict`` print them; ``""`` for no job."""
+    if not ids:
+        return ""
+    ordered = reason_groups(reasons, ids)
     parts = [_group_text(n, text) for n, text, _ in ordered[:3]]
     if len(ordered) > 3:
         parts.append(f"{sum(n for n, _, _ in ordered[3:])} for {len(ordered) - 3} other reasons")
-    return f"rejected {int(rejected.sum())}: " + "; ".join(parts)
+    return f"rejected {len(ids)}: " + "; ".join(parts)
 
 
 def run_machine(trace, name: str | None, source: str) -> tuple[MachineSpec | None, str]:
@@ -185,6 +193,7 @@ def warn_about_reading(trace, args: argparse.Namespace) -> None:
 
 __all__ = [
     "reason_groups",
+    "reasons_line",
     "rejected_line",
     "rejection_lines",
     "run_machine",

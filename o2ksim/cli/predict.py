@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from o2ksim.cli._run_notes import reasons_line
 from o2ksim.errors import O2KSimError
 from o2ksim.prediction.evaluate import PredictionResult, predict
 from o2ksim.validation import MAX_PROCS, output_folder
@@ -157,6 +158,12 @@ def _run(args: argparse.Namespace) -> int:
             print(
                 f"  another time: {row['predictor']:9s} {row['parameters']:8s} parameters  CC {row['cc']:.3f}"
             )
+    left = result.left_out
+    if left is not None and len(left):  # as `o2ksim run` says them: not only in summary.json
+        print(
+            reasons_line(left["reason"].tolist(), left["job_id"].tolist())
+            + " (left out of the predictions; summary.json's rejected_by_simulation)"
+        )
     print(f"written to {out}")
     return 0
 

@@ -103,6 +103,9 @@ class PredictionResult:
     another_time: pd.DataFrame | None = None
     medians: pd.DataFrame | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    #: the jobs left out because they never started (``job_id``, ``reason``): rejected by the
+    #: simulation (wider than ``procs``), or without a processor count in the recorded schedule
+    left_out: pd.DataFrame | None = None
 
     def cc(self, predictor: str = "combined", kind: str = "head") -> float:
         row = self.summary[
@@ -376,12 +379,15 @@ def predict(
             )
         sched = recorded_schedule(jobs)
         started = (sched["procs"] > 0).to_numpy()
+        reasons = ["no processor count recorded (SWF fields 5 and 8)"] * int((~started).sum())
     else:
         sim = simulate(jobs, mach, policy)
         sim_summary = sim.summary
         sched = sim.jobs.set_index("job_id").loc[jobs["job_id"]].reset_index()
         started = sched["start"].notna().to_numpy()
+        reasons = sched["reason"].loc[~started].tolist()
     rejected = int((~started).sum())  # e.g. unknown processor counts: the engine rejects them
+    left_out = pd.DataFrame({"job_id": sched["job_id"].loc[~started].to_numpy(), "reason": reasons})
     sched = sched.loc[started].reset_index(drop=True)
     jobs = jobs.loc[started].reset_index(drop=True)
     timings["simulate"] = time.perf_counter() - t0
@@ -464,4 +470,5 @@ def predict(
         another_time=another,
         medians=medians,
         timings=timings,
+        left_out=left_out,
     )
