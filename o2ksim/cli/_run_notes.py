@@ -12,9 +12,11 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Iterable
+import warnings
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
-from o2ksim.errors import O2KSimError
+from o2ksim.errors import O2KSimError, PerfectEstimatesWarning
 from o2ksim.machine import (
     Admission,
     MachineSpec,
@@ -22,7 +24,7 @@ from o2ksim.machine import (
     load_machine,
     machine_from_header,
 )
-from o2ksim.run.checks import MACHINE_LABEL, header_machine
+from o2ksim.run.checks import MACHINE_LABEL, header_machine, perfect_estimates_note
 from o2ksim.table import column
 from o2ksim.units import TraceClock
 from o2ksim.workloads.convert import specs_from_frame
@@ -36,14 +38,31 @@ def warn_about_estimates(trace, args: argparse.Namespace) -> None:
     actual runtime: perfect estimates, which make backfilling look better than it is."""
     if args.estimates not in (None, "", "requested"):
         return
-    missing = int((column(trace.table, "req_time") <= 0).sum())
-    if missing:
-        print(
-            f"o2ksim: warning: {args.trace}: {missing} of {len(trace)} jobs have no requested "
-            "runtime (field 9); they are planned with their actual runtimes (perfect estimates, "
-            "which flatter backfilling); --estimates scenario-a:20 plans with 1.2 x the runtime",
-            file=sys.stderr,
-        )
+    note = perfect_estimates_note(trace.table, args.trace)
+    if note:
+        print(f"o2ksim: warning: {note}", file=sys.stderr)
+
+
+@contextmanager
+def perfect_estimates_said(quiet: bool = False) -> Iterator[None]:
+    """Print the :class:`~o2ksim.errors.PerfectEstimatesWarning` the API issued inside the
+    block (``validate``, ``predict``), once each, in ``o2ksim run``'s one line.
+
+    :func:`o2ksim.cli.main` ignores the warning so that no command prints it as a Python
+    warning with a source line; a command whose API call issues it says it here, after the
+    call succeeded (a refusal stays one line).  Other warnings are shown as they would be.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PerfectEstimatesWarning)
+        yield
+    said = []
+    for w in caught:
+        if not issubclass(w.category, PerfectEstimatesWarning):
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+        elif str(w.message) not in said:
+            said.append(str(w.message))
+    for text in [] if quiet else said:
+        print(f"o2ksim: warning: {text}", file=sys.stderr)
 
 
 def say_machine(trace, machine: str | None) -> None:
@@ -192,6 +211,7 @@ def warn_about_reading(trace, args: argparse.Namespace) -> None:
 
 
 __all__ = [
+    "perfect_estimates_said",
     "reason_groups",
     "reasons_line",
     "rejected_line",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from o2ksim.cli._run_notes import reasons_line
+from o2ksim.cli._run_notes import perfect_estimates_said, reasons_line
 from o2ksim.errors import O2KSimError
 from o2ksim.prediction.evaluate import PredictionResult, predict
 from o2ksim.validation import MAX_PROCS, output_folder
@@ -131,7 +131,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     try:
-        result = _predict(args)
+        with perfect_estimates_said():  # the simulated schedule's, as `o2ksim run` says it
+            result = _predict(args)
     except O2KSimError as exc:  # the API names its parameter (window: ...); say the option typed
         text = str(exc)
         for name in ("fit_window", "window", "periods"):

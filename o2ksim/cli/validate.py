@@ -8,6 +8,7 @@ from pathlib import Path
 
 from o2ksim.analysis.validate import INFERRED, validate
 from o2ksim.cli._policy_options import add_policy_options, refuse_foreign_options
+from o2ksim.cli._run_notes import perfect_estimates_said
 from o2ksim.cli.run import parse_overrides, parse_warmup, warn_about_reading
 from o2ksim.errors import O2KSimError
 from o2ksim.report.validation import write_validation_page
@@ -109,20 +110,21 @@ def _run(args: argparse.Namespace) -> int:
     params = parse_overrides(args.set)
     params.update(refuse_foreign_options(args, args.policy_options, params))
     progress = sys.stderr.isatty() if args.progress is None else args.progress
-    v = validate(
-        trace,
-        args.machine,
-        args.policy,
-        policy_params=params,
-        window=window,
-        estimates=args.estimates,
-        interval=interval,
-        progress=progress and not args.quiet,
-        outage_min=option_duration("--outage-min", args.outage_min),
-        availability=_availability_option(args.availability, args.machine),
-    )
-    if not len(v.compared):
-        raise O2KSimError(f"{args.trace}: {v.message()}")
+    with perfect_estimates_said(args.quiet):  # as `o2ksim run` says it, in one line
+        v = validate(
+            trace,
+            args.machine,
+            args.policy,
+            policy_params=params,
+            window=window,
+            estimates=args.estimates,
+            interval=interval,
+            progress=progress and not args.quiet,
+            outage_min=option_duration("--outage-min", args.outage_min),
+            availability=_availability_option(args.availability, args.machine),
+        )
+        if not len(v.compared):  # a refusal: one line, no warning before it
+            raise O2KSimError(f"{args.trace}: {v.message()}")
     if window is not None and said is not None and said.unix_start is not None and not args.quiet:
         print(f"o2ksim: note: --window dates read in {said.read_in}: "  # the zone, never silently
               f"[{said.show(window.start)}, {said.show(window.end)})", file=sys.stderr)  # fmt: skip

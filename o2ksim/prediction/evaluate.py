@@ -30,6 +30,7 @@ import itertools
 import json
 import os
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from o2ksim.errors import O2KSimError, output_dir
+from o2ksim.errors import O2KSimError, PerfectEstimatesWarning, output_dir
 from o2ksim.machine import MachineSpec, load_machine, machine_from_header, single_host
 from o2ksim.outfiles import Staging, claim
 from o2ksim.prediction.model import (
@@ -62,6 +63,7 @@ from o2ksim.prediction.scoring import (
     summarise,
 )
 from o2ksim.run.api import simulate
+from o2ksim.run.checks import perfect_estimates_note
 from o2ksim.run.workload import load_workload
 from o2ksim.units import trace_zone
 from o2ksim.validation import (
@@ -381,7 +383,12 @@ def predict(
         started = (sched["procs"] > 0).to_numpy()
         reasons = ["no processor count recorded (SWF fields 5 and 8)"] * int((~started).sum())
     else:
-        sim = simulate(jobs, mach, policy)
+        with warnings.catch_warnings():  # said below, naming the trace, not "the workload"
+            warnings.simplefilter("ignore", PerfectEstimatesWarning)
+            sim = simulate(jobs, mach, policy)
+        note = perfect_estimates_note(jobs, source)
+        if note:  # `o2ksim predict` prints it in one line, as `o2ksim run` does
+            warnings.warn(note, PerfectEstimatesWarning, stacklevel=2)
         sim_summary = sim.summary
         sched = sim.jobs.set_index("job_id").loc[jobs["job_id"]].reset_index()
         started = sched["start"].notna().to_numpy()
