@@ -210,13 +210,46 @@ def warn_about_reading(trace, args: argparse.Namespace) -> None:
         print(f"o2ksim: warning: {report.summary()}", file=sys.stderr)
 
 
+def say_cancelled(trace, args: argparse.Namespace) -> None:
+    """Say how many jobs were cancelled without running (status 5, run time 0) and how they
+    are simulated (never silently: CEA-Curie has 14,730)."""
+    cancelled, unallocated = cancelled_unrun(trace.table)
+    if cancelled and not args.quiet:
+        print(
+            f"o2ksim: note: {args.trace}: {cancelled} of {len(trace)} jobs were cancelled "
+            f"without running (status 5, run time 0; {unallocated} of them never got a "
+            "processor); they are simulated as jobs of 0 seconds, which start when the policy "
+            "reaches them and end at once (counted as completed; their waits are in the measures)",
+            file=sys.stderr,
+        )
+
+
+CANCELLED = 5
+"""SWF field 11, ``status``: the job was cancelled (the Parallel Workloads Archive's
+definition; 1 completed, 0 failed)."""
+
+
+def cancelled_unrun(table) -> tuple[int, int]:
+    """Jobs of an SWF job table cancelled without running -- status 5, run time 0 or
+    unknown -- and how many of those were never allocated a processor (field 5 0 or
+    unknown: cancelled before they started).  A job cancelled while running has its run
+    time; these run as jobs of 0 seconds."""
+    if len(table) == 0:
+        return 0, 0
+    gone = (column(table, "status") == CANCELLED) & (column(table, "run_time") <= 0)
+    return int(gone.sum()), int((gone & (column(table, "alloc_procs") <= 0)).sum())
+
+
 __all__ = [
+    "CANCELLED",
+    "cancelled_unrun",
     "perfect_estimates_said",
     "reason_groups",
     "reasons_line",
     "rejected_line",
     "rejection_lines",
     "run_machine",
+    "say_cancelled",
     "say_machine",
     "warn_about_estimates",
     "warn_about_reading",

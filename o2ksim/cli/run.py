@@ -10,6 +10,7 @@ from pathlib import Path
 from o2ksim.cli._policy_options import add_policy_options, refuse_foreign_options
 from o2ksim.cli._run_notes import (
     rejected_line,
+    say_cancelled,
     say_machine,
     warn_about_estimates,
     warn_about_reading,
@@ -309,6 +310,7 @@ def _run(args: argparse.Namespace) -> int:
         if window is not None:  # the zone its dates were read in, the jobs it leaves out
             warn_about_window(trace, window, args, clock)
         warn_about_estimates(trace, args)
+        say_cancelled(trace, args)
     result = run_config(config)  # a generated month gets its cool-down tail (T§3.4)
     unused = unused_seed_note(result, config, f"--seed {args.seed}") if args.seed is not None else ""
     if unused and not args.quiet:  # known only now: whether the policy drew from the generator

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from o2ksim.analysis.validate import INFERRED, validate
 from o2ksim.cli._policy_options import add_policy_options, refuse_foreign_options
-from o2ksim.cli._run_notes import perfect_estimates_said
+from o2ksim.cli._run_notes import perfect_estimates_said, say_cancelled
 from o2ksim.cli.run import parse_overrides, parse_warmup, warn_about_reading
 from o2ksim.errors import O2KSimError
 from o2ksim.report.validation import write_validation_page
@@ -128,6 +128,7 @@ def _run(args: argparse.Namespace) -> int:
     if window is not None and said is not None and said.unix_start is not None and not args.quiet:
         print(f"o2ksim: note: --window dates read in {said.read_in}: "  # the zone, never silently
               f"[{said.show(window.start)}, {said.show(window.end)})", file=sys.stderr)  # fmt: skip
+    say_cancelled(trace, args)  # after the run: a refusal stays one line
     if len(v.excluded) and not args.quiet:
         print(f"o2ksim: note: {args.trace}: {v.message()}", file=sys.stderr)
     if args.out:
