@@ -21,6 +21,7 @@ from o2ksim.outfiles import claim, interrupts_end, said_of_folder
 from o2ksim.policies import make_policy
 from o2ksim.run.api import run_config, unused_seed_note
 from o2ksim.run.checks import (
+    check_estimates_have_effect,
     check_grace_has_effect,
     check_overrun_has_effect,
     check_params_have_effect,
@@ -304,6 +305,7 @@ def _run(args: argparse.Namespace) -> int:
         availability=_availability_file(args.availability, machine),
     )
     check_grace_has_effect(config, args.grace, "--grace")
+    check_estimates_have_effect(config, "--estimates")
     check_overrun_has_effect(config, args.overrun, "--overrun")
     make_policy(args.policy, **params)  # an unknown name or parameter: refused before any note
     if args.trace and not args.quiet:  # after every check: a refusal stays one line

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from o2ksim.analysis.validate import INFERRED, validate
@@ -90,6 +92,18 @@ def run(args: argparse.Namespace) -> int:
         return _run(args)
 
 
+@contextmanager
+def estimates_option() -> Iterator[None]:
+    """The API's refusal of its ``estimates`` argument, naming the option typed."""
+    try:
+        yield
+    except O2KSimError as exc:
+        text = str(exc)
+        if text.startswith(("estimates ", "estimates:")):
+            raise O2KSimError("--" + text) from None
+        raise
+
+
 def _run(args: argparse.Namespace) -> int:
     interval = (
         check_interval_option(option_duration("--interval", args.interval, positive=True))
@@ -110,7 +124,7 @@ def _run(args: argparse.Namespace) -> int:
     params = parse_overrides(args.set)
     params.update(refuse_foreign_options(args, args.policy_options, params))
     progress = sys.stderr.isatty() if args.progress is None else args.progress
-    with perfect_estimates_said(args.quiet):  # as `o2ksim run` says it, in one line
+    with perfect_estimates_said(args.quiet), estimates_option():  # as `o2ksim run` says them
         v = validate(
             trace,
             args.machine,

@@ -34,6 +34,7 @@ from o2ksim.policies import make_policy
 from o2ksim.progress import ProgressBar
 from o2ksim.run.checks import (
     PerfectEstimatesWarning,
+    check_estimates_have_effect,
     check_grace_has_effect,
     check_overrun_has_effect,
     header_machine,
@@ -121,6 +122,7 @@ def simulate(
         overrun=overrun,
     )
     check_grace_has_effect(config, overrun_grace)
+    check_estimates_have_effect(config)
     check_overrun_has_effect(config, overrun)
     result = run_config(config, observers=observers)  # observers checked there
     note = "" if seed is None else unused_seed_note(result, config, f"seed={seed}")

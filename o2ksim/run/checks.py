@@ -10,6 +10,8 @@ call these before anything runs:
   for one without reservations;
 * :func:`check_policy_times` -- a trial quantum beyond the simulated range;
 * :func:`check_grace_has_effect` -- an overrun grace for a run that kills no job;
+* :func:`check_estimates_have_effect` -- runtime estimates for a policy that never reads
+  them (strict FCFS) in a run that kills no job;
 * :func:`check_overrun_has_effect` -- the overrun rule ``requested`` for
   estimates that never fall below the requested runtime;
 * :func:`header_machine` -- the machine an SWF header names
@@ -22,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from o2ksim.errors import O2KSimError, PerfectEstimatesWarning
-from o2ksim.policies import make_policy
+from o2ksim.policies import Policy, make_policy
 from o2ksim.table import column
 from o2ksim.units import parse_duration
 from o2ksim.validation import MAX_TIME
@@ -140,6 +142,34 @@ def check_grace_has_effect(config: Any, given: Any, name: str = "overrun_grace")
         )
 
 
+def check_estimates_have_effect(config: Any, name: str = "estimates") -> None:
+    """Refuse a runtime-estimate scenario for a policy that never reads estimates
+    (:meth:`Policy.reads_estimates <o2ksim.policies.base.Policy.reads_estimates>`, strict
+    FCFS) in a run that kills no job: nothing else reads them (the engine reads ``req_time``
+    only for the kill at the runtime and for the predicted ends policies see), so every
+    job's start, end and host would be those of ``requested``."""
+    estimates = config.estimates
+    if estimates.requested or config.settings.kill_overrun:
+        return
+    chosen = config.policy
+    if isinstance(chosen, Policy):
+        policy = chosen
+    else:
+        try:
+            policy = make_policy(chosen.name, **chosen.params)
+        except O2KSimError:
+            return  # building the policy for the run says what is wrong
+    if policy.reads_estimates():
+        return
+    raise O2KSimError(
+        f"{name} {estimates.text}: has no effect: policy '{policy.name}' never reads runtime "
+        "estimates (it starts jobs in submission order by their size alone) and this run kills "
+        "no job at its runtime, so the schedule would be that of the requested runtimes "
+        "(estimates act on backfilling, priorities, NCSA-LSF* classes, the goal search, "
+        "immediate service and, with --kill-overrun, the kills)"
+    )
+
+
 def check_overrun_has_effect(config: Any, given: Any, name: str = "overrun") -> None:
     """Refuse the overrun rule ``requested`` where it changes nothing: with the requested
     runtimes, actual ones or the thesis's Scenario A and B no estimate is below the
@@ -184,6 +214,7 @@ __all__ = [
     "MACHINE_LABEL",
     "TIME_PARAMS",
     "PerfectEstimatesWarning",
+    "check_estimates_have_effect",
     "check_grace_has_effect",
     "check_overrun_has_effect",
     "check_params_have_effect",
