@@ -10,11 +10,14 @@ With T the actual and R the requested runtime:
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from o2ksim import simulate
+from o2ksim.cli import main
 from o2ksim.errors import O2KSimError
 from o2ksim.machine import single_host
 from o2ksim.workloads.transforms import apply_estimates
@@ -46,6 +49,9 @@ EXPECTED = {
     "scenario-a:100": [20 * H, 10 * M, 10 * M, 40 * M, 20 * M, 6 * H, 110, 20, 3 * H, 0],
     "scenario-b": [12 * H, 5 * H, 6 * M, 24 * M, 100 * M, 6 * H, 110, 12, 3 * H, 60],
 }
+
+
+TINY = Path(__file__).resolve().parents[1] / "traces" / "tiny.swf"
 
 
 def frame(cases=CASES):
@@ -125,3 +131,27 @@ def test_the_scheduler_sees_the_estimate_and_the_job_runs_its_actual_time():
     assert t["start"].tolist() == [0, 100, 1]
     assert (t["end"] - t["start"]).tolist() == [100, 10, 50]
     assert np.isclose(r.summary["mean_wait"], (0 + 100 + 0) / 3)
+
+
+# Issue 27, D14: a huge Scenario A percentage made every estimate the requested runtime
+# (``scenario-a:1e12`` was ``requested`` under another name; 1e20 and 1e300 overflowed with
+# numpy RuntimeWarnings).  The thesis simulates K = 20, 50, 100 and cites the literature's
+# estimates up to (1 + 30,000%) T (T§6.2.1): K is refused beyond 30,000.
+@pytest.mark.parametrize("k", ["30001", "1e12", "1e20", "1e300", "inf", "nan"])
+def test_a_scenario_a_percentage_beyond_the_literature_is_refused_naming_estimates(k, recwarn):
+    with pytest.raises(O2KSimError, match=r"^estimates: .*from 0 to 30,000") as info:
+        simulate(TINY, policy="sjf-backfill", estimates=f"scenario-a:{k}")
+    assert "\n" not in str(info.value)
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_the_largest_scenario_a_percentage_is_applied():
+    # K = 30,000: (1 + 300) T, below R for a job of T = 10 s asking 1 h
+    out = apply_estimates(frame([(10, 3600)]), "scenario-a:30000")
+    assert out["req_time"].tolist() == [3010]
+
+
+def test_the_command_line_names_estimates_in_one_line(capsys):
+    assert main(["run", "--trace", str(TINY), "--estimates", "scenario-a:1e12", "-q"]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(err) == 1 and err[0].startswith("o2ksim: error: --estimates: ")

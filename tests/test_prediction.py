@@ -616,3 +616,24 @@ def test_whole_sdsc_par_1996_head_of_queue_predictions_under_30_s() -> None:
     assert r.config["procs"] == 352  # the header's batch partition
     assert r.config["head_events"] > 5000
     assert elapsed < 30.0
+
+
+def test_cli_predict_says_how_many_jobs_it_left_out_and_why(tmp_path, capsys) -> None:
+    """Issue 27, D16: ``--procs 10`` leaves out every job wider than 10 processors; only
+    ``summary.json`` said so.  The count comes from the trace's own lines: requested
+    processors (SWF field 8), else allocated (field 5), above 10."""
+    from o2ksim.cli import main
+
+    lines = [
+        line.split() for line in Path(SAMPLE).read_text().splitlines()
+        if line.strip() and not line.startswith(";")
+    ]  # fmt: skip
+    wide = sum(1 for f in lines if (int(f[7]) if int(f[7]) > 0 else int(f[4])) > 10)
+    assert wide > 0
+    args = ["predict", SAMPLE, "--procs", "10", "--no-whole-queue", "--out", str(tmp_path / "p")]
+    assert main(args) == 0
+    out = capsys.readouterr().out.splitlines()
+    said = [line for line in out if line.startswith("rejected ")]
+    assert len(said) == 1 and said[0].startswith(f"rejected {wide}: ")
+    assert "processors" in said[0] and "left out of the predictions" in said[0]
+    assert f": {len(lines) - wide} jobs on 10 processors" in out[0]

@@ -75,7 +75,7 @@ def test_settings_default_to_the_machine_options_and_to_off_without_a_machine():
         ({"window": (0, math.nan)}, "field end: must be a finite number"),
         ({"window": "14d"}, "window: expected (start, end)"),
         ({"estimates": "scenario-c"}, "unknown runtime-estimate scenario 'scenario-c'"),
-        ({"estimates": "scenario-a:-5"}, "estimates: the Scenario A percentage must be a finite number >= 0"),
+        ({"estimates": "scenario-a:-5"}, "estimates: the Scenario A percentage must be a number from 0 to 30,000"),
         ({"estimates": 20}, "estimates: expected a runtime-estimate scenario name"),
         ({"interval": 0.5}, "field interval: must be >= 1"),
         ({"interval": "soon"}, "'soon' is not a duration"),
@@ -161,7 +161,7 @@ def test_estimates_apply_as_table_15_says():
     """Scenario A with K = 50: min(1.5 T, R); actual: R = T (hand-computed on tiny.swf)."""
     trace = read_swf(TINY)
     jobs = trace.jobs
-    r_actual = simulate(trace, one_host(64), "fcfs", estimates="actual")
+    r_actual = simulate(trace, one_host(64), "fcfs-backfill", estimates="actual")  # fcfs: refused (reads none)
     assert r_actual.config["estimates"] == "actual"
     from o2ksim.workloads.transforms import apply_estimates
 

@@ -57,6 +57,7 @@ from o2ksim.availability import Outage, write_availability
 from o2ksim.errors import O2KSimError, UnusedSeedWarning, output_dir
 from o2ksim.machine import MachineSpec
 from o2ksim.run.api import run_config, unused_seed_note
+from o2ksim.run.checks import check_estimates_have_effect
 from o2ksim.run.config import RunConfig
 from o2ksim.run.results import Result, write_json
 from o2ksim.run.workload import load_workload
@@ -273,6 +274,7 @@ def validate(
         progress=progress,
         availability=replayed,
     )
+    check_estimates_have_effect(config)  # as simulate(): estimates no decision reads, refused
     result = run_config(config)
     unused = "" if seed is None else unused_seed_note(result, config, f"seed={seed}")
     if unused:

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-from o2ksim.errors import O2KSimError
+from o2ksim.errors import O2KSimError, PerfectEstimatesWarning
 from o2ksim.machine import (
     Admission,
     MachineSpec,
@@ -20,7 +23,13 @@ from o2ksim.machine import (
     load_machine,
     machine_from_header,
 )
-from o2ksim.run.checks import MACHINE_LABEL, group_text, header_machine, reason_groups
+from o2ksim.run.checks import (
+    MACHINE_LABEL,
+    group_text,
+    header_machine,
+    perfect_estimates_note,
+    reason_groups,
+)
 from o2ksim.table import column
 from o2ksim.units import TraceClock
 from o2ksim.workloads.convert import specs_from_frame
@@ -34,14 +43,31 @@ def warn_about_estimates(trace, args: argparse.Namespace) -> None:
     actual runtime: perfect estimates, which make backfilling look better than it is."""
     if args.estimates not in (None, "", "requested"):
         return
-    missing = int((column(trace.table, "req_time") <= 0).sum())
-    if missing:
-        print(
-            f"o2ksim: warning: {args.trace}: {missing} of {len(trace)} jobs have no requested "
-            "runtime (field 9); they are planned with their actual runtimes (perfect estimates, "
-            "which flatter backfilling); --estimates scenario-a:20 plans with 1.2 x the runtime",
-            file=sys.stderr,
-        )
+    note = perfect_estimates_note(trace.table, args.trace)
+    if note:
+        print(f"o2ksim: warning: {note}", file=sys.stderr)
+
+
+@contextmanager
+def perfect_estimates_said(quiet: bool = False) -> Iterator[None]:
+    """Print the :class:`~o2ksim.errors.PerfectEstimatesWarning` the API issued inside the
+    block (``validate``, ``predict``), once each, in ``o2ksim run``'s one line.
+
+    :func:`o2ksim.cli.main` ignores the warning so that no command prints it as a Python
+    warning with a source line; a command whose API call issues it says it here, after the
+    call succeeded (a refusal stays one line).  Other warnings are shown as they would be.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PerfectEstimatesWarning)
+        yield
+    said = []
+    for w in caught:
+        if not issubclass(w.category, PerfectEstimatesWarning):
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+        elif str(w.message) not in said:
+            said.append(str(w.message))
+    for text in [] if quiet else said:
+        print(f"o2ksim: warning: {text}", file=sys.stderr)
 
 
 def say_machine(trace, machine: str | None) -> None:
@@ -150,9 +176,43 @@ def warn_about_reading(trace, args: argparse.Namespace) -> None:
         print(f"o2ksim: warning: {report.summary()}", file=sys.stderr)
 
 
+def say_cancelled(trace, args: argparse.Namespace) -> None:
+    """Say how many jobs were cancelled without running (status 5, run time 0) and how they
+    are simulated (never silently: CEA-Curie has 14,730)."""
+    cancelled, unallocated = cancelled_unrun(trace.table)
+    if cancelled and not args.quiet:
+        print(
+            f"o2ksim: note: {args.trace}: {cancelled} of {len(trace)} jobs were cancelled "
+            f"without running (status 5, run time 0; {unallocated} of them never got a "
+            "processor); they are simulated as jobs of 0 seconds, which start when the policy "
+            "reaches them and end at once (counted as completed; their waits are in the measures)",
+            file=sys.stderr,
+        )
+
+
+CANCELLED = 5
+"""SWF field 11, ``status``: the job was cancelled (the Parallel Workloads Archive's
+definition; 1 completed, 0 failed)."""
+
+
+def cancelled_unrun(table) -> tuple[int, int]:
+    """Jobs of an SWF job table cancelled without running -- status 5, run time 0 or
+    unknown -- and how many of those were never allocated a processor (field 5 0 or
+    unknown: cancelled before they started).  A job cancelled while running has its run
+    time; these run as jobs of 0 seconds."""
+    if len(table) == 0:
+        return 0, 0
+    gone = (column(table, "status") == CANCELLED) & (column(table, "run_time") <= 0)
+    return int(gone.sum()), int((gone & (column(table, "alloc_procs") <= 0)).sum())
+
+
 __all__ = [
+    "CANCELLED",
+    "cancelled_unrun",
+    "perfect_estimates_said",
     "rejection_lines",
     "run_machine",
+    "say_cancelled",
     "say_machine",
     "warn_about_estimates",
     "warn_about_reading",

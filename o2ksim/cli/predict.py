@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+from o2ksim.cli._run_notes import perfect_estimates_said
 from o2ksim.errors import O2KSimError
 from o2ksim.prediction.evaluate import PredictionResult, predict
+from o2ksim.run.checks import reasons_line
 from o2ksim.validation import MAX_PROCS, output_folder
 
 HELP = "evaluate Downey's queue-time predictors A, B and combined (IPPS 1997) on a trace"
@@ -129,7 +131,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     try:
-        result = _predict(args)
+        with perfect_estimates_said():  # the simulated schedule's, as `o2ksim run` says it
+            result = _predict(args)
     except O2KSimError as exc:  # the API names its parameter (window: ...); say the option typed
         text = str(exc)
         for name in ("fit_window", "window", "periods"):
@@ -156,6 +159,12 @@ def _run(args: argparse.Namespace) -> int:
             print(
                 f"  another time: {row['predictor']:9s} {row['parameters']:8s} parameters  CC {row['cc']:.3f}"
             )
+    left = result.left_out
+    if left is not None and len(left):  # as `o2ksim run` says them: not only in summary.json
+        print(
+            reasons_line(left["reason"].tolist(), left["job_id"].tolist())
+            + " (left out of the predictions; summary.json's rejected_by_simulation)"
+        )
     print(f"written to {out}")
     return 0
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from o2ksim.cli._policy_options import add_policy_options, refuse_foreign_options
 from o2ksim.cli._run_notes import (
+    say_cancelled,
     say_machine,
     warn_about_estimates,
     warn_about_reading,
@@ -19,6 +20,7 @@ from o2ksim.outfiles import claim, interrupts_end, said_of_folder
 from o2ksim.policies import make_policy
 from o2ksim.run.api import run_config, unused_seed_note
 from o2ksim.run.checks import (
+    check_estimates_have_effect,
     check_grace_has_effect,
     check_overrun_has_effect,
     check_params_have_effect,
@@ -313,12 +315,14 @@ def _run(args: argparse.Namespace) -> int:
         availability=_availability_file(args.availability, machine),
     )
     check_grace_has_effect(config, args.grace, "--grace")
+    check_estimates_have_effect(config, "--estimates")
     check_overrun_has_effect(config, args.overrun, "--overrun")
     make_policy(args.policy, **params)  # an unknown name or parameter: refused before any note
     if args.trace and not args.quiet:  # after every check: a refusal stays one line
         if window is not None:  # the zone its dates were read in, the jobs it leaves out
             warn_about_window(trace, window, args, clock)
         warn_about_estimates(trace, args)
+        say_cancelled(trace, args)
     result = run_config(config)  # a generated month gets its cool-down tail (T§3.4)
     unused = unused_seed_note(result, config, f"--seed {args.seed}") if args.seed is not None else ""
     if unused and not args.quiet:  # known only now: whether the policy drew from the generator
@@ -414,6 +418,8 @@ def check_result(
         segments = pd.read_csv(out / "segments.csv")
         segments["host"] = segments["host"].astype(str)
         jobs["host"] = jobs["host"].astype(object)
+    if result.simulated is not None:  # a generated month: with the cool-down tail it ran on
+        trace = result.simulated
     problems = violations(
         jobs, segments, result.machine, simulated_ids(trace, window, result.stats.sim_end),
         availability=availability,

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from o2ksim.analysis.validate import INFERRED, validate
 from o2ksim.cli._policy_options import add_policy_options, refuse_foreign_options
+from o2ksim.cli._run_notes import perfect_estimates_said, say_cancelled
 from o2ksim.cli.run import parse_overrides, parse_warmup, warn_about_reading
 from o2ksim.errors import O2KSimError
 from o2ksim.report.validation import write_validation_page
@@ -89,6 +92,18 @@ def run(args: argparse.Namespace) -> int:
         return _run(args)
 
 
+@contextmanager
+def estimates_option() -> Iterator[None]:
+    """The API's refusal of its ``estimates`` argument, naming the option typed."""
+    try:
+        yield
+    except O2KSimError as exc:
+        text = str(exc)
+        if text.startswith(("estimates ", "estimates:")):
+            raise O2KSimError("--" + text) from None
+        raise
+
+
 def _run(args: argparse.Namespace) -> int:
     interval = (
         check_interval_option(option_duration("--interval", args.interval, positive=True))
@@ -109,23 +124,25 @@ def _run(args: argparse.Namespace) -> int:
     params = parse_overrides(args.set)
     params.update(refuse_foreign_options(args, args.policy_options, params))
     progress = sys.stderr.isatty() if args.progress is None else args.progress
-    v = validate(
-        trace,
-        args.machine,
-        args.policy,
-        policy_params=params,
-        window=window,
-        estimates=args.estimates,
-        interval=interval,
-        progress=progress and not args.quiet,
-        outage_min=option_duration("--outage-min", args.outage_min),
-        availability=_availability_option(args.availability, args.machine),
-    )
-    if not len(v.compared):
-        raise O2KSimError(f"{args.trace}: {v.message()}")
+    with perfect_estimates_said(args.quiet), estimates_option():  # as `o2ksim run` says them
+        v = validate(
+            trace,
+            args.machine,
+            args.policy,
+            policy_params=params,
+            window=window,
+            estimates=args.estimates,
+            interval=interval,
+            progress=progress and not args.quiet,
+            outage_min=option_duration("--outage-min", args.outage_min),
+            availability=_availability_option(args.availability, args.machine),
+        )
+        if not len(v.compared):  # a refusal: one line, no warning before it
+            raise O2KSimError(f"{args.trace}: {v.message()}")
     if window is not None and said is not None and said.unix_start is not None and not args.quiet:
         print(f"o2ksim: note: --window dates read in {said.read_in}: "  # the zone, never silently
               f"[{said.show(window.start)}, {said.show(window.end)})", file=sys.stderr)  # fmt: skip
+    say_cancelled(trace, args)  # after the run: a refusal stays one line
     if len(v.excluded) and not args.quiet:
         print(f"o2ksim: note: {args.trace}: {v.message()}", file=sys.stderr)
     if args.out:

@@ -172,6 +172,12 @@ class FCFS(Policy):
         a change of capacity frees anything (:mod:`o2ksim.policies.quiet`)."""
         return math.inf if proved_for(self, FCFS, "schedule") else snap.now
 
+    def reads_estimates(self) -> bool:
+        """Never: :meth:`schedule` starts jobs in queue order by their processors and memory
+        alone (checked on KTH-SP2 and a generated O2K trace: the same start, end and host with
+        every estimate).  A subclass that changes ``schedule`` may read them."""
+        return not proved_for(self, FCFS, "schedule")
+
 
 RESERVATION_KINDS = ("dynamic", "fixed")
 RELEASE_TIES = ("auto", "smallest-first", "together")

@@ -184,6 +184,13 @@ class Policy:
         """
         return snap.now
 
+    def reads_estimates(self) -> bool:
+        """Whether this policy, as configured, may read runtime estimates (``req_time``, a
+        running job's predicted end) to decide.  ``True`` unless proved otherwise: a run
+        refuses ``--estimates`` for a policy that answers ``False`` (and kills no job at its
+        runtime), since the schedule would be the same (issue 27)."""
+        return True
+
     def stats(self) -> Mapping[str, float]:
         """The policy's own counters after a run (stored in ``run.json``); none by default."""
         return {}

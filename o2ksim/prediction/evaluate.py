@@ -30,6 +30,7 @@ import itertools
 import json
 import os
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from o2ksim.errors import O2KSimError, output_dir
+from o2ksim.errors import O2KSimError, PerfectEstimatesWarning, output_dir
 from o2ksim.machine import MachineSpec, load_machine, machine_from_header, single_host
 from o2ksim.outfiles import Staging, claim
 from o2ksim.prediction.model import (
@@ -62,6 +63,7 @@ from o2ksim.prediction.scoring import (
     summarise,
 )
 from o2ksim.run.api import simulate
+from o2ksim.run.checks import perfect_estimates_note
 from o2ksim.run.workload import load_workload
 from o2ksim.units import trace_zone
 from o2ksim.validation import (
@@ -103,6 +105,9 @@ class PredictionResult:
     another_time: pd.DataFrame | None = None
     medians: pd.DataFrame | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    #: the jobs left out because they never started (``job_id``, ``reason``): rejected by the
+    #: simulation (wider than ``procs``), or without a processor count in the recorded schedule
+    left_out: pd.DataFrame | None = None
 
     def cc(self, predictor: str = "combined", kind: str = "head") -> float:
         row = self.summary[
@@ -376,12 +381,20 @@ def predict(
             )
         sched = recorded_schedule(jobs)
         started = (sched["procs"] > 0).to_numpy()
+        reasons = ["no processor count recorded (SWF fields 5 and 8)"] * int((~started).sum())
     else:
-        sim = simulate(jobs, mach, policy)
+        with warnings.catch_warnings():  # said below, naming the trace, not "the workload"
+            warnings.simplefilter("ignore", PerfectEstimatesWarning)
+            sim = simulate(jobs, mach, policy)
+        note = perfect_estimates_note(jobs, source)
+        if note:  # `o2ksim predict` prints it in one line, as `o2ksim run` does
+            warnings.warn(note, PerfectEstimatesWarning, stacklevel=2)
         sim_summary = sim.summary
         sched = sim.jobs.set_index("job_id").loc[jobs["job_id"]].reset_index()
         started = sched["start"].notna().to_numpy()
+        reasons = sched["reason"].loc[~started].tolist()
     rejected = int((~started).sum())  # e.g. unknown processor counts: the engine rejects them
+    left_out = pd.DataFrame({"job_id": sched["job_id"].loc[~started].to_numpy(), "reason": reasons})
     sched = sched.loc[started].reset_index(drop=True)
     jobs = jobs.loc[started].reset_index(drop=True)
     timings["simulate"] = time.perf_counter() - t0
@@ -464,4 +477,5 @@ def predict(
         another_time=another,
         medians=medians,
         timings=timings,
+        left_out=left_out,
     )

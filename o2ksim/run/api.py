@@ -34,6 +34,7 @@ from o2ksim.policies import make_policy
 from o2ksim.progress import ProgressBar
 from o2ksim.run.checks import (
     PerfectEstimatesWarning,
+    check_estimates_have_effect,
     check_grace_has_effect,
     check_overrun_has_effect,
     header_machine,
@@ -122,6 +123,7 @@ def simulate(
         overrun=overrun,
     )
     check_grace_has_effect(config, overrun_grace)
+    check_estimates_have_effect(config)
     check_overrun_has_effect(config, overrun)
     result = run_config(config, observers=observers)  # observers checked there
     note = "" if seed is None else unused_seed_note(result, config, f"seed={seed}")
@@ -173,18 +175,23 @@ def run_config(config: RunConfig, *, observers: Sequence[Observer] = ()) -> Resu
     procs = config.machine.total_procs if config.machine is not None else None
     trace = recipe.build(procs)
     window = config.window
+    simulated = trace
     if window is not None and recipe.model:
         chunk = cooldown_chunk(window)
-        result = run_with_cooldown(
-            lambda tr: _run(config, tr, observers),
-            trace,
-            lambda _tr, k: WorkloadRecipe(
+
+        def with_tail(_tr: Any, k: int) -> Any:
+            nonlocal simulated  # the last one built is the one the result ran on
+            simulated = WorkloadRecipe(
                 {**recipe.spec, "cooldown_chunks": k, "cooldown_chunk": chunk}
-            ).build(procs),
-            chunk_length=chunk,
+            ).build(procs)
+            return simulated
+
+        result = run_with_cooldown(
+            lambda tr: _run(config, tr, observers), trace, with_tail, chunk_length=chunk
         )
     else:
         result = _run(config, trace, observers)
+    result.simulated = simulated
     est = config.estimates
     result.config["workload"] = workload_label(
         {**recipe.spec, "estimates": None if est.requested else est.text}

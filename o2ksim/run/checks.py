@@ -10,6 +10,8 @@ call these before anything runs:
   for one without reservations;
 * :func:`check_policy_times` -- a trial quantum beyond the simulated range;
 * :func:`check_grace_has_effect` -- an overrun grace for a run that kills no job;
+* :func:`check_estimates_have_effect` -- runtime estimates for a policy that never reads
+  them (strict FCFS) in a run that kills no job;
 * :func:`check_overrun_has_effect` -- the overrun rule ``requested`` for
   estimates that never fall below the requested runtime;
 * :func:`header_machine` -- the machine an SWF header names
@@ -23,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from o2ksim.errors import O2KSimError, PerfectEstimatesWarning
-from o2ksim.policies import make_policy
+from o2ksim.policies import Policy, make_policy
 from o2ksim.table import column
 from o2ksim.units import parse_duration
 from o2ksim.validation import MAX_TIME
@@ -98,13 +100,17 @@ def check_params_have_effect(
             )
 
 
-TIME_PARAMS = ("quantum",)
+TIME_PARAMS = ("quantum", "min_interval")
 """Policy parameters that become simulated time spans the run steps through: beyond
-:data:`~o2ksim.validation.MAX_TIME` a trial of ``quantum = 1e38`` never ends."""
+:data:`~o2ksim.validation.MAX_TIME` a trial of ``quantum = 1e38`` never ends, and
+``min_interval = inf`` put the next repartitioning at ``-inf + inf``, NaN: the
+host never repartitioned at all, not even once (a span beyond any trace, e.g.
+``1e11``, is "one repartitioning, then never")."""
 
 
 def check_policy_times(policy: str, params: Mapping[str, Any]) -> None:
-    """Refuse a policy (preset or override) whose trial quantum is beyond the simulated range."""
+    """Refuse a policy (preset or override) whose trial quantum or repartitioning interval is
+    beyond the simulated range."""
     try:
         resolved = make_policy(policy, **params).params
     except O2KSimError:
@@ -135,6 +141,34 @@ def check_grace_has_effect(config: Any, given: Any, name: str = "overrun_grace")
             "off unless asked for: --kill-overrun, kill_overrun=True, or kill_overrun = true "
             "in the machine's [options])"
         )
+
+
+def check_estimates_have_effect(config: Any, name: str = "estimates") -> None:
+    """Refuse a runtime-estimate scenario for a policy that never reads estimates
+    (:meth:`Policy.reads_estimates <o2ksim.policies.base.Policy.reads_estimates>`, strict
+    FCFS) in a run that kills no job: nothing else reads them (the engine reads ``req_time``
+    only for the kill at the runtime and for the predicted ends policies see), so every
+    job's start, end and host would be those of ``requested``."""
+    estimates = config.estimates
+    if estimates.requested or config.settings.kill_overrun:
+        return
+    chosen = config.policy
+    if isinstance(chosen, Policy):
+        policy = chosen
+    else:
+        try:
+            policy = make_policy(chosen.name, **chosen.params)
+        except O2KSimError:
+            return  # building the policy for the run says what is wrong
+    if policy.reads_estimates():
+        return
+    raise O2KSimError(
+        f"{name} {estimates.text}: has no effect: policy '{policy.name}' never reads runtime "
+        "estimates (it starts jobs in submission order by their size alone) and this run kills "
+        "no job at its runtime, so the schedule would be that of the requested runtimes "
+        "(estimates act on backfilling, priorities, NCSA-LSF* classes, the goal search, "
+        "immediate service and, with --kill-overrun, the kills)"
+    )
 
 
 def check_overrun_has_effect(config: Any, given: Any, name: str = "overrun") -> None:
@@ -201,11 +235,19 @@ def rejected_line(result: Any) -> str:
         rejected &= column(table, "analysed").astype(bool)
     if not rejected.any():
         return ""
-    ordered = reason_groups(column(table, "reason")[rejected].tolist(), column(table, "job_id")[rejected].tolist())
+    return reasons_line(column(table, "reason")[rejected].tolist(), column(table, "job_id")[rejected].tolist())
+
+
+def reasons_line(reasons: list[object], ids: list[int]) -> str:
+    """``rejected N: ...``, the jobs ``ids`` counted per reason (the three largest groups), as
+    ``o2ksim run``, ``simulate()`` and ``o2ksim predict`` say them; ``""`` for no job."""
+    if not ids:
+        return ""
+    ordered = reason_groups(reasons, ids)
     parts = [group_text(n, text) for n, text, _ in ordered[:3]]
     if len(ordered) > 3:
         parts.append(f"{sum(n for n, _, _ in ordered[3:])} for {len(ordered) - 3} other reasons")
-    return f"rejected {int(rejected.sum())}: " + "; ".join(parts)
+    return f"rejected {len(ids)}: " + "; ".join(parts)
 
 
 __all__ = [
@@ -213,6 +255,7 @@ __all__ = [
     "MACHINE_LABEL",
     "TIME_PARAMS",
     "PerfectEstimatesWarning",
+    "check_estimates_have_effect",
     "check_grace_has_effect",
     "check_overrun_has_effect",
     "check_params_have_effect",
@@ -221,5 +264,6 @@ __all__ = [
     "header_machine",
     "perfect_estimates_note",
     "reason_groups",
+    "reasons_line",
     "rejected_line",
 ]

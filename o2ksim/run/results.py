@@ -17,6 +17,7 @@ import json
 import math
 import os
 import platform
+import re
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -82,6 +83,11 @@ class Result:
         #: policy) was drawn from, seen by its ``bit_generator.state`` changing; ``None``: not
         #: known (a result read back from files).  Not stored: the seed's use is said on screen
         self.random_draws: bool | None = None
+        #: the workload the engine was given when :func:`~o2ksim.run.api.run_config` built it
+        #: from a recipe (a :class:`~o2ksim.workloads.swf.Trace`): a generated month with the
+        #: cool-down tail it needed (T§3.4), whose jobs ``o2ksim run --check`` expects in the
+        #: output; ``None`` otherwise.  Not stored: ``replay`` rebuilds it
+        self.simulated: Any = None
 
     @property
     def jobs(self) -> pd.DataFrame:
@@ -212,12 +218,13 @@ def _pandas_version() -> str:
         return "?"
 
 
-def write_json(path: Path, data: Any) -> None:
-    """``data`` as indented JSON, NaN and infinities as ``null``, numpy scalars as plain numbers:
-    how ``summary.json``, ``run.json`` and a sweep's files are written.
+#: What ``json.dumps`` writes for an infinity (outside strings), and what it becomes.
+_INFINITY = re.compile(r'("(?:[^"\\]|\\.)*")|(-?)Infinity')
 
-    Atomic: written under a temporary name in the same folder, flushed to disk,
-    then renamed over ``path``, so a reader never sees half a file."""
+
+def json_text(data: Any, indent: int | None = 2) -> str:
+    """``data`` as JSON text, as :func:`write_json` writes it: infinities as ``1e999`` and
+    ``-1e999`` (read back as infinities), NaN as ``null``, numpy scalars as plain numbers."""
 
     def clean(v: Any) -> Any:
         if isinstance(v, dict):
@@ -226,11 +233,29 @@ def write_json(path: Path, data: Any) -> None:
             return [clean(x) for x in v]
         if isinstance(v, np.generic):
             v = v.item()
-        if isinstance(v, float) and not math.isfinite(v):
+        if isinstance(v, float) and math.isnan(v):
             return None
         return v
 
-    text = json.dumps(clean(data), indent=2) + "\n"
+    text = json.dumps(clean(data), indent=indent)  # an infinity: the bare token Infinity
+    return _INFINITY.sub(lambda m: m.group(1) or f"{m.group(2)}1e999", text) + "\n"
+
+
+def write_json(path: Path, data: Any) -> None:
+    """``data`` as indented JSON, numpy scalars as plain numbers: how ``summary.json``,
+    ``run.json`` and a sweep's files are written.
+
+    JSON has no infinity.  An infinity is written ``1e999`` (``-1e999``), a number
+    every JSON reader accepts and reads back as infinity (Python's ``json``,
+    JavaScript's ``JSON.parse``; SQLite's JSON functions write ``9e999`` for the
+    same reason), so that a configuration with ``min_interval = inf`` replays as
+    it ran; a ``null`` would read back as "not set" (:func:`json_text`).  NaN, an
+    undefined measure (the mean wait of no job), is ``null``.
+
+    Atomic: written under a temporary name in the same folder, flushed to disk,
+    then renamed over ``path``, so a reader never sees half a file."""
+
+    text = json_text(data)
     if path.name.endswith(TMP_SUFFIX):  # staged by Result.save: renamed into place with the others
         path.write_text(text)
         return
@@ -349,6 +374,7 @@ def result_html(result: Any) -> str:
 __all__ = [
     "Result",
     "describe_policy",
+    "json_text",
     "result_columns",
     "result_html",
     "result_label",
