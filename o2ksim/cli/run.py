@@ -264,7 +264,7 @@ def _run(args: argparse.Namespace) -> int:
                 raise O2KSimError(f"--window {' '.join(args.window)}: {exc}") from None
         elif args.warmup is not None:
             raise O2KSimError("--warmup needs --window")
-        machine = args.machine or header_machine(trace.header)
+        machine = args.machine or header_machine(trace.header, args.trace)
         workload = trace
     else:
         workload, window, source = generated_workload(args)

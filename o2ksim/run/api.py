@@ -217,7 +217,7 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
             raise O2KSimError(
                 "no machine given and the workload has no SWF header to derive one from"
             )
-        named = header_machine(header)  # a trace from `o2ksim generate` names its machine
+        named = header_machine(header, source)  # a trace from `o2ksim generate` names its machine
         mach = load_machine(named) if named else machine_from_header(header, source)
 
     analysed: np.ndarray | None = None
