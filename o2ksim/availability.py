@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from o2ksim.errors import InputError, O2KSimError
+from o2ksim.files import read_small_text
 from o2ksim.machine import MachineSpec
 from o2ksim.units import format_duration, parse_duration
 from o2ksim.validation import MAX_TIME
@@ -70,12 +71,7 @@ class Outage:
 def load_availability(path: str | os.PathLike[str], machine: MachineSpec) -> tuple[Outage, ...]:
     """The periods of the availability file ``path``, checked against ``machine``, by start time."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise O2KSimError(f"{p}: cannot read the availability file ({exc.strerror})") from None
-    except UnicodeDecodeError:
-        raise InputError(p, "not a text (UTF-8) file") from None
+    text = read_small_text(p, "availability file")
     numbered = []
     for number, line in enumerate(text.splitlines(), 1):
         content = line.split("#", 1)[0].strip()

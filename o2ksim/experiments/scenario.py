@@ -71,6 +71,7 @@ from o2ksim.experiments.tables import (
     toml_error_line,
     workload_section,
 )
+from o2ksim.files import read_small_text
 from o2ksim.machine import MachineSpec
 from o2ksim.plugins import resolve_spec
 from o2ksim.policies import make_policy
@@ -263,10 +264,7 @@ def load_scenario(name_or_path: str | os.PathLike[str], *, reduced: bool = False
             "load_scenario", f"expected a scenario name or a TOML path, got {name_or_path!r}"
         )
     path = resolve_scenario(name_or_path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise ConfigError(path, f"cannot read: {exc.strerror}") from None
+    text = read_small_text(path, "scenario file")
     return parse_scenario(text, path=str(path), reduced=reduced)
 
 

@@ -45,6 +45,7 @@ from o2ksim import paths
 from o2ksim.engine.decisions import Decision
 from o2ksim.engine.snapshot import Snapshot
 from o2ksim.errors import ConfigError, O2KSimError
+from o2ksim.files import read_small_text
 from o2ksim.jobs import Job
 from o2ksim.machine import MachineSpec
 from o2ksim.plugins import is_object_spec, load_object
@@ -222,15 +223,11 @@ class Preset:
 def load_preset(path: str | os.PathLike[str]) -> Preset:
     """Read and validate a policy preset file."""
     path = Path(path)
+    text = read_small_text(path, "policy preset")
     try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(path, f"not valid TOML: {exc}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(path, "not a text file (a policy preset is UTF-8 TOML)") from None
-    except OSError as exc:
-        raise ConfigError(path, f"cannot read: {exc.strerror}") from None
     kind = data.get("kind")
     if not isinstance(kind, str):
         raise ConfigError(
