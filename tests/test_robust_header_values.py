@@ -106,7 +106,7 @@ def test_a_header_built_in_code_with_an_unknown_zone_says_so():
 @pytest.mark.parametrize("name", ["nosuch", "../../../etc/passwd", "hosts/o2k.toml", "mine"])
 def test_the_header_names_a_shipped_machine_and_opens_no_path(tmp_path, capsys, monkeypatch, name):
     # a valid machine file of that name in the working directory is not opened either
-    (tmp_path / "mine").write_text('name = "mine"\n[[hosts]]\nname = "h"\nprocs = 4\n')
+    (tmp_path / "mine").write_text('name = "mine"\n[[host]]\nname = "h"\nprocs = 4\n')
     monkeypatch.chdir(tmp_path)
     path = _trace(tmp_path, "; MaxProcs: 4", f"; O2KSimMachine: {name}")
     for argv in (["run", "--trace", path], ["trace", "check", path]):

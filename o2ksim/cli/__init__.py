@@ -25,7 +25,12 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from o2ksim import __version__
-from o2ksim.errors import O2KSimError, PerfectEstimatesWarning, UnusedSeedWarning
+from o2ksim.errors import (
+    O2KSimError,
+    PerfectEstimatesWarning,
+    UnusedAvailabilityWarning,
+    UnusedSeedWarning,
+)
 from o2ksim.outfiles import interrupts_end
 from o2ksim.validation import join_negative_values
 
@@ -130,6 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # them once, in one line
     warnings.filterwarnings("ignore", category=PerfectEstimatesWarning)
     warnings.filterwarnings("ignore", category=UnusedSeedWarning)
+    warnings.filterwarnings("ignore", category=UnusedAvailabilityWarning)
     try:
         # SIGTERM as SIGINT: the command's cleanups run (temporary files, staged folders) and
         # it ends in one line, exit 128 + signal; a command that writes says what it kept

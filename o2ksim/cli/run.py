@@ -7,6 +7,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from o2ksim.availability import unused_periods_note
 from o2ksim.cli._policy_options import add_policy_options, refuse_foreign_options
 from o2ksim.cli._run_notes import (
     rejected_line,
@@ -313,6 +314,11 @@ def _run(args: argparse.Namespace) -> int:
     unused = unused_seed_note(result, config, f"--seed {args.seed}") if args.seed is not None else ""
     if unused and not args.quiet:  # known only now: whether the policy drew from the generator
         print(f"o2ksim: warning: {unused}", file=sys.stderr)
+    late = unused_periods_note(
+        config.availability, result.stats.sim_end, result.unix_start, f"--availability {args.availability}"
+    )
+    if late and not args.quiet:  # known only now: when the run's last event came
+        print(f"o2ksim: warning: {late}", file=sys.stderr)
     result.config["workload"] = source
     if args.trace:  # read here as a Trace: run.json names the file, so `o2ksim play DIR` can replay
         recipe = WorkloadRecipe.of_trace(args.trace, lenient=args.lenient)

@@ -23,10 +23,11 @@ from typing import Any
 import numpy as np
 
 from o2ksim import metrics
+from o2ksim.availability import unused_periods_note
 from o2ksim.engine.contract import PolicyProtocol
 from o2ksim.engine.core import Simulation
 from o2ksim.engine.monitor import Observer
-from o2ksim.errors import O2KSimError, UnusedSeedWarning
+from o2ksim.errors import O2KSimError, UnusedAvailabilityWarning, UnusedSeedWarning
 from o2ksim.jobs import JobSpec
 from o2ksim.machine import MachineSpec, load_machine, machine_from_header
 from o2ksim.partitioning import JobColumns
@@ -126,6 +127,11 @@ def simulate(
     note = "" if seed is None else unused_seed_note(result, config, f"seed={seed}")
     if note:  # only a seed given: the default (None, read as 0) says nothing
         warnings.warn(note, UnusedSeedWarning, stacklevel=2)
+    late = unused_periods_note(
+        config.availability, result.stats.sim_end, result.unix_start, f"availability={shown(availability)}"
+    )
+    if late:
+        warnings.warn(late, UnusedAvailabilityWarning, stacklevel=2)
     return result
 
 
@@ -309,6 +315,7 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
         config["availability"] = [o.row() for o in cfg.availability]
     result = Result(jobs, summ, segments, stats, mach, describe_policy(pol), config, counters)
     result.random_draws = rng.bit_generator.state != fresh
+    result.unix_start = getattr(header, "unix_start_time", None)
     return result
 
 

@@ -82,6 +82,9 @@ class Result:
         #: policy) was drawn from, seen by its ``bit_generator.state`` changing; ``None``: not
         #: known (a result read back from files).  Not stored: the seed's use is said on screen
         self.random_draws: bool | None = None
+        #: the trace header's ``UnixStartTime`` (``None``: none, or not a trace), to read the
+        #: run's times against (:func:`o2ksim.availability.unused_periods_note`).  Not stored
+        self.unix_start: int | None = None
 
     @property
     def jobs(self) -> pd.DataFrame:
