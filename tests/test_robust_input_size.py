@@ -74,3 +74,8 @@ def test_bytes_that_are_not_utf8_name_the_line(tmp_path, capsys, kind):
     assert main([*kind.split(), str(bad)]) == 2
     what = "machine" if kind == "machines" else "scenario"
     assert one_line(capsys.readouterr().err) == f"o2ksim: error: {bad}:2: not UTF-8 text (a {what} file is UTF-8 text)"
+
+
+def test_a_device_given_as_availability_is_not_called_missing(capsys):
+    assert main(["run", "--trace", TINY, "--machine", "kth-sp2", "--availability", "/dev/zero"]) == 2
+    assert one_line(capsys.readouterr().err) == "o2ksim: error: --availability /dev/zero: not a file"

@@ -359,8 +359,8 @@ def _availability_file(path: str | None, machine: str | None) -> str | None:
         return None
     if not machine:
         raise O2KSimError("--availability needs --machine (the hosts its lines name)")
-    if not Path(path).is_file():
-        raise O2KSimError(f"--availability {path}: no such file")
+    if not Path(path).is_file():  # a device (/dev/zero) or a folder is no availability file
+        raise O2KSimError(f"--availability {path}: {'not a file' if Path(path).exists() else 'no such file'}")
     return path
 
 
