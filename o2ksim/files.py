@@ -109,7 +109,7 @@ def read_small_text(path: str | os.PathLike[str], what: str, limit: int = MAX_IN
     except FileNotFoundError:
         raise InputError(p, f"cannot read the {what} (no such file)") from None
     except IsADirectoryError:
-        raise InputError(p, "is a folder, not a file") from None
+        raise InputError(p, f"is a folder, not a {what}") from None
     except OSError as exc:
         raise InputError(p, f"cannot read the {what} ({_cause(exc)})") from None
     if len(raw) > limit:
