@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from o2ksim.errors import InputError, O2KSimError
-from o2ksim.files import read_small_text
+from o2ksim.files import read_small_text, write_atomically
 from o2ksim.machine import MachineSpec
 from o2ksim.units import format_duration, parse_duration
 from o2ksim.validation import MAX_TIME
@@ -219,13 +219,15 @@ def unused_periods_note(
 
 
 def write_availability(outages: Iterable[Outage], path: str | os.PathLike[str]) -> Path:
-    """Write ``outages`` as an availability file (what :func:`load_availability` reads)."""
+    """Write ``outages`` as an availability file (what :func:`load_availability` reads), under
+    a temporary name renamed over ``path`` (:func:`~o2ksim.files.write_atomically`)."""
     out = Path(path)
-    with out.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(COLUMNS)
-        for o in outages:
-            writer.writerow([o.host, _seconds(o.start), _seconds(o.end), o.procs])
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for o in outages:
+        writer.writerow([o.host, _seconds(o.start), _seconds(o.end), o.procs])
+    write_atomically(out, buf.getvalue().encode("utf-8"))  # whole or not at all
     return out
 
 

@@ -86,3 +86,16 @@ def test_the_api_warns_too(tmp_path):
         warnings.simplefilter("error", UnusedAvailabilityWarning)
         simulate(str(trace), machine=str(machine), policy="fcfs",
                  availability=[{"host": "h", "from": 20, "to": 30, "procs": 4}])  # fmt: skip
+
+
+def test_write_availability_is_whole_or_nothing(tmp_path):
+    from o2ksim.availability import Outage, write_availability
+    from o2ksim.errors import O2KSimError
+
+    periods = [Outage("h", 20.0, 30.0, 4)]
+    with pytest.raises(O2KSimError, match="cannot write there"):  # was a FileNotFoundError traceback
+        write_availability(periods, tmp_path / "missing" / "a.csv")
+    target = tmp_path / "a.csv"
+    write_availability(periods, target)
+    assert target.read_text() == "host,from,to,procs\nh,20,30,4\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["a.csv"]  # no temporary file left
