@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from o2ksim.errors import InputError, O2KSimError
+from o2ksim.files import read_small_text, write_atomically
 from o2ksim.machine import MachineSpec
 from o2ksim.units import format_duration, parse_duration
 from o2ksim.validation import MAX_TIME
@@ -46,6 +47,7 @@ __all__ = [
     "check_outages",
     "load_availability",
     "outages_from_rows",
+    "unused_periods_note",
     "write_availability",
 ]
 
@@ -70,12 +72,7 @@ class Outage:
 def load_availability(path: str | os.PathLike[str], machine: MachineSpec) -> tuple[Outage, ...]:
     """The periods of the availability file ``path``, checked against ``machine``, by start time."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise O2KSimError(f"{p}: cannot read the availability file ({exc.strerror})") from None
-    except UnicodeDecodeError:
-        raise InputError(p, "not a text (UTF-8) file") from None
+    text = read_small_text(p, "availability file")
     numbered = []
     for number, line in enumerate(text.splitlines(), 1):
         content = line.split("#", 1)[0].strip()
@@ -97,6 +94,11 @@ def load_availability(path: str | os.PathLike[str], machine: MachineSpec) -> tup
                 line=number,
             )
         rows.append((number, dict(zip(COLUMNS, cells, strict=True))))
+    if not rows:  # a file that takes nothing down would change nothing: said, not ignored
+        raise InputError(
+            p, "no periods, only the header line: it would change nothing (give a period "
+            "per line, or leave out the availability file)", line=number,
+        )
     return outages_from_rows(rows, machine, str(p))
 
 
@@ -183,14 +185,49 @@ def check_outages(outages: Sequence[Outage], machine: MachineSpec, where: str) -
                 )
 
 
+def unused_periods_note(
+    outages: Sequence[Outage], run_end: float, unix_start: int | None, given: str
+) -> str:
+    """The note for the periods of ``given`` (``--availability a.csv``) that start at or after
+    ``run_end``, the run's last event: they changed nothing (``""`` when every period started
+    within the run).  Known only after the run, which they do not shorten.  A start that reads
+    as a Unix time of the trace (at or after its ``UnixStartTime``) gets a hint: the file's
+    times are seconds since the trace start."""
+    late = [o for o in outages if o.start >= run_end]
+    if not late:
+        return ""
+    first = late[0]
+    where = f"host {first.host} from {_seconds(first.start)} s ({format_duration(first.start)})"
+    if len(late) == 1:
+        which = f"its period {where} starts" if len(outages) == 1 else f"1 of its {len(outages)} periods, {where}, starts"
+        changed = "it changed nothing"
+    else:
+        which = "all its periods" if len(late) == len(outages) else f"{len(late)} of its {len(outages)} periods"
+        which += f" (the first: {where}) start"
+        changed = "they changed nothing"
+    note = (
+        f"{given}: {which} at or after the run's last event at {_seconds(run_end)} s "
+        f"({format_duration(run_end)}): {changed}"
+    )
+    if unix_start is not None and unix_start > 0 and first.start >= unix_start:
+        note += (
+            f"; times are seconds since the trace start, and {_seconds(first.start)} looks like a "
+            f"Unix time: the trace's UnixStartTime is {unix_start}, so it may be meant as "
+            f"{_seconds(first.start - unix_start)}"
+        )
+    return note
+
+
 def write_availability(outages: Iterable[Outage], path: str | os.PathLike[str]) -> Path:
-    """Write ``outages`` as an availability file (what :func:`load_availability` reads)."""
+    """Write ``outages`` as an availability file (what :func:`load_availability` reads), under
+    a temporary name renamed over ``path`` (:func:`~o2ksim.files.write_atomically`)."""
     out = Path(path)
-    with out.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(COLUMNS)
-        for o in outages:
-            writer.writerow([o.host, _seconds(o.start), _seconds(o.end), o.procs])
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for o in outages:
+        writer.writerow([o.host, _seconds(o.start), _seconds(o.end), o.procs])
+    write_atomically(out, buf.getvalue().encode("utf-8"))  # whole or not at all
     return out
 
 

@@ -40,6 +40,12 @@ class RejectedJobsWarning(UserWarning):
     errors for the same reason as :class:`PerfectEstimatesWarning`."""
 
 
+class UnusedAvailabilityWarning(UserWarning):
+    """Periods of an availability file started at or after the run's last event, so they
+    changed nothing (:func:`o2ksim.availability.unused_periods_note`): known only after the
+    run; here with the errors for the same reason as :class:`PerfectEstimatesWarning`."""
+
+
 class InputError(O2KSimError):
     """A problem at a known place in an input file.
 

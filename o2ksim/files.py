@@ -13,6 +13,12 @@ idea); an output folder is checked up front by
 
 Every failure is one :class:`~o2ksim.errors.O2KSimError` line that names the
 path and the cause (``afile/x.swf: cannot write there (Not a directory)``).
+
+The input side: :func:`read_small_text`, the one reader of the small text files users
+give (machine and policy TOML, scenarios, parameter files, claims, a fitted CLM, an
+availability CSV), with a size bound (:data:`MAX_INPUT_BYTES`), so that ``--machine
+/dev/zero`` is one line, not a memory exhausted.  SWF traces, which may be gigabytes, have
+their own guarded reader (:mod:`o2ksim.workloads.swf`).
 """
 
 from __future__ import annotations
@@ -86,4 +92,35 @@ def parent_folder(target: str | os.PathLike[str], option: str) -> Path:
     return path
 
 
-__all__ = ["atomic_path", "parent_folder", "write_atomically"]
+MAX_INPUT_BYTES = 16 * 1024 * 1024
+"""The largest configuration file read (16 MiB): the shipped ones are under 20 KiB, and a
+larger one (``/dev/zero``, a trace given as a machine) is not a configuration file."""
+
+
+def read_small_text(path: str | os.PathLike[str], what: str, limit: int = MAX_INPUT_BYTES) -> str:
+    """The UTF-8 text of the configuration file ``path`` (``what`` names it in messages:
+    ``machine file``), read at most ``limit`` bytes: a longer file or an endless device is
+    refused after ``limit`` bytes, as are a missing file, a folder and bytes that are not
+    UTF-8 -- each one :class:`~o2ksim.errors.InputError` line naming the file."""
+    p = Path(path)
+    try:
+        with open(p, "rb") as fh:
+            raw = fh.read(limit + 1)
+    except FileNotFoundError:
+        raise InputError(p, f"cannot read the {what} (no such file)") from None
+    except IsADirectoryError:
+        raise InputError(p, f"is a folder, not a {what}") from None
+    except OSError as exc:
+        raise InputError(p, f"cannot read the {what} ({_cause(exc)})") from None
+    if len(raw) > limit:
+        size = f"{limit // 1024**2} MiB" if limit % 1024**2 == 0 else f"{limit} bytes"
+        article = "an" if what[:1] in "aeiou" else "a"
+        raise InputError(p, f"larger than {size}: not {article} {what} (o2ksim reads {what}s of at most {size})")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InputError(p, f"not UTF-8 text (a {what} is UTF-8 text)", line=line) from None
+
+
+__all__ = ["MAX_INPUT_BYTES", "atomic_path", "parent_folder", "read_small_text", "write_atomically"]

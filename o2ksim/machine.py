@@ -28,6 +28,7 @@ from typing import Any
 
 from o2ksim import paths
 from o2ksim.errors import ConfigError
+from o2ksim.files import read_small_text
 from o2ksim.validation import (
     MAX_PROCS,
     MAX_TIME,
@@ -292,13 +293,9 @@ def parse_machine(data: dict[str, Any], path: str = "<machine>") -> MachineSpec:
 def load_machine(name_or_path: str | os.PathLike[str]) -> MachineSpec:
     """Load a machine by name (``o2k``, looked up in ``hosts/``) or from a TOML path."""
     path = paths.resolve("hosts", name_or_path)
+    text = read_small_text(path, "machine file")
     try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(path, f"not valid TOML: {exc}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(path, "not a text file (a machine file is UTF-8 TOML)") from None
-    except OSError as exc:
-        raise ConfigError(path, f"cannot read: {exc.strerror}") from None
     return parse_machine(data, str(path))

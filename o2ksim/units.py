@@ -52,24 +52,58 @@ def is_date(text: object) -> bool:
     return isinstance(text, str) and _DATE.fullmatch(text.strip()) is not None
 
 
+MIN_UTC_OFFSET = -12 * 3600
+MAX_UTC_OFFSET = 14 * 3600
+"""The offsets from UTC in use (Baker Island, UTC-12, to the Line Islands, UTC+14): the
+range of an SWF header's ``TimeZone`` (seconds added to UTC; KTH-SP2 has 3600)."""
+
+
+def utc_offset_problem(seconds: int) -> str | None:
+    """Why ``seconds`` cannot be an offset from UTC (outside -12 h .. +14 h), or ``None``."""
+    if MIN_UTC_OFFSET <= seconds <= MAX_UTC_OFFSET:
+        return None
+    return (
+        f"{seconds} s is not an offset from UTC (seconds added to UTC, from {MIN_UTC_OFFSET} "
+        f"to {MAX_UTC_OFFSET}: -12 h to +14 h)"
+    )
+
+
+def zone_named(name: str) -> tzinfo | None:
+    """The time zone of the IANA name ``name`` (``Europe/Stockholm``), or ``None`` when
+    Python's zone database does not know it (``Mars/Olympus``, a directory such as
+    ``America``, a path)."""
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        return None
+
+
 def trace_zone(header: Any) -> tuple[tzinfo, str]:
     """The zone in which dates typed for a trace are read, and a label saying where it came from.
 
     The SWF header's ``TimeZoneString`` (an IANA name such as ``Europe/Stockholm``,
     daylight saving applied) when Python knows it, else its ``TimeZone`` (a fixed
     offset in seconds from UTC), else UTC.  The same order as the local clock of
-    :mod:`o2ksim.workloads.clock`.
+    :mod:`o2ksim.workloads.clock`.  A ``TimeZoneString`` Python does not know is named
+    in the label (the SWF reader refuses one in a file; a header built in code may hold
+    one); a ``TimeZone`` outside -12 h .. +14 h is refused.
     """
     name = str(getattr(header, "time_zone_string", None) or "").strip()
+    unknown = ""
     if name:
-        try:
-            return ZoneInfo(name), f"{name} (the trace header's TimeZoneString)"
-        except (ZoneInfoNotFoundError, ValueError):
-            pass
+        known = zone_named(name)
+        if known is not None:
+            return known, f"{name} (the trace header's TimeZoneString)"
+        unknown = f"; its TimeZoneString {name!r} is not a time zone Python knows"
     offset = getattr(header, "time_zone", None)
     if offset is not None:
+        problem = utc_offset_problem(int(offset))
+        if problem:
+            raise O2KSimError(f"the trace header's TimeZone: {problem}")
         zone = timezone(timedelta(seconds=int(offset)))
-        return zone, f"{zone.tzname(None)} (the trace header's TimeZone of {int(offset)} s)"
+        return zone, f"{zone.tzname(None)} (the trace header's TimeZone of {int(offset)} s{unknown})"
+    if unknown:
+        return UTC, f"UTC (the trace header's TimeZoneString {name!r} is not a time zone Python knows)"
     return UTC, "UTC (the trace header names no time zone)"
 
 
@@ -140,5 +174,6 @@ def format_trace_time(seconds: float, unix_start: int | None = None, zone: tzinf
 
 
 __all__ = [
-    "TraceClock", "format_duration", "format_trace_time", "is_date", "parse_duration", "parse_time", "trace_zone",
+    "MAX_UTC_OFFSET", "MIN_UTC_OFFSET", "TraceClock", "format_duration", "format_trace_time", "is_date",
+    "parse_duration", "parse_time", "trace_zone", "utc_offset_problem", "zone_named",
 ]  # fmt: skip

@@ -594,7 +594,7 @@ def test_write_dataframe_with_missing_and_float_columns(tmp_path: Path) -> None:
         {
             "job_id": [1, 2, 3],
             "submit": [0.0, 10.4, 10.6],
-            "run_time": [5.0, np.nan, 7.5],
+            "run_time": [5.0, -1.0, 7.5],
             "comment": ["a", "b", "c"],
         }
     )
@@ -604,6 +604,10 @@ def test_write_dataframe_with_missing_and_float_columns(tmp_path: Path) -> None:
     assert trace.header.max_procs == 8
     assert trace.jobs["submit"].tolist() == [0, 10, 11]
     assert trace.jobs["run_time"].tolist() == [5, -1, 8]
+    # NaN is no SWF value: refused as simulate(frame) refuses it (issue 27, D12), not written as -1
+    frame.loc[1, "run_time"] = np.nan
+    with pytest.raises(O2KSimError, match="field run_time: nan is not a finite number"):
+        write_swf(frame, tmp_path / "nan.swf")
     assert (trace.jobs.drop(columns=["job_id", "submit", "run_time"]) == -1).all().all()
 
 

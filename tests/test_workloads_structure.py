@@ -32,6 +32,7 @@ LAYER = {
     # the SWF reader's pieces, below the swf module that ties them together
     "swf_header": 1,
     "swf_lines": 1,
+    "swf_values": 1,
     "swf_trace": 2,
     "swf_write": 3,
     "swf": 4,

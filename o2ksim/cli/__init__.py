@@ -29,6 +29,7 @@ from o2ksim.errors import (
     O2KSimError,
     PerfectEstimatesWarning,
     RejectedJobsWarning,
+    UnusedAvailabilityWarning,
     UnusedSeedWarning,
 )
 from o2ksim.outfiles import interrupts_end
@@ -136,6 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings.filterwarnings("ignore", category=PerfectEstimatesWarning)
     warnings.filterwarnings("ignore", category=UnusedSeedWarning)
     warnings.filterwarnings("ignore", category=RejectedJobsWarning)  # run prints its own line
+    warnings.filterwarnings("ignore", category=UnusedAvailabilityWarning)
     try:
         # SIGTERM as SIGINT: the command's cleanups run (temporary files, staged folders) and
         # it ends in one line, exit 128 + signal; a command that writes says what it kept

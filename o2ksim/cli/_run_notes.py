@@ -93,7 +93,7 @@ def run_machine(trace, name: str | None, source: str) -> tuple[MachineSpec | Non
     """The machine ``o2ksim run --trace`` would use (``--machine``, else the one the header
     names, else one host of the header's MaxProcs) and how it was chosen; ``None`` when there
     is none (no MaxProcs and no ``--machine``)."""
-    named = name or header_machine(trace.header)
+    named = name or header_machine(trace.header, source)
     if named:
         mach = load_machine(named)
         return mach, f"{mach.describe()} ({'--machine' if name else 'named by the trace header'})"

@@ -7,6 +7,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from o2ksim.availability import unused_periods_note
 from o2ksim.cli._policy_options import add_policy_options, refuse_foreign_options
 from o2ksim.cli._run_notes import (
     say_cancelled,
@@ -276,7 +277,7 @@ def _run(args: argparse.Namespace) -> int:
                 raise O2KSimError(f"--window {' '.join(args.window)}: {exc}") from None
         elif args.warmup is not None:
             raise O2KSimError("--warmup needs --window")
-        machine = args.machine or header_machine(trace.header)
+        machine = args.machine or header_machine(trace.header, args.trace)
         workload = trace
     else:
         workload, window, source = generated_workload(args)
@@ -327,6 +328,11 @@ def _run(args: argparse.Namespace) -> int:
     unused = unused_seed_note(result, config, f"--seed {args.seed}") if args.seed is not None else ""
     if unused and not args.quiet:  # known only now: whether the policy drew from the generator
         print(f"o2ksim: warning: {unused}", file=sys.stderr)
+    late = unused_periods_note(
+        config.availability, result.stats.sim_end, result.unix_start, f"--availability {args.availability}"
+    )
+    if late and not args.quiet:  # known only now: when the run's last event came
+        print(f"o2ksim: warning: {late}", file=sys.stderr)
     result.config["workload"] = source
     if args.trace:  # read here as a Trace: run.json names the file, so `o2ksim play DIR` can replay
         recipe = WorkloadRecipe.of_trace(args.trace, lenient=args.lenient)
@@ -367,8 +373,8 @@ def _availability_file(path: str | None, machine: str | None) -> str | None:
         return None
     if not machine:
         raise O2KSimError("--availability needs --machine (the hosts its lines name)")
-    if not Path(path).is_file():
-        raise O2KSimError(f"--availability {path}: no such file")
+    if not Path(path).is_file():  # a device (/dev/zero) or a folder is no availability file
+        raise O2KSimError(f"--availability {path}: {'not a file' if Path(path).exists() else 'no such file'}")
     return path
 
 

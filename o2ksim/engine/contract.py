@@ -53,6 +53,10 @@ from o2ksim.engine.snapshot import Snapshot
 from o2ksim.jobs import OVERRUN_RULES, Job
 from o2ksim.machine import MachineSpec
 
+#: The methods of :class:`PolicyProtocol`, named when one is missing (a policy object given
+#: to ``simulate``, a user's class named ``"file.py:Name"``).
+PROTOCOL_METHODS = ("schedule", "bind", "admit", "quiet_until", "stats", "summary_counts")
+
 
 @runtime_checkable
 class PolicyProtocol(Protocol):

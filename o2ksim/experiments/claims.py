@@ -35,6 +35,7 @@ from tqdm import tqdm
 
 from o2ksim.errors import O2KSimError
 from o2ksim.experiments.store import Results, load_results
+from o2ksim.files import read_small_text
 from o2ksim.run.api import simulate
 from o2ksim.workloads.cooldown import append_tail, cooldown_chunk, run_with_cooldown
 from o2ksim.workloads.models import generate
@@ -132,9 +133,10 @@ def load_claims(
     file is a one-line :class:`O2KSimError` naming the file and the claim.
     """
     p = Path(path) if path is not None else claims_path()
+    text = read_small_text(p, "claims file")
     try:
-        data = tomllib.loads(p.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise O2KSimError(f"{p}: cannot read the claims file ({exc})") from None
     loaded = data.get("loaded_utilisation", 0.86)
     if not isinstance(loaded, (int, float)):
@@ -408,10 +410,7 @@ END = "<!-- end of claims table -->"
 def update_page(page: str | os.PathLike[str], table: str) -> None:
     """Replace the claims table of a docs page (between :data:`BEGIN` and :data:`END`)."""
     p = Path(page)
-    try:
-        text = p.read_text()
-    except OSError as exc:
-        raise O2KSimError(f"{p}: cannot read the page ({exc.strerror})") from None
+    text = read_small_text(p, "page")
     start, end = text.find(BEGIN), text.find(END)
     if start < 0 or end < start:
         raise O2KSimError(f"{p}: no claims table markers (a line {BEGIN!r}, then {END!r})")

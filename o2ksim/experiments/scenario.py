@@ -71,6 +71,7 @@ from o2ksim.experiments.tables import (
     toml_error_line,
     workload_section,
 )
+from o2ksim.files import read_small_text
 from o2ksim.machine import MachineSpec
 from o2ksim.plugins import resolve_spec
 from o2ksim.policies import make_policy
@@ -263,10 +264,7 @@ def load_scenario(name_or_path: str | os.PathLike[str], *, reduced: bool = False
             "load_scenario", f"expected a scenario name or a TOML path, got {name_or_path!r}"
         )
     path = resolve_scenario(name_or_path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise ConfigError(path, f"cannot read: {exc.strerror}") from None
+    text = read_small_text(path, "scenario file")
     return parse_scenario(text, path=str(path), reduced=reduced)
 
 
@@ -340,7 +338,26 @@ def parse_scenario(text: str, *, path: str | None = None, reduced: bool = False)
         machines=machines,
     )
     _check_runs(sc, where)
+    if has_reduced and not reduced:
+        _check_reduced(text, path, where, flatten(overrides))
     return sc
+
+
+def _check_reduced(text: str, path: str | None, where: str, overridden: dict[str, Any]) -> None:
+    """Validate the scenario as ``--reduced`` would run it, on every load: a typo in the
+    ``[reduced]`` table (``protocol.windw``) is refused by ``scenario run`` and ``scenario
+    show``, not only once someone asks for the reduced runs.  The field is named as written
+    (``reduced.protocol.windw``) when the error is in an overridden key."""
+    try:
+        parse_scenario(text, path=path, reduced=True)
+    except ConfigError as exc:
+        fld = exc.field
+        if fld and any(fld == k or fld.startswith(k + ".") or k.startswith(fld + ".") for k in overridden):
+            fld = fld if fld.startswith("reduced.") else f"reduced.{fld}"
+        raise ConfigError(
+            exc.path or where, f"{exc.reason} (with the [reduced] overrides applied, as --reduced runs it)",
+            line=exc.line, field=fld,
+        ) from None
 
 
 def _availability(

@@ -25,6 +25,7 @@ from o2ksim.experiments.workload_table import (
     data_path,
     estimates_value,
     find_trace,
+    load_value,
     workload_section,
 )
 from o2ksim.machine import MachineSpec, load_machine, parse_machine
@@ -269,6 +270,8 @@ def factors_section(
                 check_overrun(v, where, fld)
             elif key == "workload.estimates":
                 v = estimates_value(v, where, fld)
+            elif key == "workload.load":
+                v = load_value(v, where, fld)
             elif key == "workload.trace":
                 found = find_trace(v, base) if isinstance(v, str) else None
                 if found is None:

@@ -17,6 +17,8 @@ from o2ksim import paths
 from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.validation import (
     MAX_JOB_MEMORY_KB,
+    MAX_LOAD,
+    MIN_LOAD,
     check_bool,
     check_count,
     check_duration,
@@ -128,11 +130,7 @@ def workload_section(value: Any, where: str, base: Path) -> dict[str, Any]:
     else:
         out["jobs"] = inline_jobs(value["job"], where)
     if "load" in value:
-        load = value["load"]
-        out["load"] = None if load is None else float(
-            check_number(load, where, "workload.load", minimum=0, exclusive_minimum=True,
-                         unit=" (offered load)")
-        )  # fmt: skip
+        out["load"] = load_value(value["load"], where, "workload.load")
     if "estimates" in value:
         out["estimates"] = estimates_value(value["estimates"], where, "workload.estimates")
     if "lenient" in value:
@@ -142,6 +140,18 @@ def workload_section(value: Any, where: str, base: Path) -> dict[str, Any]:
         if k in value:
             out["_" + k] = value[k]
     return out
+
+
+def load_value(value: Any, where: str, fld: str) -> float | None:
+    """A target offered load (``workload.load``, or a level of the factor), checked when the
+    scenario is loaded against the range load scaling takes (:data:`MIN_LOAD` to
+    :data:`MAX_LOAD`, as ``generate --load``), so that ``load = 200`` is refused before any
+    results folder exists rather than failing every run."""
+    if value is None:
+        return None
+    return float(
+        check_number(value, where, fld, minimum=MIN_LOAD, maximum=MAX_LOAD, unit=" (offered load)")
+    )
 
 
 def estimates_value(value: Any, where: str, fld: str) -> str | None:

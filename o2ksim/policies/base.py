@@ -42,12 +42,14 @@ from typing import Any, ClassVar
 import numpy as np
 
 from o2ksim import paths
+from o2ksim.engine.contract import PROTOCOL_METHODS
 from o2ksim.engine.decisions import Decision
 from o2ksim.engine.snapshot import Snapshot
 from o2ksim.errors import ConfigError, O2KSimError
+from o2ksim.files import read_small_text
 from o2ksim.jobs import Job
 from o2ksim.machine import MachineSpec
-from o2ksim.plugins import is_object_spec, load_object
+from o2ksim.plugins import PluginError, is_object_spec, load_object
 from o2ksim.registry import Registry
 from o2ksim.validation import check_keys, nearest
 
@@ -229,15 +231,11 @@ class Preset:
 def load_preset(path: str | os.PathLike[str]) -> Preset:
     """Read and validate a policy preset file."""
     path = Path(path)
+    text = read_small_text(path, "policy preset")
     try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(path, f"not valid TOML: {exc}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(path, "not a text file (a policy preset is UTF-8 TOML)") from None
-    except OSError as exc:
-        raise ConfigError(path, f"cannot read: {exc.strerror}") from None
     kind = data.get("kind")
     if not isinstance(kind, str):
         raise ConfigError(
@@ -264,6 +262,34 @@ def presets() -> dict[str, Preset]:
     return {name: load_preset(p) for name, p in paths.available("policies").items()}
 
 
+def _user_policy(cls: Any, text: str, overrides: Mapping[str, Any]) -> Policy:
+    """The user's policy class ``cls``, named ``text`` (``"./qpol.py:Q"``), built with
+    ``overrides``; refused in one line when it is not a class, lacks a method of
+    :class:`~o2ksim.engine.contract.PolicyProtocol` (``schedule`` inherited from
+    :class:`Policy` counts as missing: it only raises ``NotImplementedError``, at the first
+    pass), or its constructor fails."""
+    if not isinstance(cls, type):
+        raise PluginError(f"policy '{text}' is not a class (a subclass of o2ksim.policies.Policy)")
+    missing = [m for m in PROTOCOL_METHODS if not callable(getattr(cls, m, None))]
+    if issubclass(cls, Policy) and cls.schedule is Policy.schedule:
+        missing.insert(0, "schedule")
+    if missing:
+        raise PluginError(
+            f"policy '{text}': class {cls.__name__} does not define {', '.join(missing)} (a policy "
+            "subclasses o2ksim.policies.Policy and defines schedule(self, snap))"
+        )
+    kind = getattr(cls, "kind", "") or text.rpartition(":")[2]
+    try:
+        policy: Policy = cls(name=kind, **overrides)
+    except O2KSimError:
+        raise
+    except Exception as exc:  # the user's constructor, as a module that fails to import
+        raise PluginError(
+            f"policy '{text}': {cls.__name__}(name={kind!r}, ...) raised {type(exc).__name__}: {exc}"
+        ) from None
+    return policy
+
+
 def make_policy(name: str, **overrides: Any) -> Policy:
     """Build a fresh policy from a preset name, a preset path, a registered kind or ``"module:Class"``.
 
@@ -275,11 +301,7 @@ def make_policy(name: str, **overrides: Any) -> Policy:
         raise O2KSimError(f"make_policy: expected a policy name or a TOML path, got {name!r}")
     text = os.fspath(name)
     if is_object_spec(text):  # "module:Class" or "file.py:Class" (o2ksim.plugins)
-        cls = load_object(text, what="policy")
-        if not (isinstance(cls, type) and callable(getattr(cls, "schedule", None))):
-            raise O2KSimError(f"policy '{text}' is not a Policy class")
-        kind = getattr(cls, "kind", "") or text.rpartition(":")[2]
-        return cls(name=kind, **overrides)
+        return _user_policy(load_object(text, what="policy"), text, overrides)
     preset: Preset | None = None
     if text.endswith(".toml") or os.sep in text:
         preset = load_preset(paths.resolve("policies", text))

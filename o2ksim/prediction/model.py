@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from o2ksim.errors import ConfigError, O2KSimError
+from o2ksim.files import read_small_text
 from o2ksim.prediction.classes import (
     ALL,
     OTHER,
@@ -349,10 +350,9 @@ def _toml_str(s: str) -> str:
 def load_clm(path: str | os.PathLike[str]) -> CLM:
     """Read a CLM written by :meth:`CLM.save` (or by hand: ``[[class]]`` with name, beta0, beta1)."""
     p = Path(path)
+    text = read_small_text(p, "fitted model file")
     try:
-        data = tomllib.loads(p.read_text())
-    except OSError as exc:
-        raise O2KSimError(f"{p}: cannot read: {exc.strerror or exc}") from None
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(p, f"not valid TOML: {exc}") from None
     classes: dict[str, ClassFit] = {}

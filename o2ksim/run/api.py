@@ -23,10 +23,16 @@ from typing import Any
 import numpy as np
 
 from o2ksim import metrics
+from o2ksim.availability import unused_periods_note
 from o2ksim.engine.contract import PolicyProtocol
 from o2ksim.engine.core import Simulation
 from o2ksim.engine.monitor import Observer
-from o2ksim.errors import O2KSimError, RejectedJobsWarning, UnusedSeedWarning
+from o2ksim.errors import (
+    O2KSimError,
+    RejectedJobsWarning,
+    UnusedAvailabilityWarning,
+    UnusedSeedWarning,
+)
 from o2ksim.jobs import JobSpec
 from o2ksim.machine import MachineSpec, load_machine, machine_from_header
 from o2ksim.partitioning import JobColumns
@@ -136,6 +142,11 @@ def simulate(
             RejectedJobsWarning,
             stacklevel=2,
         )
+    late = unused_periods_note(
+        config.availability, result.stats.sim_end, result.unix_start, f"availability={shown(availability)}"
+    )
+    if late:
+        warnings.warn(late, UnusedAvailabilityWarning, stacklevel=2)
     return result
 
 
@@ -232,7 +243,7 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
             raise O2KSimError(
                 "no machine given and the workload has no SWF header to derive one from"
             )
-        named = header_machine(header)  # a trace from `o2ksim generate` names its machine
+        named = header_machine(header, source)  # a trace from `o2ksim generate` names its machine
         mach = load_machine(named) if named else machine_from_header(header, source)
 
     analysed: np.ndarray | None = None
@@ -324,6 +335,7 @@ def _run(cfg: RunConfig, workload: Any, observers: Sequence[Observer]) -> Result
         config["availability"] = [o.row() for o in cfg.availability]
     result = Result(jobs, summ, segments, stats, mach, describe_policy(pol), config, counters)
     result.random_draws = rng.bit_generator.state != fresh
+    result.unix_start = getattr(header, "unix_start_time", None)
     return result
 
 

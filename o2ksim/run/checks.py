@@ -29,9 +29,8 @@ from o2ksim.policies import Policy, make_policy
 from o2ksim.table import column
 from o2ksim.units import parse_duration
 from o2ksim.validation import MAX_TIME
+from o2ksim.workloads.swf_header import MACHINE_LABEL, machine_name_problem
 
-MACHINE_LABEL = "O2KSimMachine"
-"""The SWF header label naming the machine a trace was made for (``o2ksim generate``)."""
 IMMEDIATE_ONLY: dict[str, tuple[str, ...]] = {
     "quantum": ("preemptive", "soon"),
     "initial_memory": ("preemptive", "soon"),
@@ -49,13 +48,21 @@ RESERVATION_ONLY: dict[str, str] = {
 what each decides."""
 
 
-def header_machine(header: Any) -> str | None:
+def header_machine(header: Any, source: str | None = None) -> str | None:
     """The machine an SWF header names (``; O2KSimMachine: o2k``, written by ``o2ksim
     generate``), or ``None``: a trace generated for the O2K runs on the O2K's hosts, not on
-    one host of its ``MaxProcs`` processors."""
+    one host of its ``MaxProcs`` processors.  Only a shipped machine's name is taken (the SWF
+    reader refuses anything else at its line; a header built in code is checked here): a
+    path in a trace header is never opened."""
     extra = getattr(header, "extra", None) or {}
     name = extra.get(MACHINE_LABEL) if isinstance(extra, Mapping) else None
-    return name.strip() or None if isinstance(name, str) else None
+    if not isinstance(name, str) or not name.strip():
+        return None
+    name = name.strip()
+    problem = machine_name_problem(name)
+    if problem:
+        raise O2KSimError(f"{source or 'the trace header'}: field {MACHINE_LABEL}: {problem}")
+    return name
 
 
 def check_params_have_effect(

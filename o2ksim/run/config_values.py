@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from o2ksim.availability import Outage, check_outages, load_availability, outages_from_rows
-from o2ksim.engine.contract import PolicyProtocol, RunSettings
+from o2ksim.engine.contract import PROTOCOL_METHODS, PolicyProtocol, RunSettings
 from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.jobs import JobSpec
 from o2ksim.machine import MachineSpec, load_machine, parse_machine
@@ -144,10 +144,6 @@ def as_machine(machine: Any, where: str = WHERE) -> MachineSpec | None:
     raise ConfigError(
         where, f"must be a machine name, a TOML path or a table, got {machine!r}", field="machine"
     )
-
-
-#: The methods of :class:`~o2ksim.engine.contract.PolicyProtocol`, named when one is missing.
-PROTOCOL_METHODS = ("schedule", "bind", "admit", "quiet_until", "stats", "summary_counts")
 
 
 def as_policy(

@@ -88,6 +88,9 @@ class Result:
         #: cool-down tail it needed (T§3.4), whose jobs ``o2ksim run --check`` expects in the
         #: output; ``None`` otherwise.  Not stored: ``replay`` rebuilds it
         self.simulated: Any = None
+        #: the trace header's ``UnixStartTime`` (``None``: none, or not a trace), to read the
+        #: run's times against (:func:`o2ksim.availability.unused_periods_note`).  Not stored
+        self.unix_start: int | None = None
 
     @property
     def jobs(self) -> pd.DataFrame:

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from o2ksim.errors import ConfigError, O2KSimError
-from o2ksim.files import write_atomically
+from o2ksim.files import read_small_text, write_atomically
 from o2ksim.validation import MAX_PROCS, shown, shown_number
 
 MAX_SLOPE = 1e6
@@ -82,16 +82,11 @@ def parse_span(text: str | float | int) -> float:
 
 
 def read_toml(path: Path) -> dict[str, Any]:
-    """The TOML file at *path*; a missing or malformed file is a one-line user error."""
+    """The TOML file at *path*; a missing, oversized or malformed file is a one-line user error
+    (:func:`~o2ksim.files.read_small_text`)."""
+    text = read_small_text(path, "parameter file")
     try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except FileNotFoundError:
-        raise O2KSimError(f"{path}: no such parameter file") from None
-    except OSError as exc:  # a folder ('' is '.'), a file nobody may read
-        raise O2KSimError(
-            f"{path}: cannot read the parameter file ({exc.strerror or exc})"
-        ) from None
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         line = getattr(exc, "lineno", None)
         raise ConfigError(path, f"not valid TOML: {exc}", line=line) from None
@@ -207,8 +202,8 @@ class Checker:
         self._lines: list[str] | None = None
         if isinstance(source, Path) and source.exists():
             try:
-                self._lines = source.read_text(encoding="utf-8").splitlines()
-            except OSError:
+                self._lines = read_small_text(source, "parameter file").splitlines()
+            except O2KSimError:  # lines are a courtesy: the message names the field without one
                 self._lines = None
 
     def fail(self, field: str, message: str) -> ConfigError:

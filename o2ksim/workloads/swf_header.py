@@ -18,10 +18,16 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import NamedTuple
 
+from o2ksim import paths
+from o2ksim.units import utc_offset_problem, zone_named
 from o2ksim.validation import MAX_PROCS, MAX_UNIX_TIME
 from o2ksim.workloads.swf_fields import CONTROL_BYTES, INT64_MAX, Problem
 
-__all__ = ["HEADER_LABELS", "SWFHeader", "parse_header"]
+__all__ = ["HEADER_LABELS", "MACHINE_LABEL", "SWFHeader", "machine_name_problem", "parse_header"]
+
+MACHINE_LABEL = "O2KSimMachine"
+"""The header label naming the machine a trace was made for (``; O2KSimMachine: o2k``,
+written by ``o2ksim generate``): a shipped machine's name, never a path."""
 
 # ----------------------------------------------------------------------------
 # header labels: (attribute, canonical spelling, kind), in the order written
@@ -191,6 +197,22 @@ def _decode_comment(raw: bytes) -> str | None:
         return raw.decode("latin-1")
 
 
+_SINGLE_TEXT = frozenset({"time_zone_string"})
+"""Text labels that hold one value: a repeated line is not more text but a second value."""
+
+
+def machine_name_problem(name: str) -> str | None:
+    """Why ``name``, the value of a trace header's ``O2KSimMachine``, names no machine, or
+    ``None``.  A header names a shipped machine (``hosts/``) by name only: a path in a trace
+    is never opened (``../../etc/passwd``), nor a file of that name in the working directory."""
+    known = paths.available("hosts")
+    if name in known:
+        return None
+    if not name:
+        return "empty (a shipped machine's name, e.g. o2k)"
+    return f"unknown machine {name!r}: a trace header names a shipped machine ({', '.join(sorted(known)) or 'none found'})"
+
+
 _SIGNED_LABELS = frozenset({"unix_start_time", "time_zone"})
 """Integer header labels that may be negative (a start before 1970, a zone west of UTC);
 the others are counts or sizes, -1 meaning unknown."""
@@ -220,6 +242,25 @@ def parse_header(comments: list[tuple[int, bytes]], problems: list[Problem]) -> 
     extras: dict[str, tuple[str, list[str]]] = {}  # lower label -> (first spelling, occurrences)
     free: list[str] = []
     current: _Open | None = None
+    first_at: dict[str, tuple[int, object]] = {}  # single-valued label -> (line, value) first given
+
+    def repeated(number: int, label: str, value: object) -> bool:
+        """Whether *label* was given before; a different value is a problem naming both lines
+        (two values for one field: the reader cannot know which is meant)."""
+        seen = first_at.setdefault(label.lower(), (number, value))
+        if seen[0] == number:
+            return False
+        if seen[1] != value:
+            problems.append(
+                Problem(
+                    number,
+                    "bad header value",
+                    f"header {label}: {value!r} here, but {seen[1]!r} on line {seen[0]} "
+                    "(one value per header label)",
+                    None,
+                )
+            )
+        return True
 
     def append_to(entry: _Open, text: str) -> None:
         """Add a continuation line to *entry*."""
@@ -272,8 +313,22 @@ def parse_header(comments: list[tuple[int, bytes]], problems: list[Problem]) -> 
             attr, label, kind = _LABELS_BY_KEY[key]
             current = None
             if kind == "text":
+                if attr in _SINGLE_TEXT:
+                    if repeated(number, label, value):
+                        continue
+                    if value and zone_named(value) is None:
+                        problems.append(
+                            Problem(
+                                number,
+                                "bad header value",
+                                f"header {label}: {value!r} is not a time zone Python knows "
+                                "(an IANA name such as Europe/Stockholm)",
+                                None,
+                            )
+                        )
+                        continue
                 texts.setdefault(attr, []).append(value)
-                current = _Open("attr", attr, value_col)
+                current = None if attr in _SINGLE_TEXT else _Open("attr", attr, value_col)
             elif kind == "int":
                 im = _INT_VALUE_RE.fullmatch(value)
                 if im is None:
@@ -309,6 +364,14 @@ def parse_header(comments: list[tuple[int, bytes]], problems: list[Problem]) -> 
                         )
                     )
                     continue
+                offset_problem = utc_offset_problem(value_int) if attr == "time_zone" else None
+                if offset_problem:
+                    problems.append(
+                        Problem(number, "bad header value", f"header {label}: {offset_problem}", None)
+                    )
+                    continue
+                if repeated(number, label, value_int):
+                    continue
                 setattr(header, attr, value_int)
                 if im.group(2):
                     extras[label.lower()] = (label, [value])
@@ -326,7 +389,16 @@ def parse_header(comments: list[tuple[int, bytes]], problems: list[Problem]) -> 
                         )
                     )
                     continue
+                if repeated(number, label, flag):
+                    continue
                 setattr(header, attr, flag)
+        elif key == MACHINE_LABEL.lower():
+            current = None
+            machine_problem = machine_name_problem(value)
+            if machine_problem:
+                problems.append(Problem(number, "bad header value", machine_problem, MACHINE_LABEL))
+            elif not repeated(number, MACHINE_LABEL, value):
+                extras[key] = (MACHINE_LABEL, [value])
         else:
             label = m.group(2)
             extras.setdefault(key, (label, []))[1].append(value)

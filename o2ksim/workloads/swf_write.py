@@ -18,10 +18,11 @@ import numpy as np
 
 from o2ksim.errors import O2KSimError
 from o2ksim.files import write_atomically
-from o2ksim.table import is_frame
+from o2ksim.table import column, is_frame
 from o2ksim.workloads.swf_fields import N_FIELDS, SWF_FIELDS
 from o2ksim.workloads.swf_header import SWFHeader
 from o2ksim.workloads.swf_trace import Trace
+from o2ksim.workloads.swf_values import check_jobs_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -38,11 +39,16 @@ def write_swf(
 
     *trace* is a :class:`Trace` or a job table; columns of :data:`SWF_FIELDS`
     missing from a table are written as ``-1`` and other columns are ignored.
-    *header* replaces the trace's own header.  Values are written as integers
-    (floats rounded, NaN as ``-1``) in right-aligned columns like the archive's
-    files.  A value below ``-1`` is an :class:`O2KSimError`: the file would not
-    be valid SWF.  The file is written under a temporary name and renamed, so
-    an interrupted write never leaves a truncated trace behind.
+    *header* replaces the trace's own header.  The table is checked as
+    ``simulate(frame)`` checks it (:func:`~o2ksim.workloads.swf_values.check_jobs_frame`):
+    a value the SWF reader would refuse -- not a number, NaN or infinite, a
+    fraction in an integer field (``2.5`` processors), below ``-1``, beyond
+    int64, a time past 10^12 s, a job id twice -- is an :class:`O2KSimError`
+    showing the value as given, not written altered.  Times given as fractions
+    of a second are rounded to the nearest second (SWF's unit).  Values are
+    written in right-aligned columns like the archive's files, under a
+    temporary name and renamed, so an interrupted write never leaves a
+    truncated trace behind.
     """
     if isinstance(trace, Trace):
         frame = trace.table
@@ -55,6 +61,7 @@ def write_swf(
     if header is None:
         header = SWFHeader()
 
+    check_jobs_frame(frame, "write_swf")
     values = _frame_values(frame)
     text = "\n".join(header.to_lines())
     if text:
@@ -68,31 +75,19 @@ def write_swf(
 
 
 def _frame_values(frame: Any) -> np.ndarray:
-    """The job table (a DataFrame or a :class:`~o2ksim.table.ColumnTable`) as an
-    (n, 18) int64 array in SWF field order."""
+    """The job table (a DataFrame or a :class:`~o2ksim.table.ColumnTable`), already
+    checked by :func:`~o2ksim.workloads.swf_values.check_jobs_frame`, as an (n, 18) int64
+    array in SWF field order (times rounded to whole seconds)."""
     n = len(frame)
     out = np.full((n, N_FIELDS), -1, dtype=np.int64)
     for k, name in enumerate(SWF_FIELDS):
         if name not in frame.columns:
             continue
-        col = frame[name]
-        if isinstance(col, np.ndarray) and col.dtype.kind in "iub":  # a ColumnTable's column
-            arr = col.astype(np.int64)
-        elif col.dtype.kind in "iub" and not col.hasnans:
-            arr = col.to_numpy(dtype=np.int64)
-        else:
-            # pandas only for a column that is not already integers
-            import pandas as pd
-
-            num = pd.to_numeric(col, errors="raise").to_numpy(dtype=np.float64, na_value=np.nan)
-            arr = np.where(np.isfinite(num), np.floor(num + 0.5), -1).astype(np.int64)
-        out[:, k] = arr
-    if n and out.min() < -1:
-        row, k = np.argwhere(out < -1)[0]
-        raise O2KSimError(
-            f"write_swf: column {SWF_FIELDS[k]} has {out[row, k]} at row {row}; "
-            "SWF allows only -1 (unknown) or values >= 0"
-        )
+        col = column(frame, name)
+        if col.dtype.kind in "iub":
+            out[:, k] = col.astype(np.int64)
+        else:  # numbers (checked): whole, or times and avg_cpu rounded half up
+            out[:, k] = np.floor(np.asarray(col, dtype=np.float64) + 0.5).astype(np.int64)
     return out
 
 
