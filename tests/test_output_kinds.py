@@ -209,3 +209,25 @@ def test_a_signal_once_validate_holds_its_folder_ends_it_in_one_line(tmp_path):
     err = signal_once_locked(proc, out, signal.SIGTERM)
     assert "interrupted by SIGTERM; nothing new was written" in one_line(err)
     assert not out.exists() or snapshot(out) == {}
+
+
+# ------------------------------------------------------------------ D23: report of failed runs
+def test_the_report_of_a_sweep_whose_every_run_failed_says_so(tmp_path, capsys):
+    """D23: `o2ksim report D` said `D/report: cannot write the report (No such file or
+    directory)` -- the rename of a figures/ folder never made -- when every run had failed."""
+    scenario = tmp_path / "fail.toml"
+    scenario.write_text(
+        f'name = "allfail"\npolicies = ["fcfs"]\n[workload]\ntrace = "{TINY}"\nload = 200\n'
+    )
+    out = tmp_path / "D"
+    assert main(["scenario", "run", str(scenario), "--out", str(out), "-j", "1", "-q"]) == 1
+    (failed,) = (out / "runs").iterdir()
+    before = snapshot(out)
+    capsys.readouterr()
+    assert main(["report", str(out)]) == 2
+    line = one_line(capsys.readouterr().err)
+    assert line == (
+        f"o2ksim: error: {out}: nothing to report: no run of the sweep finished (1 failed); "
+        f"why: {failed / 'error.txt'}"
+    ), line
+    assert snapshot(out) == before and not (out / "report").exists()

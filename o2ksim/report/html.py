@@ -53,6 +53,7 @@ from o2ksim.experiments.store import (
     Results,
     load_results,
     reading_results,
+    run_dir,
     store_outcome,
     summary_table,
     write_table,
@@ -306,6 +307,7 @@ def write_report(
     out = Path(out_dir) if out_dir is not None else Path(results_dir) / "report"
     with reading_results(results_dir):  # no sweep writes into it meanwhile (it is refused)
         results = load_results(results_dir)
+        nothing_to_report(results)
         with (
             output_folder(out, ""),  # a folder made here is removed again if the report fails
             claim(out, option="", sweep_folder_ok=True),
@@ -325,6 +327,22 @@ def write_report(
                     "was written there"
                 ) from None
     return out / "report.html"
+
+
+def nothing_to_report(results: Results) -> None:
+    """Refuse, in one line and before any folder is made, the report of a sweep none of whose
+    runs finished: there is nothing to draw (it was a false "cannot write the report (No such
+    file or directory)", the rename of a ``figures/`` never made; issue-27 audit, D23)."""
+    status = results.table["status"] if "status" in results.table else pd.Series(dtype=str)
+    if (status == "ok").any():
+        return
+    counts = status.value_counts()
+    said = ", ".join(f"{n} {state}" for state, n in counts.items()) or "no run planned"
+    failed = [r for r, s in zip(results.table.get("run_id", []), status, strict=False) if s == "failed"]
+    where = f"; why: {run_dir(results.out_dir, failed[0]) / 'error.txt'}" if failed else ""
+    raise O2KSimError(
+        f"{results.out_dir}: nothing to report: no run of the sweep finished ({said}){where}"
+    )
 
 
 def _write_failure(exc: Exception, tmp: Path) -> OSError | None:
