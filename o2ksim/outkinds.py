@@ -145,10 +145,13 @@ def refuse_another_result(folder: Path, where: str, kind: str) -> None:
         )
 
 
+COMMANDS = {"run": "run", "validation": "validate", "prediction": "predict",
+            "characterisation": "characterize"}  # fmt: skip
+"""The command that writes each kind of result."""
+
+
 def _command(kind: str) -> str:
-    return {"characterisation": "characterize", "prediction": "predict", "validation": "validate"}.get(
-        kind, kind
-    )
+    return COMMANDS[kind]
 
 
 def refuse_result_file(target: Path, option: str) -> None:
@@ -174,6 +177,7 @@ def refuse_result_file(target: Path, option: str) -> None:
 
 
 __all__ = [
+    "COMMANDS",
     "FAMILIES",
     "FIGURE_FILES",
     "LAST",

@@ -99,6 +99,21 @@ def test_the_same_command_still_replaces_its_own_earlier_result(results, capsys)
     assert said.startswith(f"results written to {folder}/, replacing an earlier validation's files")
 
 
+@pytest.mark.parametrize("first", ["validate", "predict", "characterize"])
+def test_a_sweep_into_another_commands_result_is_refused(results, first, capsys):
+    """Only a run's folder (run.json) was refused: a sweep replaced a prediction's or a
+    characterisation's summary.csv with its own."""
+    folder = results[first]
+    before = snapshot(folder)
+    scenario = str(ROOT / "scenarios" / "explain-backfill.toml")
+    capsys.readouterr()
+    assert main(["scenario", "run", scenario, "--out", str(folder), "-q", "--no-report"]) == 2
+    line = one_line(capsys.readouterr().err)
+    assert f"{folder}: holds the results of `o2ksim {first}` (" in line, line
+    assert "a sweep's files would be mixed with them" in line
+    assert snapshot(folder) == before
+
+
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("sweep") / "sd"
