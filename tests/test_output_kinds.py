@@ -246,3 +246,35 @@ def test_the_report_of_a_sweep_whose_every_run_failed_says_so(tmp_path, capsys):
         f"why: {failed / 'error.txt'}"
     ), line
     assert snapshot(out) == before and not (out / "report").exists()
+
+
+# ------------------------------------------------------------------ folders mixed by earlier versions
+def test_a_sweep_run_whose_summary_a_run_replaced_is_corrupt_not_a_keyerror(tmp_path, capsys):
+    """D4, the folder an earlier o2ksim left: `report`, `scenario claims` failed with
+    KeyError: 'status'.  The run is `corrupt` (simulated again by the next `scenario run`)."""
+    scenario = str(ROOT / "scenarios" / "explain-backfill.toml")
+    sd = tmp_path / "sd"
+    assert main(["scenario", "run", scenario, "--out", str(sd), "-j", "1", "--no-report", "-q"]) == 0
+    assert main(["run", "--trace", TINY, "--out", str(tmp_path / "r"), "-q"]) == 0
+    (run,) = (sd / "runs").iterdir()
+    (run / "summary.json").write_bytes((tmp_path / "r" / "summary.json").read_bytes())
+    capsys.readouterr()
+    assert main(["report", str(sd)]) == 2
+    assert one_line(capsys.readouterr().err) == (
+        f"o2ksim: error: {sd}: nothing to report: no run of the sweep finished (1 corrupt)"
+    )
+    assert main(["scenario", "claims", str(sd)]) == 0
+    assert main(["scenario", "run", scenario, "--out", str(sd), "-j", "1", "--no-report", "-q"]) == 0
+    assert main(["report", str(sd), "-q"]) == 0  # simulated again: whole
+
+
+def test_a_prediction_folder_with_a_runs_summary_is_one_line(tmp_path, capsys):
+    """D2 (b), the folder an earlier o2ksim left: `report` failed with KeyError: 'config'."""
+    pred = tmp_path / "mx2"
+    assert main([*WRITE["predict"], str(pred)]) == 0
+    assert main(["run", "--trace", TINY, "--out", str(tmp_path / "r"), "-q"]) == 0
+    (pred / "summary.json").write_bytes((tmp_path / "r" / "summary.json").read_bytes())
+    capsys.readouterr()
+    assert main(["report", str(pred)]) == 2
+    line = one_line(capsys.readouterr().err)
+    assert line.startswith(f"o2ksim: error: {pred / 'summary.json'}: not a prediction's summary")

@@ -14,6 +14,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 
+from o2ksim.errors import O2KSimError
 from o2ksim.files import atomic_path
 from o2ksim.prediction.model import load_clm
 from o2ksim.prediction.page import prediction_page, write_prediction_page
@@ -40,6 +41,13 @@ def write_prediction_report(
     out = Path(out_dir) if out_dir is not None else src
     out.mkdir(parents=True, exist_ok=True)
     summary = json.loads((src / "summary.json").read_text())
+    if not isinstance(summary, dict) or not isinstance(summary.get("config"), dict):
+        # a run's summary.json beside a prediction's tables (a folder an earlier o2ksim let
+        # two commands write): one line, not a KeyError
+        raise O2KSimError(
+            f"{src / 'summary.json'}: not a prediction's summary (no config): the folder mixes "
+            "the files of two commands; run `o2ksim predict` again into an empty folder"
+        )
 
     def csv(name: str) -> pd.DataFrame | None:
         return pd.read_csv(src / name) if (src / name).exists() else None
