@@ -57,11 +57,15 @@ FIGURE_FILES = (
 """Every figure :func:`o2ksim.report.workload_figures.write_figures` may draw.  With
 :data:`TABLE_FILES`, the files of a characterisation."""
 
+REPORT_FILES = ("report.html", "figures", "tables")
+"""What a report folder holds (``o2ksim report``): a new report replaces all three."""
+
 FAMILIES: dict[str, tuple[str, ...]] = {
     "validation": VALIDATION_FILES,
     "run": RUN_FILES,
     "prediction": PREDICTION_FILES,
     "characterisation": TABLE_FILES + FIGURE_FILES,
+    "report": REPORT_FILES,
 }
 """Each writing command's kind of result -> its family (a validation's holds a run's)."""
 
@@ -70,6 +74,7 @@ LAST: dict[str, str] = {
     "run": "run.json",
     "prediction": "prediction.html",
     "characterisation": "summary.csv",
+    "report": "report.html",
 }
 """The file each kind renames in last: the folder holds it only with the rest of its result."""
 
@@ -77,8 +82,9 @@ SWEEP_PLAN = "plan.json"
 """The file that marks a sweep's results directory (``o2ksim scenario run --out``)."""
 
 
-_NOT_MARKERS = ("report", "results")
-"""A run's sub-folders: names other tools give folders too, so they alone show no result."""
+_NOT_MARKERS = ("report", "results", "figures", "tables")
+"""Sub-folders (a run's, a report's): names other tools give folders too, so they alone show
+no result."""
 
 
 def _markers(kind: str) -> tuple[str, ...]:
@@ -146,7 +152,7 @@ def refuse_another_result(folder: Path, where: str, kind: str) -> None:
 
 
 COMMANDS = {"run": "run", "validation": "validate", "prediction": "predict",
-            "characterisation": "characterize"}  # fmt: skip
+            "characterisation": "characterize", "report": "report"}  # fmt: skip
 """The command that writes each kind of result."""
 
 
@@ -183,6 +189,7 @@ __all__ = [
     "LAST",
     "MARKERS",
     "PREDICTION_FILES",
+    "REPORT_FILES",
     "RUN_FILES",
     "SWEEP_PLAN",
     "TABLE_FILES",

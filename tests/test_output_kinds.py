@@ -278,3 +278,23 @@ def test_a_prediction_folder_with_a_runs_summary_is_one_line(tmp_path, capsys):
     assert main(["report", str(pred)]) == 2
     line = one_line(capsys.readouterr().err)
     assert line.startswith(f"o2ksim: error: {pred / 'summary.json'}: not a prediction's summary")
+
+
+def test_a_report_and_a_run_never_share_a_folder(sweep, results, tmp_path, monkeypatch, capsys):
+    """`report SWEEP --out RUN` put report.html, figures/ and tables/ beside a run's files (which
+    a later run does not replace); `run --out SWEEP/report` the reverse."""
+    run = results["run"]
+    before = snapshot(run)
+    capsys.readouterr()
+    assert main(["report", str(sweep), "--out", str(run)]) == 2
+    line = one_line(capsys.readouterr().err)
+    assert f"{run}: holds the results of `o2ksim run` (" in line and "a report's files" in line
+    assert snapshot(run) == before
+    report = tmp_path / "rep"
+    assert main(["report", str(sweep), "--out", str(report), "-q"]) == 0
+    before = snapshot(report)
+    no_work(monkeypatch)
+    assert main([*WRITE["run"], str(report)]) == 2
+    line = one_line(capsys.readouterr().err)
+    assert f"--out {report}: holds the results of `o2ksim report` (report.html)" in line, line
+    assert snapshot(report) == before

@@ -60,6 +60,7 @@ from o2ksim.experiments.store import (
 )
 from o2ksim.experiments.workers import outcome_of
 from o2ksim.outfiles import Staging, claim
+from o2ksim.outkinds import REPORT_FILES
 from o2ksim.report.gather import MAX_PANELS, Gathered, gather
 from o2ksim.report.page import SECTIONS, PageContext, add_section, build_page
 from o2ksim.report.prediction import is_prediction_dir, write_prediction_report
@@ -235,7 +236,7 @@ def write_result_report(
     out = Path(out_dir)
     with (
         output_folder(out, ""),
-        claim(out, option=""),
+        claim(out, option="", kind="run"),  # a run's results/ and report/: a run's folder or none
         Staging(out, family=RESULT_REPORT_FILES, last="report", kind="report") as staged,
     ):
         tmp = staged.scratch(*RESULT_REPORT_FILES)
@@ -283,8 +284,7 @@ def build_result_report(
     return build_report(load_results(results_dir), out / "report")
 
 
-REPORT_FILES = ("report.html", "figures", "tables")
-"""What a report folder holds: a new report replaces all three (:func:`write_report`)."""
+# REPORT_FILES (o2ksim.outkinds): what a report folder holds; a new report replaces all three
 
 
 def write_report(
@@ -310,7 +310,7 @@ def write_report(
         nothing_to_report(results)
         with (
             output_folder(out, ""),  # a folder made here is removed again if the report fails
-            claim(out, option="", sweep_folder_ok=True),
+            claim(out, option="", sweep_folder_ok=True, kind="report"),
             Staging(out, family=REPORT_FILES, last="report.html", kind="report", sweep_folder_ok=True)
             as staged,
         ):
