@@ -33,7 +33,8 @@ may have left (``o2ksim predict``'s ten files, ``o2ksim characterize``'s
 tables and figures, a report's ``report.html``, ``figures/`` and
 ``tables/``) and the one it puts in *last* (what marks the result complete);
 the journal records the new names, so that :func:`recover` undoes a cut
-commit of any kind.  :func:`interrupts_end` turns SIGINT/SIGTERM into the
+commit of any kind.  The families themselves, and which kind of result a folder
+holds (one kind per folder: :func:`claim`'s ``kind``), are :mod:`o2ksim.outkinds`'.  :func:`interrupts_end` turns SIGINT/SIGTERM into the
 one-line :class:`Interrupted` a command prints.
 """
 
