@@ -25,10 +25,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from o2ksim.errors import InputError, O2KSimError
+from o2ksim.outkinds import refuse_result_file
+
+FIGURE_FORMATS = ("png", "svg", "pdf")
+"""What a figure file may be (its extension names it): the formats matplotlib writes itself."""
 
 
 def _cause(exc: OSError) -> str:
@@ -78,9 +82,22 @@ def write_atomically(target: str | os.PathLike[str], payload: bytes) -> None:
             fh.write(payload)
 
 
-def parent_folder(target: str | os.PathLike[str], option: str) -> Path:
-    """Refuse, before any work, an output file whose folder does not exist or is not a folder
-    (``gantt -o missing/x.png``, ``trace convert IN afile/x.swf``); returns ``target``."""
+def parent_folder(
+    target: str | os.PathLike[str],
+    option: str,
+    *,
+    inputs: Iterable[str | os.PathLike[str] | None] = (),
+    figure: bool = False,
+) -> Path:
+    """Refuse, before any work, an output file that cannot or must not be written; returns
+    ``target``.
+
+    Refused: a folder that does not exist, is not a folder or cannot be written
+    (``gantt -o missing/x.png``, ``trace convert IN afile/x.swf``, a read-only place); the
+    same file as one of ``inputs``, also through a symbolic or a hard link (``trace
+    convert same.swf same.swf`` destroyed its input: issue-27 audit, D6); a file of a stored
+    result (``gantt RUN -o RUN/run.json``, D25); with ``figure``, a name whose extension is
+    not one of :data:`FIGURE_FORMATS` (:func:`figure_format`)."""
     path = Path(target)
     parent = path.parent
     if not parent.exists():
@@ -89,6 +106,19 @@ def parent_folder(target: str | os.PathLike[str], option: str) -> Path:
         raise O2KSimError(f"{option} {path}: {parent} is not a folder")
     if path.is_dir():
         raise O2KSimError(f"{option} {path}: is a folder; give a file name")
+    for source in inputs:
+        if source is not None and _same_file(path, Path(source)):
+            raise O2KSimError(
+                f"{option} {path}: is the input {source}; writing there would destroy it: "
+                "give another file name"
+            )
+    refuse_result_file(path, option)
+    if figure:
+        figure_format(path, option)
+    special = path.exists() and not path.is_file()  # a device or a pipe is written into
+    if not special and not os.access(parent, os.W_OK | os.X_OK):
+        cause = "Read-only file system" if _read_only(parent) else "Permission denied"
+        raise O2KSimError(f"{option} {path}: cannot write in {parent} ({cause})")
     return path
 
 
@@ -123,4 +153,46 @@ def read_small_text(path: str | os.PathLike[str], what: str, limit: int = MAX_IN
         raise InputError(p, f"not UTF-8 text (a {what} is UTF-8 text)", line=line) from None
 
 
-__all__ = ["MAX_INPUT_BYTES", "atomic_path", "parent_folder", "read_small_text", "write_atomically"]
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` are one file (the operating system's word: device and inode,
+    through symbolic and hard links); ``False`` when either does not exist."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _read_only(folder: Path) -> bool:
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # pragma: no cover - no statvfs
+        return False
+
+
+def figure_format(target: str | os.PathLike[str], option: str) -> str:
+    """The format a figure is written in: its name's extension, one of
+    :data:`FIGURE_FORMATS` (``-o g.svg`` is SVG; ``-o g.toml``, ``-o noext`` are refused,
+    in one line naming ``option``).  A device or a pipe (``/dev/stdout``) takes PNG."""
+    path = Path(target)
+    if path.exists() and not path.is_file() and not path.is_dir():
+        return "png"
+    fmt = path.suffix.lower().removeprefix(".")
+    if fmt not in FIGURE_FORMATS:
+        said = f"a .{fmt} file" if fmt else "a name without an extension"
+        raise O2KSimError(
+            f"{option} {path}: cannot draw a figure as {said}; give a name ending in "
+            + ", ".join(f".{f}" for f in FIGURE_FORMATS[:-1])
+            + f" or .{FIGURE_FORMATS[-1]}"
+        )
+    return fmt
+
+
+__all__ = [
+    "FIGURE_FORMATS",
+    "MAX_INPUT_BYTES",
+    "atomic_path",
+    "figure_format",
+    "parent_folder",
+    "read_small_text",
+    "write_atomically",
+]

@@ -33,7 +33,8 @@ may have left (``o2ksim predict``'s ten files, ``o2ksim characterize``'s
 tables and figures, a report's ``report.html``, ``figures/`` and
 ``tables/``) and the one it puts in *last* (what marks the result complete);
 the journal records the new names, so that :func:`recover` undoes a cut
-commit of any kind.  :func:`interrupts_end` turns SIGINT/SIGTERM into the
+commit of any kind.  The families themselves, and which kind of result a folder
+holds (one kind per folder: :func:`claim`'s ``kind``), are :mod:`o2ksim.outkinds`'.  :func:`interrupts_end` turns SIGINT/SIGTERM into the
 one-line :class:`Interrupted` a command prints.
 """
 
@@ -49,6 +50,14 @@ from pathlib import Path
 from types import FrameType
 
 from o2ksim.errors import O2KSimError
+from o2ksim.outkinds import (
+    FAMILIES,
+    LAST,
+    RUN_FILES,
+    SWEEP_PLAN,
+    refuse_another_result,
+    refuse_sweep_run,
+)
 from o2ksim.validation import folder_path
 
 try:  # POSIX; elsewhere a folder is not locked (documented in docs/reference/outputs.md)
@@ -56,17 +65,10 @@ try:  # POSIX; elsewhere a folder is not locked (documented in docs/reference/ou
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-RUN_FILES = (
-    "jobs.csv", "jobs.parquet", "segments.csv", "summary.json", "run.json", "report", "results",
-)  # fmt: skip
-"""The names a run writes into its folder; a new run replaces all of them."""
-
 LOCK_NAME = ".o2ksim.lock"
 JOURNAL_NAME = ".o2ksim-previous"
 TMP_SUFFIX = ".o2ksim-tmp"
 COMMIT_LAST = "run.json"
-SWEEP_PLAN = "plan.json"
-"""The file that marks a sweep's results directory (``o2ksim scenario run --out``)."""
 PHASE_B = ".new-files-going-in"
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -188,7 +190,11 @@ def _holder(lock: Path) -> str:
 
 @contextlib.contextmanager
 def claim(
-    out: str | os.PathLike[str], option: str = "--out", *, sweep_folder_ok: bool = False
+    out: str | os.PathLike[str],
+    option: str = "--out",
+    *,
+    sweep_folder_ok: bool = False,
+    kind: str | None = None,
 ) -> Iterator[Path]:
     """Hold the folder ``out`` (created if needed) for this process while the block runs.
 
@@ -197,7 +203,10 @@ def claim(
     (``o2ksim run`` claims the folder, then :meth:`Result.save` claims it again).
     On claiming, a commit a killed run left half-done is finished or undone and
     its temporary files are removed.  A sweep's results directory is refused (a run's files
-    would be mixed with it) unless ``sweep_folder_ok`` (a report may go there).
+    would be mixed with it) unless ``sweep_folder_ok`` (a report may go there), and so is the
+    folder of one of a sweep's runs.  With ``kind`` (a key of
+    :data:`~o2ksim.outkinds.FAMILIES`: the result the caller will write), a folder holding
+    another kind's result is refused too (:func:`~o2ksim.outkinds.refuse_another_result`).
     """
     path = folder_path(out, option)
     where = f"{option} {path}" if option else str(path)
@@ -221,7 +230,10 @@ def claim(
             _held[key] = (fd, 1)
         if not sweep_folder_ok:
             _refuse_a_sweep_folder(path, where)
+        refuse_sweep_run(path, where)
         recover(path)
+        if kind is not None:  # after recover(): a cut commit's files are not a result
+            refuse_another_result(path, where, kind)
         yield path
     finally:
         if fd is not None:
@@ -361,6 +373,12 @@ class Staging:
     """What the result is called in :meth:`replaced_text` ("an earlier run's files")."""
     sweep_folder_ok: bool = False
     """Whether the folder may be a sweep's results directory (a report's may, a run's may not)."""
+
+    @classmethod
+    def of(cls, out: Path, kind: str) -> Staging:
+        """The staging of a result of ``kind`` (a key of :data:`~o2ksim.outkinds.FAMILIES`):
+        its family, the file it commits last, and its name in :meth:`replaced_text`."""
+        return cls(out, family=FAMILIES[kind], last=LAST[kind], kind=kind)
 
     def path(self, name: str) -> Path:
         tmp = self.out / f".{name}.{os.getpid()}{TMP_SUFFIX}"

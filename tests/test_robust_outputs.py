@@ -294,7 +294,7 @@ def test_a_run_and_a_sweep_never_share_a_folder(earlier, tmp_path, capsys):
     assert snapshot(sweep) == before
     before = snapshot(earlier)
     assert main(["scenario", "run", scenario, "--out", str(earlier), "-q", "--no-report"]) == 2
-    assert "holds the results of one run (run.json" in one_line(capsys.readouterr().err)
+    assert "holds the results of `o2ksim run` (jobs.csv, " in one_line(capsys.readouterr().err)
     assert snapshot(earlier) == before
 
 

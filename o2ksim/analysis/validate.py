@@ -31,9 +31,8 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -163,16 +162,26 @@ class ValidationResult:
     def __repr__(self) -> str:
         return self.text()
 
-    def save(self, out_dir: str | os.PathLike[str]) -> Path:
+    def save(
+        self, out_dir: str | os.PathLike[str], *, extra: Callable[[Any], object] | None = None
+    ) -> Any:
         """Write ``validation.csv``, ``validation.json``, ``compared.csv``, ``excluded.csv``,
-        ``utilisation.csv`` and the run's ``jobs.csv``, ``summary.json``, ``run.json``.
+        ``utilisation.csv`` and the run's ``jobs.csv``, ``summary.json``, ``run.json``
+        (and whatever ``extra(staging)`` stages: ``o2ksim validate``'s page and figures).
 
         All of them are staged and committed together with the run's files
-        (:meth:`~o2ksim.run.results.Result.save_run`): a full disk or an interrupt
-        leaves the folder as it was, never half a validation (issue-27 audit)."""
+        (:meth:`~o2ksim.run.results.Result.save_run`, a result of kind ``validation``,
+        replacing an earlier validation's files as a set): a full disk or an interrupt
+        leaves the folder as it was, never half a validation (issue-27 audit).  Returns
+        the committed :class:`~o2ksim.outfiles.Staging`."""
         out = output_dir(out_dir)
-        self.result.save_run(out, extra=self._stage)
-        return out
+
+        def stage(staged: Any) -> None:
+            self._stage(staged)
+            if extra is not None:
+                extra(staged)
+
+        return self.result.save_run(out, extra=stage, kind="validation")
 
     def _stage(self, staged: Any) -> None:
         self.table().to_csv(staged.path("validation.csv"), index=False)

@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         if not args.out:
             return _run(args)
         # checked before the work; a folder made here is removed again if the command fails
-        with output_folder(args.out, "--out"), claim(args.out, "--out"):
+        with output_folder(args.out, "--out"), claim(args.out, "--out", kind="characterisation"):
             return _run(args)
 
 

@@ -9,6 +9,7 @@ from o2ksim.cli.run import parse_overrides
 from o2ksim.errors import O2KSimError
 from o2ksim.experiments.scenario import load_scenario
 from o2ksim.explain import explain, rejected_lines, run_header, run_title
+from o2ksim.files import atomic_path, figure_format, parent_folder
 from o2ksim.report.gantt import EmptyWindow, GanttRecorder, gantt_compare
 
 HELP = "print every scheduling decision of a tiny scenario with its reason (teaching view)"
@@ -41,7 +42,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--gantt", metavar="PNG",
         help="also draw the schedule as a teaching Gantt chart (arrivals, reservations, "
-        "requested runtimes, backfilled jobs)",
+        "requested runtimes, backfilled jobs) into this file, in the format its extension names "
+        "(.png, .svg or .pdf)",
     )  # fmt: skip
     parser.add_argument(
         "--versus", action="append", default=[], metavar="KEY=VALUE",
@@ -64,6 +66,9 @@ def run(args: argparse.Namespace) -> int:
         raise O2KSimError(f"--max-jobs {args.max_jobs}: must be at least 1")
     if args.versus and not args.gantt:
         raise O2KSimError("--versus draws a second Gantt chart: give --gantt PNG too")
+    if args.gantt:  # before the run: a missing or unwritable folder, the scenario itself,
+        # a stored result's file, an extension that names no figure format (issue-27, D5)
+        parent_folder(args.gantt, "--gantt", inputs=(args.scenario,), figure=True)
     recorders = []
     if args.gantt:
         recorders.append(GanttRecorder())
@@ -115,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
         except EmptyWindow as exc:
             print(f"o2ksim: warning: {exc}; no Gantt chart written")
             return 0
-        fig.savefig(args.gantt, dpi=120)
+        with atomic_path(args.gantt) as tmp:  # whole or not at all (a full disk)
+            fig.savefig(tmp, dpi=120, format=figure_format(args.gantt, "--gantt"))
         print(f"# Gantt chart: {args.gantt}")
     return 0

@@ -99,7 +99,7 @@ _DOWNEY_COMMENTS = {
 
 def run(args: argparse.Namespace) -> int:
     if args.out:  # a missing folder or a file in the way: refused before the fit, not after it
-        parent_folder(args.out, "--out")
+        parent_folder(args.out, "--out", inputs=(args.trace,))  # never the trace itself
     downey_only = [o for o, v in (("--classes", args.classes), ("--partition", args.partition),
                                   ("--no-queues", args.no_queues)) if v]  # fmt: skip
     if args.model == "cirne-berman" and downey_only:  # they were ignored without a word

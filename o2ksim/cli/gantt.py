@@ -1,4 +1,4 @@
-"""``o2ksim gantt``: processor allocation per host over a time range, as PNG."""
+"""``o2ksim gantt``: processor allocation per host over a time range, as PNG, SVG or PDF."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from o2ksim.report.replay import StoredRun, has_replay
 from o2ksim.units import TraceClock, is_date, parse_time, trace_zone
 from o2ksim.validation import MAX_TIME
 
-HELP = "draw a Gantt chart (processors per host over time) of a run, as PNG"
+HELP = "draw a Gantt chart (processors per host over time) of a run, as PNG, SVG or PDF"
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -39,7 +39,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument("--run", metavar="ID", help="run id (prefix) inside a results directory")
     parser.add_argument(
-        "-o", "--out", metavar="PNG", default="gantt.png", help="output file (default gantt.png)"
+        "-o", "--out", metavar="FILE", default="gantt.png",
+        help="output file, in the format its extension names: .png, .svg or .pdf (default gantt.png)",
     )
     parser.add_argument(
         "--start",
@@ -88,7 +89,9 @@ def _policy_title(policy: dict, workload: str, estimates: str | None = None) -> 
 
 
 def run(args: argparse.Namespace) -> int:
-    parent_folder(args.out, "-o")  # refused before a scenario is simulated
+    # refused before a scenario is simulated: a missing folder, the input itself, a stored
+    # result's file, an extension that names no figure format
+    parent_folder(args.out, "-o", inputs=(args.source,), figure=True)
     src = Path(args.source)
     replayed = (src.is_dir() and not (src / "results" / "plan.json").exists()
                 and has_replay(src))  # fmt: skip

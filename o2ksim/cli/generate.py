@@ -119,7 +119,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    parent_folder(args.out, "--out")  # refused before the workload is generated
+    # refused before the workload is generated; never the parameter file it reads
+    parent_folder(args.out, "--out", inputs=(args.params,))
     load_target = _load(args.load)
     try:
         span = models.parse_span(args.span) if isinstance(args.span, str) else args.span

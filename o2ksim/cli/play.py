@@ -61,7 +61,8 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    parent_folder(args.out, "-o")  # a missing folder or a file in the way: refused before the work
+    # a missing folder, a file in the way or the input itself: refused before the work
+    parent_folder(args.out, "-o", inputs=(args.source,))
     if is_run_folder(args.source) or Path(args.source).is_dir():  # a folder: a stored run
         extra = [f for f, v in (("--policy", args.policy), ("--set", args.set),
                                 ("--versus", args.versus)) if v]  # fmt: skip

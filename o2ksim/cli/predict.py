@@ -6,6 +6,7 @@ import argparse
 
 from o2ksim.cli._run_notes import perfect_estimates_said
 from o2ksim.errors import O2KSimError
+from o2ksim.outfiles import claim
 from o2ksim.prediction.evaluate import PredictionResult, predict
 from o2ksim.run.checks import reasons_line
 from o2ksim.validation import MAX_PROCS, output_folder
@@ -125,7 +126,9 @@ def run(args: argparse.Namespace) -> int:
         raise O2KSimError(f"--procs {args.procs}: must be from 1 to {MAX_PROCS}")
     if args.procs is not None and args.machine:
         raise O2KSimError("give either --machine or --procs, not both")
-    with output_folder(args.out, "--out"):  # checked before the work, removed if it fails
+    # checked and claimed before the work (a second writer, or a folder holding another
+    # command's result, is refused at once); a folder made here is removed if it fails
+    with output_folder(args.out, "--out"), claim(args.out, "--out", kind="prediction"):
         return _run(args)
 
 

@@ -228,7 +228,7 @@ def run(args: argparse.Namespace) -> int:
     with interrupts_end(said):
         if not args.out:
             return _run(args)
-        with output_folder(args.out, "--out"), claim(args.out):  # a refusal leaves no folder
+        with output_folder(args.out, "--out"), claim(args.out, kind="run"):  # a refusal leaves no folder
             return _run(args)
 
 

@@ -223,7 +223,8 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _convert(args: argparse.Namespace) -> int:
-    parent_folder(args.output, "OUT")  # refused before reading IN (a trace may be large)
+    # refused before reading IN (a trace may be large); OUT = IN would destroy IN
+    parent_folder(args.output, "OUT", inputs=(args.input,))
     trace = read_swf(args.input, lenient=args.lenient, limit=args.limit)
     _warn_about(trace)
     source = Path(args.input).name

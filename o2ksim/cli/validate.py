@@ -13,6 +13,7 @@ from o2ksim.cli._policy_options import add_policy_options, refuse_foreign_option
 from o2ksim.cli._run_notes import perfect_estimates_said, say_cancelled
 from o2ksim.cli.run import parse_overrides, parse_warmup, warn_about_reading
 from o2ksim.errors import O2KSimError
+from o2ksim.outfiles import claim, interrupts_end, said_of_folder
 from o2ksim.report.validation import write_validation_page
 from o2ksim.run.workload import load_workload
 from o2ksim.table import column
@@ -86,10 +87,21 @@ def _availability_option(value: str | None, machine: str | None) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not args.out:
-        return _run(args)
-    with output_folder(args.out, "--out"):  # checked before the work; removed if it fails
-        return _run(args)
+    """``o2ksim validate``: with ``--out`` the folder is claimed before any work (a second
+    writer, or a folder holding another command's result, is refused at once) and held to
+    the end; the tables, the replayed run's files, the figures and the page are committed
+    together (``run.json`` last), so SIGINT/SIGTERM or a full disk leave the earlier
+    validation or nothing (:mod:`o2ksim.outfiles`)."""
+    args.saved = False
+    said = said_of_folder(
+        args.out, "the results were", "an earlier validation's files there are", lambda: args.saved
+    )
+    with interrupts_end(said):
+        if not args.out:
+            return _run(args)
+        # checked and claimed before the work; a folder made here is removed if it fails
+        with output_folder(args.out, "--out"), claim(args.out, "--out", kind="validation"):
+            return _run(args)
 
 
 @contextmanager
@@ -145,12 +157,18 @@ def _run(args: argparse.Namespace) -> int:
     say_cancelled(trace, args)  # after the run: a refusal stays one line
     if len(v.excluded) and not args.quiet:
         print(f"o2ksim: note: {args.trace}: {v.message()}", file=sys.stderr)
+    replaced = ""
     if args.out:
-        v.save(args.out)
-        page = write_validation_page(v, args.out)
+        staged = v.save(
+            args.out, extra=lambda s: write_validation_page(v, args.out, path_of=s.path)
+        )
+        args.saved = True
+        replaced = staged.replaced_text()
     if not args.quiet:
         print(f"{args.trace} under {v.config['policy']} on {v.config['machine']}")
         print(v.text())
         if args.out:
-            print(f"results written to {args.out}/; page: {page}")
+            page = Path(args.out) / "validation.html"
+            print(f"results written to {args.out}/" + (f", {replaced}" if replaced else "")
+                  + f"; page: {page}")  # fmt: skip
     return 0

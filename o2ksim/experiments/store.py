@@ -225,6 +225,12 @@ def summary_table(out_dir: Path, runs: Sequence[RunSpec]) -> pd.DataFrame:
             stored = json.loads((run_dir(out_dir, run.run_id) / "summary.json").read_text())
         except (OSError, ValueError):
             stored = {"status": "pending", "summary": {}, "wall_seconds": math.nan, "error": ""}
+        if not (isinstance(stored, dict) and stored.get("status") in ("ok", "failed")
+                and isinstance(stored.get("summary"), dict)):  # fmt: skip
+            # not a sweep run's summary (a run's, written over it by an earlier o2ksim that
+            # let `run --out` into a sweep's run folder): simulated again, not a KeyError
+            stored = {"status": "corrupt", "summary": {}, "wall_seconds": math.nan,
+                      "error": "summary.json is not a sweep run's (replaced by another command)"}  # fmt: skip
         row["status"] = stored["status"]
         if stored["status"] == "ok" and not _verified(run_dir(out_dir, run.run_id), stored):
             row["status"] = "corrupt"

@@ -52,6 +52,7 @@ from o2ksim.experiments.store import (
     write_table,
 )
 from o2ksim.experiments.workers import RunOutcome, execute_run, run_dask, run_pool
+from o2ksim.outkinds import COMMANDS, refuse_sweep_run, result_held
 from o2ksim.run.checks import perfect_estimates_note
 from o2ksim.run.config import WorkloadRecipe
 from o2ksim.units import is_date
@@ -223,10 +224,13 @@ def results_lock(out_dir: Path) -> Iterator[None]:
     ends, however it ends.
     """
     out = Path(out_dir)
-    if (out / "run.json").exists() and not (out / "plan.json").exists():
+    refuse_sweep_run(out, str(out))  # another sweep's run folder, or its runs/
+    held = result_held(out)  # a run's, a validation's, a prediction's, a characterisation's
+    if held is not None and not (out / "plan.json").exists():
+        kind, names = held
         raise O2KSimError(
-            f"{out}: holds the results of one run (run.json, from `o2ksim run --out` or "
-            "Result.save); a sweep's files would be mixed with them: give another --out"
+            f"{out}: holds the results of `o2ksim {COMMANDS[kind]}` ({', '.join(names[:4])}); "
+            "a sweep's files would be mixed with them: give another --out"
         )
     try:
         out.mkdir(parents=True, exist_ok=True)

@@ -120,7 +120,7 @@ class PredictionResult:
         ``clm.csv``, ``another_time.csv`` / ``medians.csv`` (with periods), ``fig4.png`` and the
         page ``prediction.html``."""
         out = output_dir(out_dir)
-        with claim(out, option=""), Staging(out, family=PREDICTION_FILES) as staged:
+        with claim(out, option="", kind="prediction"), Staging.of(out, "prediction") as staged:
             try:  # every file staged, then committed together (issue-27 audit)
                 self._write(staged, figure)
                 staged.commit()
@@ -206,12 +206,6 @@ def _time(value: Any, trace: Any, what: str) -> float:
     except O2KSimError as exc:
         raise O2KSimError(f"{what}: {exc}") from None
 
-
-PREDICTION_FILES = (
-    "predictions.csv", "summary.csv", "by_need.csv", "clm.toml", "clm.csv", "another_time.csv",
-    "medians.csv", "summary.json", "fig4.png", "prediction.html",
-)  # fmt: skip
-"""What ``PredictionResult.save`` writes; a new prediction replaces all of an earlier one's."""
 
 
 def _window(

@@ -25,7 +25,7 @@ from typing import Any
 
 import pandas as pd
 
-from o2ksim.files import atomic_path
+from o2ksim.files import atomic_path, figure_format
 from o2ksim.report.gantt_labels import Labels
 from o2ksim.report.gantt_marks import (
     SUSPENDED,
@@ -466,11 +466,13 @@ def write_gantt(
     dpi: int = 120,
     teaching: Teaching | None = None,
 ) -> str:
-    """Draw :func:`gantt_figure` and write it as PNG to ``path``."""
+    """Draw :func:`gantt_figure` and write it to ``path`` in the format its extension names
+    (PNG, SVG or PDF: :func:`o2ksim.files.figure_format`; another is refused before drawing)."""
+    fmt = figure_format(path, "write_gantt: path")
     fig = gantt_figure(segments, hosts, start=start, end=end, host_names=host_names,
                        title=title, teaching=teaching)  # fmt: skip
     with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=dpi, format="png")
+        fig.savefig(tmp, dpi=dpi, format=fmt)
     return path
 
 

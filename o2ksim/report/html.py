@@ -53,12 +53,14 @@ from o2ksim.experiments.store import (
     Results,
     load_results,
     reading_results,
+    run_dir,
     store_outcome,
     summary_table,
     write_table,
 )
 from o2ksim.experiments.workers import outcome_of
 from o2ksim.outfiles import Staging, claim
+from o2ksim.outkinds import REPORT_FILES
 from o2ksim.report.gather import MAX_PANELS, Gathered, gather
 from o2ksim.report.page import SECTIONS, PageContext, add_section, build_page
 from o2ksim.report.prediction import is_prediction_dir, write_prediction_report
@@ -234,7 +236,7 @@ def write_result_report(
     out = Path(out_dir)
     with (
         output_folder(out, ""),
-        claim(out, option=""),
+        claim(out, option="", kind="run"),  # a run's results/ and report/: a run's folder or none
         Staging(out, family=RESULT_REPORT_FILES, last="report", kind="report") as staged,
     ):
         tmp = staged.scratch(*RESULT_REPORT_FILES)
@@ -282,8 +284,7 @@ def build_result_report(
     return build_report(load_results(results_dir), out / "report")
 
 
-REPORT_FILES = ("report.html", "figures", "tables")
-"""What a report folder holds: a new report replaces all three (:func:`write_report`)."""
+# REPORT_FILES (o2ksim.outkinds): what a report folder holds; a new report replaces all three
 
 
 def write_report(
@@ -306,9 +307,10 @@ def write_report(
     out = Path(out_dir) if out_dir is not None else Path(results_dir) / "report"
     with reading_results(results_dir):  # no sweep writes into it meanwhile (it is refused)
         results = load_results(results_dir)
+        nothing_to_report(results)
         with (
             output_folder(out, ""),  # a folder made here is removed again if the report fails
-            claim(out, option="", sweep_folder_ok=True),
+            claim(out, option="", sweep_folder_ok=True, kind="report"),
             Staging(out, family=REPORT_FILES, last="report.html", kind="report", sweep_folder_ok=True)
             as staged,
         ):
@@ -325,6 +327,22 @@ def write_report(
                     "was written there"
                 ) from None
     return out / "report.html"
+
+
+def nothing_to_report(results: Results) -> None:
+    """Refuse, in one line and before any folder is made, the report of a sweep none of whose
+    runs finished: there is nothing to draw (it was a false "cannot write the report (No such
+    file or directory)", the rename of a ``figures/`` never made; issue-27 audit, D23)."""
+    status = results.table["status"] if "status" in results.table else pd.Series(dtype=str)
+    if (status == "ok").any():
+        return
+    counts = status.value_counts()
+    said = ", ".join(f"{n} {state}" for state, n in counts.items()) or "no run planned"
+    failed = [r for r, s in zip(results.table.get("run_id", []), status, strict=False) if s == "failed"]
+    where = f"; why: {run_dir(results.out_dir, failed[0]) / 'error.txt'}" if failed else ""
+    raise O2KSimError(
+        f"{results.out_dir}: nothing to report: no run of the sweep finished ({said}){where}"
+    )
 
 
 def _write_failure(exc: Exception, tmp: Path) -> OSError | None:

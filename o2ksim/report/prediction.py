@@ -14,7 +14,9 @@ from types import SimpleNamespace
 
 import pandas as pd
 
+from o2ksim.errors import O2KSimError
 from o2ksim.files import atomic_path
+from o2ksim.outfiles import claim
 from o2ksim.prediction.model import load_clm
 from o2ksim.prediction.page import prediction_page, write_prediction_page
 
@@ -38,8 +40,20 @@ def write_prediction_report(
     """``o2ksim report`` on an ``o2ksim predict`` directory: the page rebuilt from its files."""
     src = Path(results_dir)
     out = Path(out_dir) if out_dir is not None else src
-    out.mkdir(parents=True, exist_ok=True)
+    # the page goes into the prediction's folder or one holding no other command's result
+    with claim(out, option="", kind="prediction"):
+        return _write_prediction_report(src, out)
+
+
+def _write_prediction_report(src: Path, out: Path) -> Path:
     summary = json.loads((src / "summary.json").read_text())
+    if not isinstance(summary, dict) or not isinstance(summary.get("config"), dict):
+        # a run's summary.json beside a prediction's tables (a folder an earlier o2ksim let
+        # two commands write): one line, not a KeyError
+        raise O2KSimError(
+            f"{src / 'summary.json'}: not a prediction's summary (no config): the folder mixes "
+            "the files of two commands; run `o2ksim predict` again into an empty folder"
+        )
 
     def csv(name: str) -> pd.DataFrame | None:
         return pd.read_csv(src / name) if (src / name).exists() else None

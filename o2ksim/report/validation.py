@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import html
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from o2ksim.analysis.validate import ValidationResult
+from o2ksim.files import write_atomically
 from o2ksim.metrics import RUNTIME_GROUP_BOUNDS_MIN
 from o2ksim.report.figures import report_style, save, subplots
 
@@ -242,10 +244,17 @@ def validation_page(v: ValidationResult, figures: dict[str, Path]) -> str:
     return "\n".join(parts) + "\n"
 
 
-def write_validation_page(v: ValidationResult, out_dir: str | Path) -> Path:
-    """Draw the figures (``validation-*.png``) and write ``validation.html`` into ``out_dir``."""
+def write_validation_page(
+    v: ValidationResult, out_dir: str | Path, *, path_of: Callable[[str], Path] | None = None
+) -> Path:
+    """Draw the figures (``validation-*.png``) and write ``validation.html`` into ``out_dir``.
+
+    With ``path_of`` (a :class:`~o2ksim.outfiles.Staging`'s ``path``), file ``NAME`` is
+    written to ``path_of(NAME)`` instead, to be committed with the validation's tables
+    (``o2ksim validate --out``); the path returned is still ``out_dir/validation.html``."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    if path_of is None:
+        out.mkdir(parents=True, exist_ok=True)
     figures: dict[str, Path] = {}
     rt = v.tables.loc[v.tables["grouping"] == "runtime"] if len(v.tables) else v.tables
     with report_style():
@@ -256,8 +265,17 @@ def write_validation_page(v: ValidationResult, out_dir: str | Path) -> Path:
         }
         for name, fig in drawn.items():
             if fig is not None:
-                figures[name] = out / f"validation-{name}.png"
-                save(fig, str(figures[name]))
-    path = out / "validation.html"
-    path.write_text(validation_page(v, figures))
-    return path
+                file = f"validation-{name}.png"
+                if path_of is None:
+                    figures[name] = out / file
+                    save(fig, str(figures[name]))
+                else:  # staged: an OSError (a full disk) is the commit's to report
+                    figures[name] = path_of(file)
+                    fig.savefig(figures[name], dpi=110, format="png", bbox_inches="tight",
+                                pad_inches=0.08)  # fmt: skip
+    page = validation_page(v, figures)
+    if path_of is None:
+        write_atomically(out / "validation.html", page.encode())
+    else:
+        path_of("validation.html").write_text(page)
+    return out / "validation.html"

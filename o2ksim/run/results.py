@@ -144,6 +144,7 @@ class Result:
         parquet: bool = False,
         segments: bool = False,
         extra: Callable[[Staging], object] | None = None,
+        kind: str = "run",
     ) -> Staging:
         """:meth:`save`, safely: the folder is claimed (one writer at a time), every file is
         written under a temporary name and the set is committed together, replacing every
@@ -153,10 +154,13 @@ class Result:
         ``extra(staging)`` may stage more files to commit with these (``o2ksim run
         --report`` stages its report).  Returns the committed
         :class:`~o2ksim.outfiles.Staging`, whose ``replaced`` names the earlier
-        run's files that were replaced or removed.
+        run's files that were replaced or removed.  ``kind``: the result's kind
+        (``"validation"``: ``o2ksim validate`` stages its own files with the run's), whose
+        family the commit replaces; a folder holding another kind's result is refused
+        (:func:`o2ksim.outkinds.refuse_another_result`).
         """
         check_flags("Result.save", parquet=parquet, segments=segments)
-        with claim(out_dir, option="") as out, Staging(out) as staged:
+        with claim(out_dir, option="", kind=kind) as out, Staging.of(out, kind) as staged:
             try:
                 self._write(staged, parquet, segments)
                 if extra is not None:

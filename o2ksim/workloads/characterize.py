@@ -45,6 +45,7 @@ from o2ksim.o2k_classes import (
     class_index,
 )
 from o2ksim.outfiles import Staging, claim
+from o2ksim.outkinds import FIGURE_FILES, TABLE_FILES  # re-exported: what save replaces
 from o2ksim.validation import check_count, check_flags, check_number, check_str, shown, writable_dir
 from o2ksim.workloads.characterize_arrivals import DEFAULT_PERIODS, arrival_tables, check_periods
 from o2ksim.workloads.clock import local_clock, local_clock_unix, trace_tz
@@ -67,20 +68,8 @@ __all__ = [
 
 _CLASSES = CLASS_NAMES
 
-TABLE_FILES = (
-    "summary.csv", "jobs_per_day_of_week.csv", "jobs_per_hour.csv", "periods.csv",
-    "processors.csv", "memory.csv", "memory_by_procs.csv", "runtime.csv", "ratio.csv",
-    "lsf_classes.csv",
-)  # fmt: skip
-"""Every table :meth:`Characterization.save` may write (``memory.csv``, ``memory_by_procs.csv``
-and ``ratio.csv`` only for a trace with memory requests or requested runtimes)."""
-FIGURE_FILES = (
-    "jobs_per_day.png", "jobs_per_hour.png", "interarrivals.png", "processors.png",
-    "memory.png", "runtimes.png", "ratio.png", "lsf_classes.png",
-)  # fmt: skip
-"""Every figure :func:`o2ksim.report.workload_figures.write_figures` may draw.  With
-:data:`TABLE_FILES`, the files of a characterisation: :meth:`Characterization.save` (and so
-``o2ksim characterize --out DIR``) replaces all of an earlier one's in ``DIR``."""
+# TABLE_FILES and FIGURE_FILES (o2ksim.outkinds): the files of a characterisation, which
+# Characterization.save (and so ``o2ksim characterize --out DIR``) replaces as a set in DIR
 
 _P_BINS = [
     (1, 1),
@@ -243,8 +232,8 @@ class Characterization:
                 f"Characterization.save: figures must be a function of path_of, got {shown(figures)}"
             )
         d = writable_dir(out_dir, option)
-        with claim(d, option), Staging(
-            d, family=TABLE_FILES + FIGURE_FILES, last="summary.csv", kind="characterisation"
+        with claim(d, option, kind="characterisation"), Staging.of(
+            d, "characterisation"
         ) as staged:
             try:
                 for name, table in self.table_files().items():
