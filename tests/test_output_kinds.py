@@ -230,9 +230,14 @@ def test_a_signal_once_validate_holds_its_folder_ends_it_in_one_line(tmp_path):
 def test_the_report_of_a_sweep_whose_every_run_failed_says_so(tmp_path, capsys):
     """D23: `o2ksim report D` said `D/report: cannot write the report (No such file or
     directory)` -- the rename of a figures/ folder never made -- when every run had failed."""
+    boom = tmp_path / "boom.py"  # a policy that fails at its first pass: every run fails
+    boom.write_text(
+        "from o2ksim.policies import Policy\n\n\nclass Boom(Policy):\n"
+        "    def schedule(self, snap):\n        raise RuntimeError('boom')\n"
+    )
     scenario = tmp_path / "fail.toml"
     scenario.write_text(
-        f'name = "allfail"\npolicies = ["fcfs"]\n[workload]\ntrace = "{TINY}"\nload = 200\n'
+        f'name = "allfail"\npolicies = ["{boom}:Boom"]\n[workload]\ntrace = "{TINY}"\n'
     )
     out = tmp_path / "D"
     assert main(["scenario", "run", str(scenario), "--out", str(out), "-j", "1", "-q"]) == 1

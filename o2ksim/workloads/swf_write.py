@@ -63,6 +63,12 @@ def write_swf(
 
     check_jobs_frame(frame, "write_swf")
     values = _frame_values(frame)
+    if len(values) and values.min() < -1:  # simulate() takes a submit time below -1; SWF does not
+        row, k = np.argwhere(values < -1)[0]
+        raise O2KSimError(
+            f"write_swf: column {SWF_FIELDS[k]} has {values[row, k]} at row {row}; "
+            "SWF allows only -1 (unknown) or values >= 0 (its reader would refuse the file)"
+        )
     text = "\n".join(header.to_lines())
     if text:
         text += "\n"
