@@ -56,6 +56,20 @@ def test_search_of_a_deep_queue(method: str, model: str) -> None:
     assert [(list(t), list(p), list(m)) for t, p, m in planner.profiles] == before
 
 
+@pytest.mark.parametrize("method", ["dds", "lds"])
+def test_compiled_search_of_a_deep_queue(method: str) -> None:
+    # the compiled search (an explicit stack from the start) decides the same
+    pytest.importorskip("numba")
+    from o2ksim.policies.goal import kernel
+
+    r = kernel.search(
+        _planner(), Objective("tradeoff", "tw", "avgx"), list(range(N)), method, N + 5
+    )
+    assert r.order == list(range(N))
+    assert r.starts == [RUN * i for i in range(N)]
+    assert r.visits == N + 5 and r.leaves == 1 and not r.complete
+
+
 # one preset of each family: Eq-Tradeoff and Lexical over DDS, the climb (dds+local), LDS
 FAMILIES = [
     ("tradeoff-tw-avgx", {}),

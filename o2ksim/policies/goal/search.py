@@ -92,7 +92,7 @@ def children(lds: bool, depth: int, n: int, it: int, kd: int) -> tuple[int, int]
     with ``kd`` discrepancies left at the node: the leftmost child (which keeps
     ``kd``) when the choice points below it can still take them, the others
     (each spends one) when one is left to spend.  The compiled search
-    (``kernel._children``) follows the same rule.
+    (``kernel._children``) is this function compiled.
     """
     r = n - depth
     if not lds:
