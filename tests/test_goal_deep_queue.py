@@ -70,11 +70,15 @@ def test_compiled_search_of_a_deep_queue(method: str) -> None:
     assert r.visits == N + 5 and r.leaves == 1 and not r.complete
 
 
-# one preset of each family: Eq-Tradeoff and Lexical over DDS, the climb (dds+local), LDS
+# one preset of each family: Eq-Tradeoff and Lexical over DDS, the climb (dds+local; its
+# restart, warm start and kicks each search again with limit 1: a whole path), LDS
 FAMILIES = [
     ("tradeoff-tw-avgx", {}),
     ("lexical-maxw-avgx", {}),
-    ("tradeoff-tw-avgx-climb", {"local_budget": 20}),
+    ("tradeoff-tw-avgx-climb", {"local_budget": 20}),  # the preset climbs warm
+    ("tradeoff-tw-avgx-climb", {"local_budget": 20, "local_warm": False}),
+    ("tradeoff-tw-avgx-climb", {"local_budget": 20, "local_warm": False, "local_restart": True}),
+    ("tradeoff-tw-avgx-climb", {"local_budget": 20, "local_warm": False, "local_kind": "ils"}),
     ("tradeoff-tw-avgx", {"search": "lds"}),
 ]
 
