@@ -2,7 +2,8 @@
 
 Usage: python benchmarks/scale_pathologies.py [--cases idle waiting waiting-ncsa
        waiting-immediate waiting-goal flood flood-sjf flood-lxfw flood-priority
-       flood-ncsa flood-memory flood-burst reservations reservations-together]
+       flood-ncsa flood-memory flood-burst flood-eqspatial flood-immediate reservations
+       reservations-together]
        [--sizes 10000 100000 1000000] [--reservation-sizes N ...]
 
 Writes its hostile SWF traces into a temporary directory and runs each one
@@ -31,7 +32,10 @@ not slow the next), timing the simulation's CPU seconds:
   workload model's requests (:mod:`o2ksim.policies.order_scan`: runs by
   slope); ``flood-burst``: LXF&W-backfill on ``n`` jobs submitted ten a second
   (a burst from a script: ``n / 10`` instants) asking one of the same 39
-  runtimes (runs by slope, however many instants);
+  runtimes (runs by slope, however many instants); ``flood-eqspatial`` and
+  ``flood-immediate``: the ``flood`` trace under EQspatial-0m and FCFS-backfill
+  with immediate service (issue 27, D29: about n^2; keep ``--sizes`` to 10^4:
+  8,000 jobs take minutes under EQspatial-0m);
 * ``reservations``: a job holds the whole 100-processor host for 10^7 s
   while ``n`` jobs arrive one a second, then all of them are scheduled with
   ``--reservations all`` (conservative backfilling), one departure pass at a time
@@ -62,7 +66,8 @@ from tqdm import tqdm
 
 CASES = (
     "idle", "waiting", "waiting-ncsa", "waiting-immediate", "waiting-goal", "flood", "flood-sjf",
-    "flood-lxfw", "flood-priority", "flood-ncsa", "flood-memory", "flood-burst", "reservations", "reservations-together",
+    "flood-lxfw", "flood-priority", "flood-ncsa", "flood-memory", "flood-burst", "flood-eqspatial",
+    "flood-immediate", "reservations", "reservations-together",
 )  # fmt: skip
 
 
@@ -139,7 +144,8 @@ kw = {
     "waiting-goal": {"interval": 1, "policy": "tradeoff-tw-avgx"}, "flood": {}, "flood-sjf": {"policy": "sjf-backfill"},
     "flood-lxfw": {"policy": "lxfw-backfill"}, "flood-priority": {"policy": "priority-backfill"},
     "flood-ncsa": {"policy": "ncsa-ms"}, "flood-memory": {"policy": "ncsa-ms"},
-    "flood-burst": {"policy": "lxfw-backfill"},
+    "flood-burst": {"policy": "lxfw-backfill"}, "flood-eqspatial": {"policy": "eqspatial-0m"},
+    "flood-immediate": {"policy": "fcfs-backfill-immediate"},
     "reservations": {"policy": Backfill(reservations="all", release_ties="smallest-first")},
     "reservations-together": {"policy": Backfill(reservations="all", release_ties="together")},
 }[case]

@@ -31,7 +31,7 @@ import numpy as np
 
 from o2ksim.policies.goal import objectives
 from o2ksim.policies.goal.objectives import ROUNDING, VERSIONS, Objective
-from o2ksim.policies.goal.search import Planner, SearchResult
+from o2ksim.policies.goal.search import Planner, SearchResult, children
 
 # AVAILABLE: whether numba is importable, i.e. whether :func:`search` can run
 try:
@@ -178,28 +178,7 @@ def _unplace(h, i0, k, inserted, p, m, times, fp, fm, plen):
         plen[h] -= 1
 
 
-@_jit
-def _children(lds, depth, n, it, kd):
-    """Child index range ``[lo, hi)`` of a node at ``depth`` in iteration ``it``.
-
-    DDS (``Planner.search``'s ``dds``): every child above the discrepancy depth
-    ``it``, the non-leftmost ones at it, the leftmost below.  LDS (``lds``):
-    with ``kd`` discrepancies left, the leftmost child if the paths below can
-    still take them, the others if one is spent here."""
-    r = n - depth
-    if not lds:
-        t = depth + 1
-        if t < it:
-            return 0, r
-        if t == it:
-            return 1, r
-        return 0, 1
-    later = r - 2 if r >= 2 else 0
-    c0 = kd <= later
-    c1 = kd >= 1 and kd - 1 <= later
-    if c0:
-        return 0, (r if c1 else 1)
-    return 1, (r if c1 else 1)
+_children = _jit(children)  # the Python walk's rule itself, compiled (DDS or LDS, G§2.4)
 
 
 @_jit

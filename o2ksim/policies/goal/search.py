@@ -83,6 +83,33 @@ class _Stop(Exception):
     """The node limit is reached."""
 
 
+def children(lds: bool, depth: int, n: int, it: int, kd: int) -> tuple[int, int]:
+    """The children ``[lo, hi)`` (indices into the jobs not yet placed) that iteration
+    ``it`` of the traversal visits below a node at ``depth`` (G§2.4, Fig. 1).
+
+    DDS: every child above the discrepancy depth ``it`` (tree depth of the child
+    ``depth + 1 < it``), the non-leftmost ones at it, the leftmost below.  LDS,
+    with ``kd`` discrepancies left at the node: the leftmost child (which keeps
+    ``kd``) when the choice points below it can still take them, the others
+    (each spends one) when one is left to spend.  The compiled search
+    (``kernel._children``) is this function compiled.
+    """
+    r = n - depth
+    if not lds:
+        t = depth + 1
+        if t < it:
+            return 0, r
+        if t == it:
+            return 1, r
+        return 0, 1
+    later = r - 2 if r >= 2 else 0  # choice points below the child at this depth
+    c0 = kd <= later
+    c1 = kd >= 1 and kd - 1 <= later
+    if c0:
+        return 0, (r if c1 else 1)
+    return 1, (r if c1 else 1)
+
+
 class Planner:
     """The waiting jobs and host profiles of one decision point, ready to be searched.
 
@@ -405,40 +432,43 @@ class Planner:
 
         undo_stack: list[tuple[int, int, int, int, int, bool]] = [(0, 0, -1, 0, 0, False)] * (n + 1)
 
-        def lds(depth: int, k: int) -> None:
-            """Paths below this node with exactly ``k`` more discrepancies."""
-            r = n - depth
-            later = r - 2 if r >= 2 else 0  # choice points below the child at this depth
-            if k <= later:
-                if enter(depth, 0) and depth + 1 < n:
-                    lds(depth + 1, k)
-                leave(depth)
-            if k >= 1 and k - 1 <= later:
-                for c in range(1, r):
-                    if enter(depth, c) and depth + 1 < n:
-                        lds(depth + 1, k - 1)
-                    leave(depth)
+        # The walk: an explicit stack of the nodes on the current path, not recursion,
+        # so that a path as deep as the queue is long (thousands of waiting jobs) stays
+        # within Python's recursion limit.  Per depth: the next child to enter, the end
+        # of the child range (children() below) and, for LDS, the discrepancies left.
+        lds = method == "lds"
+        nxt = [0] * (n + 1)
+        end = [0] * (n + 1)
+        kd = [0] * (n + 1)
 
-        def dds(depth: int, at: int) -> None:
-            """Paths with a discrepancy at tree depth ``at``, any above, none below."""
-            t = depth + 1  # tree depth of the child
-            r = n - depth
-            if t < at:
-                cs = range(r)
-            elif t == at:
-                cs = range(1, r)
-            else:
-                cs = range(1)
-            for c in cs:
-                if enter(depth, c) and t < n:
-                    dds(depth + 1, at)
-                leave(depth)
+        def walk(it: int) -> None:
+            """Iteration ``it`` (LDS: ``it`` discrepancies; DDS: the deepest at depth ``it``)."""
+            depth = 0
+            kd[0] = it
+            nxt[0], end[0] = children(lds, 0, n, it, it)
+            while True:
+                c = nxt[depth]
+                if c < end[depth]:
+                    if enter(depth, c):
+                        d1 = depth + 1
+                        if d1 < n:  # down to the child's first child
+                            kd[d1] = kd[depth] if c == 0 else kd[depth] - 1
+                            nxt[d1], end[d1] = children(lds, d1, n, it, kd[d1])
+                            depth = d1
+                            continue
+                    leave(depth)
+                    nxt[depth] = c + 1
+                elif depth == 0:
+                    return
+                else:  # every child done: leave this node, on to its next sibling
+                    depth -= 1
+                    leave(depth)
+                    nxt[depth] += 1
 
         if n:
             try:
-                walk = lds if method == "lds" else dds
                 for it in range(n):
-                    walk(0, it)
+                    walk(it)
                 result.complete = True
             except _Stop:
                 self._restore(undo_stack, rem, n - len(rem))  # nodes still entered
