@@ -66,3 +66,16 @@ def test_a_checked_table_is_written_and_read_back(tmp_path):
     assert back["submit"].tolist() == [0, 11]
     assert back["req_procs"].tolist() == [2, 1]
     assert back["run_time"].tolist() == [100, 50]
+
+
+def test_the_largest_swf_value_passes_the_table_check():
+    """2**63 - 1 is an SWF value (the reader takes it); as a float it rounds up to 2**63, so
+    an int64 column must be checked as integers (found by test_fuzz_hostile's hypothesis)."""
+    import numpy as np
+    import pandas as pd
+
+    from o2ksim.workloads.swf_values import check_frame_values
+
+    check_frame_values(pd.DataFrame({"group": np.array([2**63 - 1], dtype=np.int64)}), "t")
+    with pytest.raises(O2KSimError, match="9223372036854775808 is beyond"):
+        check_frame_values(pd.DataFrame({"group": np.array([2**63], dtype=np.uint64)}), "t")

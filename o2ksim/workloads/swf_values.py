@@ -114,7 +114,13 @@ def check_frame_values(frame: Any, where: str) -> None:
         if not bad.any() and name != "submit":
             bad, kind = values < -1, "negative (only -1 means unknown)"
         if not bad.any():  # SWF fields are 64-bit integers (the reader refuses larger ones)
-            bad, kind = values >= 2.0**63, f"beyond the largest SWF value ({INT64_MAX})"
+            kind = f"beyond the largest SWF value ({INT64_MAX})"
+            if raw.dtype.kind == "i":  # an int64 holds no larger value; as floats 2**63 - 1 rounds up
+                pass
+            elif raw.dtype.kind == "u":  # compared as integers, for the same reason
+                bad = raw > INT64_MAX
+            else:
+                bad = values >= 2.0**63
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
             raise InputError(
