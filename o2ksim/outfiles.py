@@ -58,7 +58,7 @@ from o2ksim.outkinds import (
     refuse_another_result,
     refuse_sweep_run,
 )
-from o2ksim.validation import folder_path
+from o2ksim.validation import folder_path, output_folder
 
 try:  # POSIX; elsewhere a folder is not locked (documented in docs/reference/outputs.md)
     import fcntl
@@ -147,6 +147,27 @@ def said_of_folder(
         return f"interrupted by {exc}; nothing new was written to {out}/ ({earlier} untouched)"
 
     return said
+
+
+def command_into_folder(
+    out: str | None,
+    kind: str,
+    done: str,
+    earlier: str,
+    written: Callable[[], bool],
+    body: Callable[[], int],
+    option: str = "--out",
+) -> int:
+    """Run ``body``, a command writing its ``kind`` of result into the folder ``out`` (or
+    nothing, without ``out``): the folder is checked and claimed before the work (a second
+    writer, or a folder holding another command's result, is refused at once; a folder made
+    here is removed again if the command fails), and SIGINT/SIGTERM end it in one line
+    saying whether ``done`` had been written (:func:`said_of_folder`)."""
+    with interrupts_end(said_of_folder(out, done, earlier, written)):
+        if not out:
+            return body()
+        with output_folder(out, option), claim(out, option, kind=kind):
+            return body()
 
 
 @contextlib.contextmanager

@@ -142,13 +142,15 @@ def test_a_sweeps_run_folder_is_refused_to_every_writing_command(
 
 
 # ------------------------------------------------------------------ D3: validate --out
-def test_validate_claims_its_folder_before_the_replay(tmp_path, capsys, monkeypatch):
-    """D3: `run --out cc` started during the first seconds of `validate --out cc` succeeded."""
-    out = tmp_path / "vk"
+@pytest.mark.parametrize("command", ["validate", "predict"])
+def test_a_command_claims_its_folder_before_the_work(tmp_path, capsys, monkeypatch, command):
+    """D3: `run --out cc` started during the first seconds of `validate --out cc` succeeded,
+    and `run --out pp` while `predict --out pp` was fitting and simulating."""
+    out = tmp_path / "out"
     out.mkdir()
     with folder_held_elsewhere(out, ENV) as pid:
         no_work(monkeypatch)
-        assert main(["validate", KTH, "--out", str(out)]) == 2
+        assert main([command, KTH, "--out", str(out)]) == 2
     line = one_line(capsys.readouterr().err)
     assert f"in use by another o2ksim process (pid {pid})" in line, line
 
@@ -202,17 +204,6 @@ def test_validate_interrupted_while_drawing_leaves_nothing_new(tmp_path, sig):
     line = one_line(proc.stderr)
     assert f"nothing new was written to {out}/" in line, line
     assert snapshot(out) == {}
-
-
-def test_predict_claims_its_folder_before_the_fit(tmp_path, capsys, monkeypatch):
-    """D3: `run --out pp` succeeded while `predict --out pp` was fitting and simulating."""
-    out = tmp_path / "pp"
-    out.mkdir()
-    with folder_held_elsewhere(out, ENV) as pid:
-        no_work(monkeypatch)
-        assert main(["predict", KTH, "--out", str(out)]) == 2
-    line = one_line(capsys.readouterr().err)
-    assert f"in use by another o2ksim process (pid {pid})" in line, line
 
 
 def test_a_signal_once_validate_holds_its_folder_ends_it_in_one_line(tmp_path):

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from o2ksim.errors import O2KSimError
-from o2ksim.outfiles import claim, interrupts_end, said_of_folder
-from o2ksim.validation import MAX_PROCS, output_folder
+from o2ksim.outfiles import command_into_folder
+from o2ksim.validation import MAX_PROCS
 from o2ksim.workloads.characterize import characterize
 from o2ksim.workloads.swf import read_swf
 
@@ -53,18 +53,10 @@ def run(args: argparse.Namespace) -> int:
     if args.no_figures and not args.out:  # without --out nothing is drawn anyway
         raise O2KSimError("--no-figures: acts only with --out (without it nothing is drawn)")
     args.saved = False
-    said = said_of_folder(
-        args.out,
-        "the characterisation was",
-        "an earlier characterisation's files there are",
-        lambda: args.saved,
-    )
-    with interrupts_end(said):
-        if not args.out:
-            return _run(args)
-        # checked before the work; a folder made here is removed again if the command fails
-        with output_folder(args.out, "--out"), claim(args.out, "--out", kind="characterisation"):
-            return _run(args)
+    return command_into_folder(
+        args.out, "characterisation", "the characterisation was",
+        "an earlier characterisation's files there are", lambda: args.saved, lambda: _run(args),
+    )  # fmt: skip
 
 
 def _run(args: argparse.Namespace) -> int:

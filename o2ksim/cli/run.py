@@ -17,7 +17,7 @@ from o2ksim.cli._run_notes import (
     warn_about_window,
 )
 from o2ksim.errors import O2KSimError
-from o2ksim.outfiles import claim, interrupts_end, said_of_folder
+from o2ksim.outfiles import command_into_folder
 from o2ksim.policies import make_policy
 from o2ksim.run.api import run_config, unused_seed_note
 from o2ksim.run.checks import (
@@ -36,7 +36,6 @@ from o2ksim.validation import (
     check_interval_option,
     check_span_option,
     option_duration,
-    output_folder,
     seed_value,
 )
 from o2ksim.workloads.transforms import (
@@ -222,14 +221,10 @@ def run(args: argparse.Namespace) -> int:
     into it is refused at once) and SIGINT/SIGTERM end the run cleanly: nothing new in the
     folder unless the results were already committed (:mod:`o2ksim.outfiles`)."""
     args.saved = False
-    said = said_of_folder(
-        args.out, "the results were", "an earlier run's files there are", lambda: args.saved
-    )
-    with interrupts_end(said):
-        if not args.out:
-            return _run(args)
-        with output_folder(args.out, "--out"), claim(args.out, kind="run"):  # a refusal leaves no folder
-            return _run(args)
+    return command_into_folder(
+        args.out, "run", "the results were", "an earlier run's files there are",
+        lambda: args.saved, lambda: _run(args),
+    )  # fmt: skip
 
 
 def _option_name(key: str, value: object) -> str:

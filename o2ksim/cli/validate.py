@@ -13,11 +13,11 @@ from o2ksim.cli._policy_options import add_policy_options, refuse_foreign_option
 from o2ksim.cli._run_notes import perfect_estimates_said, say_cancelled
 from o2ksim.cli.run import parse_overrides, parse_warmup, warn_about_reading
 from o2ksim.errors import O2KSimError
-from o2ksim.outfiles import claim, interrupts_end, said_of_folder
+from o2ksim.outfiles import command_into_folder
 from o2ksim.report.validation import write_validation_page
 from o2ksim.run.workload import load_workload
 from o2ksim.table import column
-from o2ksim.validation import check_interval_option, option_duration, output_folder
+from o2ksim.validation import check_interval_option, option_duration
 from o2ksim.workloads.transforms import read_window
 
 HELP = "replay a trace under a policy and compare each job's simulated wait with its recorded one"
@@ -93,15 +93,10 @@ def run(args: argparse.Namespace) -> int:
     together (``run.json`` last), so SIGINT/SIGTERM or a full disk leave the earlier
     validation or nothing (:mod:`o2ksim.outfiles`)."""
     args.saved = False
-    said = said_of_folder(
-        args.out, "the results were", "an earlier validation's files there are", lambda: args.saved
-    )
-    with interrupts_end(said):
-        if not args.out:
-            return _run(args)
-        # checked and claimed before the work; a folder made here is removed if it fails
-        with output_folder(args.out, "--out"), claim(args.out, "--out", kind="validation"):
-            return _run(args)
+    return command_into_folder(
+        args.out, "validation", "the results were", "an earlier validation's files there are",
+        lambda: args.saved, lambda: _run(args),
+    )  # fmt: skip
 
 
 @contextmanager
