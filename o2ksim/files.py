@@ -147,7 +147,9 @@ def read_small_text(path: str | os.PathLike[str], what: str, limit: int = MAX_IN
         article = "an" if what[:1] in "aeiou" else "a"
         raise InputError(p, f"larger than {size}: not {article} {what} (o2ksim reads {what}s of at most {size})")
     try:
-        return raw.decode("utf-8")
+        # a byte-order mark (Windows editors write one) is not part of the text; the SWF
+        # reader skips it too
+        return raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise InputError(p, f"not UTF-8 text (a {what} is UTF-8 text)", line=line) from None

@@ -185,3 +185,25 @@ def test_a_damaged_run_json_is_named_as_damaged(capsys, tmp_path, text):
     (folder / "run.json").write_text(text)
     line = refused(capsys, ["report", str(folder)], "run.json", "not a readable run record")
     assert "without --report" not in line
+
+
+def test_explain_all_reservations_under_a_policy_without_any_says_so(capsys):
+    assert main(["explain", "--policy", "fcfs", "--all-reservations"]) == 0
+    out = capsys.readouterr().out
+    assert "--all-reservations: this run made no reservation (fcfs)" in out
+    assert main(["explain", "--all-reservations"]) == 0  # the backfill example reserves
+    assert "made no reservation" not in capsys.readouterr().out
+
+
+def test_a_byte_order_mark_is_not_part_of_a_configuration_file(tmp_path):
+    """Windows editors start UTF-8 files with a BOM; the SWF reader skipped it, the
+    availability and TOML readers took it for the first header or key."""
+    from o2ksim.machine import load_machine
+
+    avail = tmp_path / "a.csv"
+    avail.write_bytes(b"\xef\xbb\xbfhost,from,to,procs\nsp2,0,100,all\n")
+    machine = tmp_path / "m.toml"
+    machine.write_bytes(b'\xef\xbb\xbfname = "m"\n[[host]]\nname = "sp2"\nprocs = 4\n')
+    assert load_machine(str(machine)).total_procs == 4
+    r = simulate(TINY, machine=str(machine), availability=str(avail))
+    assert len(r.jobs) == 8  # tiny.swf's eight jobs (counted in the file)

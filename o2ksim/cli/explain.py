@@ -88,6 +88,11 @@ def run(args: argparse.Namespace) -> int:
         f"# mean wait {s['mean_wait'] / 60:.1f} min, max wait {s['max_wait'] / 60:.1f} min, "
         f"utilisation {s.get('utilisation', float('nan')):.2f}"
     )
+    if args.all_reservations and not any(e.event == "reserved" for e in log.entries):
+        print(  # the option asks for every reservation's line: say there was none to print
+            f"# --all-reservations: this run made no reservation ({result.policy['name']}), "
+            "so there was nothing more to print"
+        )
     rejected = rejected_lines(result)
     if rejected:
         print(f"# {len(rejected)} job(s) rejected:")
