@@ -31,7 +31,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -353,18 +353,27 @@ def reading_results(out_dir: str | os.PathLike[str]) -> Iterator[None]:
         yield
         return
     try:
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError:
-            fh.seek(0)
-            holder = fh.read().strip() or "?"
+        holder = locked_elsewhere(fh, exclusive=False)
+        if holder is not None:
             raise O2KSimError(
                 f"{out_dir}: a sweep (process {holder}) is writing to this results directory; "
                 "make the report once it has finished"
-            ) from None
+            )
         yield
     finally:
         fh.close()
+
+
+def locked_elsewhere(fh: IO[str], *, exclusive: bool) -> str | None:
+    """Take the ``flock`` on the open lock file ``fh`` without waiting (exclusive for a sweep,
+    shared for a reader); when another process holds it, the process id written in the file
+    (the last sweep's), or ``?``."""
+    try:
+        fcntl.flock(fh.fileno(), (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+    except OSError:
+        fh.seek(0)
+        return fh.read().strip() or "?"
+    return None
 
 
 def load_results(out_dir: str | os.PathLike[str]) -> Results:

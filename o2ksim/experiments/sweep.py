@@ -23,7 +23,6 @@ How the pieces fit:
 
 from __future__ import annotations
 
-import fcntl
 import os
 import sys
 import time
@@ -45,6 +44,7 @@ from o2ksim.experiments.store import (
     clean_partial,
     earlier_scenario,
     is_finished,
+    locked_elsewhere,
     runs_outside,
     store_outcome,
     summary_table,
@@ -238,16 +238,13 @@ def results_lock(out_dir: Path) -> Iterator[None]:
     except OSError as exc:
         raise O2KSimError(f"{out}: cannot use as a results directory ({exc.strerror or exc})") from None
     try:
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            fh.seek(0)
-            holder = fh.read().strip() or "?"
+        holder = locked_elsewhere(fh, exclusive=True)
+        if holder is not None:
             raise O2KSimError(
                 f"{out}: another sweep is writing to this results directory (process {holder}, "
                 "the last sweep to write there) or a report is being made from it; wait for it "
                 "to finish or give another --out"
-            ) from None
+            )
         fh.seek(0)
         fh.truncate()
         fh.write(str(os.getpid()))

@@ -42,6 +42,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -240,18 +242,10 @@ def write_result_report(
         Staging(out, family=RESULT_REPORT_FILES, last="report", kind="report") as staged,
     ):
         tmp = staged.scratch(*RESULT_REPORT_FILES)
-        try:
+        with report_failures_said(out, tmp):
             page = build_result_report(result, tmp, name=name, description=description)
             page.write_text(page.read_text().replace(str(tmp), str(out)))  # where it will be
             staged.commit()
-        except (OSError, InputError) as exc:
-            cause = _write_failure(exc, tmp)
-            if cause is None:
-                raise
-            raise O2KSimError(
-                f"{out}: cannot write the report ({cause.strerror or cause}); nothing new "
-                "was written there"
-            ) from None
     return out / "report" / "report.html"
 
 
@@ -315,17 +309,9 @@ def write_report(
             as staged,
         ):
             tmp = staged.scratch(*REPORT_FILES)
-            try:
+            with report_failures_said(out, tmp):
                 build_report(results, tmp)  # its links are relative: the same once renamed
                 staged.commit()
-            except (OSError, InputError) as exc:
-                cause = _write_failure(exc, tmp)
-                if cause is None:
-                    raise
-                raise O2KSimError(
-                    f"{out}: cannot write the report ({cause.strerror or cause}); nothing new "
-                    "was written there"
-                ) from None
     return out / "report.html"
 
 
@@ -343,6 +329,22 @@ def nothing_to_report(results: Results) -> None:
     raise O2KSimError(
         f"{results.out_dir}: nothing to report: no run of the sweep finished ({said}){where}"
     )
+
+
+@contextmanager
+def report_failures_said(out: Path, tmp: Path) -> Iterator[None]:
+    """A report staged in ``tmp`` that cannot be written (a full disk) is one line naming its
+    folder ``out`` and saying that nothing new was written there (the staging is undone)."""
+    try:
+        yield
+    except (OSError, InputError) as exc:
+        cause = _write_failure(exc, tmp)
+        if cause is None:
+            raise
+        raise O2KSimError(
+            f"{out}: cannot write the report ({cause.strerror or cause}); nothing new was "
+            "written there"
+        ) from None
 
 
 def _write_failure(exc: Exception, tmp: Path) -> OSError | None:
