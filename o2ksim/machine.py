@@ -37,6 +37,7 @@ from o2ksim.validation import (
     check_keys,
     check_number,
     check_str,
+    located,
     require_table,
 )
 
@@ -298,4 +299,5 @@ def load_machine(name_or_path: str | os.PathLike[str]) -> MachineSpec:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(path, f"not valid TOML: {exc}") from None
-    return parse_machine(data, str(path))
+    with located(text):  # the line of the field a refusal names
+        return parse_machine(data, str(path))

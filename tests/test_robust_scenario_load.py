@@ -44,7 +44,8 @@ def test_a_load_beyond_what_scaling_takes_is_refused_on_load(tmp_path, capsys, l
         shown, ran = _refused(tmp_path, capsys, body)
         field = "factors.workload.load" if "factors" in body else "workload.load"
         assert shown == ran
-        assert shown.startswith(f"o2ksim: error: {tmp_path / 's.toml'}: field {field}: must be ")
+        assert shown.startswith(f"o2ksim: error: {tmp_path / 's.toml'}:"), shown  # and its line
+        assert f": field {field}: must be " in shown
         assert "(offered load)" in shown
 
 
@@ -56,7 +57,8 @@ def test_the_loads_scaling_takes_are_accepted(load):
 def test_a_typo_in_reduced_is_refused_on_every_load(tmp_path, capsys):
     shown, ran = _refused(tmp_path, capsys, '[reduced]\nprotocol.windw = ["0", "1d"]\n')
     assert shown == ran
-    assert shown.startswith(f"o2ksim: error: {tmp_path / 's.toml'}: field reduced.protocol.windw: unknown key")
+    # HEAD's five lines, then [reduced] on line 6 and the typo on line 7 (counted by hand)
+    assert shown.startswith(f"o2ksim: error: {tmp_path / 's.toml'}:7: field reduced.protocol.windw: unknown key")
     assert "did you mean 'window'?" in shown
 
 

@@ -78,7 +78,15 @@ from o2ksim.policies import make_policy
 from o2ksim.run.api import Result, run_config
 from o2ksim.run.config import RunConfig
 from o2ksim.run.workload import build_workload, inline_jobs_frame, workload_label
-from o2ksim.validation import MAX_RUNS, check_flags, check_keys, check_path, check_str, shown
+from o2ksim.validation import (
+    MAX_RUNS,
+    check_flags,
+    check_keys,
+    check_path,
+    check_str,
+    located,
+    shown,
+)
 
 
 @dataclass(frozen=True)
@@ -265,7 +273,8 @@ def load_scenario(name_or_path: str | os.PathLike[str], *, reduced: bool = False
         )
     path = resolve_scenario(name_or_path)
     text = read_small_text(path, "scenario file")
-    return parse_scenario(text, path=str(path), reduced=reduced)
+    with located(text):  # the line of the field a refusal names
+        return parse_scenario(text, path=str(path), reduced=reduced)
 
 
 def parse_scenario(text: str, *, path: str | None = None, reduced: bool = False) -> Scenario:

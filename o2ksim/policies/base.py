@@ -51,7 +51,7 @@ from o2ksim.jobs import Job
 from o2ksim.machine import MachineSpec
 from o2ksim.plugins import PluginError, is_object_spec, load_object
 from o2ksim.registry import Registry
-from o2ksim.validation import check_keys, nearest
+from o2ksim.validation import check_keys, located, nearest
 
 
 @dataclass(frozen=True)
@@ -246,7 +246,8 @@ def load_preset(path: str | os.PathLike[str]) -> Preset:
     if not isinstance(params, dict):
         raise ConfigError(path, "must be a table", field="params")
     check_keys(data, {"name", "kind", "description", "source", "params"}, str(path))
-    cls.validate(params, path=str(path))
+    with located(text, within="params"):  # the line of the parameter a refusal names
+        cls.validate(params, path=str(path))
     return Preset(
         name=str(data.get("name", path.stem)),
         kind=kind,

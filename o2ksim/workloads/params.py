@@ -13,7 +13,6 @@ import copy
 import json
 import math
 import os
-import re
 import tomllib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -23,7 +22,7 @@ import numpy as np
 
 from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.files import read_small_text, write_atomically
-from o2ksim.validation import MAX_PROCS, shown, shown_number
+from o2ksim.validation import MAX_PROCS, shown, shown_number, toml_field_line
 
 MAX_SLOPE = 1e6
 """Steepest uniform-log line of a parameter file (cdf per unit of log x): from 0 to 1
@@ -210,36 +209,8 @@ class Checker:
         return ConfigError(self.source, message, line=self._line_of(field), field=field)
 
     def _line_of(self, field: str) -> int | None:
-        """The line of *field* (``a.b[2].c``) in the file: follows tables and arrays of tables."""
-        if self._lines is None:
-            return None
-        parts = field.split(".")
-        start = 0
-        prefix: list[str] = []
-        for part in parts[:-1]:
-            m = re.fullmatch(r"(\w[\w-]*)\[(\d+)\]", part)
-            name, idx = (m.group(1), int(m.group(2))) if m else (part, None)
-            prefix.append(name)
-            full = ".".join(prefix)
-            header = f"[[{full}]]" if idx is not None else f"[{full}]"
-            seen = -1
-            for i in range(start, len(self._lines)):
-                if self._lines[i].strip().startswith(header):
-                    seen += 1
-                    if idx is None or seen == idx:
-                        start = i + 1
-                        break
-        key = parts[-1].split("[", 1)[0]
-        for i in range(start, len(self._lines)):
-            text = self._lines[i].strip()
-            if text.startswith("[") and i > start and not text.startswith("[" + ".".join(prefix)):
-                break
-            if text.split("=", 1)[0].strip() == key and "=" in text:
-                return i + 1
-        for i, text in enumerate(self._lines):  # fall back to the first line with that key
-            if text.strip().split("=", 1)[0].strip() == key and "=" in text:
-                return i + 1
-        return None
+        """The line of *field* (``a.b[2].c``) in the file (:func:`~o2ksim.validation.toml_field_line`)."""
+        return None if self._lines is None else toml_field_line(self._lines, field, anywhere=True)
 
     def get(self, table: Mapping[str, Any], key: str, field: str) -> Any:
         if not isinstance(table, Mapping) or key not in table:
