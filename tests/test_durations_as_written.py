@@ -68,7 +68,8 @@ def test_a_scenario_duration_out_of_range_is_quoted_as_written(tmp_path, capsys,
     seconds where the user typed days").  10^12 s / 86,400 = 11,574,074 days."""
     path = tmp_path / "s.toml"
     path.write_text(f'name = "s"\npolicies = ["fcfs"]\n[workload]\ntrace = "{TINY}"\n[protocol]\n{line}\n')
-    assert one_line_error(capsys, main(["scenario", "show", str(path)])) == f"o2ksim: error: {path}: field {said}"
+    # the value is on line 6 of the file written above (counted by hand)
+    assert one_line_error(capsys, main(["scenario", "show", str(path)])) == f"o2ksim: error: {path}:6: field {said}"
 
 
 def test_an_api_duration_out_of_range_is_quoted_as_written():
