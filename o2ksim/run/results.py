@@ -255,7 +255,7 @@ def write_json(path: Path, data: Any) -> None:
     JSON has no infinity.  An infinity is written ``1e999`` (``-1e999``), a number
     every JSON reader accepts and reads back as infinity (Python's ``json``,
     JavaScript's ``JSON.parse``; SQLite's JSON functions write ``9e999`` for the
-    same reason), so that a configuration with ``min_interval = inf`` replays as
+    same reason), so that a configuration with ``eligible_after = inf`` replays as
     it ran; a ``null`` would read back as "not set" (:func:`json_text`).  NaN, an
     undefined measure (the mean wait of no job), is ``null``.
 
