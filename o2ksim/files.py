@@ -25,10 +25,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+import tomllib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
-from o2ksim.errors import InputError, O2KSimError
+from o2ksim.errors import ConfigError, InputError, O2KSimError
 from o2ksim.outkinds import refuse_result_file
 
 FIGURE_FORMATS = ("png", "svg", "pdf")
@@ -155,6 +158,38 @@ def read_small_text(path: str | os.PathLike[str], what: str, limit: int = MAX_IN
         raise InputError(p, f"not UTF-8 text (a {what} is UTF-8 text)", line=line) from None
 
 
+_SWF_ROW = re.compile(r"\s*-?\d+(\.\d+)?(\s+-?\d+(\.\d+)?){5,}\s*$")
+"""A line of six or more numbers: an SWF job record (never valid TOML)."""
+
+
+def parse_toml(text: str, where: str | os.PathLike[str], what: str) -> dict[str, Any]:
+    """The TOML ``text`` of the ``what`` at ``where`` (a path, or a name such as
+    ``<scenario>``) as a table.  Text that is not TOML is one :class:`ConfigError` line
+    naming the file and the line where the parser stopped; when the text is an SWF trace
+    (a ``;`` header line or a job record first), the line says so and where a trace goes,
+    since a trace given for a scenario or a machine is the likely mistake."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        reason = f"not valid TOML: {exc}"
+        first = next((line for line in text.splitlines() if line.strip()), "")
+        if first.lstrip().startswith(";") or _SWF_ROW.match(first):
+            reason = (
+                f"is an SWF trace, not a {what} (TOML); run a trace with "
+                "`o2ksim run --trace FILE`, or name it in a scenario's [workload] as trace = \"FILE\""
+            )
+        m = re.search(r"line (\d+)", str(exc))
+        raise ConfigError(where, reason, line=int(m.group(1)) if m else None) from None
+
+
+def read_toml(path: str | os.PathLike[str], what: str) -> tuple[str, dict[str, Any]]:
+    """The text of the configuration file ``path`` (:func:`read_small_text`) and its TOML
+    (:func:`parse_toml`); the text is kept for the line numbers of later refusals
+    (:func:`~o2ksim.validation.located`)."""
+    text = read_small_text(path, what)
+    return text, parse_toml(text, path, what)
+
+
 def _same_file(a: Path, b: Path) -> bool:
     """Whether ``a`` and ``b`` are one file (the operating system's word: device and inode,
     through symbolic and hard links); ``False`` when either does not exist."""
@@ -195,6 +230,8 @@ __all__ = [
     "atomic_path",
     "figure_format",
     "parent_folder",
+    "parse_toml",
     "read_small_text",
+    "read_toml",
     "write_atomically",
 ]

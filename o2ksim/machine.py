@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import math
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from o2ksim import paths
 from o2ksim.errors import ConfigError
-from o2ksim.files import read_small_text
+from o2ksim.files import read_toml
 from o2ksim.validation import (
     MAX_PROCS,
     MAX_TIME,
@@ -294,10 +293,6 @@ def parse_machine(data: dict[str, Any], path: str = "<machine>") -> MachineSpec:
 def load_machine(name_or_path: str | os.PathLike[str]) -> MachineSpec:
     """Load a machine by name (``o2k``, looked up in ``hosts/``) or from a TOML path."""
     path = paths.resolve("hosts", name_or_path)
-    text = read_small_text(path, "machine file")
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(path, f"not valid TOML: {exc}") from None
+    text, data = read_toml(path, "machine file")
     with located(text):  # the line of the field a refusal names
         return parse_machine(data, str(path))

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import math
 import os
-import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -35,7 +34,7 @@ from tqdm import tqdm
 
 from o2ksim.errors import O2KSimError
 from o2ksim.experiments.store import Results, load_results
-from o2ksim.files import read_small_text
+from o2ksim.files import read_small_text, read_toml
 from o2ksim.run.api import simulate
 from o2ksim.workloads.cooldown import append_tail, cooldown_chunk, run_with_cooldown
 from o2ksim.workloads.models import generate
@@ -133,11 +132,7 @@ def load_claims(
     file is a one-line :class:`O2KSimError` naming the file and the claim.
     """
     p = Path(path) if path is not None else claims_path()
-    text = read_small_text(p, "claims file")
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise O2KSimError(f"{p}: cannot read the claims file ({exc})") from None
+    _, data = read_toml(p, "claims file")
     loaded = data.get("loaded_utilisation", 0.86)
     if not isinstance(loaded, (int, float)):
         raise O2KSimError(f"{p}: loaded_utilisation must be a number")

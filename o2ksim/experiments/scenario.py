@@ -45,7 +45,6 @@ import json
 import math
 import os
 import re
-import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,10 +67,9 @@ from o2ksim.experiments.tables import (
     protocol_section,
     set_path,
     show_value,
-    toml_error_line,
     workload_section,
 )
-from o2ksim.files import read_small_text
+from o2ksim.files import parse_toml, read_small_text
 from o2ksim.machine import MachineSpec
 from o2ksim.plugins import resolve_spec
 from o2ksim.policies import make_policy
@@ -285,11 +283,7 @@ def parse_scenario(text: str, *, path: str | None = None, reduced: bool = False)
         check_path(path, "parse_scenario", "path")
     check_flags("parse_scenario", reduced=reduced)
     where = path or "<scenario>"
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        line = toml_error_line(exc)
-        raise ConfigError(where, f"not valid TOML: {exc}", line=line) from None
+    data = parse_toml(text, where, "scenario file")
     base = Path(path).resolve().parent if path else Path.cwd()
     overrides = data.pop("reduced", None)
     has_reduced = overrides is not None

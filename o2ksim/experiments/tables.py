@@ -12,7 +12,6 @@ import json
 import math
 import os
 import re
-import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,11 +61,6 @@ class PolicyEntry:
     name: str
     label: str
     params: dict[str, Any] = field(default_factory=dict)
-
-
-def toml_error_line(exc: tomllib.TOMLDecodeError) -> int | None:
-    m = re.search(r"line (\d+)", str(exc))
-    return int(m.group(1)) if m else None
 
 
 def machine_value(value: Any, where: str, base: Path, fld: str = "machine") -> Any:
@@ -342,6 +336,5 @@ __all__ = [
     "protocol_section",
     "set_path",
     "show_value",
-    "toml_error_line",
     "workload_section",
 ]

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import math
 import os
-import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -46,7 +45,7 @@ from o2ksim.engine.contract import PROTOCOL_METHODS
 from o2ksim.engine.decisions import Decision
 from o2ksim.engine.snapshot import Snapshot
 from o2ksim.errors import ConfigError, O2KSimError
-from o2ksim.files import read_small_text
+from o2ksim.files import read_toml
 from o2ksim.jobs import Job
 from o2ksim.machine import MachineSpec
 from o2ksim.plugins import PluginError, is_object_spec, load_object
@@ -231,11 +230,7 @@ class Preset:
 def load_preset(path: str | os.PathLike[str]) -> Preset:
     """Read and validate a policy preset file."""
     path = Path(path)
-    text = read_small_text(path, "policy preset")
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(path, f"not valid TOML: {exc}") from None
+    text, data = read_toml(path, "policy preset")
     kind = data.get("kind")
     if not isinstance(kind, str):
         raise ConfigError(

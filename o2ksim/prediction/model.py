@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import math
 import os
-import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from o2ksim.errors import ConfigError, O2KSimError
-from o2ksim.files import read_small_text
+from o2ksim.files import read_toml
 from o2ksim.prediction.classes import (
     ALL,
     OTHER,
@@ -350,11 +349,7 @@ def _toml_str(s: str) -> str:
 def load_clm(path: str | os.PathLike[str]) -> CLM:
     """Read a CLM written by :meth:`CLM.save` (or by hand: ``[[class]]`` with name, beta0, beta1)."""
     p = Path(path)
-    text = read_small_text(p, "fitted model file")
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(p, f"not valid TOML: {exc}") from None
+    _, data = read_toml(p, "fitted model file")
     classes: dict[str, ClassFit] = {}
     raw = data.get("class")
     if not isinstance(raw, list) or not raw:

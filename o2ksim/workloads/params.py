@@ -13,13 +13,13 @@ import copy
 import json
 import math
 import os
-import tomllib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from o2ksim import files
 from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.files import read_small_text, write_atomically
 from o2ksim.validation import MAX_PROCS, shown, shown_number, toml_field_line
@@ -82,13 +82,8 @@ def parse_span(text: str | float | int) -> float:
 
 def read_toml(path: Path) -> dict[str, Any]:
     """The TOML file at *path*; a missing, oversized or malformed file is a one-line user error
-    (:func:`~o2ksim.files.read_small_text`)."""
-    text = read_small_text(path, "parameter file")
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        line = getattr(exc, "lineno", None)
-        raise ConfigError(path, f"not valid TOML: {exc}", line=line) from None
+    (:func:`~o2ksim.files.read_toml`)."""
+    return files.read_toml(path, "parameter file")[1]
 
 
 def deep_merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
