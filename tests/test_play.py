@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from o2ksim.cli import main
+from o2ksim.errors import O2KSimError
 from o2ksim.report.player import player_html, write_player
 from o2ksim.report.player_data import ENDS_BEFORE, EXTRA_PROCS, assign_lanes, player_data
 
@@ -130,6 +131,24 @@ def test_cli_bad_source(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "missing.toml" in err and "Traceback" not in err
     assert not Path(tmp_path / "x.html").exists()
+
+
+@pytest.mark.parametrize("name", ["p.png", "p.svg", "p", "p.html.txt"])
+def test_a_page_name_without_html_is_refused_before_the_work(tmp_path, capsys, name):
+    """A browser opens a file by its extension: an HTML page written as ``p.png`` does
+    not open, so the name is refused, from the CLI and the API, and nothing is written."""
+    out = tmp_path / name
+    code = main(["play", "explain-backfill", "-o", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "give a name ending in .html" in err[0]
+    with pytest.raises(O2KSimError, match="write_player: path .*ending in .html"):
+        write_player(out, "explain-backfill")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_htm_and_upper_case_names_are_pages(tmp_path):
+    for name in ("p.htm", "P.HTML"):
+        assert write_player(tmp_path / name, "explain-backfill").read_text().startswith("<!DOCTYPE html>")
 
 
 def test_versus_another_policy():

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from o2ksim.cli.run import parse_overrides
 from o2ksim.errors import O2KSimError
-from o2ksim.files import parent_folder, write_atomically
-from o2ksim.report.player import render_player, write_player
+from o2ksim.files import write_atomically
+from o2ksim.report.player import page_path, render_player, write_player
 from o2ksim.report.player_data import MAX_JOBS
 from o2ksim.report.player_run import MAX_EVENTS, is_run_folder, run_folder_data
 
@@ -62,7 +62,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # a missing folder, a file in the way or the input itself: refused before the work
-    parent_folder(args.out, "-o", inputs=(args.source,))
+    page_path(args.out, "-o", inputs=(args.source,))
     if is_run_folder(args.source) or Path(args.source).is_dir():  # a folder: a stored run
         extra = [f for f, v in (("--policy", args.policy), ("--set", args.set),
                                 ("--versus", args.versus)) if v]  # fmt: skip

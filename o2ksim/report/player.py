@@ -28,10 +28,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from o2ksim.files import write_atomically
+from o2ksim.errors import O2KSimError
+from o2ksim.files import parent_folder, write_atomically
 from o2ksim.report.player_data import player_data
+from o2ksim.validation import check_path
 
-__all__ = ["player_html", "render_player", "write_player"]
+__all__ = ["page_path", "player_html", "render_player", "write_player"]
 
 PAGE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
@@ -134,6 +136,19 @@ def player_html(
     return render_player(first, second, title=first["title"])
 
 
+def page_path(path: str | os.PathLike[str], option: str, inputs: tuple[Any, ...] = ()) -> Path:
+    """``path`` as the player page's file, checked before the work: a name ending in
+    ``.html`` or ``.htm`` (a browser opens a file by its extension, so a page written
+    as ``p.png`` would not open) in an existing, writable folder, not one of ``inputs``
+    (:func:`~o2ksim.files.parent_folder`)."""
+    out = parent_folder(path, option, inputs=inputs)
+    if out.suffix.lower() not in (".html", ".htm"):
+        raise O2KSimError(
+            f"{option} {out}: the player is one HTML page; give a name ending in .html"
+        )
+    return out
+
+
 def write_player(path: str | os.PathLike[str], source: Any = "explain-backfill", **kw: Any) -> Path:
     """Write the player page of ``source`` to ``path``; returns the path.
 
@@ -143,6 +158,8 @@ def write_player(path: str | os.PathLike[str], source: Any = "explain-backfill",
     ``title`` as for :func:`~o2ksim.report.player_data.player_data`; ``versus``
     as for :func:`player_html`.
     """
-    out = Path(path)
+    check_path(path, "write_player", "path")
+    named = (source,) if isinstance(source, str | os.PathLike) else ()
+    out = page_path(path, "write_player: path", named)
     write_atomically(out, player_html(source, **kw).encode("utf-8"))  # whole or not at all
     return out
