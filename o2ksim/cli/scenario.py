@@ -321,7 +321,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         return 0
     for name, path in sorted(found.items()):
         sc = load_scenario(path)
-        print(f"  {name:<28} {len(sc.plan()):>3} runs  {sc.description}")
+        runs = len(sc.plan())
+        print(f"  {name:<28} {runs:>3} {'run ' if runs == 1 else 'runs'}  {sc.description}")
     return 0
 
 
