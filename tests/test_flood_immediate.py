@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from o2ksim.engine import arrival_queue
@@ -353,8 +353,12 @@ def test_the_indexed_pass_decides_as_the_scanning_one(draw_jobs, mode, priority,
         )
     params = {"quantum": 5, "eligible_after": 20, "initial_memory": "512MB",
               "priority": {"w": 0.02, "x": 1} if priority == "lxfw" else priority}  # fmt: skip
-    service, _ = side_by_side(TWO_HOSTS, jobs, mode, interval, **params)
+    service, sim = side_by_side(TWO_HOSTS, jobs, mode, interval, **params)
     assert service.passes > 0
+    event(f"passes with jobs awaiting a trial: {'some' if service.tried else 'none'}")
+    event(
+        f"trials put back in the queue: {'some' if any(j.restarts for j in sim.jobs.values()) else 'none'}"
+    )
 
 
 @pytest.mark.parametrize("mode", ["preemptive", "soon"])
