@@ -101,7 +101,7 @@ class ImmediateService:
         self.settings = settings
         self.book = TrialBook()
         self._awaiting = Awaiting()  # jobs not given a trial yet, in arrival order
-        self._gone: list[Job] = []  # awaiting jobs that left the queue or started since
+        self._gone: list[Job] = []  # awaiting jobs that left the queue or started, to be dropped
         self._wakes: set[float] = set()
         self._eligibility = EligibilityCache()
 
