@@ -226,7 +226,7 @@ class Checker(Observer):
         resources, to ask what the rules allowed at the moment of its start.
         """
         free_p, free_m = self.sim.hosts[h].free_procs, self.sim.hosts[h].free_mem
-        queue = list(self.sim.queue.values())  # submission order
+        queue = list(self.sim.queue)  # submission order
         if back is not None:
             queue = sorted([*queue, back], key=lambda j: (j.submit, j.id))
             if back.host == h:

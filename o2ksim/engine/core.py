@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,6 +43,7 @@ import simpy
 from simpy.core import StopSimulation
 
 from o2ksim.availability import Outage
+from o2ksim.engine.arrival_queue import ArrivalQueue
 from o2ksim.engine.contract import PolicyProtocol, RunSettings
 from o2ksim.engine.decisions import PolicyError
 from o2ksim.engine.hosts import Host, OutageRecord
@@ -155,15 +155,13 @@ class Simulation:
                 raise ValueError(f"duplicate job id {job.id}")
             self.jobs[job.id] = job
             self._arrival_order.append(job)
-        # QUEUED jobs in arrival order.  An OrderedDict, not a dict: a dict keeps a hole
-        # for every deleted entry until its next resize (on an insertion), and iterating it
-        # walks over them, so after a flood (no arrivals, the head started job by job)
-        # every pass that looks at the queue's head paid for every job started so far
-        # (O(n) a pass, O(n^2) a flood).  Its linked list reaches the head in O(1).
-        self.queue: OrderedDict[int, Job] = OrderedDict()
+        # QUEUED jobs in arrival order (rows of the queue index), a job put back anywhere
+        # in it by a requeue (arrival_queue.py: no sort, no dict holes)
         self.queue_index = QueueIndex(self._arrival_order)
+        self.queue = ArrivalQueue(self.queue_index.row_of)
         self.arrived: list[Job] = []  # since the last pass
         self.departed: list[Job] = []  # since the last pass
+        self.left: list[Job] = []  # left the queue since the last pass (started, killed, rejected)
         watched = set(self.jobs) if watch is None else set(watch) & set(self.jobs)
         self._watched = watched
         self._outstanding = len(watched)
@@ -250,7 +248,7 @@ class Simulation:
         if reason:
             self.reject(job, reason)
             return
-        self.queue[job.id] = job
+        self.queue.add(job)
         self.queue_index.add(job)
         self.arrived.append(job)
         if self.interval is None:
@@ -261,8 +259,9 @@ class Simulation:
 
     def dequeue(self, job: Job) -> None:
         """Take a job out of the queue (it starts, or is rejected or killed)."""
-        del self.queue[job.id]
+        self.queue.remove(job)
         self.queue_index.remove(job)
+        self.left.append(job)
 
     def host_of(self, job: Job) -> Host:
         """The host ``job`` holds resources on."""
@@ -315,12 +314,8 @@ class Simulation:
 
     def _requeue(self, job: Job) -> None:
         """Put a job back in the queue at its arrival-order place."""
-        self.queue[job.id] = job
+        self.queue.add(job)
         self.queue_index.add(job)
-        if len(self.queue) > 1:
-            row = self.queue_index.row_of
-            ordered = sorted(self.queue.values(), key=lambda j: row[j.id])
-            self.queue = OrderedDict((j.id, j) for j in ordered)
 
     def reject(self, job: Job, reason: str) -> None:
         """``job`` can never run: it ends as rejected."""

@@ -260,6 +260,7 @@ class Scheduler:
         timers, self.due = tuple(self.due), []
         arrived, sim.arrived = tuple(sim.arrived), []
         departed, sim.departed = tuple(sim.departed), []
+        left, sim.left = tuple(sim.left), []
         changes = sim.changes[0]
         if changes != self._views_changes:  # the views are rebuilt only after an allocation changed
             views = tuple([h.view() for h in sim.host_list])
@@ -268,13 +269,14 @@ class Scheduler:
             self._views_changes = changes
         snap = Snapshot(
             now=now,
-            queue=sim.queue.values(),
+            queue=sim.queue,
             hosts=self._views,
             host_by_name=self._views_by_name,
             machine=sim.machine,
             timers=timers,
             arrived=arrived,
             departed=departed,
+            left=left,
             explain=sim.explain,
             interval=sim.interval,
             queue_index=sim.queue_index,

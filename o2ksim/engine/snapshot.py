@@ -50,7 +50,11 @@ class Snapshot:
     iterate it during ``schedule`` and do not keep it).  ``hosts`` is in machine
     order and ``host_by_name`` indexes it.  ``timers`` are the policy's own
     wake-ups that came due at this instant; ``arrived`` and ``departed`` are the
-    jobs that arrived / left since the previous pass.  ``interval`` is the
+    jobs that arrived / gave back their resources (ended, were killed, or a
+    trial run went back to the queue) since the previous pass; ``left`` the
+    jobs that left the queue since then (started, or killed or rejected while
+    waiting), so that a policy can keep a set of waiting jobs up to date
+    without scanning it.  ``interval`` is the
     run's fixed scheduling cycle (``None``: a pass at every event).
     ``queue_index`` is the same queue as numpy columns
     (:class:`~o2ksim.engine.queue_index.QueueIndex`), for policies that scan
@@ -65,6 +69,7 @@ class Snapshot:
     timers: tuple[Timer, ...] = ()
     arrived: tuple[Job, ...] = ()
     departed: tuple[Job, ...] = ()
+    left: tuple[Job, ...] = ()
     explain: bool = False
     interval: float | None = None  # the run's fixed scheduling interval, if any
     queue_index: QueueIndex | None = None

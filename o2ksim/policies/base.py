@@ -174,7 +174,7 @@ class Policy:
 
         "The same state": no arrival, departure, timer, request or change of a
         host's resources since, so a later pass sees ``snap`` with a later
-        ``now`` (and no ``arrived``, ``departed`` or ``timers``), and the policy's
+        ``now`` (and no ``arrived``, ``departed``, ``left`` or ``timers``), and the policy's
         own state is the one that pass left (the engine asks before any other
         pass: a policy carrying state between passes answers for it).  With a fixed
         interval the engine skips the ticks before that time (until something

@@ -47,6 +47,9 @@ The component and its pieces (one module each):
 * :mod:`.book` -- :class:`TrialBook`: trials in progress, their victims (any
   the engine could not resume at the trial's end are resumed by the next
   pass), the processors those victims are owed per host, and the counters;
+* :mod:`.awaiting` -- :class:`Awaiting`: the jobs awaiting a trial in arrival
+  order, with a min-tree of their processor requests, so that a pass finds
+  the next job a trial could fit in O(log q) (a flood: issue 27, D29);
 * :mod:`.service` -- :class:`ImmediateService`, the component a backfill
   policy holds (``Backfill.immediate``): it runs the backfill pass on a view
   in which the victims still hold their processors (so the availability

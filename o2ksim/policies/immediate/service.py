@@ -5,6 +5,11 @@ it is built from the policy's parameters (:meth:`ImmediateService.from_params`,
 ``None`` when the mode is ``off``), runs around the policy's own pass
 (:meth:`ImmediateService.schedule`), answers the engine's pending-work
 question and gives the policy's counters.
+
+A pass costs O(log q) per job it offers a trial, not O(q): the jobs awaiting
+a trial are kept in an index (:class:`~.awaiting.Awaiting`) that skips the
+ones too wide for any host, and dropped when they leave the queue
+(``Snapshot.left``) or are started by the pass, not found by a scan.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from o2ksim.engine.decisions import Start, WakeAt
 from o2ksim.engine.snapshot import Snapshot
 from o2ksim.jobs import Job, JobState
 from o2ksim.policies.base import Param
+from o2ksim.policies.immediate.awaiting import Awaiting
 from o2ksim.policies.immediate.book import TrialBook, borrowed_view
 from o2ksim.policies.immediate.eligibility import EligibilityCache, VictimLists, next_eligible
 from o2ksim.policies.immediate.settings import MODES, PARAMS, TrialSettings
@@ -94,7 +100,8 @@ class ImmediateService:
             )
         self.settings = settings
         self.book = TrialBook()
-        self._awaiting: dict[int, Job] = {}
+        self._awaiting = Awaiting()  # jobs not given a trial yet, in arrival order
+        self._gone: list[Job] = []  # awaiting jobs that left the queue or started, to be dropped
         self._wakes: set[float] = set()
         self._eligibility = EligibilityCache()
 
@@ -128,21 +135,31 @@ class ImmediateService:
             inner_decisions = decisions = list(inner(view))
         for job in snap.arrived:
             if job.state is JobState.QUEUED:
-                awaiting[job.id] = job
+                awaiting.add(job)
+        gone = self._gone
+        for job in snap.left:  # left the queue since the last pass: to be dropped below
+            if job in awaiting:
+                gone.append(job)
         if not awaiting:
             return decisions
         preemptive = self.settings.preemptive
         if not preemptive:  # soon: a trial needs free processors, which this pass cannot add
             most = max(h.free_procs for h in snap.hosts)
-            if all(j.spec.procs > most for j in awaiting.values()):
+            if awaiting.smallest > most:  # every awaiting job (none dropped yet) asks more
                 return decisions
         started: set[int] = set()
         for d in inner_decisions:
             if isinstance(d, Start):
                 started.add(d.job.id)
+                if d.job in awaiting:
+                    gone.append(d.job)
+        # drop the jobs started by this pass or no longer queued: only the jobs that left
+        # the queue or started since the last drop can be either (the others are queued)
         queued = JobState.QUEUED
-        for job_id in [i for i, j in awaiting.items() if i in started or j.state is not queued]:
-            del awaiting[job_id]
+        for job in gone:
+            if job in awaiting and (job.id in started or job.state is not queued):
+                awaiting.remove(job)
+        gone.clear()
         if not awaiting:
             return decisions
         free = {h.spec.name: [h.free_procs, h.free_mem] for h in snap.hosts}
@@ -160,11 +177,12 @@ class ImmediateService:
         # Most processors a trial could get on one host now (an upper bound), worked out
         # after a search fails so that later jobs too wide for it skip the search; not
         # before, as a search that succeeds usually stops at the first host it can fill
-        # exactly and needs no other host's eligible jobs.
+        # exactly and needs no other host's eligible jobs.  The jobs are offered a trial
+        # in arrival order; `first` skips those asking more than `room`.
         room = math.inf
-        for job_id, job in list(awaiting.items()):
-            if job.spec.procs > room:
-                continue  # no host can give it a trial now: skip the search
+        place = awaiting.first(0, room)
+        while place >= 0:
+            job = awaiting.job_at(place)
             plan = plan_trial(
                 job, snap.hosts, free, now, self.settings,
                 preempt=preemptive, victims=victims,
@@ -174,16 +192,18 @@ class ImmediateService:
                     room = max(free[h.spec.name][0] + victims.total(h) for h in snap.hosts)
                 else:
                     room = max(f[0] for f in free.values())
+                place = awaiting.first(place + 1, room)
                 continue
-            del awaiting[job_id]
+            awaiting.remove(job)
             f = free[plan.host]
             f[0] += sum(v.alloc_procs for v in plan.victims) - job.spec.procs
             f[1] -= plan.mem
             book.start(plan)
-            protected.add(job_id)
+            protected.add(job.id)
             victims.remove(plan.victims)  # still "running" in this snapshot
             room = math.inf
             decisions.extend(trial_decisions(plan, self.settings, now))
+            place = awaiting.first(place + 1, room)
         if awaiting and self.settings.preemptive:
             fresh = [d.job for d in inner_decisions if isinstance(d, Start)]
             decisions.extend(self._next_eligibility(snap, protected, fresh))
