@@ -63,3 +63,25 @@ def test_run_out_with_report(tmp_path, trace, capsys):
     assert main(["gantt", str(out), "-o", str(png)]) == 0
     assert png.stat().st_size > 1000
     assert "Gantt chart" in capsys.readouterr().out
+
+
+def test_a_host_whose_name_has_a_comma(tmp_path, capsys):
+    """A machine sized from a trace header is named after its Computer line, commas and all
+    (spaces become dashes): ``--host NAME`` names it exactly; ``--hosts``, which splits at
+    commas, is refused in one line that says so (issue 27, fourth audit)."""
+    trace = tmp_path / "comma.swf"
+    trace.write_text("; Computer: one box, 4 processors\n" + SWF)
+    out = tmp_path / "run"
+    assert main(["run", "--trace", str(trace), "--out", str(out), "-q"]) == 0
+    name = "one-box,-4-processors"  # the Computer line with its spaces made dashes
+    png = tmp_path / "g.png"
+    assert main(["gantt", str(out), "--host", name, "-o", str(png)]) == 0
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    capsys.readouterr()
+    png.unlink()
+    assert main(["gantt", str(out), "--hosts", name, "-o", str(png)]) == 2
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert "'one-box'" in lines[0] and "--host NAME" in lines[0]
+    assert not png.exists()
