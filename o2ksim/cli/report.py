@@ -9,6 +9,7 @@ from pathlib import Path
 
 from o2ksim.errors import O2KSimError
 from o2ksim.outfiles import claim, interrupts_end, said_of_folder
+from o2ksim.outread import held_to_read
 from o2ksim.report.html import write_report
 from o2ksim.report.prediction import is_prediction_dir
 from o2ksim.validation import output_folder
@@ -71,8 +72,11 @@ def run(args: argparse.Namespace) -> int:
     written: list[Path] = []
     said = said_of_folder(out, "the report was", "an earlier report there is", lambda: bool(written))
 
-    # `o2ksim run --out DIR`'s folder is held against a run writing into it meanwhile
-    held = claim(run_out, "") if run_out is not None else contextlib.nullcontext()
+    # `o2ksim run --out DIR`'s folder is held against a run writing into it meanwhile: claimed
+    # when the report goes into it, else only held to be read (it may be read-only)
+    held: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
+    if run_out is not None:
+        held = claim(run_out, "") if args.out is None else held_to_read(run_out)
     with interrupts_end(said), held:
         if args.out is None:
             written.append(write_report(results, out))
