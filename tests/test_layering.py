@@ -113,6 +113,18 @@ FUNCTION_LEVEL: dict[tuple[str, str], str] = {
     ("o2ksim.cli.run", "o2ksim.invariants"): (
         "--check reads the written tables with pandas, which a run without it never loads"
     ),
+    ("o2ksim.cli.validate", "o2ksim.analysis.validate"): (
+        "pandas loads once --out is claimed: a second writer is refused at once, not after it"
+    ),
+    ("o2ksim.cli.validate", "o2ksim.report.validation"): (
+        "matplotlib and seaborn load once --out is claimed: a second writer is refused at once"
+    ),
+    ("o2ksim.cli.predict", "o2ksim.prediction.evaluate"): (
+        "pandas and the simulator load once --out is claimed: a second writer is refused at once"
+    ),
+    ("o2ksim.cli.characterize", "o2ksim.workloads.characterize"): (
+        "pandas and scipy load once --out is claimed: a second writer is refused at once"
+    ),
     ("o2ksim.cli.characterize", "o2ksim.report.workload_figures"): (
         "the figures need matplotlib and seaborn, loaded only when figures are drawn"
     ),

@@ -294,3 +294,23 @@ def test_a_report_and_a_run_never_share_a_folder(sweep, results, tmp_path, monke
     line = one_line(capsys.readouterr().err)
     assert f"--out {report}: holds the results of `o2ksim report` (report.html)" in line, line
     assert snapshot(report) == before
+
+
+HEAVY = ("pandas", "scipy", "matplotlib", "seaborn")
+"""What a command loads for its work (a second and a half for validate's figures), not to refuse."""
+
+
+@pytest.mark.parametrize("command", sorted(WRITE))
+def test_a_command_refuses_a_held_folder_before_loading_its_work(tmp_path, command):
+    """L6: `validate --out` claimed its folder only after importing pandas, matplotlib and
+    seaborn, so a second writer was refused 1.7 s late (predict and characterize half a
+    second).  Each command is refused, in one line, with none of them loaded, as `run` is."""
+    out = tmp_path / "out"
+    out.mkdir()
+    probe = ("import sys\nfrom o2ksim.cli import main\nrc = main(sys.argv[1:])\n"
+             f"print(rc, [m for m in {HEAVY!r} if m in sys.modules])")  # fmt: skip
+    with folder_held_elsewhere(out, ENV) as pid:
+        done = subprocess.run([sys.executable, "-c", probe, *WRITE[command], str(out)],
+                              env=ENV, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.stdout.split("\n")[-2] == "2 []", done.stdout
+    assert f"in use by another o2ksim process (pid {pid})" in one_line(done.stderr)
