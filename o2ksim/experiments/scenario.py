@@ -54,6 +54,7 @@ from typing import Any
 from o2ksim import paths
 from o2ksim.availability import load_availability, outages_from_rows
 from o2ksim.errors import ConfigError, O2KSimError
+from o2ksim.experiments.plan_checks import check_runs
 from o2ksim.experiments.tables import (
     TOP_KEYS,
     PolicyEntry,
@@ -76,7 +77,6 @@ from o2ksim.experiments.tables import (
 from o2ksim.files import read_small_text
 from o2ksim.machine import MachineSpec
 from o2ksim.plugins import resolve_spec
-from o2ksim.policies import make_policy
 from o2ksim.run.api import Result, run_config
 from o2ksim.run.config import RunConfig
 from o2ksim.run.workload import build_workload, inline_jobs_frame, workload_label
@@ -362,7 +362,7 @@ def _parse_scenario(text: str, *, path: str | None, reduced: bool) -> Scenario:
         has_reduced=has_reduced,
         machines=machines,
     )
-    _check_runs(sc, where)
+    check_runs(sc, where)
     if has_reduced and not reduced:
         _check_reduced(text, path, where)
     return sc
@@ -415,21 +415,6 @@ def _availability(
             )
         rows = [o.row() for o in outages]
     return rows
-
-
-def _check_runs(sc: Scenario, where: str) -> None:
-    """Fail now, not in the middle of a sweep: build every policy variant once."""
-    seen: set[str] = set()
-    for run in sc.plan():
-        pol = run.config["policy"]
-        key = json.dumps(pol, sort_keys=True)
-        if key in seen:
-            continue
-        seen.add(key)
-        try:
-            make_policy(pol["name"], **pol["params"])
-        except O2KSimError as exc:
-            raise ConfigError(where, f"policy '{pol['label']}': {exc}", field="policy") from None
 
 
 def _slug(text: str) -> str:
