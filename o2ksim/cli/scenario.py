@@ -205,6 +205,8 @@ def _cmd_run(args: argparse.Namespace, stage: dict[str, Path]) -> int:
         ) from None
     if res.unused_seeds and not args.quiet:  # once for the scenario (the API warns it)
         print(f"o2ksim: warning: {res.unused_seeds}", file=sys.stderr)
+    for note in [] if args.quiet else res.unused_availability:  # once per set of periods late
+        print(f"o2ksim: warning: {note}", file=sys.stderr)
     if not args.quiet:
         print(format_table(res.table, ["policy", *sc.factors, "seed"]))
         print(

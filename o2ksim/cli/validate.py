@@ -15,7 +15,7 @@ from o2ksim.errors import O2KSimError
 from o2ksim.outfiles import command_into_folder
 from o2ksim.run.workload import load_workload
 from o2ksim.table import column
-from o2ksim.validation import check_interval_option, option_duration
+from o2ksim.validation import check_interval_option, option_duration, shown
 from o2ksim.workloads.transforms import read_window
 
 HELP = "replay a trace under a policy and compare each job's simulated wait with its recorded one"
@@ -134,7 +134,9 @@ def _run(args: argparse.Namespace) -> int:
     params = parse_overrides(args.set)
     params.update(refuse_foreign_options(args, args.policy_options, params))
     progress = sys.stderr.isatty() if args.progress is None else args.progress
-    with perfect_estimates_said(args.quiet), estimates_option():  # as `o2ksim run` says them
+    availability = _availability_option(args.availability, args.machine, INFERRED)
+    named = (f"availability={shown(availability)}", f"--availability {availability}")
+    with perfect_estimates_said(args.quiet, availability=named), estimates_option():  # as `run` says them
         v = validate(
             trace,
             args.machine,
@@ -145,7 +147,7 @@ def _run(args: argparse.Namespace) -> int:
             interval=interval,
             progress=progress and not args.quiet,
             outage_min=option_duration("--outage-min", args.outage_min),
-            availability=_availability_option(args.availability, args.machine, INFERRED),
+            availability=availability,
         )
         if not len(v.compared):  # a refusal: one line, no warning before it
             raise O2KSimError(f"{args.trace}: {v.message()}")

@@ -23,20 +23,28 @@ How the pieces fit:
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from tqdm import tqdm
 
-from o2ksim.errors import ConfigError, O2KSimError, PerfectEstimatesWarning, UnusedSeedWarning
+from o2ksim.availability import unused_periods_note
+from o2ksim.errors import (
+    ConfigError,
+    O2KSimError,
+    PerfectEstimatesWarning,
+    UnusedAvailabilityWarning,
+    UnusedSeedWarning,
+)
 from o2ksim.experiments.scenario import RunSpec, Scenario, load_scenario
 from o2ksim.experiments.store import (
     LOCK_FILE,
@@ -74,6 +82,10 @@ class SweepResult:
     unused_seeds: str = ""
     """The note that the scenario's seeds changed nothing in the runs of some policies
     (:func:`unused_seeds_note`), ``""`` when they did or no seed was given."""
+    unused_availability: list[str] = field(default_factory=list)
+    """The notes that periods of the scenario's availability started after the last event of
+    some of its runs, so they changed nothing there (:func:`unused_availability_notes`): one
+    per set of periods late, not one per run."""
 
     @property
     def ok(self) -> bool:
@@ -128,7 +140,36 @@ def run_sweep(
         res = _sweep(scenario, out, workers, scheduler, client, progress, retry_failed, log)
     if res.unused_seeds:  # once per scenario, not once per run
         warnings.warn(res.unused_seeds, UnusedSeedWarning, stacklevel=2)
+    for note in res.unused_availability:  # once per set of periods late, not once per run
+        warnings.warn(note, UnusedAvailabilityWarning, stacklevel=2)
     return res
+
+
+def unused_availability_notes(
+    scenario: Scenario, runs: list[RunSpec], outcomes: dict[str, RunOutcome]
+) -> list[str]:
+    """One line for each set of availability periods that started at or after the last event
+    of some runs of this sweep (``outcomes``: run id to its outcome): they changed nothing in
+    those runs (:func:`~o2ksim.availability.unused_periods_note`, as ``o2ksim run`` says it for
+    one run).  A sweep of 20 runs with the same periods late says it once, counting the runs."""
+    groups: dict[str, list[RunSpec]] = {}
+    for run in runs:
+        outcome = outcomes.get(run.run_id)
+        if outcome is not None and outcome.late_periods:
+            key = json.dumps(outcome.late_periods)  # the scenario's one set of periods (not a factor)
+            groups.setdefault(key, []).append(run)
+    notes = []
+    where = f"{scenario.path or scenario.name}: protocol.availability"
+    for group in groups.values():
+        first = outcomes[group[0].run_id]
+        ends = [float(outcomes[r.run_id].info.get("sim_end", 0.0)) for r in group]
+        ids = ", ".join(r.run_id for r in group[:3]) + (", ..." if len(group) > 3 else "")
+        which = (f"all {len(runs)} runs" if len(group) == len(runs)
+                 else f"{len(group)} of the {len(runs)} runs ({ids})")  # fmt: skip
+        outages = scenario.run_config(group[0]).availability
+        runs_said = "" if len(runs) == 1 else which
+        notes.append(unused_periods_note(outages, max(ends), first.unix_start, where, runs=runs_said))
+    return [n for n in notes if n]
 
 
 def unused_seeds_note(scenario: Scenario, runs: list[RunSpec], draws: dict[str, bool | None]) -> str:
@@ -296,6 +337,7 @@ def _sweep(
     ran: list[str] = []
     failed: list[str] = []
     draws: dict[str, bool | None] = {}
+    outcomes: dict[str, RunOutcome] = {}  # not kept: the tables are stored as each run ends
     if todo:
         bar = tqdm(
             total=len(todo),
@@ -310,6 +352,10 @@ def _sweep(
             store_outcome(out, run, outcome)
             ran.append(run.run_id)
             draws[run.run_id] = outcome.random_draws
+            if outcome.late_periods:
+                outcomes[run.run_id] = RunOutcome(run.run_id, outcome.status, {}, 0.0, info={
+                    "sim_end": outcome.info.get("sim_end")}, late_periods=outcome.late_periods,
+                    unix_start=outcome.unix_start)  # fmt: skip
             if outcome.status != "ok":
                 failed.append(run.run_id)
                 bar.set_postfix(failed=len(failed))
@@ -338,6 +384,7 @@ def _sweep(
         table,
         time.perf_counter() - t0,
         unused_seeds_note(scenario, runs, draws),
+        unused_availability_notes(scenario, runs, outcomes),
     )
 
 
