@@ -122,6 +122,19 @@ FUNCTION_LEVEL: dict[tuple[str, str], str] = {
     ("o2ksim.cli.predict", "o2ksim.prediction.evaluate"): (
         "pandas and the simulator load once --out is claimed: a second writer is refused at once"
     ),
+    ("o2ksim.cli.scenario", "o2ksim.experiments.sweep"): (
+        "pandas and the engine load once the results directory is checked: a held one or "
+        "another command's result is refused at once (scenario show and list never load them)"
+    ),
+    ("o2ksim.cli.scenario", "o2ksim.report.html"): (
+        "the report's modules load once the results directory is checked, as the sweep's"
+    ),
+    ("o2ksim.cli.scenario", "o2ksim.experiments.claims"): (
+        "pandas loads for `scenario claims` only, not for the other subcommands"
+    ),
+    ("o2ksim.cli.scenario", "o2ksim.experiments.expected"): (
+        "pandas loads for `scenario check` only, not for the other subcommands"
+    ),
     ("o2ksim.cli.characterize", "o2ksim.workloads.characterize"): (
         "pandas and scipy load once --out is claimed: a second writer is refused at once"
     ),

@@ -314,3 +314,41 @@ def test_a_command_refuses_a_held_folder_before_loading_its_work(tmp_path, comma
                               env=ENV, capture_output=True, text=True, timeout=120)  # fmt: skip
     assert done.stdout.split("\n")[-2] == "2 []", done.stdout
     assert f"in use by another o2ksim process (pid {pid})" in one_line(done.stderr)
+
+
+def _refused_light(argv: list[str]) -> tuple[str, str]:
+    """``o2ksim ARGV`` in a fresh process: its exit code with the heavy modules it loaded, and
+    its stderr."""
+    probe = ("import sys\nfrom o2ksim.cli import main\nrc = main(sys.argv[1:])\n"
+             f"print(rc, [m for m in {HEAVY!r} if m in sys.modules])")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", probe, *argv], env=ENV, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    return done.stdout.split("\n")[-2], done.stderr
+
+
+def test_a_sweep_refuses_its_folder_before_loading_its_work(results, tmp_path):
+    """L6: `scenario run` refused a folder holding another command's result, or one another
+    sweep held, only inside `run_sweep`, after pandas and the report's modules had loaded
+    (0.2 s beyond reading the scenario, a second on a busy machine); now before them."""
+    scenario = str(ROOT / "scenarios" / "explain-backfill.toml")
+    folder = results["run"]
+    before = snapshot(folder)
+    code, err = _refused_light(["scenario", "run", scenario, "--out", str(folder)])
+    assert code == "2 []"
+    assert f"{folder}: holds the results of `o2ksim run` (" in one_line(err)
+    assert snapshot(folder) == before
+    out = tmp_path / "sd"
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time\nfrom pathlib import Path\nfrom o2ksim.experiments.sweep_lock import results_lock\n"
+         "with results_lock(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(60)", str(out)],
+        env=ENV, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        code, err = _refused_light(["scenario", "run", scenario, "--out", str(out)])
+    finally:
+        holder.kill()
+        holder.wait()
+    assert code == "2 []"
+    assert f"{out}: another sweep is writing to this results directory (process {holder.pid}" in one_line(err)

@@ -20,7 +20,6 @@ complete; :func:`load_results` reads a directory back as :class:`Results`.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import math
@@ -31,13 +30,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pandas as pd
 import pyarrow.parquet as pq
 
 from o2ksim.errors import O2KSimError
 from o2ksim.experiments.scenario import RunSpec, Scenario
+from o2ksim.experiments.sweep_lock import LOCK_FILE, locked_elsewhere
 from o2ksim.experiments.workers import COUNTS, METRICS, RunOutcome
 from o2ksim.files import atomic_path, write_atomically
 from o2ksim.run.results import versions, write_json
@@ -326,11 +326,6 @@ def _read_table(path: Path) -> pd.DataFrame:
         ) from None
 
 
-LOCK_FILE = ".lock"
-"""The file a sweep holds exclusively (:func:`~o2ksim.experiments.sweep.results_lock`) and a
-report shares (:func:`reading_results`); it holds the process id of the last sweep."""
-
-
 @contextmanager
 def reading_results(out_dir: str | os.PathLike[str]) -> Iterator[None]:
     """Hold a results directory against a sweep writing into it while it is read.
@@ -362,18 +357,6 @@ def reading_results(out_dir: str | os.PathLike[str]) -> Iterator[None]:
         yield
     finally:
         fh.close()
-
-
-def locked_elsewhere(fh: IO[str], *, exclusive: bool) -> str | None:
-    """Take the ``flock`` on the open lock file ``fh`` without waiting (exclusive for a sweep,
-    shared for a reader); when another process holds it, the process id written in the file
-    (the last sweep's), or ``?``."""
-    try:
-        fcntl.flock(fh.fileno(), (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
-    except OSError:
-        fh.seek(0)
-        return fh.read().strip() or "?"
-    return None
 
 
 def load_results(out_dir: str | os.PathLike[str]) -> Results:

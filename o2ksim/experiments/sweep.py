@@ -28,8 +28,7 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,20 +46,18 @@ from o2ksim.errors import (
 )
 from o2ksim.experiments.scenario import RunSpec, Scenario, load_scenario
 from o2ksim.experiments.store import (
-    LOCK_FILE,
     adopt_renamed,
     clean_partial,
     earlier_scenario,
     is_finished,
-    locked_elsewhere,
     runs_outside,
     store_outcome,
     summary_table,
     write_plan,
     write_table,
 )
+from o2ksim.experiments.sweep_lock import results_lock
 from o2ksim.experiments.workers import RunOutcome, execute_run, run_dask, run_pool
-from o2ksim.outkinds import COMMANDS, refuse_sweep_run, result_held
 from o2ksim.run.checks import perfect_estimates_note
 from o2ksim.run.config import WorkloadRecipe
 from o2ksim.units import is_date
@@ -253,46 +250,6 @@ def perfect_estimates_notes(scenario: Scenario) -> list[str]:
             continue
         notes[trace] = perfect_estimates_note(built.table, str(trace)) or ""
     return [n for n in notes.values() if n]
-
-
-@contextmanager
-def results_lock(out_dir: Path) -> Iterator[None]:
-    """Hold the results directory for one sweep at a time.
-
-    Two sweeps on the same directory would both see a run as not finished and
-    simulate it twice; the second one is refused at once instead.  The lock is
-    an ``flock`` on ``OUT/.lock``, which the system releases when the process
-    ends, however it ends.
-    """
-    out = Path(out_dir)
-    refuse_sweep_run(out, str(out))  # another sweep's run folder, or its runs/
-    held = result_held(out)  # a run's, a validation's, a prediction's, a characterisation's
-    if held is not None and not (out / "plan.json").exists():
-        kind, names = held
-        raise O2KSimError(
-            f"{out}: holds the results of `o2ksim {COMMANDS[kind]}` ({', '.join(names[:4])}); "
-            "a sweep's files would be mixed with them: give another --out"
-        )
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        fh = open(out / LOCK_FILE, "a+")  # noqa: SIM115 - held for the whole sweep
-    except OSError as exc:
-        raise O2KSimError(f"{out}: cannot use as a results directory ({exc.strerror or exc})") from None
-    try:
-        holder = locked_elsewhere(fh, exclusive=True)
-        if holder is not None:
-            raise O2KSimError(
-                f"{out}: another sweep is writing to this results directory (process {holder}, "
-                "the last sweep to write there) or a report is being made from it; wait for it "
-                "to finish or give another --out"
-            )
-        fh.seek(0)
-        fh.truncate()
-        fh.write(str(os.getpid()))
-        fh.flush()
-        yield
-    finally:
-        fh.close()
 
 
 def _sweep(
