@@ -135,6 +135,10 @@ FUNCTION_LEVEL: dict[tuple[str, str], str] = {
     ("o2ksim.cli.scenario", "o2ksim.experiments.expected"): (
         "pandas loads for `scenario check` only, not for the other subcommands"
     ),
+    ("o2ksim.cli.report", "o2ksim.report.html"): (
+        "pandas and matplotlib load once the report's folder is claimed: a second writer is "
+        "refused at once"
+    ),
     ("o2ksim.cli.characterize", "o2ksim.workloads.characterize"): (
         "pandas and scipy load once --out is claimed: a second writer is refused at once"
     ),

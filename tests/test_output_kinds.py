@@ -352,3 +352,17 @@ def test_a_sweep_refuses_its_folder_before_loading_its_work(results, tmp_path):
         holder.wait()
     assert code == "2 []"
     assert f"{out}: another sweep is writing to this results directory (process {holder.pid}" in one_line(err)
+
+
+def test_a_report_refuses_its_folder_before_loading_its_work(sweep, results, tmp_path):
+    """L6: `report RESULTS --out DIR` claimed DIR inside the report's module, after pandas and
+    matplotlib had loaded; now before them: a held DIR, or one holding a run's result."""
+    out = tmp_path / "page"
+    out.mkdir()
+    with folder_held_elsewhere(out, ENV) as pid:
+        code, err = _refused_light(["report", str(sweep), "--out", str(out)])
+    assert code == "2 []"
+    assert f"in use by another o2ksim process (pid {pid})" in one_line(err)
+    code, err = _refused_light(["report", str(sweep), "--out", str(results["run"])])
+    assert code == "2 []"
+    assert f"{results['run']}: holds the results of `o2ksim run` (" in one_line(err)
