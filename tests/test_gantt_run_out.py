@@ -142,3 +142,28 @@ def test_a_read_only_run_folder_being_written_is_not_reported(tmp_path, trace):
     assert refused.returncode == 2
     assert f"{out}: holds a commit cut short ({JOURNAL_NAME}/)" in one_line(refused.stderr)
     assert not (elsewhere / "report.html").exists()
+
+
+def test_a_read_only_results_directory_a_sweep_writes_is_not_reported(tmp_path, trace):
+    """The results directory read (``RUN/results``, a sweep's): read-only here, its lock file
+    cannot be opened to write, and it was read without it, though a sweep writing it through
+    a path that can held it; it is now shared read-only, and the report refused."""
+    out = tmp_path / "run"
+    assert main(["run", "--trace", str(trace), "--out", str(out), "--report", "-q"]) == 0
+    elsewhere = tmp_path / "elsewhere"
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time\nfrom pathlib import Path\nfrom o2ksim.experiments.sweep_lock import results_lock\n"
+         "with results_lock(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(60)",
+         str(out / "results")],
+        env=ENV, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        refused = _read_only(out, ["report", str(out), "--out", str(elsewhere)])
+    finally:
+        holder.kill()
+        holder.wait()
+    assert refused.returncode == 2
+    assert f"a sweep (process {holder.pid}) is writing to this results directory" in one_line(refused.stderr)
+    assert not (elsewhere / "report.html").exists()

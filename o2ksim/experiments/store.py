@@ -334,9 +334,12 @@ def reading_results(out_dir: str | os.PathLike[str]) -> Iterator[None]:
     from its tables, and the page would look complete.  So the reader takes a shared
     ``flock`` on ``OUT/.lock`` and is refused at once, in one line, while a sweep holds it
     (sweeps hold it exclusively, so a sweep started while a report is being made is
-    refused too).  A directory where the lock file cannot be made (read-only) is read
-    without it, as no sweep can write there either; one without ``plan.json`` is not a
-    results directory and gets no lock file (its reader refuses it).
+    refused too).  In a directory where the lock file cannot be made or written (a
+    read-only mount, no write permission) no sweep writes through this path, and one
+    writing through another (a read-write mount, another user) holds the lock file: it is
+    opened for reading and shared the same way (:func:`o2ksim.outread.held_to_read` for a
+    run's folder); with no lock file there no sweep ever held the directory.  One without
+    ``plan.json`` is not a results directory and gets no lock file (its reader refuses it).
     """
     lock = Path(out_dir) / LOCK_FILE
     if not (Path(out_dir) / "plan.json").exists():  # not a results directory: nothing made there
@@ -345,8 +348,11 @@ def reading_results(out_dir: str | os.PathLike[str]) -> Iterator[None]:
     try:
         fh = open(lock, "a+")  # noqa: SIM115 - held while the directory is read
     except OSError:
-        yield
-        return
+        try:
+            fh = open(lock)  # noqa: SIM115 - read-only here: a sweep elsewhere still holds it
+        except OSError:
+            yield
+            return
     try:
         holder = locked_elsewhere(fh, exclusive=False)
         if holder is not None:
