@@ -45,6 +45,7 @@ __all__ = [
     "COLUMNS",
     "Outage",
     "check_outages",
+    "late_periods",
     "load_availability",
     "outages_from_rows",
     "unused_periods_note",
@@ -185,15 +186,23 @@ def check_outages(outages: Sequence[Outage], machine: MachineSpec, where: str) -
                 )
 
 
+def late_periods(outages: Sequence[Outage], run_end: float) -> tuple[int, ...]:
+    """The indices of the periods of ``outages`` that start at or after ``run_end``, the run's
+    last event: they changed nothing."""
+    return tuple(i for i, o in enumerate(outages) if o.start >= run_end)
+
+
 def unused_periods_note(
-    outages: Sequence[Outage], run_end: float, unix_start: int | None, given: str
+    outages: Sequence[Outage], run_end: float, unix_start: int | None, given: str, *, runs: str = ""
 ) -> str:
     """The note for the periods of ``given`` (``--availability a.csv``) that start at or after
     ``run_end``, the run's last event: they changed nothing (``""`` when every period started
     within the run).  Known only after the run, which they do not shorten.  A start that reads
     as a Unix time of the trace (at or after its ``UnixStartTime``) gets a hint: the file's
-    times are seconds since the trace start."""
-    late = [o for o in outages if o.start >= run_end]
+    times are seconds since the trace start.  ``runs`` (``"3 of the 20 runs (a, b, c)"``):
+    the runs of a sweep the note is about, each with the same periods late; ``run_end`` is
+    then the latest of their last events."""
+    late = [outages[i] for i in late_periods(outages, run_end)]
     if not late:
         return ""
     first = late[0]
@@ -205,8 +214,9 @@ def unused_periods_note(
         which = "all its periods" if len(late) == len(outages) else f"{len(late)} of its {len(outages)} periods"
         which += f" (the first: {where}) start"
         changed = "they changed nothing"
+    event = f"the last event of {runs}, the latest at" if runs else "the run's last event at"
     note = (
-        f"{given}: {which} at or after the run's last event at {_seconds(run_end)} s "
+        f"{given}: {which} at or after {event} {_seconds(run_end)} s "
         f"({format_duration(run_end)}): {changed}"
     )
     if unix_start is not None and unix_start > 0 and first.start >= unix_start:

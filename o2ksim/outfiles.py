@@ -41,6 +41,7 @@ one-line :class:`Interrupted` a command prints.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import signal
@@ -201,7 +202,8 @@ def _signals_held() -> Iterator[None]:
                 signal.raise_signal(pending[0])
 
 
-def _holder(lock: Path) -> str:
+def holder_of(lock: Path) -> str:
+    """Who holds the lock file ``lock``, as a refusal names it (the pid it holds)."""
     try:
         pid = lock.read_text().split()[0]
     except (OSError, IndexError):
@@ -262,6 +264,15 @@ def claim(
             _unlock(path, fd)
 
 
+class Unwritable(O2KSimError):
+    """:func:`claim` refused a folder because nothing can be written there (a read-only file
+    system, no write permission): its lock file cannot be made."""
+
+
+_READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)
+"""Why a lock file cannot be made in a folder that can still be read."""
+
+
 def _refuse_a_sweep_folder(path: Path, where: str) -> None:
     """A sweep's results directory (``o2ksim scenario run --out``) is not a run's folder: the
     two sets of files would be mixed (the sweep takes its own lock, ``.lock``)."""
@@ -280,13 +291,14 @@ def _lock(path: Path, where: str) -> int:
         try:
             fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
-            raise O2KSimError(f"{where}: cannot write there ({exc.strerror or exc})") from None
+            kind = Unwritable if exc.errno in _READ_ONLY else O2KSimError
+            raise kind(f"{where}: cannot write there ({exc.strerror or exc})") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             os.close(fd)
             raise O2KSimError(
-                f"{where}: in use by {_holder(lock)}; wait for it to end or choose another folder"
+                f"{where}: in use by {holder_of(lock)}; wait for it to end or choose another folder"
             ) from None
         try:  # the holder may have removed the file between our open and our lock: lock the new one
             same = os.fstat(fd).st_ino == os.stat(lock).st_ino
@@ -500,7 +512,9 @@ __all__ = [
     "Interrupted",
     "Signalled",
     "Staging",
+    "Unwritable",
     "claim",
+    "holder_of",
     "interrupts_end",
     "recover",
     "said_of_folder",

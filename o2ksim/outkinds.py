@@ -18,6 +18,7 @@ The families are defined here, once, below every command that writes them.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from o2ksim.errors import O2KSimError
@@ -80,6 +81,12 @@ LAST: dict[str, str] = {
 
 SWEEP_PLAN = "plan.json"
 """The file that marks a sweep's results directory (``o2ksim scenario run --out``)."""
+
+
+def is_prediction_dir(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` was written by ``o2ksim predict`` (it holds ``predictions.csv`` and ``clm.toml``)."""
+    p = Path(path)
+    return (p / "predictions.csv").exists() and (p / "clm.toml").exists()
 
 
 _NOT_MARKERS = ("report", "results", "figures", "tables")

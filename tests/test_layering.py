@@ -58,6 +58,7 @@ LAYER_OF: dict[str, str] = {
     "o2ksim.paths": "core",
     "o2ksim.files": "core",
     "o2ksim.outfiles": "core",  # results folders: claimed, staged, committed whole
+    "o2ksim.outread": "core",  # a folder read while another process may write it
     "o2ksim.outkinds": "core",  # each writing command's family of files; one kind per folder
     "o2ksim.validation": "core",
     "o2ksim.registry": "core",
@@ -111,6 +112,35 @@ FUNCTION_LEVEL: dict[tuple[str, str], str] = {
     ),
     ("o2ksim.cli.run", "o2ksim.invariants"): (
         "--check reads the written tables with pandas, which a run without it never loads"
+    ),
+    ("o2ksim.cli.validate", "o2ksim.analysis.validate"): (
+        "pandas loads once --out is claimed: a second writer is refused at once, not after it"
+    ),
+    ("o2ksim.cli.validate", "o2ksim.report.validation"): (
+        "matplotlib and seaborn load once --out is claimed: a second writer is refused at once"
+    ),
+    ("o2ksim.cli.predict", "o2ksim.prediction.evaluate"): (
+        "pandas and the simulator load once --out is claimed: a second writer is refused at once"
+    ),
+    ("o2ksim.cli.scenario", "o2ksim.experiments.sweep"): (
+        "pandas and the engine load once the results directory is checked: a held one or "
+        "another command's result is refused at once (scenario show and list never load them)"
+    ),
+    ("o2ksim.cli.scenario", "o2ksim.report.html"): (
+        "the report's modules load once the results directory is checked, as the sweep's"
+    ),
+    ("o2ksim.cli.scenario", "o2ksim.experiments.claims"): (
+        "pandas loads for `scenario claims` only, not for the other subcommands"
+    ),
+    ("o2ksim.cli.scenario", "o2ksim.experiments.expected"): (
+        "pandas loads for `scenario check` only, not for the other subcommands"
+    ),
+    ("o2ksim.cli.report", "o2ksim.report.html"): (
+        "pandas and matplotlib load once the report's folder is claimed: a second writer is "
+        "refused at once"
+    ),
+    ("o2ksim.cli.characterize", "o2ksim.workloads.characterize"): (
+        "pandas and scipy load once --out is claimed: a second writer is refused at once"
     ),
     ("o2ksim.cli.characterize", "o2ksim.report.workload_figures"): (
         "the figures need matplotlib and seaborn, loaded only when figures are drawn"

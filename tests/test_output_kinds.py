@@ -294,3 +294,75 @@ def test_a_report_and_a_run_never_share_a_folder(sweep, results, tmp_path, monke
     line = one_line(capsys.readouterr().err)
     assert f"--out {report}: holds the results of `o2ksim report` (report.html)" in line, line
     assert snapshot(report) == before
+
+
+HEAVY = ("pandas", "scipy", "matplotlib", "seaborn")
+"""What a command loads for its work (a second and a half for validate's figures), not to refuse."""
+
+
+@pytest.mark.parametrize("command", sorted(WRITE))
+def test_a_command_refuses_a_held_folder_before_loading_its_work(tmp_path, command):
+    """L6: `validate --out` claimed its folder only after importing pandas, matplotlib and
+    seaborn, so a second writer was refused 1.7 s late (predict and characterize half a
+    second).  Each command is refused, in one line, with none of them loaded, as `run` is."""
+    out = tmp_path / "out"
+    out.mkdir()
+    probe = ("import sys\nfrom o2ksim.cli import main\nrc = main(sys.argv[1:])\n"
+             f"print(rc, [m for m in {HEAVY!r} if m in sys.modules])")  # fmt: skip
+    with folder_held_elsewhere(out, ENV) as pid:
+        done = subprocess.run([sys.executable, "-c", probe, *WRITE[command], str(out)],
+                              env=ENV, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.stdout.split("\n")[-2] == "2 []", done.stdout
+    assert f"in use by another o2ksim process (pid {pid})" in one_line(done.stderr)
+
+
+def _refused_light(argv: list[str]) -> tuple[str, str]:
+    """``o2ksim ARGV`` in a fresh process: its exit code with the heavy modules it loaded, and
+    its stderr."""
+    probe = ("import sys\nfrom o2ksim.cli import main\nrc = main(sys.argv[1:])\n"
+             f"print(rc, [m for m in {HEAVY!r} if m in sys.modules])")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", probe, *argv], env=ENV, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    return done.stdout.split("\n")[-2], done.stderr
+
+
+def test_a_sweep_refuses_its_folder_before_loading_its_work(results, tmp_path):
+    """L6: `scenario run` refused a folder holding another command's result, or one another
+    sweep held, only inside `run_sweep`, after pandas and the report's modules had loaded
+    (0.2 s beyond reading the scenario, a second on a busy machine); now before them."""
+    scenario = str(ROOT / "scenarios" / "explain-backfill.toml")
+    folder = results["run"]
+    before = snapshot(folder)
+    code, err = _refused_light(["scenario", "run", scenario, "--out", str(folder)])
+    assert code == "2 []"
+    assert f"{folder}: holds the results of `o2ksim run` (" in one_line(err)
+    assert snapshot(folder) == before
+    out = tmp_path / "sd"
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time\nfrom pathlib import Path\nfrom o2ksim.experiments.sweep_lock import results_lock\n"
+         "with results_lock(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(60)", str(out)],
+        env=ENV, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        code, err = _refused_light(["scenario", "run", scenario, "--out", str(out)])
+    finally:
+        holder.kill()
+        holder.wait()
+    assert code == "2 []"
+    assert f"{out}: another sweep is writing to this results directory (process {holder.pid}" in one_line(err)
+
+
+def test_a_report_refuses_its_folder_before_loading_its_work(sweep, results, tmp_path):
+    """L6: `report RESULTS --out DIR` claimed DIR inside the report's module, after pandas and
+    matplotlib had loaded; now before them: a held DIR, or one holding a run's result."""
+    out = tmp_path / "page"
+    out.mkdir()
+    with folder_held_elsewhere(out, ENV) as pid:
+        code, err = _refused_light(["report", str(sweep), "--out", str(out)])
+    assert code == "2 []"
+    assert f"in use by another o2ksim process (pid {pid})" in one_line(err)
+    code, err = _refused_light(["report", str(sweep), "--out", str(results["run"])])
+    assert code == "2 []"
+    assert f"{results['run']}: holds the results of `o2ksim run` (" in one_line(err)

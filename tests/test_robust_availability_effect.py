@@ -88,6 +88,51 @@ def test_the_api_warns_too(tmp_path):
                  availability=[{"host": "h", "from": 20, "to": 30, "procs": 4}])  # fmt: skip
 
 
+# ------------------------------------------- every command that takes periods says it (L4)
+def test_validate_says_it_too(tmp_path, capsys):
+    """``o2ksim validate --availability`` and ``validate()`` replayed without a word; the
+    recorded waits (0 and 90 s) are FCFS's, so the replay's last event is at 150 s too."""
+    from o2ksim.analysis.validate import validate
+
+    trace, machine = _files(tmp_path)
+    trace.write_text(trace.read_text().replace("1 0 -1 100", "1 0 0 100").replace("2 10 -1 50", "2 10 90 50"))
+    avail = tmp_path / "a.csv"
+    avail.write_text("host,from,to,procs\nh,200,300,all\n")
+    assert main(["validate", str(trace), "--machine", str(machine), "--policy", "fcfs",
+                 "--availability", str(avail)]) == 0  # fmt: skip
+    said = [ln for ln in capsys.readouterr().err.splitlines() if "availability" in ln]
+    assert said == [
+        f"o2ksim: warning: --availability {avail}: its period host h from 200 s (3.33m) "
+        "starts at or after the run's last event at 150 s (2.5m): it changed nothing"
+    ]
+    with pytest.warns(UnusedAvailabilityWarning, match="its period host h from 200 s .* it changed nothing"):
+        validate(str(trace), str(machine), "fcfs", availability=str(avail))
+
+
+def test_a_sweep_says_it_once_for_its_runs(tmp_path, capsys):
+    """``scenario run`` and ``run_sweep`` ran every run with the periods late without a word;
+    said once for the three runs (seeds 1-3 of the same trace: each ends at 150 s), not once
+    per run."""
+    from o2ksim.experiments.sweep import run_sweep
+
+    trace, machine = _files(tmp_path)
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(
+        f'name = "s"\nmachine = "{machine}"\npolicies = ["fcfs"]\n[workload]\ntrace = "{trace}"\n'
+        '[protocol]\nseeds = [1, 2, 3]\navailability = [{host = "h", from = 200, to = 300, procs = 4}]\n'
+    )
+    assert main(["scenario", "run", str(scenario), "--out", str(tmp_path / "out"), "-j", "1", "--no-report"]) == 0
+    said = [ln for ln in capsys.readouterr().err.splitlines() if "availability" in ln]
+    assert said == [
+        f"o2ksim: warning: {scenario}: protocol.availability: its period host h from 200 s (3.33m) "
+        "starts at or after the last event of all 3 runs, the latest at 150 s (2.5m): it changed nothing"
+    ]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run_sweep(str(scenario), tmp_path / "out2", workers=1, progress=False, log=lambda _: None)
+    assert [str(w.message) for w in caught if w.category is UnusedAvailabilityWarning] == [said[0][len("o2ksim: warning: "):]]
+
+
 def test_write_availability_is_whole_or_nothing(tmp_path):
     from o2ksim.availability import Outage, write_availability
     from o2ksim.errors import O2KSimError

@@ -71,3 +71,22 @@ def test_valid_overrides_load_both_ways():
     text = HEAD + '[reduced]\nprotocol.window = ["0", "2d"]\n'
     assert parse_scenario(text).protocol.get("window") is None
     assert parse_scenario(text, reduced=True).protocol["window"] is not None
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "line"),
+    [  # HEAD's five lines, then the base key on line 6 and 7, [reduced] on 8 (counted by hand)
+        ('[protocol]\nseeds = [1]\n[reduced]\nprotocol.seedz = [2]\n', "reduced.protocol.seedz", 9),
+        ('load = 0.5\n\n[reduced]\nworkload.load = 500\n', "reduced.workload.load", 9),
+    ],
+)
+def test_with_reduced_a_refused_override_is_named_as_written(tmp_path, capsys, body, field, line):
+    """``scenario show --reduced`` named the key the override replaces (``protocol.seedz``,
+    ``workload.load``), with no line or the line of the base value it replaced (issue 27, L3):
+    the field as written in ``[reduced]`` and its line, as without ``--reduced``."""
+    path = tmp_path / "s.toml"
+    path.write_text(HEAD + body)
+    for extra in (["--reduced"], []):
+        assert main(["scenario", "show", str(path), *extra]) == 2
+        err = one_line(capsys.readouterr().err)
+        assert err.startswith(f"o2ksim: error: {path}:{line}: field {field}: "), err

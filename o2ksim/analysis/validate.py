@@ -52,8 +52,8 @@ from o2ksim.analysis.validate_stats import (
     group_table,
     month_labels,
 )
-from o2ksim.availability import Outage, write_availability
-from o2ksim.errors import O2KSimError, UnusedSeedWarning, output_dir
+from o2ksim.availability import Outage, unused_periods_note, write_availability
+from o2ksim.errors import O2KSimError, UnusedAvailabilityWarning, UnusedSeedWarning, output_dir
 from o2ksim.machine import MachineSpec
 from o2ksim.run.api import run_config, unused_seed_note
 from o2ksim.run.checks import check_estimates_have_effect
@@ -288,6 +288,11 @@ def validate(
     unused = "" if seed is None else unused_seed_note(result, config, f"seed={seed}")
     if unused:
         warnings.warn(unused, UnusedSeedWarning, stacklevel=2)
+    late = unused_periods_note(  # as simulate() says it: known only after the replay
+        config.availability, result.stats.sim_end, result.unix_start, f"availability={shown(availability)}"
+    )
+    if late:
+        warnings.warn(late, UnusedAvailabilityWarning, stacklevel=2)
     result.config["workload"] = source
     compared, excluded = _match(tr, result, unix)
     tables = pd.concat(

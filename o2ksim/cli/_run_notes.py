@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from o2ksim.errors import O2KSimError, PerfectEstimatesWarning
+from o2ksim.errors import O2KSimError, PerfectEstimatesWarning, UnusedAvailabilityWarning
 from o2ksim.machine import (
     Admission,
     MachineSpec,
@@ -49,23 +49,36 @@ def warn_about_estimates(trace, args: argparse.Namespace) -> None:
 
 
 @contextmanager
-def perfect_estimates_said(quiet: bool = False) -> Iterator[None]:
+def perfect_estimates_said(
+    quiet: bool = False, *, availability: tuple[str, str] | None = None
+) -> Iterator[None]:
     """Print the :class:`~o2ksim.errors.PerfectEstimatesWarning` the API issued inside the
-    block (``validate``, ``predict``), once each, in ``o2ksim run``'s one line.
+    block (``validate``, ``predict``), once each, in ``o2ksim run``'s one line; with
+    ``availability`` (the API's name of the periods, ``availability='a.csv'``, and the option
+    as typed, ``--availability a.csv``) the :class:`~o2ksim.errors.UnusedAvailabilityWarning`
+    too, naming the option, as ``o2ksim run`` says it.
 
-    :func:`o2ksim.cli.main` ignores the warning so that no command prints it as a Python
-    warning with a source line; a command whose API call issues it says it here, after the
+    :func:`o2ksim.cli.main` ignores these warnings so that no command prints one as a Python
+    warning with a source line; a command whose API call issues one says it here, after the
     call succeeded (a refusal stays one line).  Other warnings are shown as they would be.
     """
+    kinds: tuple[type[Warning], ...] = (PerfectEstimatesWarning,)
+    if availability is not None:
+        kinds += (UnusedAvailabilityWarning,)
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", PerfectEstimatesWarning)
+        for kind in kinds:
+            warnings.simplefilter("always", kind)
         yield
     said = []
     for w in caught:
-        if not issubclass(w.category, PerfectEstimatesWarning):
+        text = str(w.message)
+        if not issubclass(w.category, kinds):
             warnings.showwarning(w.message, w.category, w.filename, w.lineno)
-        elif str(w.message) not in said:
-            said.append(str(w.message))
+            continue
+        if availability is not None and issubclass(w.category, UnusedAvailabilityWarning):
+            text = text.replace(availability[0], availability[1], 1)
+        if text not in said:
+            said.append(text)
     for text in [] if quiet else said:
         print(f"o2ksim: warning: {text}", file=sys.stderr)
 

@@ -9,7 +9,6 @@ from pathlib import Path
 from o2ksim.errors import O2KSimError
 from o2ksim.outfiles import command_into_folder
 from o2ksim.validation import MAX_PROCS
-from o2ksim.workloads.characterize import characterize
 from o2ksim.workloads.swf import read_swf
 
 HELP = "characterise a trace like thesis ch. 4: arrivals, periods, requests, runtimes, load"
@@ -60,6 +59,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    # pandas and scipy load once the folder is claimed: a second characterize into it, or a
+    # folder holding another result, is refused at once
+    from o2ksim.workloads.characterize import characterize
+
     trace = read_swf(args.trace, lenient=args.lenient)
     char = characterize(trace, procs=args.procs, fits=not args.no_fits)
     print(f"characterisation of {args.trace}")

@@ -49,9 +49,23 @@ def register(parser: argparse.ArgumentParser) -> None:
         "with a run folder, read in the trace header's time zone as run --window)",
     )
     parser.add_argument("--end", metavar="TIME", help="end of the time range")
-    parser.add_argument("--hosts", metavar="H1,H2", help="hosts to draw, in order (default all)")
+    parser.add_argument(
+        "--hosts", metavar="H1,H2", dest="host_names", action="extend", type=_host_list,
+        help="hosts to draw, in order (default all); a name with a comma in it: --host",
+    )  # fmt: skip
+    parser.add_argument(
+        "--host", metavar="NAME", dest="host_names", action="append",
+        help="a host to draw, its name exactly as the machine has it (commas and spaces "
+        "too: a machine sized from a trace header is named after its Computer line); "
+        "repeatable, and drawn in the order given with --hosts",
+    )  # fmt: skip
     parser.add_argument("--title", help="figure title")
     parser.set_defaults(func=run)
+
+
+def _host_list(text: str) -> list[str]:
+    """``--hosts a,b``: the names between the commas, without the spaces around them."""
+    return [h.strip() for h in text.split(",")]
 
 
 def _from_results(root: Path, run_id: str | None) -> tuple[Path, str]:
@@ -155,7 +169,7 @@ def _draw(args: argparse.Namespace, segments: Any, hosts: Any, teaching: Teachin
     """Draw the chart; --start/--end dates are read against the trace ``header`` (a run
     folder's) in its time zone, as ``o2ksim run --window``, and messages say them as typed."""
     title = args.title or title
-    names = [h.strip() for h in args.hosts.split(",")] if args.hosts else None
+    names = args.host_names or None  # --hosts and --host, in the order given
     unix = getattr(header, "unix_start_time", None)
     zone, label = trace_zone(header)
     said = TraceClock(unix, zone, label) if is_date(args.start) or is_date(args.end) else TraceClock()
@@ -188,7 +202,10 @@ def _draw(args: argparse.Namespace, segments: Any, hosts: Any, teaching: Teachin
         print(f"o2ksim: warning: {text}; no chart written", file=sys.stderr)
         return 0
     except ValueError as exc:
-        raise O2KSimError(str(exc)) from None
+        hint = ("; --hosts splits at commas: name a host whose name has one with --host NAME"
+                if str(exc).startswith("unknown host") and any("," in h for h in hosts)
+                else "")  # fmt: skip
+        raise O2KSimError(f"{exc}{hint}") from None
     print(f"Gantt chart: {args.out}")
     if rejected is not None and len(rejected):
         print(f"{len(rejected)} job(s) rejected (not drawn):")

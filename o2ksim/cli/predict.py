@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from o2ksim.cli._run_notes import perfect_estimates_said
 from o2ksim.errors import O2KSimError
 from o2ksim.outfiles import claim
-from o2ksim.prediction.evaluate import PredictionResult, predict
 from o2ksim.run.checks import reasons_line
 from o2ksim.validation import MAX_PROCS, output_folder
+
+if TYPE_CHECKING:
+    from o2ksim.prediction.evaluate import PredictionResult
 
 HELP = "evaluate Downey's queue-time predictors A, B and combined (IPPS 1997) on a trace"
 # kept here (not imported from o2ksim.prediction) so that building the parser stays light
@@ -174,6 +177,10 @@ def _run(args: argparse.Namespace) -> int:
 
 def _predict(args: argparse.Namespace) -> PredictionResult:
     """:func:`~o2ksim.prediction.predict` with the command's options."""
+    # pandas and the simulator load once the folder is claimed: a second predict into it, or
+    # a folder holding another result, is refused at once
+    from o2ksim.prediction.evaluate import predict
+
     if args.no_whole_queue and args.whole_queue_sample is not None:  # it would change nothing
         raise O2KSimError("--whole-queue-sample: sizes the whole-queue predictions, which "
                           "--no-whole-queue skips; give one of them")  # fmt: skip

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from o2ksim.errors import O2KSimError
 from o2ksim.outfiles import claim, interrupts_end, said_of_folder
-from o2ksim.report.html import write_report
-from o2ksim.report.prediction import is_prediction_dir
+from o2ksim.outkinds import SWEEP_PLAN, is_prediction_dir
+from o2ksim.outread import held_to_read
 from o2ksim.validation import output_folder
 
 HELP = "write the HTML report (figures, tables, scenario, versions) of a results directory"
@@ -71,15 +71,28 @@ def run(args: argparse.Namespace) -> int:
     written: list[Path] = []
     said = said_of_folder(out, "the report was", "an earlier report there is", lambda: bool(written))
 
-    # `o2ksim run --out DIR`'s folder is held against a run writing into it meanwhile
-    held = claim(run_out, "") if run_out is not None else contextlib.nullcontext()
-    with interrupts_end(said), held:
-        if args.out is None:
-            written.append(write_report(results, out))
-        else:  # a file in the way or an unwritable place: one line, before the work; a
-            # folder made for the report is removed again if the report then fails
-            with output_folder(args.out, "--out"):
-                written.append(write_report(results, out))
+    # `o2ksim run --out DIR`'s folder is held against a run writing into it meanwhile: claimed
+    # when the report goes into it, else only held to be read (it may be read-only)
+    held: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
+    if run_out is not None:
+        held = claim(run_out, "") if args.out is None else held_to_read(run_out)
+    prediction = is_prediction_dir(results)
+    target = Path(out) if out is not None else results if prediction else results / "report"
+    # the folder the report goes to, claimed as write_report claims it, before pandas and
+    # matplotlib load: a second report into it, or another command's result there, is refused
+    # at once (when RESULTS is no results directory, write_report says so, making nothing)
+    early: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
+    place: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
+    if prediction or (results / SWEEP_PLAN).exists():
+        early = claim(target, "", sweep_folder_ok=not prediction, kind="prediction" if prediction else "report")
+    if args.out is not None or not isinstance(early, contextlib.nullcontext):
+        # a file in the way or an unwritable place: one line, before the work; a folder made
+        # for the report is removed again if the report then fails
+        place = output_folder(target, "--out" if args.out is not None else "")
+    with interrupts_end(said), held, place, early:
+        from o2ksim.report.html import write_report
+
+        written.append(write_report(results, out))
     if not args.quiet:
         print(f"report: {written[0]}")
     return 0

@@ -12,12 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from o2ksim.errors import InputError, O2KSimError
-from o2ksim.experiments.claims import claims_markdown, results_claims, update_page
-from o2ksim.experiments.expected import compare_expected, expected_path, write_expected
 from o2ksim.experiments.scenario import available_scenarios, load_scenario
-from o2ksim.experiments.sweep import check_windows, perfect_estimates_notes, run_sweep
+from o2ksim.experiments.sweep_lock import refuse_for_a_sweep
 from o2ksim.outfiles import Signalled, interrupts_end
-from o2ksim.report.html import write_report
 from o2ksim.validation import check_dask_address, output_folder
 
 if TYPE_CHECKING:
@@ -169,6 +166,11 @@ def _cmd_run(args: argparse.Namespace, stage: dict[str, Path]) -> int:
         raise O2KSimError("--out: an empty path (leave --out out for the scenario's folder)")
     sc = load_scenario(args.scenario, reduced=args.reduced)
     out = Path(args.out) if args.out else sc.default_out_dir()
+    refuse_for_a_sweep(out)  # held, or another result's: refused before pandas and the engine load
+    # a sweep's modules (pandas, the engine) and the report's, loaded once the folder may be used
+    from o2ksim.experiments.sweep import check_windows, perfect_estimates_notes, run_sweep
+    from o2ksim.report.html import write_report
+
     check_windows(sc)  # a window that selects nothing: refused before the folder is made
     stage["out"] = out
     for note in [] if args.quiet else perfect_estimates_notes(sc):
@@ -205,6 +207,8 @@ def _cmd_run(args: argparse.Namespace, stage: dict[str, Path]) -> int:
         ) from None
     if res.unused_seeds and not args.quiet:  # once for the scenario (the API warns it)
         print(f"o2ksim: warning: {res.unused_seeds}", file=sys.stderr)
+    for note in [] if args.quiet else res.unused_availability:  # once per set of periods late
+        print(f"o2ksim: warning: {note}", file=sys.stderr)
     if not args.quiet:
         print(format_table(res.table, ["policy", *sc.factors, "seed"]))
         print(
@@ -327,6 +331,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_claims(args: argparse.Namespace) -> int:
+    from o2ksim.experiments.claims import claims_markdown, results_claims, update_page
+
     outcomes, loaded = results_claims(args.results, page=args.page, claims_file=args.claims)
     table = claims_markdown(outcomes, loaded)
     if args.page_file:
@@ -337,6 +343,9 @@ def cmd_claims(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from o2ksim.experiments.expected import compare_expected, expected_path, write_expected
+    from o2ksim.experiments.sweep import run_sweep
+
     names = args.scenarios or [
         str(p) for _, p in sorted(available_scenarios().items()) if load_scenario(p).has_reduced
     ]

@@ -8,16 +8,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from o2ksim.analysis.validate import INFERRED, validate
 from o2ksim.cli._policy_options import add_policy_options, refuse_foreign_options
 from o2ksim.cli._run_notes import perfect_estimates_said, say_cancelled
 from o2ksim.cli.run import parse_overrides, parse_warmup, warn_about_reading
 from o2ksim.errors import O2KSimError
 from o2ksim.outfiles import command_into_folder
-from o2ksim.report.validation import write_validation_page
 from o2ksim.run.workload import load_workload
 from o2ksim.table import column
-from o2ksim.validation import check_interval_option, option_duration
+from o2ksim.validation import check_interval_option, option_duration, shown
 from o2ksim.workloads.transforms import read_window
 
 HELP = "replay a trace under a policy and compare each job's simulated wait with its recorded one"
@@ -75,13 +73,13 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(func=run, policy_options=add_policy_options(parser))
 
 
-def _availability_option(value: str | None, machine: str | None) -> str | None:
+def _availability_option(value: str | None, machine: str | None, inferred: tuple[str, ...]) -> str | None:
     """``--availability``: ``inferred`` or an existing file, with ``--machine``; else one line."""
     if value is None:
         return None
     if not machine:
         raise O2KSimError("--availability needs --machine (the hosts the periods take processors from)")
-    if value not in INFERRED and not Path(value).is_file():
+    if value not in inferred and not Path(value).is_file():
         raise O2KSimError(f"--availability {value}: no such file (give a file, 'inferred' or 'inferred-idle')")
     return value
 
@@ -112,6 +110,11 @@ def estimates_option() -> Iterator[None]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    # pandas, matplotlib and seaborn (a second and a half) load once the folder is claimed:
+    # a second validate into it, or a folder holding another result, is refused at once
+    from o2ksim.analysis.validate import INFERRED, validate
+    from o2ksim.report.validation import write_validation_page
+
     interval = (
         check_interval_option(option_duration("--interval", args.interval, positive=True))
         if args.interval
@@ -131,7 +134,9 @@ def _run(args: argparse.Namespace) -> int:
     params = parse_overrides(args.set)
     params.update(refuse_foreign_options(args, args.policy_options, params))
     progress = sys.stderr.isatty() if args.progress is None else args.progress
-    with perfect_estimates_said(args.quiet), estimates_option():  # as `o2ksim run` says them
+    availability = _availability_option(args.availability, args.machine, INFERRED)
+    named = (f"availability={shown(availability)}", f"--availability {availability}")
+    with perfect_estimates_said(args.quiet, availability=named), estimates_option():  # as `run` says them
         v = validate(
             trace,
             args.machine,
@@ -142,7 +147,7 @@ def _run(args: argparse.Namespace) -> int:
             interval=interval,
             progress=progress and not args.quiet,
             outage_min=option_duration("--outage-min", args.outage_min),
-            availability=_availability_option(args.availability, args.machine),
+            availability=availability,
         )
         if not len(v.compared):  # a refusal: one line, no warning before it
             raise O2KSimError(f"{args.trace}: {v.message()}")

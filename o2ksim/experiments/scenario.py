@@ -53,9 +53,11 @@ from typing import Any
 from o2ksim import paths
 from o2ksim.availability import load_availability, outages_from_rows
 from o2ksim.errors import ConfigError, O2KSimError
+from o2ksim.experiments.plan_checks import check_runs
 from o2ksim.experiments.tables import (
     TOP_KEYS,
     PolicyEntry,
+    as_written,
     factors_section,
     find_trace,
     flatten,
@@ -65,6 +67,7 @@ from o2ksim.experiments.tables import (
     parse_machines,
     policies_section,
     protocol_section,
+    reduced_overrides,
     set_path,
     show_value,
     workload_section,
@@ -72,7 +75,6 @@ from o2ksim.experiments.tables import (
 from o2ksim.files import parse_toml, read_small_text
 from o2ksim.machine import MachineSpec
 from o2ksim.plugins import resolve_spec
-from o2ksim.policies import make_policy
 from o2ksim.run.api import Result, run_config
 from o2ksim.run.config import RunConfig
 from o2ksim.run.workload import build_workload, inline_jobs_frame, workload_label
@@ -276,7 +278,21 @@ def load_scenario(name_or_path: str | os.PathLike[str], *, reduced: bool = False
 
 
 def parse_scenario(text: str, *, path: str | None = None, reduced: bool = False) -> Scenario:
-    """Validate scenario TOML ``text``; relative paths are taken from ``path``'s directory."""
+    """Validate scenario TOML ``text``; relative paths are taken from ``path``'s directory.
+
+    With ``reduced`` (``--reduced``) a refused value that the ``[reduced]`` table sets is named
+    as written there (``reduced.protocol.windw``, so that its line is that table's), not as the
+    key it overrides."""
+    try:
+        return _parse_scenario(text, path=path, reduced=reduced)
+    except ConfigError as exc:
+        overridden = reduced_overrides(text) if reduced else {}
+        if not overridden:
+            raise
+        raise ConfigError(exc.path, exc.reason, line=exc.line, field=as_written(exc.field, overridden)) from None
+
+
+def _parse_scenario(text: str, *, path: str | None, reduced: bool) -> Scenario:
     if not isinstance(text, str):
         raise O2KSimError(f"parse_scenario: text must be the scenario's TOML (a str), got {shown(text)}")
     if path is not None:
@@ -340,26 +356,23 @@ def parse_scenario(text: str, *, path: str | None = None, reduced: bool = False)
         has_reduced=has_reduced,
         machines=machines,
     )
-    _check_runs(sc, where)
+    check_runs(sc, where)
     if has_reduced and not reduced:
-        _check_reduced(text, path, where, flatten(overrides))
+        _check_reduced(text, path, where)
     return sc
 
 
-def _check_reduced(text: str, path: str | None, where: str, overridden: dict[str, Any]) -> None:
+def _check_reduced(text: str, path: str | None, where: str) -> None:
     """Validate the scenario as ``--reduced`` would run it, on every load: a typo in the
     ``[reduced]`` table (``protocol.windw``) is refused by ``scenario run`` and ``scenario
     show``, not only once someone asks for the reduced runs.  The field is named as written
     (``reduced.protocol.windw``) when the error is in an overridden key."""
     try:
-        parse_scenario(text, path=path, reduced=True)
+        parse_scenario(text, path=path, reduced=True)  # names an overridden field as written
     except ConfigError as exc:
-        fld = exc.field
-        if fld and any(fld == k or fld.startswith(k + ".") or k.startswith(fld + ".") for k in overridden):
-            fld = fld if fld.startswith("reduced.") else f"reduced.{fld}"
         raise ConfigError(
             exc.path or where, f"{exc.reason} (with the [reduced] overrides applied, as --reduced runs it)",
-            line=exc.line, field=fld,
+            line=exc.line, field=exc.field,
         ) from None
 
 
@@ -396,21 +409,6 @@ def _availability(
             )
         rows = [o.row() for o in outages]
     return rows
-
-
-def _check_runs(sc: Scenario, where: str) -> None:
-    """Fail now, not in the middle of a sweep: build every policy variant once."""
-    seen: set[str] = set()
-    for run in sc.plan():
-        pol = run.config["policy"]
-        key = json.dumps(pol, sort_keys=True)
-        if key in seen:
-            continue
-        seen.add(key)
-        try:
-            make_policy(pol["name"], **pol["params"])
-        except O2KSimError as exc:
-            raise ConfigError(where, f"policy '{pol['label']}': {exc}", field="policy") from None
 
 
 def _slug(text: str) -> str:

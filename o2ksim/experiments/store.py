@@ -20,7 +20,6 @@ complete; :func:`load_results` reads a directory back as :class:`Results`.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import math
@@ -31,13 +30,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pandas as pd
 import pyarrow.parquet as pq
 
 from o2ksim.errors import O2KSimError
 from o2ksim.experiments.scenario import RunSpec, Scenario
+from o2ksim.experiments.sweep_lock import LOCK_FILE, locked_elsewhere
 from o2ksim.experiments.workers import COUNTS, METRICS, RunOutcome
 from o2ksim.files import atomic_path, write_atomically
 from o2ksim.run.results import versions, write_json
@@ -326,11 +326,6 @@ def _read_table(path: Path) -> pd.DataFrame:
         ) from None
 
 
-LOCK_FILE = ".lock"
-"""The file a sweep holds exclusively (:func:`~o2ksim.experiments.sweep.results_lock`) and a
-report shares (:func:`reading_results`); it holds the process id of the last sweep."""
-
-
 @contextmanager
 def reading_results(out_dir: str | os.PathLike[str]) -> Iterator[None]:
     """Hold a results directory against a sweep writing into it while it is read.
@@ -339,9 +334,12 @@ def reading_results(out_dir: str | os.PathLike[str]) -> Iterator[None]:
     from its tables, and the page would look complete.  So the reader takes a shared
     ``flock`` on ``OUT/.lock`` and is refused at once, in one line, while a sweep holds it
     (sweeps hold it exclusively, so a sweep started while a report is being made is
-    refused too).  A directory where the lock file cannot be made (read-only) is read
-    without it, as no sweep can write there either; one without ``plan.json`` is not a
-    results directory and gets no lock file (its reader refuses it).
+    refused too).  In a directory where the lock file cannot be made or written (a
+    read-only mount, no write permission) no sweep writes through this path, and one
+    writing through another (a read-write mount, another user) holds the lock file: it is
+    opened for reading and shared the same way (:func:`o2ksim.outread.held_to_read` for a
+    run's folder); with no lock file there no sweep ever held the directory.  One without
+    ``plan.json`` is not a results directory and gets no lock file (its reader refuses it).
     """
     lock = Path(out_dir) / LOCK_FILE
     if not (Path(out_dir) / "plan.json").exists():  # not a results directory: nothing made there
@@ -350,8 +348,11 @@ def reading_results(out_dir: str | os.PathLike[str]) -> Iterator[None]:
     try:
         fh = open(lock, "a+")  # noqa: SIM115 - held while the directory is read
     except OSError:
-        yield
-        return
+        try:
+            fh = open(lock)  # noqa: SIM115 - read-only here: a sweep elsewhere still holds it
+        except OSError:
+            yield
+            return
     try:
         holder = locked_elsewhere(fh, exclusive=False)
         if holder is not None:
@@ -362,18 +363,6 @@ def reading_results(out_dir: str | os.PathLike[str]) -> Iterator[None]:
         yield
     finally:
         fh.close()
-
-
-def locked_elsewhere(fh: IO[str], *, exclusive: bool) -> str | None:
-    """Take the ``flock`` on the open lock file ``fh`` without waiting (exclusive for a sweep,
-    shared for a reader); when another process holds it, the process id written in the file
-    (the last sweep's), or ``?``."""
-    try:
-        fcntl.flock(fh.fileno(), (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
-    except OSError:
-        fh.seek(0)
-        return fh.read().strip() or "?"
-    return None
 
 
 def load_results(out_dir: str | os.PathLike[str]) -> Results:

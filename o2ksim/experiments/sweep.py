@@ -23,36 +23,41 @@ How the pieces fit:
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
 import warnings
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from tqdm import tqdm
 
-from o2ksim.errors import ConfigError, O2KSimError, PerfectEstimatesWarning, UnusedSeedWarning
+from o2ksim.availability import unused_periods_note
+from o2ksim.errors import (
+    ConfigError,
+    O2KSimError,
+    PerfectEstimatesWarning,
+    UnusedAvailabilityWarning,
+    UnusedSeedWarning,
+)
 from o2ksim.experiments.scenario import RunSpec, Scenario, load_scenario
 from o2ksim.experiments.store import (
-    LOCK_FILE,
     adopt_renamed,
     clean_partial,
     earlier_scenario,
     is_finished,
-    locked_elsewhere,
     runs_outside,
     store_outcome,
     summary_table,
     write_plan,
     write_table,
 )
+from o2ksim.experiments.sweep_lock import results_lock
 from o2ksim.experiments.workers import RunOutcome, execute_run, run_dask, run_pool
-from o2ksim.outkinds import COMMANDS, refuse_sweep_run, result_held
 from o2ksim.run.checks import perfect_estimates_note
 from o2ksim.run.config import WorkloadRecipe
 from o2ksim.units import is_date
@@ -74,6 +79,10 @@ class SweepResult:
     unused_seeds: str = ""
     """The note that the scenario's seeds changed nothing in the runs of some policies
     (:func:`unused_seeds_note`), ``""`` when they did or no seed was given."""
+    unused_availability: list[str] = field(default_factory=list)
+    """The notes that periods of the scenario's availability started after the last event of
+    some of its runs, so they changed nothing there (:func:`unused_availability_notes`): one
+    per set of periods late, not one per run."""
 
     @property
     def ok(self) -> bool:
@@ -128,7 +137,36 @@ def run_sweep(
         res = _sweep(scenario, out, workers, scheduler, client, progress, retry_failed, log)
     if res.unused_seeds:  # once per scenario, not once per run
         warnings.warn(res.unused_seeds, UnusedSeedWarning, stacklevel=2)
+    for note in res.unused_availability:  # once per set of periods late, not once per run
+        warnings.warn(note, UnusedAvailabilityWarning, stacklevel=2)
     return res
+
+
+def unused_availability_notes(
+    scenario: Scenario, runs: list[RunSpec], outcomes: dict[str, RunOutcome]
+) -> list[str]:
+    """One line for each set of availability periods that started at or after the last event
+    of some runs of this sweep (``outcomes``: run id to its outcome): they changed nothing in
+    those runs (:func:`~o2ksim.availability.unused_periods_note`, as ``o2ksim run`` says it for
+    one run).  A sweep of 20 runs with the same periods late says it once, counting the runs."""
+    groups: dict[str, list[RunSpec]] = {}
+    for run in runs:
+        outcome = outcomes.get(run.run_id)
+        if outcome is not None and outcome.late_periods:
+            key = json.dumps(outcome.late_periods)  # the scenario's one set of periods (not a factor)
+            groups.setdefault(key, []).append(run)
+    notes = []
+    where = f"{scenario.path or scenario.name}: protocol.availability"
+    for group in groups.values():
+        first = outcomes[group[0].run_id]
+        ends = [float(outcomes[r.run_id].info.get("sim_end", 0.0)) for r in group]
+        ids = ", ".join(r.run_id for r in group[:3]) + (", ..." if len(group) > 3 else "")
+        which = (f"all {len(runs)} runs" if len(group) == len(runs)
+                 else f"{len(group)} of the {len(runs)} runs ({ids})")  # fmt: skip
+        outages = scenario.run_config(group[0]).availability
+        runs_said = "" if len(runs) == 1 else which
+        notes.append(unused_periods_note(outages, max(ends), first.unix_start, where, runs=runs_said))
+    return [n for n in notes if n]
 
 
 def unused_seeds_note(scenario: Scenario, runs: list[RunSpec], draws: dict[str, bool | None]) -> str:
@@ -214,46 +252,6 @@ def perfect_estimates_notes(scenario: Scenario) -> list[str]:
     return [n for n in notes.values() if n]
 
 
-@contextmanager
-def results_lock(out_dir: Path) -> Iterator[None]:
-    """Hold the results directory for one sweep at a time.
-
-    Two sweeps on the same directory would both see a run as not finished and
-    simulate it twice; the second one is refused at once instead.  The lock is
-    an ``flock`` on ``OUT/.lock``, which the system releases when the process
-    ends, however it ends.
-    """
-    out = Path(out_dir)
-    refuse_sweep_run(out, str(out))  # another sweep's run folder, or its runs/
-    held = result_held(out)  # a run's, a validation's, a prediction's, a characterisation's
-    if held is not None and not (out / "plan.json").exists():
-        kind, names = held
-        raise O2KSimError(
-            f"{out}: holds the results of `o2ksim {COMMANDS[kind]}` ({', '.join(names[:4])}); "
-            "a sweep's files would be mixed with them: give another --out"
-        )
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        fh = open(out / LOCK_FILE, "a+")  # noqa: SIM115 - held for the whole sweep
-    except OSError as exc:
-        raise O2KSimError(f"{out}: cannot use as a results directory ({exc.strerror or exc})") from None
-    try:
-        holder = locked_elsewhere(fh, exclusive=True)
-        if holder is not None:
-            raise O2KSimError(
-                f"{out}: another sweep is writing to this results directory (process {holder}, "
-                "the last sweep to write there) or a report is being made from it; wait for it "
-                "to finish or give another --out"
-            )
-        fh.seek(0)
-        fh.truncate()
-        fh.write(str(os.getpid()))
-        fh.flush()
-        yield
-    finally:
-        fh.close()
-
-
 def _sweep(
     scenario: Scenario,
     out: Path,
@@ -296,6 +294,7 @@ def _sweep(
     ran: list[str] = []
     failed: list[str] = []
     draws: dict[str, bool | None] = {}
+    outcomes: dict[str, RunOutcome] = {}  # not kept: the tables are stored as each run ends
     if todo:
         bar = tqdm(
             total=len(todo),
@@ -310,6 +309,10 @@ def _sweep(
             store_outcome(out, run, outcome)
             ran.append(run.run_id)
             draws[run.run_id] = outcome.random_draws
+            if outcome.late_periods:
+                outcomes[run.run_id] = RunOutcome(run.run_id, outcome.status, {}, 0.0, info={
+                    "sim_end": outcome.info.get("sim_end")}, late_periods=outcome.late_periods,
+                    unix_start=outcome.unix_start)  # fmt: skip
             if outcome.status != "ok":
                 failed.append(run.run_id)
                 bar.set_postfix(failed=len(failed))
@@ -338,6 +341,7 @@ def _sweep(
         table,
         time.perf_counter() - t0,
         unused_seeds_note(scenario, runs, draws),
+        unused_availability_notes(scenario, runs, outcomes),
     )
 
 

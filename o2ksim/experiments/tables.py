@@ -221,6 +221,25 @@ def flatten(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
+def reduced_overrides(text: str) -> dict[str, Any]:
+    """The keys the ``[reduced]`` table of the scenario TOML ``text`` sets (``protocol.window``)."""
+    try:
+        overrides = tomllib.loads(text).get("reduced")
+    except tomllib.TOMLDecodeError:
+        return {}
+    return flatten(overrides) if isinstance(overrides, dict) else {}
+
+
+def as_written(fld: str | None, overridden: dict[str, Any]) -> str | None:
+    """A refused field as the user wrote it: ``reduced.KEY`` when the ``[reduced]`` table sets it
+    (or a table above or below it), else as it is."""
+    if fld and not fld.startswith("reduced.") and any(
+        fld == k or fld.startswith(k + ".") or k.startswith(fld + ".") for k in overridden
+    ):
+        return f"reduced.{fld}"
+    return fld
+
+
 def factors_section(
     value: Any, where: str, base: Path, workload: dict[str, Any]
 ) -> dict[str, tuple[Any, ...]]:
@@ -325,6 +344,7 @@ __all__ = [
     "TOP_KEYS",
     "WORKLOAD_KEYS",
     "PolicyEntry",
+    "as_written",
     "factors_section",
     "find_trace",
     "flatten",
@@ -334,6 +354,7 @@ __all__ = [
     "parse_machines",
     "policies_section",
     "protocol_section",
+    "reduced_overrides",
     "set_path",
     "show_value",
     "workload_section",

@@ -34,6 +34,7 @@ from typing import Any, cast
 import cloudpickle
 import pandas as pd
 
+from o2ksim.availability import late_periods
 from o2ksim.errors import O2KSimError, PerfectEstimatesWarning
 from o2ksim.experiments.scenario import RunSpec, Scenario
 from o2ksim.policies import POLICIES
@@ -66,6 +67,11 @@ class RunOutcome:
     #: whether the run drew from its random generator (:attr:`Result.random_draws
     #: <o2ksim.run.results.Result.random_draws>`); not stored, said once per sweep
     random_draws: bool | None = None
+    #: the indices of the run's availability periods that start at or after its last event
+    #: (:func:`o2ksim.availability.late_periods`), and the trace's UnixStartTime; not stored,
+    #: said once per sweep for each set of periods late
+    late_periods: tuple[int, ...] = ()
+    unix_start: int | None = None
 
 
 def execute_run(
@@ -100,7 +106,10 @@ def execute_run(
         else:
             error = traceback.format_exc()
         return RunOutcome(run.run_id, "failed", {}, time.perf_counter() - t0, error=error)
-    return outcome_of(run.run_id, result, time.perf_counter() - t0, keep_segments=keep_segments)
+    outcome = outcome_of(run.run_id, result, time.perf_counter() - t0, keep_segments=keep_segments)
+    outcome.late_periods = late_periods(config.availability, result.stats.sim_end)
+    outcome.unix_start = result.unix_start
+    return outcome
 
 
 def outcome_of(

@@ -143,7 +143,10 @@ def gantt_compare(
     names = list(host_names) if host_names else list(hosts)
     unknown = [h for h in names if h not in hosts]
     if unknown:
-        raise ValueError(f"unknown host(s): {', '.join(unknown)} (known: {', '.join(hosts)})")
+        # quoted: a host's name may hold a comma (a machine named after a trace's Computer line)
+        raise ValueError(
+            f"unknown host(s): {', '.join(map(repr, unknown))} (known: {', '.join(map(repr, hosts))})"
+        )
     all_segs = pd.concat([r[0] for r in runs], ignore_index=True)
     t0 = float(all_segs["start"].min()) if start is None and len(all_segs) else (start or 0.0)
     t1 = float(all_segs["end"].max()) if end is None and len(all_segs) else (end or t0 + 1.0)

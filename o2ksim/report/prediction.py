@@ -17,6 +17,7 @@ import pandas as pd
 from o2ksim.errors import O2KSimError
 from o2ksim.files import atomic_path
 from o2ksim.outfiles import claim
+from o2ksim.outkinds import is_prediction_dir
 from o2ksim.prediction.model import load_clm
 from o2ksim.prediction.page import prediction_page, write_prediction_page
 
@@ -26,12 +27,6 @@ __all__ = [
     "write_prediction_page",
     "write_prediction_report",
 ]
-
-
-def is_prediction_dir(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` was written by ``o2ksim predict`` (it holds ``predictions.csv`` and ``clm.toml``)."""
-    p = Path(path)
-    return (p / "predictions.csv").exists() and (p / "clm.toml").exists()
 
 
 def write_prediction_report(

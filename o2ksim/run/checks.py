@@ -11,7 +11,8 @@ call these before anything runs:
 * :func:`check_policy_times` -- a trial quantum beyond the simulated range;
 * :func:`check_grace_has_effect` -- an overrun grace for a run that kills no job;
 * :func:`check_estimates_have_effect` -- runtime estimates for a policy that never reads
-  them (strict FCFS) in a run that kills no job;
+  them (strict FCFS) in a run that kills no job (:func:`estimates_unread`, which a scenario
+  asks of each of its runs);
 * :func:`check_overrun_has_effect` -- the overrun rule ``requested`` for
   estimates that never fall below the requested runtime;
 * :func:`header_machine` -- the machine an SWF header names
@@ -150,15 +151,16 @@ def check_grace_has_effect(config: Any, given: Any, name: str = "overrun_grace")
         )
 
 
-def check_estimates_have_effect(config: Any, name: str = "estimates") -> None:
-    """Refuse a runtime-estimate scenario for a policy that never reads estimates
-    (:meth:`Policy.reads_estimates <o2ksim.policies.base.Policy.reads_estimates>`, strict
-    FCFS) in a run that kills no job: nothing else reads them (the engine reads ``req_time``
-    only for the kill at the runtime and for the predicted ends policies see), so every
-    job's start, end and host would be those of ``requested``."""
+def estimates_unread(config: Any) -> str | None:
+    """The name of the run's policy when its runtime-estimate scenario changes nothing: the
+    policy never reads estimates (:meth:`Policy.reads_estimates
+    <o2ksim.policies.base.Policy.reads_estimates>`, strict FCFS) and the run kills no job (the
+    engine reads ``req_time`` only for the kill at the runtime and for the predicted ends
+    policies see), so every job's start, end and host would be those of ``requested``;
+    ``None`` when the estimates are ``requested`` or may act."""
     estimates = config.estimates
     if estimates.requested or config.settings.kill_overrun:
-        return
+        return None
     chosen = config.policy
     if isinstance(chosen, Policy):
         policy = chosen
@@ -166,15 +168,28 @@ def check_estimates_have_effect(config: Any, name: str = "estimates") -> None:
         try:
             policy = make_policy(chosen.name, **chosen.params)
         except O2KSimError:
-            return  # building the policy for the run says what is wrong
-    if policy.reads_estimates():
+            return None  # building the policy for the run says what is wrong
+    return None if policy.reads_estimates() else str(policy.name)
+
+
+UNREAD_ESTIMATES = (
+    "never reads runtime estimates (it starts jobs in submission order by their size alone) and "
+    "{kills}, so the schedule would be that of the requested runtimes (estimates act on "
+    "backfilling, priorities, NCSA-LSF* classes, the goal search, immediate service and, with "
+    "{kill}, the kills)"
+)
+"""Why :func:`estimates_unread` estimates change nothing (``kills``: that no job is killed at
+its runtime; ``kill``: how kills are asked for)."""
+
+
+def check_estimates_have_effect(config: Any, name: str = "estimates") -> None:
+    """Refuse a runtime-estimate scenario that changes nothing (:func:`estimates_unread`)."""
+    policy = estimates_unread(config)
+    if policy is None:
         return
     raise O2KSimError(
-        f"{name} {estimates.text}: has no effect: policy '{policy.name}' never reads runtime "
-        "estimates (it starts jobs in submission order by their size alone) and this run kills "
-        "no job at its runtime, so the schedule would be that of the requested runtimes "
-        "(estimates act on backfilling, priorities, NCSA-LSF* classes, the goal search, "
-        "immediate service and, with --kill-overrun, the kills)"
+        f"{name} {config.estimates.text}: has no effect: policy '{policy}' "
+        + UNREAD_ESTIMATES.format(kills="this run kills no job at its runtime", kill="--kill-overrun")
     )
 
 
@@ -261,12 +276,14 @@ __all__ = [
     "IMMEDIATE_ONLY",
     "MACHINE_LABEL",
     "TIME_PARAMS",
+    "UNREAD_ESTIMATES",
     "PerfectEstimatesWarning",
     "check_estimates_have_effect",
     "check_grace_has_effect",
     "check_overrun_has_effect",
     "check_params_have_effect",
     "check_policy_times",
+    "estimates_unread",
     "group_text",
     "header_machine",
     "perfect_estimates_note",
