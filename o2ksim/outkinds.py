@@ -89,6 +89,21 @@ def is_prediction_dir(path: str | os.PathLike[str]) -> bool:
     return (p / "predictions.csv").exists() and (p / "clm.toml").exists()
 
 
+def report_place(
+    results_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str] | None
+) -> tuple[Path, str]:
+    """Where ``o2ksim report RESULTS_DIR [--out OUT_DIR]`` writes, and the kind of result the
+    folder then holds: a prediction's page goes into its own folder, any other report into
+    ``RESULTS_DIR/report``, unless ``out_dir`` is given.  One rule for the writers and for the
+    command, which claims the folder before the report's heavy modules load."""
+    prediction = is_prediction_dir(results_dir)
+    if out_dir is not None:
+        folder = Path(out_dir)
+    else:
+        folder = Path(results_dir) if prediction else Path(results_dir) / "report"
+    return folder, "prediction" if prediction else "report"
+
+
 _NOT_MARKERS = ("report", "results", "figures", "tables")
 """Sub-folders (a run's, a report's): names other tools give folders too, so they alone show
 no result."""
@@ -204,6 +219,7 @@ __all__ = [
     "refuse_another_result",
     "refuse_result_file",
     "refuse_sweep_run",
+    "report_place",
     "result_held",
     "sweep_run_of",
 ]

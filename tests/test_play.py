@@ -141,7 +141,7 @@ def test_a_page_name_without_html_is_refused_before_the_work(tmp_path, capsys, n
     code = main(["play", "explain-backfill", "-o", str(out)])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "give a name ending in .html" in err[0]
-    with pytest.raises(O2KSimError, match="write_player: path .*ending in .html"):
+    with pytest.raises(O2KSimError, match=r"write_player: path .*ending in \.html"):
         write_player(out, "explain-backfill")
     assert list(tmp_path.iterdir()) == []
 

@@ -63,7 +63,7 @@ def test_a_few_numbers_are_not_taken_for_a_trace(tmp_path: Path) -> None:
     """Five numbers are no SWF record (it has 18 fields; six or more count): plain TOML error."""
     f = tmp_path / "c.toml"
     f.write_text("1 2 3 4 5\n")
-    with pytest.raises(ConfigError, match="c.toml:1: not valid TOML"):
+    with pytest.raises(ConfigError, match=r"c\.toml:1: not valid TOML"):
         load_machine(f)
 
 

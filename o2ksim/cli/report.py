@@ -9,7 +9,7 @@ from pathlib import Path
 
 from o2ksim.errors import O2KSimError
 from o2ksim.outfiles import claim, interrupts_end, said_of_folder
-from o2ksim.outkinds import SWEEP_PLAN, is_prediction_dir
+from o2ksim.outkinds import SWEEP_PLAN, is_prediction_dir, report_place
 from o2ksim.outread import held_to_read
 from o2ksim.validation import output_folder
 
@@ -76,15 +76,15 @@ def run(args: argparse.Namespace) -> int:
     held: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
     if run_out is not None:
         held = claim(run_out, "") if args.out is None else held_to_read(run_out)
-    prediction = is_prediction_dir(results)
-    target = Path(out) if out is not None else results if prediction else results / "report"
+    target, kind = report_place(results, out)
+    prediction = kind == "prediction"
     # the folder the report goes to, claimed as write_report claims it, before pandas and
     # matplotlib load: a second report into it, or another command's result there, is refused
     # at once (when RESULTS is no results directory, write_report says so, making nothing)
     early: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
     place: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
     if prediction or (results / SWEEP_PLAN).exists():
-        early = claim(target, "", sweep_folder_ok=not prediction, kind="prediction" if prediction else "report")
+        early = claim(target, "", sweep_folder_ok=not prediction, kind=kind)
     if args.out is not None or not isinstance(early, contextlib.nullcontext):
         # a file in the way or an unwritable place: one line, before the work; a folder made
         # for the report is removed again if the report then fails

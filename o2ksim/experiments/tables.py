@@ -12,6 +12,7 @@ import json
 import math
 import os
 import re
+import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path

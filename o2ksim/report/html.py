@@ -62,10 +62,10 @@ from o2ksim.experiments.store import (
 )
 from o2ksim.experiments.workers import outcome_of
 from o2ksim.outfiles import Staging, claim
-from o2ksim.outkinds import REPORT_FILES
+from o2ksim.outkinds import REPORT_FILES, report_place
 from o2ksim.report.gather import MAX_PANELS, Gathered, gather
 from o2ksim.report.page import SECTIONS, PageContext, add_section, build_page
-from o2ksim.report.prediction import is_prediction_dir, write_prediction_report
+from o2ksim.report.prediction import write_prediction_report
 from o2ksim.report.tables import ranking, rankings, runs_table, verdict
 from o2ksim.run.results import Result, write_json
 from o2ksim.validation import check_path, check_str, output_folder, shown
@@ -296,9 +296,9 @@ def write_report(
     check_path(results_dir, "write_report", "results_dir")
     if out_dir is not None:
         check_path(out_dir, "write_report", "out_dir")
-    if is_prediction_dir(results_dir):  # an `o2ksim predict` directory: the prediction page
+    out, kind = report_place(results_dir, out_dir)
+    if kind == "prediction":  # an `o2ksim predict` directory: the prediction page
         return write_prediction_report(results_dir, out_dir)
-    out = Path(out_dir) if out_dir is not None else Path(results_dir) / "report"
     with reading_results(results_dir):  # no sweep writes into it meanwhile (it is refused)
         results = load_results(results_dir)
         nothing_to_report(results)

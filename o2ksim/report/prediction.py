@@ -17,7 +17,7 @@ import pandas as pd
 from o2ksim.errors import O2KSimError
 from o2ksim.files import atomic_path
 from o2ksim.outfiles import claim
-from o2ksim.outkinds import is_prediction_dir
+from o2ksim.outkinds import is_prediction_dir, report_place
 from o2ksim.prediction.model import load_clm
 from o2ksim.prediction.page import prediction_page, write_prediction_page
 
@@ -34,7 +34,7 @@ def write_prediction_report(
 ) -> Path:
     """``o2ksim report`` on an ``o2ksim predict`` directory: the page rebuilt from its files."""
     src = Path(results_dir)
-    out = Path(out_dir) if out_dir is not None else src
+    out, _ = report_place(src, out_dir)
     # the page goes into the prediction's folder or one holding no other command's result
     with claim(out, option="", kind="prediction"):
         return _write_prediction_report(src, out)
