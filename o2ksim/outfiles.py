@@ -41,7 +41,6 @@ one-line :class:`Interrupted` a command prints.
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import shutil
 import signal
@@ -51,6 +50,7 @@ from pathlib import Path
 from types import FrameType
 
 from o2ksim.errors import O2KSimError
+from o2ksim.folder_lock import lock_folder, unlock_folder
 from o2ksim.outkinds import (
     FAMILIES,
     LAST,
@@ -61,12 +61,6 @@ from o2ksim.outkinds import (
 )
 from o2ksim.validation import folder_path, output_folder
 
-try:  # POSIX; elsewhere a folder is not locked (documented in docs/reference/outputs.md)
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
-
-LOCK_NAME = ".o2ksim.lock"
 JOURNAL_NAME = ".o2ksim-previous"
 TMP_SUFFIX = ".o2ksim-tmp"
 COMMIT_LAST = "run.json"
@@ -202,15 +196,6 @@ def _signals_held() -> Iterator[None]:
                 signal.raise_signal(pending[0])
 
 
-def holder_of(lock: Path) -> str:
-    """Who holds the lock file ``lock``, as a refusal names it (the pid it holds)."""
-    try:
-        pid = lock.read_text().split()[0]
-    except (OSError, IndexError):
-        return "another process"
-    return f"another o2ksim process (pid {pid})"
-
-
 @contextlib.contextmanager
 def claim(
     out: str | os.PathLike[str],
@@ -249,7 +234,7 @@ def claim(
     fd: int | None = None
     try:
         with _signals_held():  # a signal between creating the lock file and here would leave it
-            fd = _lock(path, where)
+            fd = lock_folder(path, where)
             _held[key] = (fd, 1)
         if not sweep_folder_ok:
             _refuse_a_sweep_folder(path, where)
@@ -261,16 +246,7 @@ def claim(
     finally:
         if fd is not None:
             del _held[key]
-            _unlock(path, fd)
-
-
-class Unwritable(O2KSimError):
-    """:func:`claim` refused a folder because nothing can be written there (a read-only file
-    system, no write permission): its lock file cannot be made."""
-
-
-_READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)
-"""Why a lock file cannot be made in a folder that can still be read."""
+            unlock_folder(path, fd)
 
 
 def _refuse_a_sweep_folder(path: Path, where: str) -> None:
@@ -281,43 +257,6 @@ def _refuse_a_sweep_folder(path: Path, where: str) -> None:
             f"{where}: holds the results of a sweep ({SWEEP_PLAN}, runs/); a run's files "
             "would be mixed with them: choose another folder"
         )
-
-
-def _lock(path: Path, where: str) -> int:
-    lock = path / LOCK_NAME
-    if fcntl is None:  # pragma: no cover - Windows
-        return -1
-    while True:
-        try:
-            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            kind = Unwritable if exc.errno in _READ_ONLY else O2KSimError
-            raise kind(f"{where}: cannot write there ({exc.strerror or exc})") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            raise O2KSimError(
-                f"{where}: in use by {holder_of(lock)}; wait for it to end or choose another folder"
-            ) from None
-        try:  # the holder may have removed the file between our open and our lock: lock the new one
-            same = os.fstat(fd).st_ino == os.stat(lock).st_ino
-        except FileNotFoundError:
-            same = False
-        if same:
-            with contextlib.suppress(OSError):  # the pid only names the holder: a full disk
-                os.ftruncate(fd, 0)  # that cannot take it leaves the lock held, unnamed
-                os.write(fd, f"{os.getpid()}\n".encode())
-            return fd
-        os.close(fd)
-
-
-def _unlock(path: Path, fd: int) -> None:
-    if fd < 0:  # pragma: no cover - Windows
-        return
-    with contextlib.suppress(OSError):
-        (path / LOCK_NAME).unlink()  # while still locked: the next claimer re-checks the inode
-    os.close(fd)
 
 
 def recover(out: Path) -> None:
@@ -506,15 +445,12 @@ class Staging:
 
 
 __all__ = [
-    "LOCK_NAME",
     "RUN_FILES",
     "TMP_SUFFIX",
     "Interrupted",
     "Signalled",
     "Staging",
-    "Unwritable",
     "claim",
-    "holder_of",
     "interrupts_end",
     "recover",
     "said_of_folder",

@@ -15,12 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from o2ksim.errors import O2KSimError
-from o2ksim.outfiles import JOURNAL_NAME, LOCK_NAME, Unwritable, claim, holder_of
-
-try:  # POSIX; elsewhere a folder is not locked (docs/reference/outputs.md)
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
+from o2ksim.folder_lock import Unwritable, share_folder, unlock_folder
+from o2ksim.outfiles import JOURNAL_NAME, claim
 
 
 @contextlib.contextmanager
@@ -33,7 +29,7 @@ def held_to_read(folder: str | os.PathLike[str]) -> Iterator[Path]:
     read-only mount, no write permission) cannot be claimed, as its lock file cannot be made,
     and is still read: no o2ksim process writes through this path, and a writer through
     another (a read-write mount of the same files, another user) claims the folder with the
-    lock file ``LOCK_NAME``, which is opened for reading and held shared while the block runs,
+    lock file (:mod:`o2ksim.folder_lock`), which is opened for reading and held shared while the block runs,
     so such a writer is refused here (and refused while the block reads), as SQLite takes a
     read lock on a database it opened read-only.  With no lock file there nobody holds the
     folder.  A commit cut short there (its journal) cannot be finished by a reader: refused."""
@@ -48,44 +44,19 @@ def held_to_read(folder: str | os.PathLike[str]) -> Iterator[Path]:
 
 @contextlib.contextmanager
 def _shared_hold(path: Path) -> Iterator[None]:
-    """A shared ``flock`` on the lock file of ``path``, a folder this process cannot write,
-    when there is one (:func:`held_to_read`)."""
+    """A shared hold on the lock file of ``path``, a folder this process cannot write, when
+    there is one (:func:`held_to_read`)."""
     if (path / JOURNAL_NAME).is_dir():
         raise O2KSimError(
             f"{path}: holds a commit cut short ({JOURNAL_NAME}/), which only a process that can "
             "write there can finish or undo (any o2ksim command writing the folder does); its "
             "files may be of two results"
         )
-    lock = path / LOCK_NAME
-    if fcntl is None:  # pragma: no cover - Windows
-        yield
-        return
-    while True:
-        try:
-            fd = os.open(lock, os.O_RDONLY)
-        except FileNotFoundError:  # a claim keeps its lock file while held: nobody holds it
-            yield
-            return
-        except OSError as exc:
-            raise O2KSimError(f"{lock}: cannot read the folder's lock file ({exc.strerror or exc})") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            raise O2KSimError(
-                f"{path}: in use by {holder_of(lock)}, which is writing there; wait for it to end"
-            ) from None
-        try:  # the holder removes the file as it leaves: a lock on that one holds nothing
-            same = os.fstat(fd).st_ino == os.stat(lock).st_ino
-        except FileNotFoundError:
-            same = False
-        if same:
-            break
-        os.close(fd)
+    fd = share_folder(path, str(path))
     try:
         yield
     finally:
-        os.close(fd)
+        unlock_folder(path, fd, shared=True)
 
 
 __all__ = ["held_to_read"]

@@ -14,9 +14,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from o2ksim.folder_lock import LOCK_NAME
 from o2ksim.jobs import Job, JobSpec, JobState
 from o2ksim.machine import KB_PER_GB, HostSpec, MachineSpec
-from o2ksim.outfiles import LOCK_NAME
 from o2ksim.policies import presets
 
 

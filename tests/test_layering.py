@@ -58,6 +58,7 @@ LAYER_OF: dict[str, str] = {
     "o2ksim.paths": "core",
     "o2ksim.files": "core",
     "o2ksim.outfiles": "core",  # results folders: claimed, staged, committed whole
+    "o2ksim.folder_lock": "core",  # the lock file that holds a results folder for one process
     "o2ksim.outread": "core",  # a folder read while another process may write it
     "o2ksim.outkinds": "core",  # each writing command's family of files; one kind per folder
     "o2ksim.validation": "core",

@@ -23,7 +23,8 @@ from conftest import folder_held_elsewhere, one_line, signal_once_locked, snapsh
 from o2ksim import outfiles
 from o2ksim.cli import main
 from o2ksim.errors import O2KSimError
-from o2ksim.outfiles import JOURNAL_NAME, LOCK_NAME, PHASE_B, Staging, claim
+from o2ksim.folder_lock import LOCK_NAME
+from o2ksim.outfiles import JOURNAL_NAME, PHASE_B, Staging, claim
 from o2ksim.run import results
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -25,7 +25,8 @@ from matplotlib.figure import Figure
 
 from o2ksim import outfiles
 from o2ksim.cli import main
-from o2ksim.outfiles import LOCK_NAME, Staging, claim
+from o2ksim.folder_lock import LOCK_NAME
+from o2ksim.outfiles import Staging, claim
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = str(ROOT / "traces" / "tiny.swf")
