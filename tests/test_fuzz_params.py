@@ -303,8 +303,25 @@ def test_a_key_no_generator_reads_is_refused_in_one_line(tmp_path, bases, data):
     assert "\n" not in line and line.startswith(f"o2ksim: error: {target}:")
     if where[-1:] == ("month",):  # O2K's [month.NAME] tables: a new name is a new month
         assert f'month."{key}": must be a table' in line or f"month.{key}: must be a table" in line
+    elif where[-2:] == ("runtime", "dist"):  # O2K's [runtime.dist.NAME]: a new distribution
+        assert f"runtime.dist.{key}: must be a table" in line, line
     else:
         assert f"{key}: unknown key: no generator reads it" in line
+
+
+def test_a_runtime_distribution_is_a_table_that_a_cell_or_the_default_names(tmp_path):
+    """Found by the fuzz above: ``[runtime.dist]`` ``a = 1`` was refused as "field
+    runtime.dist.a.default_share: missing", and a fifth distribution that no cell and not
+    ``default_dist`` names was accepted and never drawn from."""
+    from o2ksim.errors import ConfigError
+
+    base = models.load_params("o2k")[0]
+    with pytest.raises(ConfigError, match=r"field runtime\.dist\.a: must be a table"):
+        models.generate("o2k", span="1d", seed=1, params={"runtime": {"dist": {"a": 1}}})
+    unused = {"default_share": 0.5, "default_weights": [1, 0, 0, 0], "range_weights": [1, 0, 0, 0, 0, 0]}
+    assert len(base["runtime"]["range"]) == 6  # range_weights above: one per range
+    with pytest.raises(ConfigError, match=r"field runtime\.dist\.E: unknown key: no generator reads it"):
+        models.generate("o2k", span="1d", seed=1, params={"runtime": {"dist": {"E": unused}}})
 
 
 @pytest.mark.parametrize(

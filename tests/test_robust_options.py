@@ -221,12 +221,12 @@ def test_a_sweep_refused_after_its_folder_check_leaves_no_folder(capsys, tmp_pat
     """Found by the issue-27 audit: ``scenario run --out NEW`` made NEW for its up-front
     write check, and a refusal after it (here an injected one from the sweep) left NEW
     behind, empty."""
-    from o2ksim.cli import scenario as scenario_cli
+    from o2ksim.experiments import sweep  # the command imports it once the folder is checked
 
     def refuse(*_a, **_k):
         raise O2KSimError("refused after the folder check")
 
-    monkeypatch.setattr(scenario_cli, "run_sweep", refuse)
+    monkeypatch.setattr(sweep, "run_sweep", refuse)
     out = tmp_path / "new" / "sweep"
     refused(capsys, ["scenario", "run", str(ROOT / "scenarios" / "kth-backfill.toml"),
                      "--out", str(out), "-q"], "refused after the folder check")  # fmt: skip
@@ -235,12 +235,12 @@ def test_a_sweep_refused_after_its_folder_check_leaves_no_folder(capsys, tmp_pat
 
 def test_a_report_refused_after_its_folder_check_leaves_no_folder(capsys, tmp_path, monkeypatch):
     """The same for ``report DIR --out NEW``; a folder that existed before stays."""
-    from o2ksim.cli import report as report_cli
+    from o2ksim.report import html  # the command imports it once the folder is claimed
 
     def refuse(*_a, **_k):
         raise O2KSimError("refused after the folder check")
 
-    monkeypatch.setattr(report_cli, "write_report", refuse)
+    monkeypatch.setattr(html, "write_report", refuse)
     results = tmp_path / "results"
     results.mkdir()
     (results / "plan.json").write_text("{}")

@@ -284,6 +284,8 @@ def validate(raw: Mapping[str, Any], source: str | Path = "<o2k parameters>") ->
     dists = {}
     for name, d in ch.table(rt, "dist", "runtime.dist").items():
         f = f"runtime.dist.{name}"
+        if not isinstance(d, Mapping):  # a new name is a new distribution (A-D in T Table 9)
+            raise ch.fail(f, "must be a table with default_share, default_weights, range_weights")
         dists[name] = {
             "default_share": ch.number(d, "default_share", f + ".default_share", lo=0, hi=1),
             "default_weights": ch.probabilities(
@@ -309,6 +311,14 @@ def validate(raw: Mapping[str, Any], source: str | Path = "<o2k parameters>") ->
                 "dist": d,
             }
         )
+    used = {default_dist} | {c["dist"] for c in cells}
+    for name in dists:
+        if name not in used:
+            raise ch.fail(
+                f"runtime.dist.{name}",
+                "unknown key: no generator reads it (no [[runtime.cell]] and not "
+                "runtime.default_dist names this distribution)",
+            )
     p["runtime"] = {
         "default_s": dflt,
         "range": ranges,
