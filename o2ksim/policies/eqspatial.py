@@ -33,7 +33,7 @@ eqspatial.md``; four are parameters (:mod:`o2ksim.policies.eqspatial_params`).
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Set as AbstractSet
 from typing import Any, ClassVar
 
@@ -68,6 +68,11 @@ from o2ksim.units import parse_duration
 CATCHING_UP, LONG_RUNNING = 1, 2  # HostJob.privileged
 
 
+def _order(job: Job) -> tuple[float, int]:
+    """The order in which jobs are offered a host: submission, ties by id."""
+    return (job.spec.submit, job.id)
+
+
 class EQSpatial(Policy):
     """EQspatial-MinInterval (T§3.2.3): equal processor shares per host, repartitioned at most every MinInterval."""
 
@@ -98,7 +103,8 @@ class EQSpatial(Policy):
         self._catchup_due = Deadlines()
         self._long_due = Deadlines()
         self._ledger = CreditLedger()
-        self._waiting: dict[int, Job] = {}  # not placed, waiting for memory
+        # not placed, waiting for memory; in submission order (ties by id): ``_place``
+        self._waiting: OrderedDict[int, Job] = OrderedDict()
         self._in_system: Counter[int] = Counter()  # requested processors -> jobs in the system
         self._clock = RepartitionClock(self.min_interval)
         self._total_procs = 0
@@ -148,7 +154,7 @@ class EQSpatial(Policy):
         self._deadlines(now, out)
         self._place(snap, out)
         if self._trials.awaiting and (snap.departed or snap.timers):
-            self._trials.retry(snap, out, self._waiting)  # free processors or eligibility may have changed
+            self._trials.retry(snap, out)  # free processors or eligibility may have changed
         if self.new_job_service == "immediate" and self._placed_now:
             self._serve_new_jobs(snap, out)
         self._blocked = self._trials.blocked_hosts()
@@ -176,8 +182,9 @@ class EQSpatial(Policy):
     def _forget(self, job: Job) -> None:
         if job.state.terminal and job.id in self._waiting:  # finished in its trial run
             del self._waiting[job.id]
+            self._trials.drop(job.id)
             self._ledger.stop(job.id)
-            self._ledger.credit.pop(job.id, None)
+            self._ledger.forget(job.id)
         if job.id in self._in_trial:  # a placed job's trial ended (new_job_service = immediate)
             self._in_trial.discard(job.id)
             h = self._hosts[self._where[job.id]]
@@ -229,24 +236,49 @@ class EQSpatial(Policy):
 
     # ------------------------------------------------------------------------------ placement
     def _place(self, snap: Snapshot, out: list[Any]) -> None:
+        """Offer ``choose_host`` the new jobs and, after a departure, the waiting ones, in
+        submission order (ties by id).
+
+        ``_waiting`` is kept in that order (:meth:`_join_waiting`), and the new jobs are
+        merged into it, so a pass sorts only its new jobs.  Placing a job only fills a
+        host (one more job, less memory), so once no host has room for another job
+        (``jobs < capacity``) no waiting job can be placed in this pass: the walk over
+        the waiting jobs stops there, and only the new ones are still offered (each
+        then waits for memory, in order).  A pass after a departure thus visits the
+        waiting jobs up to the one that fills the last open host, not all of them.
+        """
         new = [j for j in snap.arrived if j.state is JobState.QUEUED]
         # back from a trial run (a placed job back from its trial stays where it is)
         new.extend(j for j in snap.departed if j.state is JobState.QUEUED and j.id not in self._where)
         retry = bool(snap.departed) and bool(self._waiting)
         if not new and not retry:
             return
-        candidates = [j for j in self._waiting.values() if j.state is JobState.QUEUED] if retry else []
-        candidates.extend(j for j in new if j.id not in self._waiting)
-        candidates.sort(key=lambda j: (j.spec.submit, j.id))
+        new = sorted((j for j in new if j.id not in self._waiting), key=_order)
         loads = [self._load(h, snap.host_by_name[h.name]) for h in self._hosts.values()]
         most_mem = max(x.free_mem for x in loads)
-        for job in candidates:
-            best = None if job.mem > most_mem else choose_host(loads, job.procs, job.mem)
+        room = any(x.jobs < x.capacity for x in loads)
+        waiting = iter(self._waiting.values() if retry and room else ())
+        joined: list[Job] = []  # new jobs that wait: into ``_waiting`` after the walk
+        placed: list[int] = []  # waiting jobs placed: out of ``_waiting`` after the walk
+        w = next(waiting, None)
+        i = 0
+        while i < len(new) or w is not None:
+            if w is not None and (i == len(new) or _order(w) < _order(new[i])):
+                job, w = w, next(waiting, None)
+                if job.state is not JobState.QUEUED:
+                    continue  # in its trial run
+            else:
+                job = new[i]
+                i += 1
+            best = None if job.mem > most_mem or not room else choose_host(loads, job.procs, job.mem)
             if best is None:
                 if job.id not in self._waiting:
                     self._no_host(job, snap, out)
+                    joined.append(job)
                 continue
-            self._trials.awaiting.pop(job.id, None)
+            self._trials.drop(job.id)
+            if job.id in self._waiting:
+                placed.append(job.id)
             self._put(job, self._hosts[best.name], snap, loads)
             # keep this pass's loads current for the next job
             best.free_mem -= job.mem
@@ -256,6 +288,24 @@ class EQSpatial(Policy):
             else:
                 best.requested += job.procs
             most_mem = max(x.free_mem for x in loads)
+            if best.jobs >= best.capacity:
+                room = any(x.jobs < x.capacity for x in loads)
+                if not room:
+                    w = None  # no host takes another job in this pass
+        for job_id in placed:
+            del self._waiting[job_id]
+        self._join_waiting(joined)
+
+    def _join_waiting(self, jobs: list[Job]) -> None:
+        """``jobs`` (in submission order) wait for memory from now on.  ``_waiting`` stays
+        in submission order: appended when they come after its last job (always, but for
+        jobs submitted at one instant and placed in different passes), else re-sorted."""
+        waiting = self._waiting
+        last = next(reversed(waiting.values()), None)
+        for job in jobs:
+            waiting[job.id] = job
+        if jobs and last is not None and _order(jobs[0]) < _order(last):
+            self._waiting = OrderedDict(sorted(waiting.items(), key=lambda item: _order(item[1])))
 
     def _load(self, h: HostState, view: HostView) -> HostLoad:
         long = long_procs(h, self._long, self._credit) if self.deduct_long else 0  # or shared
@@ -269,10 +319,9 @@ class EQSpatial(Policy):
         )
 
     def _put(self, job: Job, h: HostState, snap: Snapshot, loads: list[HostLoad]) -> None:
-        waited = job.id in self._waiting
-        self._waiting.pop(job.id, None)
+        waited = job.id in self._waiting  # the caller takes it out of ``_waiting``
         credit = self._ledger.stop(job.id)
-        self._ledger.credit.pop(job.id, None)
+        self._ledger.forget(job.id)
         self._where[job.id] = h.name
         h.jobs[job.id] = job
         h.pending[job.id] = job
@@ -302,8 +351,8 @@ class EQSpatial(Policy):
 
     def _no_host(self, job: Job, snap: Snapshot, out: list[Any]) -> None:
         """No host has the memory (or a processor) for ``job``: the immediate service of
-        T§3.2.2 (:mod:`o2ksim.policies.immediate`), then it waits for memory, earning credit."""
-        self._waiting[job.id] = job
+        T§3.2.2 (:mod:`o2ksim.policies.immediate`), then it waits for memory, earning credit
+        (the caller puts it in ``_waiting``: :meth:`_join_waiting`)."""
         self._ledger.wait(job.id, job.procs)
         self._count("waited", job.id)
         self._trials.give(job, snap, out)
