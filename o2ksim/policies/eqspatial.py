@@ -33,7 +33,7 @@ eqspatial.md``; four are parameters (:mod:`o2ksim.policies.eqspatial_params`).
 
 from __future__ import annotations
 
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Set as AbstractSet
 from typing import Any, ClassVar
 
@@ -48,6 +48,7 @@ from o2ksim.policies import immediate
 from o2ksim.policies.base import POLICIES, Param, Policy
 from o2ksim.policies.eqspatial_params import PARAMS, repartition_note
 from o2ksim.policies.eqspatial_quiet import DECIDES, quiet_bound
+from o2ksim.policies.eqspatial_waiting import WaitingOrder
 from o2ksim.policies.equipartition import (
     CreditLedger,
     Deadlines,
@@ -66,11 +67,6 @@ from o2ksim.policies.quiet import proved_for
 from o2ksim.units import parse_duration
 
 CATCHING_UP, LONG_RUNNING = 1, 2  # HostJob.privileged
-
-
-def _order(job: Job) -> tuple[float, int]:
-    """The order in which jobs are offered a host: submission, ties by id."""
-    return (job.spec.submit, job.id)
 
 
 class EQSpatial(Policy):
@@ -103,8 +99,8 @@ class EQSpatial(Policy):
         self._catchup_due = Deadlines()
         self._long_due = Deadlines()
         self._ledger = CreditLedger()
-        # not placed, waiting for memory; in submission order (ties by id): ``_place``
-        self._waiting: OrderedDict[int, Job] = OrderedDict()
+        self._waiting: dict[int, Job] = {}  # not placed, waiting for memory
+        self._order: WaitingOrder | None = None  # the waiting jobs in the order _place offers them
         self._in_system: Counter[int] = Counter()  # requested processors -> jobs in the system
         self._clock = RepartitionClock(self.min_interval)
         self._total_procs = 0
@@ -182,6 +178,8 @@ class EQSpatial(Policy):
     def _forget(self, job: Job) -> None:
         if job.state.terminal and job.id in self._waiting:  # finished in its trial run
             del self._waiting[job.id]
+            if self._order is not None:
+                self._order.remove(job)
             self._trials.drop(job.id)
             self._ledger.stop(job.id)
             self._ledger.forget(job.id)
@@ -237,15 +235,13 @@ class EQSpatial(Policy):
     # ------------------------------------------------------------------------------ placement
     def _place(self, snap: Snapshot, out: list[Any]) -> None:
         """Offer ``choose_host`` the new jobs and, after a departure, the waiting ones, in
-        submission order (ties by id).
+        submission order (ties by id), each against the loads the jobs before it left.
 
-        ``_waiting`` is kept in that order (:meth:`_join_waiting`), and the new jobs are
-        merged into it, so a pass sorts only its new jobs.  Placing a job only fills a
-        host (one more job, less memory), so once no host has room for another job
-        (``jobs < capacity``) no waiting job can be placed in this pass: the walk over
-        the waiting jobs stops there, and only the new ones are still offered (each
-        then waits for memory, in order).  A pass after a departure thus visits the
-        waiting jobs up to the one that fills the last open host, not all of them.
+        The waiting jobs are kept in that order (:class:`WaitingOrder`), and the search
+        for the next one skips those no host can take under the current loads
+        (:mod:`o2ksim.policies.eqspatial_waiting`), which the walk would have offered in
+        vain; after a placement the loads change, so the search starts again right after
+        the last job offered.  A pass sorts only its new jobs, merged in by row.
         """
         new = [j for j in snap.arrived if j.state is JobState.QUEUED]
         # back from a trial run (a placed job back from its trial stays where it is)
@@ -253,18 +249,20 @@ class EQSpatial(Policy):
         retry = bool(snap.departed) and bool(self._waiting)
         if not new and not retry:
             return
-        new = sorted((j for j in new if j.id not in self._waiting), key=_order)
+        new = [j for j in new if j.id not in self._waiting]
+        order = self._order_of(snap, new)
+        row_of = order.row_of
+        new.sort(key=lambda j: row_of[j.id])
         loads = [self._load(h, snap.host_by_name[h.name]) for h in self._hosts.values()]
         most_mem = max(x.free_mem for x in loads)
         room = any(x.jobs < x.capacity for x in loads)
-        waiting = iter(self._waiting.values() if retry and room else ())
-        joined: list[Job] = []  # new jobs that wait: into ``_waiting`` after the walk
-        placed: list[int] = []  # waiting jobs placed: out of ``_waiting`` after the walk
-        w = next(waiting, None)
+        w = order.first(0, loads) if retry else -1  # the next waiting job to offer, or -1
+        joined: list[Job] = []  # new jobs that wait: into the order after the walk
         i = 0
-        while i < len(new) or w is not None:
-            if w is not None and (i == len(new) or _order(w) < _order(new[i])):
-                job, w = w, next(waiting, None)
+        while w >= 0 or i < len(new):
+            if w >= 0 and (i == len(new) or w < row_of[new[i].id]):
+                job = order.jobs[w]
+                w = order.first(w + 1, loads)
                 if job.state is not JobState.QUEUED:
                     continue  # in its trial run
             else:
@@ -278,8 +276,11 @@ class EQSpatial(Policy):
                 continue
             self._trials.drop(job.id)
             if job.id in self._waiting:
-                placed.append(job.id)
-            self._put(job, self._hosts[best.name], snap, loads)
+                order.remove(job)
+                del self._waiting[job.id]
+                self._put(job, self._hosts[best.name], snap, loads, waited=True)
+            else:
+                self._put(job, self._hosts[best.name], snap, loads, waited=False)
             # keep this pass's loads current for the next job
             best.free_mem -= job.mem
             best.jobs += 1
@@ -290,22 +291,23 @@ class EQSpatial(Policy):
             most_mem = max(x.free_mem for x in loads)
             if best.jobs >= best.capacity:
                 room = any(x.jobs < x.capacity for x in loads)
-                if not room:
-                    w = None  # no host takes another job in this pass
-        for job_id in placed:
-            del self._waiting[job_id]
-        self._join_waiting(joined)
+            if w >= 0:  # the loads changed: search again after the job just placed
+                w = order.first(row_of[job.id] + 1, loads)
+        for job in joined:
+            self._waiting[job.id] = job
+            order.add(job)
 
-    def _join_waiting(self, jobs: list[Job]) -> None:
-        """``jobs`` (in submission order) wait for memory from now on.  ``_waiting`` stays
-        in submission order: appended when they come after its last job (always, but for
-        jobs submitted at one instant and placed in different passes), else re-sorted."""
-        waiting = self._waiting
-        last = next(reversed(waiting.values()), None)
-        for job in jobs:
-            waiting[job.id] = job
-        if jobs and last is not None and _order(jobs[0]) < _order(last):
-            self._waiting = OrderedDict(sorted(waiting.items(), key=lambda item: _order(item[1])))
+    def _order_of(self, snap: Snapshot, new: list[Job]) -> WaitingOrder:
+        """The waiting jobs' order, built on first use over every job of the run (the
+        engine's queue index numbers them all), rebuilt if a job it does not know comes."""
+        order = self._order
+        if order is None:
+            index = snap.queue_index
+            order = WaitingOrder(index.jobs if index is not None else new)
+        if not order.knows(new):
+            order = order.rebuilt(new)
+        self._order = order
+        return order
 
     def _load(self, h: HostState, view: HostView) -> HostLoad:
         long = long_procs(h, self._long, self._credit) if self.deduct_long else 0  # or shared
@@ -318,8 +320,7 @@ class EQSpatial(Policy):
             len(h.jobs),
         )
 
-    def _put(self, job: Job, h: HostState, snap: Snapshot, loads: list[HostLoad]) -> None:
-        waited = job.id in self._waiting  # the caller takes it out of ``_waiting``
+    def _put(self, job: Job, h: HostState, snap: Snapshot, loads: list[HostLoad], waited: bool) -> None:
         credit = self._ledger.stop(job.id)
         self._ledger.forget(job.id)
         self._where[job.id] = h.name
@@ -352,7 +353,7 @@ class EQSpatial(Policy):
     def _no_host(self, job: Job, snap: Snapshot, out: list[Any]) -> None:
         """No host has the memory (or a processor) for ``job``: the immediate service of
         T§3.2.2 (:mod:`o2ksim.policies.immediate`), then it waits for memory, earning credit
-        (the caller puts it in ``_waiting``: :meth:`_join_waiting`)."""
+        (the caller puts it in ``_waiting`` and the order after its walk: :meth:`_place`)."""
         self._ledger.wait(job.id, job.procs)
         self._count("waited", job.id)
         self._trials.give(job, snap, out)

@@ -277,6 +277,11 @@ class CreditLedger:
             out[job_id] = self._groups[g][0]
         return out
 
+    @property
+    def groups(self) -> int:
+        """The credits kept for the waiting jobs: what a booking costs."""
+        return len(self._groups)
+
     def credit_of(self, job_id: int) -> float:
         """``job_id``'s credit (0 for a job the ledger does not know)."""
         g = self._group_of.get(job_id)
