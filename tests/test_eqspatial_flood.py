@@ -328,3 +328,42 @@ def test_the_waiting_order_is_submission_then_id_and_its_search_skips_only_jobs_
     assert order.first(0, [a, b]) == -1
     a.jobs = 8  # no host has room
     assert order.first(0, [a, b]) == -1
+
+
+def test_a_placement_that_lowers_a_hosts_bar_is_followed_by_a_new_search():
+    """By hand.  Catching-up jobs hold 20 of host a's 16 processors (``procs`` = -4), so a job
+    is placed there only if -4 / (requested + p) > -1: p > 4.  X (2 processors) waits and
+    fails; N (8, new, not catching up) is placed, so requested = 8 and every p passes; Y (2,
+    waiting, after N in (submit, id)) is then placed: -4 / (8 + 2) = -0.4.  The search made
+    before N's placement had skipped Y; it must be made again (the oracle agrees)."""
+    from types import SimpleNamespace
+
+    def job(i: int, submit: float, procs: int) -> Job:
+        j = Job(JobSpec(i, submit, procs, 0, 100.0, 100.0))
+        j.state = JobState.QUEUED
+        return j
+
+    placed = []
+    for cls in (EQSpatial, PlainEQSpatial):
+        pol = cls(min_interval=0)
+        pol.bind(MachineSpec("one", (HostSpec("a", 16, KB_PER_GB),)))
+        x, n, y = job(1, 0.0, 2), job(3, 10.0, 8), job(4, 10.0, 2)
+        h = pol._hosts["a"]
+        h.catchup_procs = 20
+        h.jobs = {100 + k: job(100 + k, 0.0, 1) for k in range(3)}
+        for j in (x, y):
+            pol._waiting[j.id] = j
+        if cls is EQSpatial:
+            from o2ksim.policies.eqspatial_waiting import WaitingOrder
+
+            pol._order = WaitingOrder([x, n, y])
+            pol._order.add(x)
+            pol._order.add(y)
+        gone = job(200, 0.0, 1)
+        gone.state = JobState.COMPLETED
+        view = SimpleNamespace(free_mem=KB_PER_GB)
+        snap = SimpleNamespace(arrived=(n,), departed=(gone,), host_by_name={"a": view}, queue_index=None,
+                               explain=False, now=10.0)  # fmt: skip
+        pol._place(snap, [])  # type: ignore[arg-type]
+        placed.append(sorted(pol._where))
+    assert placed[0] == placed[1] == [3, 4]
