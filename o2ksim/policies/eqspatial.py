@@ -48,7 +48,7 @@ from o2ksim.policies import immediate
 from o2ksim.policies.base import POLICIES, Param, Policy
 from o2ksim.policies.eqspatial_params import PARAMS, repartition_note
 from o2ksim.policies.eqspatial_quiet import DECIDES, quiet_bound
-from o2ksim.policies.eqspatial_waiting import WaitingOrder
+from o2ksim.policies.eqspatial_waiting import WaitingOrder, offer_order
 from o2ksim.policies.equipartition import (
     CreditLedger,
     Deadlines,
@@ -249,14 +249,15 @@ class EQSpatial(Policy):
         retry = bool(snap.departed) and bool(self._waiting)
         if not new and not retry:
             return
-        new = [j for j in new if j.id not in self._waiting]
-        order = self._order_of(snap, new)
-        row_of = order.row_of
-        new.sort(key=lambda j: row_of[j.id])
+        new = sorted((j for j in new if j.id not in self._waiting), key=offer_order)
         loads = [self._load(h, snap.host_by_name[h.name]) for h in self._hosts.values()]
         most_mem = max(x.free_mem for x in loads)
         room = any(x.jobs < x.capacity for x in loads)
-        w = order.first(0, loads) if retry else -1  # the next waiting job to offer, or -1
+        w = -1  # the row of the next waiting job to offer, or -1
+        if retry:  # rows are in offer_order: new jobs merge in by row
+            order = self._order_of(snap, new)
+            row_of = order.row_of
+            w = order.first(0, loads)
         joined: list[Job] = []  # new jobs that wait: into the order after the walk
         i = 0
         while w >= 0 or i < len(new):
@@ -291,15 +292,18 @@ class EQSpatial(Policy):
             most_mem = max(x.free_mem for x in loads)
             if best.jobs >= best.capacity:
                 room = any(x.jobs < x.capacity for x in loads)
-            if w >= 0:  # the loads changed: search again after the job just placed
+            if retry:  # the loads changed: search again after the job just placed
                 w = order.first(row_of[job.id] + 1, loads)
-        for job in joined:
-            self._waiting[job.id] = job
-            order.add(job)
+        if joined:
+            order = self._order_of(snap, joined)
+            for job in joined:
+                self._waiting[job.id] = job
+                order.add(job)
 
     def _order_of(self, snap: Snapshot, new: list[Job]) -> WaitingOrder:
-        """The waiting jobs' order, built on first use over every job of the run (the
-        engine's queue index numbers them all), rebuilt if a job it does not know comes."""
+        """The waiting jobs' order, knowing ``new`` too: built when a job first waits, over
+        every job of the run (the engine's queue index numbers them all), rebuilt if a job
+        it does not know comes (a snapshot without the engine's index)."""
         order = self._order
         if order is None:
             index = snap.queue_index
