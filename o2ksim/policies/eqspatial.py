@@ -48,6 +48,7 @@ from o2ksim.policies import immediate
 from o2ksim.policies.base import POLICIES, Param, Policy
 from o2ksim.policies.eqspatial_params import PARAMS, repartition_note
 from o2ksim.policies.eqspatial_quiet import DECIDES, quiet_bound
+from o2ksim.policies.eqspatial_waiting import WaitingOrder, offer_order
 from o2ksim.policies.equipartition import (
     CreditLedger,
     Deadlines,
@@ -99,6 +100,7 @@ class EQSpatial(Policy):
         self._long_due = Deadlines()
         self._ledger = CreditLedger()
         self._waiting: dict[int, Job] = {}  # not placed, waiting for memory
+        self._order: WaitingOrder | None = None  # the waiting jobs in the order _place offers them
         self._in_system: Counter[int] = Counter()  # requested processors -> jobs in the system
         self._clock = RepartitionClock(self.min_interval)
         self._total_procs = 0
@@ -148,7 +150,7 @@ class EQSpatial(Policy):
         self._deadlines(now, out)
         self._place(snap, out)
         if self._trials.awaiting and (snap.departed or snap.timers):
-            self._trials.retry(snap, out, self._waiting)  # free processors or eligibility may have changed
+            self._trials.retry(snap, out)  # free processors or eligibility may have changed
         if self.new_job_service == "immediate" and self._placed_now:
             self._serve_new_jobs(snap, out)
         self._blocked = self._trials.blocked_hosts()
@@ -176,8 +178,11 @@ class EQSpatial(Policy):
     def _forget(self, job: Job) -> None:
         if job.state.terminal and job.id in self._waiting:  # finished in its trial run
             del self._waiting[job.id]
+            if self._order is not None:
+                self._order.remove(job)
+            self._trials.drop(job.id)
             self._ledger.stop(job.id)
-            self._ledger.credit.pop(job.id, None)
+            self._ledger.forget(job.id)
         if job.id in self._in_trial:  # a placed job's trial ended (new_job_service = immediate)
             self._in_trial.discard(job.id)
             h = self._hosts[self._where[job.id]]
@@ -229,25 +234,54 @@ class EQSpatial(Policy):
 
     # ------------------------------------------------------------------------------ placement
     def _place(self, snap: Snapshot, out: list[Any]) -> None:
+        """Offer ``choose_host`` the new jobs and, after a departure, the waiting ones, in
+        submission order (ties by id), each against the loads the jobs before it left.
+
+        The waiting jobs are kept in that order (:class:`WaitingOrder`), and the search
+        for the next one skips those no host can take under the current loads
+        (:mod:`o2ksim.policies.eqspatial_waiting`), which the walk would have offered in
+        vain; after a placement the loads change, so the search starts again right after
+        the last job offered.  A pass sorts only its new jobs, merged in by row.
+        """
         new = [j for j in snap.arrived if j.state is JobState.QUEUED]
         # back from a trial run (a placed job back from its trial stays where it is)
         new.extend(j for j in snap.departed if j.state is JobState.QUEUED and j.id not in self._where)
         retry = bool(snap.departed) and bool(self._waiting)
         if not new and not retry:
             return
-        candidates = [j for j in self._waiting.values() if j.state is JobState.QUEUED] if retry else []
-        candidates.extend(j for j in new if j.id not in self._waiting)
-        candidates.sort(key=lambda j: (j.spec.submit, j.id))
+        new = sorted((j for j in new if j.id not in self._waiting), key=offer_order)
         loads = [self._load(h, snap.host_by_name[h.name]) for h in self._hosts.values()]
         most_mem = max(x.free_mem for x in loads)
-        for job in candidates:
-            best = None if job.mem > most_mem else choose_host(loads, job.procs, job.mem)
+        room = any(x.jobs < x.capacity for x in loads)
+        w = -1  # the row of the next waiting job to offer, or -1
+        if retry:  # rows are in offer_order: new jobs merge in by row
+            order = self._order_of(snap, new)
+            row_of = order.row_of
+            w = order.first(0, loads)
+        joined: list[Job] = []  # new jobs that wait: into the order after the walk
+        i = 0
+        while w >= 0 or i < len(new):
+            if w >= 0 and (i == len(new) or w < row_of[new[i].id]):
+                job = order.jobs[w]
+                w = order.first(w + 1, loads)
+                if job.state is not JobState.QUEUED:
+                    continue  # in its trial run
+            else:
+                job = new[i]
+                i += 1
+            best = None if job.mem > most_mem or not room else choose_host(loads, job.procs, job.mem)
             if best is None:
                 if job.id not in self._waiting:
                     self._no_host(job, snap, out)
+                    joined.append(job)
                 continue
-            self._trials.awaiting.pop(job.id, None)
-            self._put(job, self._hosts[best.name], snap, loads)
+            self._trials.drop(job.id)
+            if job.id in self._waiting:
+                order.remove(job)
+                del self._waiting[job.id]
+                self._put(job, self._hosts[best.name], snap, loads, waited=True)
+            else:
+                self._put(job, self._hosts[best.name], snap, loads, waited=False)
             # keep this pass's loads current for the next job
             best.free_mem -= job.mem
             best.jobs += 1
@@ -256,6 +290,28 @@ class EQSpatial(Policy):
             else:
                 best.requested += job.procs
             most_mem = max(x.free_mem for x in loads)
+            if best.jobs >= best.capacity:
+                room = any(x.jobs < x.capacity for x in loads)
+            if retry:  # the loads changed: search again after the job just placed
+                w = order.first(row_of[job.id] + 1, loads)
+        if joined:
+            order = self._order_of(snap, joined)
+            for job in joined:
+                self._waiting[job.id] = job
+                order.add(job)
+
+    def _order_of(self, snap: Snapshot, new: list[Job]) -> WaitingOrder:
+        """The waiting jobs' order, knowing ``new`` too: built when a job first waits, over
+        every job of the run (the engine's queue index numbers them all), rebuilt if a job
+        it does not know comes (a snapshot without the engine's index)."""
+        order = self._order
+        if order is None:
+            index = snap.queue_index
+            order = WaitingOrder(index.jobs if index is not None else new)
+        if not order.knows(new):
+            order = order.rebuilt(new)
+        self._order = order
+        return order
 
     def _load(self, h: HostState, view: HostView) -> HostLoad:
         long = long_procs(h, self._long, self._credit) if self.deduct_long else 0  # or shared
@@ -268,11 +324,9 @@ class EQSpatial(Policy):
             len(h.jobs),
         )
 
-    def _put(self, job: Job, h: HostState, snap: Snapshot, loads: list[HostLoad]) -> None:
-        waited = job.id in self._waiting
-        self._waiting.pop(job.id, None)
+    def _put(self, job: Job, h: HostState, snap: Snapshot, loads: list[HostLoad], waited: bool) -> None:
         credit = self._ledger.stop(job.id)
-        self._ledger.credit.pop(job.id, None)
+        self._ledger.forget(job.id)
         self._where[job.id] = h.name
         h.jobs[job.id] = job
         h.pending[job.id] = job
@@ -302,8 +356,8 @@ class EQSpatial(Policy):
 
     def _no_host(self, job: Job, snap: Snapshot, out: list[Any]) -> None:
         """No host has the memory (or a processor) for ``job``: the immediate service of
-        T§3.2.2 (:mod:`o2ksim.policies.immediate`), then it waits for memory, earning credit."""
-        self._waiting[job.id] = job
+        T§3.2.2 (:mod:`o2ksim.policies.immediate`), then it waits for memory, earning credit
+        (the caller puts it in ``_waiting`` and the order after its walk: :meth:`_place`)."""
         self._ledger.wait(job.id, job.procs)
         self._count("waited", job.id)
         self._trials.give(job, snap, out)

@@ -241,7 +241,6 @@ def choose_host(loads: Sequence[HostLoad], procs: int, mem: float) -> HostLoad |
     return best
 
 
-@dataclass
 class CreditLedger:
     """Catch-up credit (T§3.2.3): processor-seconds a waiting job would have had under true equi-allocation.
 
@@ -249,25 +248,87 @@ class CreditLedger:
     each waiting job's equi-share ``min(P, L)`` is constant too.  Call
     :meth:`accrue` at the start of a pass (books the interval since the last
     one at the level set then) and :meth:`set_level` at its end.
+
+    **Groups.**  Jobs that start waiting between the same two bookings with the
+    same request and the same credit (0 for a new job) are booked the same
+    additions, in the same order, from then on: their credits are the same
+    float at every pass.  So the ledger keeps one credit per such *group*
+    (invariant: every waiting job's credit is its group's), and :meth:`accrue`
+    costs O(groups), not O(waiting jobs): a same-instant flood is one group per
+    processor count.  A job that joins after a booking starts a new group even
+    if its request matches (its sequence of additions differs).
     """
 
-    credit: dict[int, float] = field(default_factory=dict)
-    waiting: dict[int, int] = field(default_factory=dict)  # job id -> requested processors
-    level: float = math.inf
-    since: float = 0.0
+    def __init__(self) -> None:
+        self.waiting: dict[int, int] = {}  # job id -> requested processors
+        self.level = math.inf
+        self.since = 0.0
+        self._groups: dict[int, list[float]] = {}  # group -> [credit, requested processors, jobs]
+        self._group_of: dict[int, int] = {}  # waiting job -> its group
+        self._joining: dict[tuple[int, float], int] = {}  # (procs, credit) -> group, until a booking
+        self._kept: dict[int, float] = {}  # jobs no longer waiting -> their credit, until forgotten
+        self._next_group = 0
+
+    @property
+    def credit(self) -> dict[int, float]:
+        """Every job's credit (waiting, or stopped and not forgotten): a new dict, O(jobs)."""
+        out = dict(self._kept)
+        for job_id, g in self._group_of.items():
+            out[job_id] = self._groups[g][0]
+        return out
+
+    @property
+    def groups(self) -> int:
+        """The credits kept for the waiting jobs: what a booking costs."""
+        return len(self._groups)
+
+    def credit_of(self, job_id: int) -> float:
+        """``job_id``'s credit (0 for a job the ledger does not know)."""
+        g = self._group_of.get(job_id)
+        return self._groups[g][0] if g is not None else self._kept.get(job_id, 0.0)
 
     def wait(self, job_id: int, procs: int) -> None:
         """``job_id`` is waiting from now on (credit starts at 0 if new)."""
+        credit = self.credit_of(job_id)
+        self._leave(job_id)
+        self._kept.pop(job_id, None)
         self.waiting[job_id] = procs
-        self.credit.setdefault(job_id, 0.0)
+        key = (procs, credit)
+        g = self._joining.get(key)
+        if g is None:
+            g = self._joining[key] = self._next_group
+            self._next_group += 1
+            self._groups[g] = [credit, float(procs), 0.0]
+        self._groups[g][2] += 1
+        self._group_of[job_id] = g
 
     def stop(self, job_id: int) -> float:
-        """``job_id`` started (or left): stop accruing; return its credit."""
-        self.waiting.pop(job_id, None)
-        return self.credit.get(job_id, 0.0)
+        """``job_id`` started (or left): stop accruing; return its credit (kept until
+        :meth:`forget`)."""
+        if job_id in self._group_of:
+            self._kept[job_id] = self.credit_of(job_id)
+            self._leave(job_id)
+            del self.waiting[job_id]
+        return self._kept.get(job_id, 0.0)
+
+    def forget(self, job_id: int) -> None:
+        """Drop a stopped job's credit."""
+        self._kept.pop(job_id, None)
+
+    def _leave(self, job_id: int) -> None:
+        g = self._group_of.pop(job_id, None)
+        if g is None:
+            return
+        group = self._groups[g]
+        group[2] -= 1
+        if not group[2]:
+            del self._groups[g]
+            key = (int(group[1]), group[0])
+            if self._joining.get(key) == g:
+                del self._joining[key]
 
     def accrue(self, now: float, interval: float | None = None) -> None:
-        """Book ``min(P, L) * (now - since)`` for every waiting job.
+        """Book ``min(P, L) * (now - since)`` for every waiting job (once per group).
 
         With a fixed ``interval`` (a pass at every tick ``k * interval``), a
         pass after skipped quiet ticks books them as ticking through would, one
@@ -275,20 +336,21 @@ class CreditLedger:
         """
         dt = now - self.since
         if dt > 0 and self.waiting:
+            self._joining = {}  # a job joining from now on has a different sequence
             ticks = None
             if interval is not None and now <= last_exact_tick(interval):
                 ticks = grid_between(self.since, now, interval)
             if ticks is None or interval is None:
-                for job_id, procs in self.waiting.items():
-                    self.credit[job_id] += min(procs, self.level) * dt
+                for group in self._groups.values():
+                    group[0] += min(group[1], self.level) * dt
             else:
                 k1, k2 = ticks
                 first, last = k1 * interval - self.since, now - k2 * interval
-                for job_id, procs in self.waiting.items():
-                    rate = min(procs, self.level)
-                    c = self.credit[job_id] + rate * first
+                for group in self._groups.values():
+                    rate = min(group[1], self.level)
+                    c = group[0] + rate * first
                     c = repeat_add(c, rate * interval, k2 - k1)
-                    self.credit[job_id] = c + rate * last
+                    group[0] = c + rate * last
         self.since = now
 
     def set_level(self, now: float, total_procs: float, requests: Mapping[int, int]) -> None:

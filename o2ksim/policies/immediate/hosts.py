@@ -16,12 +16,13 @@ victims are back.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection
+from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from o2ksim.engine.decisions import WakeAt
 from o2ksim.engine.snapshot import Snapshot
-from o2ksim.jobs import Job, JobState
+from o2ksim.jobs import Job
 from o2ksim.policies.immediate.book import TrialBook
 from o2ksim.policies.immediate.eligibility import next_eligible
 from o2ksim.policies.immediate.settings import TrialSettings
@@ -42,7 +43,8 @@ class HostTrials:
         self.settings = settings
         self.book = TrialBook()
         self.host_of: dict[int, str] = {}  # trial in progress -> its host
-        self.awaiting: dict[int, Job] = {}  # no host, no trial possible yet
+        # no host, no trial possible yet: queued jobs in the order they began to wait
+        self.awaiting: OrderedDict[int, Job] = OrderedDict()
         self.settling: set[str] = set()  # hosts whose victims resume in this pass
         self._pending_mem = pending_mem
         self._wakes: set[float] = set()
@@ -69,17 +71,36 @@ class HostTrials:
             return False
         return self._try(job, snap, out, host, own_mem)
 
-    def retry(self, snap: Snapshot, out: list[Any], waiting: Collection[int]) -> None:
-        """Try again for the jobs waiting for a trial that still wait (ids in ``waiting``)."""
-        for job_id, job in list(self.awaiting.items()):
-            if (
-                job.state is not JobState.QUEUED
-                or job_id not in waiting
-                or self._try(job, snap, out)
-            ):
-                del self.awaiting[job_id]
+    def retry(self, snap: Snapshot, out: list[Any]) -> None:
+        """Try again for the jobs waiting for a trial, in the order they began to wait.
+
+        ``awaiting`` holds only jobs still queued and waiting for a host: the holder
+        takes a job out (:meth:`drop`) when it places it or it leaves, and a job is
+        taken out here when its trial starts, so no walk is needed to clean it.  A
+        trial blocks its host, and a try over no unblocked host is refused with no
+        side effect (:func:`~o2ksim.policies.immediate.trials.plan_trial` over no host
+        is ``None``), so once every host is blocked the rest of the jobs are not
+        tried: O(1) a pass on a blocked machine, instead of one try per waiting job.
+        """
+        started = []
+        for job_id, job in self.awaiting.items():
+            if not self._unblocked(snap):
+                break  # every try would fail: one trial per host
+            if self._try(job, snap, out):
+                started.append(job_id)
+        for job_id in started:
+            del self.awaiting[job_id]
         if self.awaiting and self.settings.preemptive:
             self._next_eligibility(snap, out)
+
+    def drop(self, job_id: int) -> None:
+        """``job_id`` no longer waits for a trial (placed, or out of the queue)."""
+        self.awaiting.pop(job_id, None)
+
+    def _unblocked(self, snap: Snapshot) -> bool:
+        """Some host is not blocked (:meth:`blocked_hosts`): a trial could run there."""
+        busy = self.blocked_hosts()
+        return any(v.name not in busy for v in snap.hosts)
 
     def end_trials(self, snap: Snapshot, out: list[Any]) -> list[str]:
         """Victims of trials that ended get their processors back (``Resume``); returns the
