@@ -304,8 +304,8 @@ def test_a_flood_is_booked_once_per_request():
 
 def test_the_waiting_order_is_submission_then_id_and_its_search_skips_only_jobs_no_host_takes():
     """By hand: five jobs given out of order; loads of two hosts with room (a: 8 processors
-    and 2 GB free; b: catching-up jobs hold 12 of its 16 processors, 4 more requested: a job
-    placed there needs a ratio -8 / (4 + p) above -1, so p > 4)."""
+    and 2 GB free; b: 16 processors, catching-up jobs holding 12 more than it has, 8 GB free:
+    its ratio is negative, which ranks it last but does not rule it out)."""
     from o2ksim.policies.eqspatial_waiting import WaitingOrder
 
     def job(i: int, submit: float, procs: int, mem_gb: float) -> Job:
@@ -318,11 +318,9 @@ def test_the_waiting_order_is_submission_then_id_and_its_search_skips_only_jobs_
         order.add(j)
     a = eq.HostLoad("a", 8, 8, 0, 2 * KB_PER_GB, 0)
     b = eq.HostLoad("b", 16, -8, 4, 8 * KB_PER_GB, 5)
-    # 4: 12 procs > a's 8, and on b 12 > 4: b takes it
-    assert order.first(0, [a, b]) == 0
-    # from row 1: 1 (2 procs, 3 GB: not a's memory, not b's p > 4), 3 (16 procs: b), ...
-    assert order.first(1, [a, b]) == 2
-    b.jobs = 16  # b full: 3 (16 > 8) and 9 (4 GB) and 1 (3 GB) fail on a; 20 fits a
+    assert order.first(0, [a, b]) == 0  # 4: 12 procs > a's 8; b takes it
+    assert order.first(1, [a, b]) == 1  # 1: 3 GB > a's 2; b takes it
+    b.jobs = 16  # b full: 4 (12 > 8), 1 (3 GB), 3 (16 > 8) and 9 (4 GB) fail on a; 20 fits a
     assert order.first(0, [a, b]) == 4
     order.remove(jobs[3])
     assert order.first(0, [a, b]) == -1
@@ -330,12 +328,23 @@ def test_the_waiting_order_is_submission_then_id_and_its_search_skips_only_jobs_
     assert order.first(0, [a, b]) == -1
 
 
-def test_a_placement_that_lowers_a_hosts_bar_is_followed_by_a_new_search():
-    """By hand.  Catching-up jobs hold 20 of host a's 16 processors (``procs`` = -4), so a job
-    is placed there only if -4 / (requested + p) > -1: p > 4.  X (2 processors) waits and
-    fails; N (8, new, not catching up) is placed, so requested = 8 and every p passes; Y (2,
-    waiting, after N in (submit, id)) is then placed: -4 / (8 + 2) = -0.4.  The search made
-    before N's placement had skipped Y; it must be made again (the oracle agrees)."""
+def test_a_lone_candidate_is_chosen_whatever_its_ratio():
+    """T§3.2.3: "Only the hosts with enough free memory ... are considered.  If more than one
+    such hosts are found, the job is scheduled on the host that has the largest ratio."  The
+    heuristic started from a best ratio of -1, so a host whose catching-up jobs hold more than
+    its processors (ratio -4 / (0 + 2) = -2) was never chosen, even alone, and the job waited."""
+    lone = eq.HostLoad("a", 16, -4, 0, KB_PER_GB, 3)
+    assert eq.choose_host([lone], 2, 0) is lone
+    other = eq.HostLoad("b", 16, -1, 0, KB_PER_GB, 3)  # ratio -0.5: the larger
+    assert eq.choose_host([lone, other], 2, 0) is other
+    assert eq.choose_host([lone, other], 2, 2 * KB_PER_GB) is None  # no memory: none
+
+
+def test_a_host_with_a_negative_ratio_takes_waiting_and_new_jobs():
+    """By hand.  Catching-up jobs hold 20 of host a's 16 processors (``procs`` = -4); X (2
+    processors) waits; at a departure N (8, new) arrives and Y (2) waits behind it in (submit,
+    id).  a is the only host with memory and room: all three are placed there (their ratios
+    -4 / (0 + 2), -4 / (2 + 8), -4 / (10 + 2) only rank hosts), as the plain walk does."""
     from types import SimpleNamespace
 
     def job(i: int, submit: float, procs: int) -> Job:
@@ -366,4 +375,4 @@ def test_a_placement_that_lowers_a_hosts_bar_is_followed_by_a_new_search():
                                explain=False, now=10.0)  # fmt: skip
         pol._place(snap, [])  # type: ignore[arg-type]
         placed.append(sorted(pol._where))
-    assert placed[0] == placed[1] == [3, 4]
+    assert placed[0] == placed[1] == [1, 3, 4]

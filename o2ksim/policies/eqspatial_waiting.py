@@ -7,20 +7,14 @@ order (ties by id), each against the hosts' loads as the jobs before it left the
 such pass costs O(q) a pass (and sorting them O(q log q)): a flood of n jobs on one host
 cost about n^2.  :class:`WaitingOrder` numbers the run's jobs once in that order and keeps
 a flag per job, with the block minima of the engine's backfill scan
-(:class:`~o2ksim.engine.block_minima.BlockMinima`) over three columns: the processors ``p``,
-the memory ``m`` and ``-p``.  ``choose_host`` takes a job on host ``h`` iff
-
-* ``m <= h.free_mem``, ``p <= h.capacity`` and ``h.jobs < h.capacity``, and
-* its ratio ``h.procs / (h.requested + p)`` beats the initial ``-1.0``: always when
-  ``h.procs >= 0``; else (catching-up jobs hold more than the host) iff
-  ``p > -h.procs - h.requested`` (``h.requested + p > 0``; the ratio of two small
-  integers is -1 in floats only when it is -1),
-
-a test each of whose terms only passes more for smaller ``p``, ``m`` and ``-p``: a
-block or node whose minima fail it for every host holds no job any host can take
+(:class:`~o2ksim.engine.block_minima.BlockMinima`) over the processors ``p`` and the
+memory ``m``.  ``choose_host`` takes a job on host ``h`` iff ``m <= h.free_mem``,
+``p <= h.capacity`` and ``h.jobs < h.capacity`` (the ratio only ranks the hosts that
+pass), a test each of whose terms only passes more for smaller ``p`` and ``m``: a block
+or node whose minima fail it for every host holds no job any host can take
 (:meth:`WaitingOrder.first`).  On one host without memory the minima pass iff some job
-does (``-p``'s minimum is the largest request), so a pass visits only the jobs it places
-and the ones it verifies: O(log q) tests a search.  With several hosts or memory the
+does, so a pass visits only the jobs it places and the ones it verifies: O(log q) tests
+a search.  With several hosts or memory the
 minima may come from different jobs (a descent that finds nothing: sound, slower).
 Every job the search returns is still offered through ``choose_host``: the search only
 skips.
@@ -44,19 +38,17 @@ def offer_order(job: Job) -> tuple[float, int]:
 
 
 def placeable(loads: Sequence[HostLoad]) -> tuple[RequestTest, float] | None:
-    """The test of ``(p, m, -p)`` arrays that passes every job some host of ``loads`` can
-    take (module docstring), and the largest request it can pass; ``None``: no host has
-    room for another job."""
+    """The test of ``(p, m, _)`` arrays that passes every job some host of ``loads`` can
+    take (module docstring; the third column, the backfill scan's runtime, is not read),
+    and the largest request it can pass; ``None``: no host has room for another job."""
     room = [h for h in loads if h.jobs < h.capacity]
     if not room:
         return None
     caps = np.array([h.capacity for h in room], dtype=float)
     mems = np.array([h.free_mem for h in room], dtype=float)
-    # -p < -low: p > low, the smallest request whose ratio beats -1 (none below 0 procs)
-    neg_low = np.array([h.procs + h.requested if h.procs < 0 else np.inf for h in room])
 
-    def test(p: np.ndarray, m: np.ndarray, neg: np.ndarray) -> np.ndarray:
-        ok = (p[:, None] <= caps) & (m[:, None] <= mems) & (neg[:, None] < neg_low)
+    def test(p: np.ndarray, m: np.ndarray, _unread: np.ndarray) -> np.ndarray:
+        ok = (p[:, None] <= caps) & (m[:, None] <= mems)
         return np.asarray(ok.any(axis=1))
 
     return test, float(caps.max())
@@ -83,7 +75,8 @@ class WaitingOrder:
         procs = np.fromiter((j.spec.procs for j in self.jobs), dtype=float, count=n)
         mem = np.fromiter((j.spec.mem for j in self.jobs), dtype=float, count=n)
         self.waiting = np.zeros(n, dtype=bool)
-        self._minima = BlockMinima(procs, mem, -procs, self.waiting, BLOCK_SHIFT)
+        no_runtime = np.zeros(n)  # placement reads no runtime: the third column is unused
+        self._minima = BlockMinima(procs, mem, no_runtime, self.waiting, BLOCK_SHIFT)
 
     def knows(self, jobs: Iterable[Job]) -> bool:
         return all(job.id in self.row_of for job in jobs)

@@ -228,10 +228,13 @@ def choose_host(loads: Sequence[HostLoad], procs: int, mem: float) -> HostLoad |
     Candidates: hosts with at least ``mem`` free memory, at least ``procs``
     processors (so the job can one day run on its full request) and fewer jobs
     than processors (so it gets at least one).  The largest
-    :func:`placement_ratio` wins; ties go to the host listed first.
+    :func:`placement_ratio` wins; ties go to the host listed first.  A lone
+    candidate is chosen whatever its ratio (T§3.2.3: "If more than one such hosts
+    are found, the job is scheduled on the host that has the largest ratio"),
+    negative too: when catching-up jobs hold more than the host's processors.
     """
     best: HostLoad | None = None
-    best_ratio = -1.0
+    best_ratio = -math.inf
     for h in loads:
         if h.free_mem < mem or h.capacity < procs or h.jobs >= h.capacity:
             continue
