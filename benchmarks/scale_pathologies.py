@@ -34,8 +34,8 @@ not slow the next), timing the simulation's CPU seconds:
   (a burst from a script: ``n / 10`` instants) asking one of the same 39
   runtimes (runs by slope, however many instants); ``flood-eqspatial`` and
   ``flood-immediate``: the ``flood`` trace under EQspatial-0m and FCFS-backfill
-  with immediate service (issue 27, D29: about n^2; keep ``--sizes`` to 10^4:
-  8,000 jobs take minutes under EQspatial-0m);
+  with preemptive immediate service (issue 27, D29: about n^2 before
+  2026-11-26, near-linear since; docs/guides/scaling.md);
 * ``reservations``: a job holds the whole 100-processor host for 10^7 s
   while ``n`` jobs arrive one a second, then all of them are scheduled with
   ``--reservations all`` (conservative backfilling), one departure pass at a time
