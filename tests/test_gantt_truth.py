@@ -106,6 +106,30 @@ def test_long_titles_wrap():
     assert len(lines) > 1 and max(map(len, lines)) <= 100
 
 
+@pytest.mark.parametrize("columns", [1, 2])
+def test_the_title_and_a_long_host_name_stay_inside_the_figure(columns):
+    """Found drawing the shipped ``traces/tiny.swf``: its host is named from the header's
+    Computer line (55 characters), which pushed the axes right, and the title, centred over
+    them and wrapped at 100 characters, ran past the figure's right edge (cut off in the
+    PNG).  Every text's extent, measured by the renderer, lies inside the figure."""
+    from o2ksim.report.gantt import gantt_compare
+
+    host = "hand-made-example,-one-16-processor-shared-memory-host"
+    segs = pd.DataFrame([(1, host, 0, 3600, 8, 0), (2, host, 0, 7200, 4, 0)], columns=COLUMNS)
+    title = ("fcfs-backfill (priority=fcfs, reservations=1, reservation_kind=dynamic, sliding=True, "
+             "release_ties=smallest-first, backfill_host=delays-none, immediate_service=off, "
+             "quantum=1m, initial_memory=1GB): /work/o2ksim/traces/tiny.swf")
+    fig = gantt_compare([(segs, title, None)] * columns, {host: 16})
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    width, height = fig.bbox.width, fig.bbox.height
+    for ax in fig.axes:
+        for text in (ax.title, ax.yaxis.label):
+            box = text.get_window_extent(renderer)
+            assert box.x0 >= 0 and box.x1 <= width + 0.5, (text.get_text()[:40], box, width)
+            assert box.y0 >= 0 and box.y1 <= height + 0.5
+
+
 def test_fig1_jobs_get_distinct_colours_and_labelled_arrivals():
     """Fig. 1's six jobs: six different colours (J3/J10 and J4/J11 shared one by id), the
     same in both columns; each arrival labelled, no two labels overlapping (J1 and J2

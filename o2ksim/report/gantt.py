@@ -193,13 +193,14 @@ def gantt_compare(
             bottom.text(0, -0.3, "Outside the drawn window or not drawn one by one: "
                         + "; ".join(c.notes), transform=bottom.transAxes, fontsize=8,
                         va="top", ha="left", wrap=True)  # fmt: skip
-        wrap = 100 if len(runs) == 1 else 65
+        wrap = 80 if len(runs) == 1 else 55  # the title is centred over the axes, right of the host names
         axes[0, col].set_title(textwrap.fill(c.title or "Processor allocation per host", wrap),
                                fontsize=11, fontweight="bold", pad=14)  # fmt: skip
     for row, host in enumerate(names):
         ax = axes[row, 0]
-        ax.set_ylabel(f"{host}\n({hosts[host]} procs)", rotation=0, ha="right", va="center",
-                      fontsize=9)  # fmt: skip
+        # a long host name (a trace header's Computer line) on a few lines, not across the plot
+        ax.set_ylabel(f"{textwrap.fill(host, 22)}\n({hosts[host]} procs)", rotation=0, ha="right",
+                      va="center", fontsize=9)  # fmt: skip
         ticks, text = [0.0, float(hosts[host])], ["0", str(hosts[host])]
         if lanes[host]:
             ticks.append(-lanes[host] * lane[host] / 2)
