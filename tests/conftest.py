@@ -129,13 +129,16 @@ def backfill_options(reservations, reservation_kind, sliding, **other) -> dict:
 
 
 @contextlib.contextmanager
-def folder_held_elsewhere(out: Path, env: dict[str, str]) -> Iterator[int]:
-    """Another process holding the folder ``out`` (``o2ksim.outfiles.claim``) while the block
-    runs; yields its pid.  Killed after it: the operating system releases its lock."""
+def folder_held_elsewhere(
+    out: Path, env: dict[str, str], holds: str = "from o2ksim.outfiles import claim as hold"
+) -> Iterator[int]:
+    """Another process holding the folder ``out`` while the block runs (``hold(out)``, a
+    context manager ``holds`` imports: :func:`o2ksim.outfiles.claim` unless told); yields its
+    pid.  Killed after it: the operating system releases its lock."""
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys, time; from o2ksim.outfiles import claim\n"
-         "with claim(sys.argv[1]):\n    print('held', flush=True); time.sleep(60)", str(out)],
+         f"import sys, time\nfrom pathlib import Path\n{holds}\n"
+         "with hold(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(60)", str(out)],
         env=env, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:

@@ -338,20 +338,10 @@ def test_a_sweep_refuses_its_folder_before_loading_its_work(results, tmp_path):
     assert f"{folder}: holds the results of `o2ksim run` (" in one_line(err)
     assert snapshot(folder) == before
     out = tmp_path / "sd"
-    holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, time\nfrom pathlib import Path\nfrom o2ksim.experiments.sweep_lock import results_lock\n"
-         "with results_lock(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(60)", str(out)],
-        env=ENV, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    with folder_held_elsewhere(out, ENV, "from o2ksim.experiments.sweep_lock import results_lock as hold") as pid:
         code, err = _refused_light(["scenario", "run", scenario, "--out", str(out)])
-    finally:
-        holder.kill()
-        holder.wait()
     assert code == "2 []"
-    assert f"{out}: another sweep is writing to this results directory (process {holder.pid}" in one_line(err)
+    assert f"{out}: another sweep is writing to this results directory (process {pid}" in one_line(err)
 
 
 def test_a_report_refuses_its_folder_before_loading_its_work(sweep, results, tmp_path):
