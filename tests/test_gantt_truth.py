@@ -106,6 +106,24 @@ def test_long_titles_wrap():
     assert len(lines) > 1 and max(map(len, lines)) <= 100
 
 
+@pytest.mark.parametrize("hosts", [1, 8])
+def test_the_note_of_what_is_not_drawn_lies_below_the_time_axis_label(hosts):
+    """Found in the demo report's Gantt chart (eight hosts, the last one short): the note
+    was placed a fraction of the last panel's height below it, so on a short panel it was
+    written over the time axis's label.  Its extent, measured by the renderer, lies below
+    the label's and inside the figure."""
+    names = [f"h{i}" for i in range(hosts)]
+    rows = [(j, names[j % hosts], -600.0, 1800.0 + 60 * j, 2, 0) for j in range(1, 3 * hosts + 1)]
+    fig = gantt_figure(pd.DataFrame(rows, columns=COLUMNS), dict.fromkeys(names, 16), start=0.0, end=3600.0)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    bottom = fig.axes[hosts - 1]
+    notes = [t for ax in fig.axes for t in ax.texts if "Outside the drawn window" in t.get_text()]
+    assert len(notes) == 1 and "started before the window" in notes[0].get_text()
+    note, label = notes[0].get_window_extent(renderer), bottom.xaxis.label.get_window_extent(renderer)
+    assert note.y1 <= label.y0 and note.y0 >= 0, (note, label)
+
+
 @pytest.mark.parametrize("columns", [1, 2])
 def test_the_title_and_a_long_host_name_stay_inside_the_figure(columns):
     """Found drawing the shipped ``traces/tiny.swf``: its host is named from the header's

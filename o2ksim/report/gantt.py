@@ -189,10 +189,11 @@ def gantt_compare(
             bottom.xaxis.set_major_formatter(lambda x, _pos: _day_clock(x * scale))
             unit = "since the trace start"
         bottom.set_xlabel(f"time ({unit})")
-        if c.notes:
-            bottom.text(0, -0.3, "Outside the drawn window or not drawn one by one: "
-                        + "; ".join(c.notes), transform=bottom.transAxes, fontsize=8,
-                        va="top", ha="left", wrap=True)  # fmt: skip
+        if c.notes:  # below the time axis's label, in points: the last panel may be short
+            bottom.annotate("Outside the drawn window or not drawn one by one: " + "; ".join(c.notes),
+                            xy=(0, 0), xycoords="axes fraction", xytext=(0, -42),
+                            textcoords="offset points", fontsize=8, va="top", ha="left",
+                            wrap=True)  # fmt: skip
         wrap = 80 if len(runs) == 1 else 55  # the title is centred over the axes, right of the host names
         axes[0, col].set_title(textwrap.fill(c.title or "Processor allocation per host", wrap),
                                fontsize=11, fontweight="bold", pad=14)  # fmt: skip
