@@ -185,7 +185,7 @@ def parse_toml(text: str, where: str | os.PathLike[str], what: str) -> dict[str,
 def read_toml(path: str | os.PathLike[str], what: str) -> tuple[str, dict[str, Any]]:
     """The text of the configuration file ``path`` (:func:`read_small_text`) and its TOML
     (:func:`parse_toml`); the text is kept for the line numbers of later refusals
-    (:func:`~o2ksim.validation.located`)."""
+    (:func:`~o2ksim.toml_lines.located`)."""
     text = read_small_text(path, what)
     return text, parse_toml(text, path, what)
 

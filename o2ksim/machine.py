@@ -28,6 +28,7 @@ from typing import Any
 from o2ksim import paths
 from o2ksim.errors import ConfigError
 from o2ksim.files import read_toml
+from o2ksim.toml_lines import located
 from o2ksim.validation import (
     MAX_PROCS,
     MAX_TIME,
@@ -36,7 +37,6 @@ from o2ksim.validation import (
     check_keys,
     check_number,
     check_str,
-    located,
     require_table,
 )
 

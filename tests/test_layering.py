@@ -62,6 +62,7 @@ LAYER_OF: dict[str, str] = {
     "o2ksim.outread": "core",  # a folder read while another process may write it
     "o2ksim.outkinds": "core",  # each writing command's family of files; one kind per folder
     "o2ksim.validation": "core",
+    "o2ksim.toml_lines": "core",  # the line of a TOML file's field, for refusals
     "o2ksim.registry": "core",
     "o2ksim.plugins": "core",
     "o2ksim.table": "core",

@@ -13,7 +13,7 @@ from o2ksim.errors import ConfigError
 from o2ksim.experiments.scenario import load_scenario
 from o2ksim.machine import load_machine
 from o2ksim.policies.base import load_preset
-from o2ksim.validation import toml_field_line
+from o2ksim.toml_lines import toml_field_line
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "traces" / "tiny.swf"

@@ -78,13 +78,13 @@ from o2ksim.plugins import resolve_spec
 from o2ksim.run.api import Result, run_config
 from o2ksim.run.config import RunConfig
 from o2ksim.run.workload import build_workload, inline_jobs_frame, workload_label
+from o2ksim.toml_lines import located
 from o2ksim.validation import (
     MAX_RUNS,
     check_flags,
     check_keys,
     check_path,
     check_str,
-    located,
     shown,
 )
 

@@ -50,7 +50,8 @@ from o2ksim.jobs import Job
 from o2ksim.machine import MachineSpec
 from o2ksim.plugins import PluginError, is_object_spec, load_object
 from o2ksim.registry import Registry
-from o2ksim.validation import check_keys, located, nearest
+from o2ksim.toml_lines import located
+from o2ksim.validation import check_keys, nearest
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,8 @@ import numpy as np
 from o2ksim import files
 from o2ksim.errors import ConfigError, O2KSimError
 from o2ksim.files import read_small_text, write_atomically
-from o2ksim.validation import MAX_PROCS, shown, shown_number, toml_field_line
+from o2ksim.toml_lines import toml_field_line
+from o2ksim.validation import MAX_PROCS, shown, shown_number
 
 MAX_SLOPE = 1e6
 """Steepest uniform-log line of a parameter file (cdf per unit of log x): from 0 to 1
@@ -204,7 +205,7 @@ class Checker:
         return ConfigError(self.source, message, line=self._line_of(field), field=field)
 
     def _line_of(self, field: str) -> int | None:
-        """The line of *field* (``a.b[2].c``) in the file (:func:`~o2ksim.validation.toml_field_line`)."""
+        """The line of *field* (``a.b[2].c``) in the file (:func:`~o2ksim.toml_lines.toml_field_line`)."""
         return None if self._lines is None else toml_field_line(self._lines, field, anywhere=True)
 
     def get(self, table: Mapping[str, Any], key: str, field: str) -> Any:
